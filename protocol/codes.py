@@ -1,0 +1,452 @@
+"""Code tables of the board protocol: tiles, states, phases, motors, subsystems, faults, refusals.
+
+Every code travels as one unsigned byte. Each table maps a code to ``(NAME, text, advice)`` (advice
+is the empty string where there is nothing for a technician to check); the names are the ones used
+in logs and in docs/protocol.md.
+
+MicroPython-compatible: plain dicts and functions, no imports.
+"""
+
+# --- Tiles -------------------------------------------------------------------------------------
+
+TILE_UNKNOWN = 0xFF  # a board without a tile reader reports positions only
+
+_TILE_NAMES = []  # type: list[tuple[int, str]]
+for _i in range(9):
+    _TILE_NAMES.append((0x01 + _i, str(_i + 1) + "m"))
+for _i in range(9):
+    _TILE_NAMES.append((0x11 + _i, str(_i + 1) + "p"))
+for _i in range(9):
+    _TILE_NAMES.append((0x21 + _i, str(_i + 1) + "s"))
+for _i, _w in enumerate(("E", "S", "W", "N")):
+    _TILE_NAMES.append((0x31 + _i, _w))
+for _i, _d in enumerate(("C", "F", "B")):
+    _TILE_NAMES.append((0x41 + _i, _d))
+for _i in range(8):
+    _TILE_NAMES.append((0x51 + _i, str(_i + 1) + "f"))
+
+#: code -> tile name in the seeds' notation
+TILE_CODES: dict[int, str] = {}
+#: tile name -> code
+TILE_BY_NAME: dict[str, int] = {}
+for _code, _name in _TILE_NAMES:
+    TILE_CODES[_code] = _name
+    TILE_BY_NAME[_name] = _code
+
+#: input aliases: the French name of West and lower-case honours
+_TILE_ALIASES: dict[str, str] = {
+    "O": "W",
+    "o": "W",
+    "e": "E",
+    "s": "S",
+    "w": "W",
+    "n": "N",
+    "c": "C",
+    "f": "F",
+    "b": "B",
+}
+
+
+def tile_to_code(name: str) -> int:
+    """The one-byte code of a tile name (``'1m'``, ``'E'``, ``'O'`` for West, ``'5f'``...).
+
+    Raises ValueError naming the tile when it is not in the table.
+    """
+    text = name.strip()
+    code = TILE_BY_NAME.get(text)
+    if code is None:
+        alias = _TILE_ALIASES.get(text)
+        code = TILE_BY_NAME[alias] if alias is not None else TILE_BY_NAME.get(text.lower())
+    if code is None:
+        raise ValueError(
+            "unknown tile "
+            + repr(name)
+            + ": expected 1m..9m, 1p..9p, 1s..9s, E S W N (or O), C F B, or 1f..8f"
+        )
+    return code
+
+
+def code_to_tile(code: int) -> str | None:
+    """The tile name of a code; None for 0xFF (unknown: board without reader).
+
+    Raises ValueError for a byte that is neither a tile code nor 0xFF.
+    """
+    if code == TILE_UNKNOWN:
+        return None
+    name = TILE_CODES.get(code)
+    if name is None:
+        raise ValueError("unknown tile code " + hex(code))
+    return name
+
+
+def is_tile_code(code: int) -> bool:
+    """True for a tile code or 0xFF (unknown tile)."""
+    return code == TILE_UNKNOWN or code in TILE_CODES
+
+
+# --- Board states (Heartbeat.state, SensorData.state) ------------------------------------------
+
+STATE_BOOT = 0
+STATE_IDLE = 1
+STATE_SHUFFLING = 2
+STATE_SHUFFLED = 3
+STATE_BUILDING = 4
+STATE_BUILT = 5
+STATE_LIFTING = 6
+STATE_UP = 7
+STATE_COLLECTING = 8
+STATE_ROLLING = 9
+STATE_MOTOR_TEST = 10
+STATE_FAULT = 11
+STATE_ESTOP = 12
+STATE_STOPPED = 13
+
+STATES: dict[int, tuple[str, str, str]] = {
+    STATE_BOOT: ("BOOT", "starting up, no session yet", ""),
+    STATE_IDLE: ("IDLE", "waiting for a command", ""),
+    STATE_SHUFFLING: ("SHUFFLING", "shuffling a tile set", ""),
+    STATE_SHUFFLED: ("SHUFFLED", "tile set shuffled, ready to build", ""),
+    STATE_BUILDING: ("BUILDING", "building the four walls", ""),
+    STATE_BUILT: ("BUILT", "walls built under the table", ""),
+    STATE_LIFTING: ("LIFTING", "raising the walls", ""),
+    STATE_UP: ("UP", "walls raised on the table", ""),
+    STATE_COLLECTING: ("COLLECTING", "lowering the walls and collecting tiles", ""),
+    STATE_ROLLING: ("ROLLING", "rolling the dice", ""),
+    STATE_MOTOR_TEST: ("MOTOR_TEST", "running one motor (technician mode)", ""),
+    STATE_FAULT: ("FAULT", "stopped on a fault", "read the fault, fix it, send CLEAR_FAULT"),
+    STATE_ESTOP: ("ESTOP", "emergency stop pressed", "release the emergency stop"),
+    STATE_STOPPED: ("STOPPED", "all motion stopped by STOP", ""),
+}
+
+# --- Phases (Progress.phase, Fault.phase) ------------------------------------------------------
+
+PHASE_NONE = 0
+PHASE_SHUFFLE = 1
+PHASE_BUILD = 2
+PHASE_LIFT = 3
+PHASE_DICE = 4
+PHASE_COLLECT = 5
+PHASE_MANIFEST = 6
+PHASE_MOTOR_TEST = 7
+
+PHASES: dict[int, tuple[str, str, str]] = {
+    PHASE_NONE: ("NONE", "no phase", ""),
+    PHASE_SHUFFLE: ("SHUFFLE", "shuffling", ""),
+    PHASE_BUILD: ("BUILD", "building walls", ""),
+    PHASE_LIFT: ("LIFT", "raising walls", ""),
+    PHASE_DICE: ("DICE", "rolling dice", ""),
+    PHASE_COLLECT: ("COLLECT", "collecting tiles", ""),
+    PHASE_MANIFEST: ("MANIFEST", "sending the wall manifest", ""),
+    PHASE_MOTOR_TEST: ("MOTOR_TEST", "motor test", ""),
+}
+
+# --- Motors (MotorTest.motor, MotorResult.motor, SensorData.currents_ma index) ----------------
+
+MOTOR_SHUFFLE_DISC = 0
+MOTOR_STACKER_HEAD = 1
+MOTOR_CHAIN = 2
+MOTOR_LIFT_E = 3
+MOTOR_LIFT_S = 4
+MOTOR_LIFT_W = 5
+MOTOR_LIFT_N = 6
+MOTOR_CENTRE_LIFT = 7
+MOTOR_DICE = 8
+MOTOR_COUNT = 9
+
+MOTORS: dict[int, tuple[str, str, str]] = {
+    MOTOR_SHUFFLE_DISC: ("SHUFFLE_DISC", "shuffle disc", "check the disc belt and the magnets"),
+    MOTOR_STACKER_HEAD: ("STACKER_HEAD", "stacker head", "check the head for a stuck tile"),
+    MOTOR_CHAIN: ("CHAIN", "chain conveyor", "check the chain tension and the home sensor"),
+    MOTOR_LIFT_E: ("LIFT_E", "lift plate East", "check the East plate for obstruction"),
+    MOTOR_LIFT_S: ("LIFT_S", "lift plate South", "check the South plate for obstruction"),
+    MOTOR_LIFT_W: ("LIFT_W", "lift plate West", "check the West plate for obstruction"),
+    MOTOR_LIFT_N: ("LIFT_N", "lift plate North", "check the North plate for obstruction"),
+    MOTOR_CENTRE_LIFT: ("CENTRE_LIFT", "centre lift", "check the centre lift and the trap"),
+    MOTOR_DICE: ("DICE", "dice motor", "check the dice dome"),
+}
+
+# --- Subsystems (Fault.subsystem) --------------------------------------------------------------
+
+SUB_BOARD = 0
+SUB_SHUFFLER = 1
+SUB_STACKER_HEAD = 2
+SUB_CHAIN = 3
+SUB_LIFTS = 4
+SUB_DICE = 5
+SUB_READER = 6
+SUB_SAFETY = 7
+SUB_POWER = 8
+
+SUBSYSTEMS: dict[int, tuple[str, str, str]] = {
+    SUB_BOARD: ("BOARD", "board", ""),
+    SUB_SHUFFLER: ("SHUFFLER", "shuffler", ""),
+    SUB_STACKER_HEAD: ("STACKER_HEAD", "stacker head", ""),
+    SUB_CHAIN: ("CHAIN", "chain/conveyor", ""),
+    SUB_LIFTS: ("LIFTS", "lifts", ""),
+    SUB_DICE: ("DICE", "dice", ""),
+    SUB_READER: ("READER", "tile reader", ""),
+    SUB_SAFETY: ("SAFETY", "cover/safety", ""),
+    SUB_POWER: ("POWER", "thermal/power", ""),
+}
+
+# --- Fault codes (Fault.code, SensorData.fault; 0 = no fault) ----------------------------------
+
+FAULT_NONE = 0
+FAULT_SORT_TIMEOUT = 1
+FAULT_HEAD_JAM = 2
+FAULT_WALL_SHORT = 3
+FAULT_WALL_EXTRA = 4
+FAULT_MOTOR_STALL = 5
+FAULT_LIFT_LIMIT = 6
+FAULT_CHAIN_HOME = 7
+FAULT_DICE_FAULT = 8
+FAULT_OVERHEAT = 9
+FAULT_COVER_OPEN = 10
+FAULT_ESTOP = 11
+FAULT_TILE_COUNT = 12
+FAULT_READER_FAULT = 13
+FAULT_INTERNAL = 14
+
+FAULTS: dict[int, tuple[str, str, str]] = {
+    FAULT_SORT_TIMEOUT: (
+        "SORT_TIMEOUT",
+        "a tile was never picked up at the stacker head (jam)",
+        "open the table, look for a tile stuck between the disc and the head, remove it",
+    ),
+    FAULT_HEAD_JAM: (
+        "HEAD_JAM",
+        "the stacker head is jammed",
+        "clear the stacker head by hand; check the hall sensors of the head",
+    ),
+    FAULT_WALL_SHORT: (
+        "WALL_SHORT",
+        "a wall is short of tiles (detail = wall 0..3)",
+        "count the tiles of the set; look for a tile left in the disc or fallen under the table",
+    ),
+    FAULT_WALL_EXTRA: (
+        "WALL_EXTRA",
+        "a wall has a tile too many (detail = wall 0..3)",
+        "check that no tile of the other set got mixed in; check the tile counting sensor",
+    ),
+    FAULT_MOTOR_STALL: (
+        "MOTOR_STALL",
+        "motor current over the limit (detail = motor 0..8)",
+        "switch off, check that motor for an obstruction; run MOTOR_TEST on it after",
+    ),
+    FAULT_LIFT_LIMIT: (
+        "LIFT_LIMIT",
+        "a lift plate never reached its limit switch (detail = plate 0..3, 4 centre)",
+        "check the plate for an obstruction and the limit switch wiring",
+    ),
+    FAULT_CHAIN_HOME: (
+        "CHAIN_HOME",
+        "the chain never returned home",
+        "check the chain tension and the chain home sensor",
+    ),
+    FAULT_DICE_FAULT: (
+        "DICE_FAULT",
+        "dice motor or dice sensor failure",
+        "check the dice dome, its motor and sensor; roll by hand meanwhile",
+    ),
+    FAULT_OVERHEAT: (
+        "OVERHEAT",
+        "board or motor temperature over the limit",
+        "let the table cool down; check the fan and the vents",
+    ),
+    FAULT_COVER_OPEN: (
+        "COVER_OPEN",
+        "the cover or the trap was opened during a cycle",
+        "close the cover and the trap, then clear the fault",
+    ),
+    FAULT_ESTOP: (
+        "ESTOP",
+        "the emergency stop was pressed",
+        "make the table safe, release the emergency stop, then clear the fault",
+    ),
+    FAULT_TILE_COUNT: (
+        "TILE_COUNT",
+        "the tile count at the reader does not match the tile set",
+        "count the tiles of the set; check for a foreign or missing tile",
+    ),
+    FAULT_READER_FAULT: (
+        "READER_FAULT",
+        "the tile reader does not answer",
+        "check the reader's cable and power; the table can deal without identities meanwhile",
+    ),
+    FAULT_INTERNAL: (
+        "INTERNAL",
+        "board firmware error",
+        "note the detail byte, reset the board; report it if it happens again",
+    ),
+}
+
+# --- Refusal reasons (Refused.reason) ----------------------------------------------------------
+
+REFUSE_BAD_STATE = 1
+REFUSE_FAULTED = 2
+REFUSE_ESTOP_HELD = 3
+REFUSE_BAD_ARGUMENT = 4
+REFUSE_UNSUPPORTED = 5
+REFUSE_CAUSE_PRESENT = 6
+REFUSE_BUSY = 7
+REFUSE_BAD_LAYOUT = 8
+REFUSE_UNKNOWN_COMMAND = 9
+
+REFUSALS: dict[int, tuple[str, str, str]] = {
+    REFUSE_BAD_STATE: ("BAD_STATE", "not possible in this state", "check the board state first"),
+    REFUSE_FAULTED: ("FAULTED", "the board is in fault", "clear the fault first"),
+    REFUSE_ESTOP_HELD: (
+        "ESTOP_HELD",
+        "the emergency stop is held",
+        "release the emergency stop",
+    ),
+    REFUSE_BAD_ARGUMENT: (
+        "BAD_ARGUMENT",
+        "a field of the command is out of range (detail = index of the bad field)",
+        "",
+    ),
+    REFUSE_UNSUPPORTED: (
+        "UNSUPPORTED",
+        "the board has no such unit (no dice unit / no reader)",
+        "",
+    ),
+    REFUSE_CAUSE_PRESENT: (
+        "CAUSE_PRESENT",
+        "CLEAR_FAULT refused: the cause of the fault is still there",
+        "remove the cause of the fault, then clear it again",
+    ),
+    REFUSE_BUSY: ("BUSY", "the board is busy with another command", "wait for DONE or send STOP"),
+    REFUSE_BAD_LAYOUT: (
+        "BAD_LAYOUT",
+        "the wall layout does not fit the tile set",
+        "",
+    ),
+    REFUSE_UNKNOWN_COMMAND: ("UNKNOWN_COMMAND", "the board does not know this command", ""),
+}
+
+# --- Capabilities (HelloReply.capabilities) ----------------------------------------------------
+
+CAP_READER = 1
+CAP_DICE = 2
+CAP_BUTTONS = 4
+CAP_SEEDED = 8
+
+CAPABILITIES: dict[int, tuple[str, str, str]] = {
+    CAP_READER: ("READER", "tile reader fitted: the manifest carries identities", ""),
+    CAP_DICE: ("DICE", "dice unit fitted", ""),
+    CAP_BUTTONS: ("BUTTONS", "seat buttons wired to the board", ""),
+    CAP_SEEDED: ("SEEDED", "the seed field of HELLO_REPLY is valid", ""),
+}
+
+# --- SensorData.flags bits ---------------------------------------------------------------------
+
+FLAG_COVER_CLOSED = 1
+FLAG_TRAP_OPEN = 2
+FLAG_HEAD_HOME = 4
+FLAG_BELT_FULL = 8
+FLAG_ESTOP = 16
+FLAG_CHAIN_HOME = 32
+FLAG_DICE_PRESENT = 64
+FLAG_READER_OK = 128
+
+SENSOR_FLAGS: dict[int, tuple[str, str, str]] = {
+    FLAG_COVER_CLOSED: ("COVER_CLOSED", "cover closed", ""),
+    FLAG_TRAP_OPEN: ("TRAP_OPEN", "centre trap open", ""),
+    FLAG_HEAD_HOME: ("HEAD_HOME", "stacker head at home", ""),
+    FLAG_BELT_FULL: ("BELT_FULL", "belt full", ""),
+    FLAG_ESTOP: ("ESTOP", "emergency stop pressed", ""),
+    FLAG_CHAIN_HOME: ("CHAIN_HOME", "chain at home", ""),
+    FLAG_DICE_PRESENT: ("DICE_PRESENT", "dice present in the dome", ""),
+    FLAG_READER_OK: ("READER_OK", "tile reader answering", ""),
+}
+
+#: lift_up / lift_down bitmask: bit 0..3 walls E S W N, bit 4 centre lift
+LIFT_BITS: dict[int, tuple[str, str, str]] = {
+    1: ("E", "lift plate East", ""),
+    2: ("S", "lift plate South", ""),
+    4: ("W", "lift plate West", ""),
+    8: ("N", "lift plate North", ""),
+    16: ("CENTRE", "centre lift", ""),
+}
+
+# --- Buttons (Button.button) -------------------------------------------------------------------
+
+BUTTON_SHUFFLE = 1
+BUTTON_DEAL = 2
+BUTTON_STOP = 3
+BUTTON_CLEAR = 4
+BUTTON_DICE = 5
+
+BUTTONS: dict[int, tuple[str, str, str]] = {
+    BUTTON_SHUFFLE: ("SHUFFLE", "shuffle button", ""),
+    BUTTON_DEAL: ("DEAL", "deal button", ""),
+    BUTTON_STOP: ("STOP", "stop button", ""),
+    BUTTON_CLEAR: ("CLEAR", "clear-fault button", ""),
+    BUTTON_DICE: ("DICE", "dice button", ""),
+}
+
+# --- Tile sets ---------------------------------------------------------------------------------
+
+TILE_SET_A = 0
+TILE_SET_B = 1
+TILE_SETS: dict[int, tuple[str, str, str]] = {
+    TILE_SET_A: ("A", "tile set A", ""),
+    TILE_SET_B: ("B", "tile set B", ""),
+}
+
+
+# --- Look-ups ----------------------------------------------------------------------------------
+
+
+def _lookup(table: dict[int, tuple[str, str, str]], code: int) -> tuple[str, str, str]:
+    entry = table.get(code)
+    if entry is None:
+        return ("UNKNOWN_" + str(code), "unknown code " + str(code), "")
+    return entry
+
+
+def fault_info(code: int) -> tuple[str, str, str]:
+    """``(NAME, text, advice)`` of a fault code; an unknown code gives ``UNKNOWN_<n>``."""
+    return _lookup(FAULTS, code)
+
+
+def refusal_info(code: int) -> tuple[str, str, str]:
+    """``(NAME, text, advice)`` of a refusal reason."""
+    return _lookup(REFUSALS, code)
+
+
+def fault_name(code: int) -> str:
+    return _lookup(FAULTS, code)[0]
+
+
+def refusal_name(code: int) -> str:
+    return _lookup(REFUSALS, code)[0]
+
+
+def state_name(code: int) -> str:
+    return _lookup(STATES, code)[0]
+
+
+def phase_name(code: int) -> str:
+    return _lookup(PHASES, code)[0]
+
+
+def motor_name(code: int) -> str:
+    return _lookup(MOTORS, code)[0]
+
+
+def subsystem_name(code: int) -> str:
+    return _lookup(SUBSYSTEMS, code)[0]
+
+
+def button_name(code: int) -> str:
+    return _lookup(BUTTONS, code)[0]
+
+
+def flag_names(flags: int, table: dict[int, tuple[str, str, str]] = SENSOR_FLAGS) -> list[str]:
+    """Names of the bits set in ``flags`` (SENSOR_FLAGS, CAPABILITIES or LIFT_BITS)."""
+    names = []
+    for bit in sorted(table):
+        if flags & bit:
+            names.append(table[bit][0])
+    return names

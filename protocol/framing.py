@@ -1,0 +1,195 @@
+"""Frames: a CRC-protected header that delimits itself, a payload, a frame CRC.
+
+    offset  size  field
+    0       1     LEN   payload length, 0..MAX_PAYLOAD
+    1       1     CTL   bits 7..5 SEQ (0..7), bits 4..0 TYPE (0..31)
+    2       2     HCRC  CRC-16 of bytes 0..1, big-endian
+    4       LEN   payload
+    4+LEN   2     FCRC  CRC-16 of bytes 0..1 then the payload, big-endian
+
+CRC-16/IBM-3740 (also called CRC-16/CCITT-FALSE): polynomial 0x1021, initial value 0xFFFF, no
+reflection, no final XOR; check value 0x29B1 over b"123456789". The register after bytes 0..1 is
+HCRC itself, so FCRC continues from HCRC over the payload.
+
+The decoder hunts: it tries a header at the first buffered byte; a bad header (LEN too large or
+HCRC wrong) or a bad FCRC drops that one byte and it tries again at the next, so it finds the next
+good frame after garbage or a cut frame. It never raises and never keeps more than a frame's bytes.
+
+MicroPython-compatible: the CRC is a 256-entry table built at import. On CPython the C routine
+binascii.crc_hqx (the same CRC, with the initial value passed in) is used when present; both give
+identical results (tests check it) and ``set_crc_implementation`` selects one explicitly.
+"""
+
+import struct
+
+from protocol.errors import FrameError
+
+#: largest payload of a frame, in bytes
+MAX_PAYLOAD = 120
+#: LEN, CTL and HCRC
+HEADER_SIZE = 4
+#: header plus FCRC: bytes on the wire beyond the payload
+OVERHEAD = 6
+#: largest frame on the wire
+MAX_FRAME = MAX_PAYLOAD + OVERHEAD
+
+CRC_POLY = 0x1021
+CRC_INIT = 0xFFFF
+CRC_CHECK = 0x29B1  # crc16(b"123456789")
+
+
+def _make_table() -> "tuple[int, ...]":
+    table = []
+    for i in range(256):
+        crc = i << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ CRC_POLY) & 0xFFFF if crc & 0x8000 else (crc << 1) & 0xFFFF
+        table.append(crc)
+    return tuple(table)
+
+
+CRC_TABLE = _make_table()
+
+
+def crc16_table(data: bytes, crc: int = CRC_INIT) -> int:
+    """CRC-16/IBM-3740 of ``data``, continuing from register value ``crc`` (table-driven)."""
+    table = CRC_TABLE
+    for b in data:
+        crc = ((crc & 0xFF) << 8) ^ table[(crc >> 8) ^ b]
+    return crc
+
+
+try:
+    import binascii
+
+    _crc_hqx = getattr(binascii, "crc_hqx", None)
+except ImportError:  # pragma: no cover - a MicroPython build without binascii
+    _crc_hqx = None
+
+if _crc_hqx is not None:
+
+    def crc16_hqx(data: bytes, crc: int = CRC_INIT) -> int:
+        """Same CRC through binascii.crc_hqx (CPython's C routine)."""
+        return _crc_hqx(data, crc)  # type: ignore[no-any-return, misc]
+
+    CRC_IMPLEMENTATIONS = {"table": crc16_table, "binascii": crc16_hqx}
+    crc16 = crc16_hqx
+    CRC_IMPLEMENTATION = "binascii"
+else:  # pragma: no cover - MicroPython
+    CRC_IMPLEMENTATIONS = {"table": crc16_table}
+    crc16 = crc16_table
+    CRC_IMPLEMENTATION = "table"
+
+
+def set_crc_implementation(name: str) -> None:
+    """Select ``"table"`` (pure Python, as on MicroPython) or ``"binascii"`` (CPython's C)."""
+    global crc16, CRC_IMPLEMENTATION
+    func = CRC_IMPLEMENTATIONS.get(name)
+    if func is None:
+        raise ValueError(
+            "unknown CRC implementation "
+            + repr(name)
+            + "; available: "
+            + ", ".join(sorted(CRC_IMPLEMENTATIONS))
+        )
+    crc16 = func
+    CRC_IMPLEMENTATION = name
+
+
+def encode_frame(type_code: int, seq: int, payload: bytes) -> bytes:
+    """The bytes of one frame; FrameError for a payload over MAX_PAYLOAD or a bad TYPE or SEQ."""
+    n = len(payload)
+    if n > MAX_PAYLOAD:
+        raise FrameError(
+            "payload of " + str(n) + " bytes is over the maximum of " + str(MAX_PAYLOAD)
+        )
+    if type_code < 0 or type_code > 31:
+        raise FrameError("TYPE " + str(type_code) + " is out of range 0..31")
+    if seq < 0 or seq > 7:
+        raise FrameError("SEQ " + str(seq) + " is out of range 0..7")
+    head = bytes((n, (seq << 5) | type_code))
+    crc = crc16
+    h = crc(head)
+    f = crc(payload, h)
+    return head + struct.pack(">H", h) + payload + struct.pack(">H", f)
+
+
+class FrameDecoder:
+    """Bytes in, frames out. Never raises on any input; garbage is counted and skipped.
+
+    ``feed(data)`` returns the frames completed by ``data`` as ``(type_code, seq, payload)``
+    tuples. ``stats`` counts frames_ok, header_errors (bytes skipped because no valid header
+    started there, including oversize), oversize (LEN over MAX_PAYLOAD), crc_errors (a valid
+    header whose FCRC failed; one byte is dropped) and bytes_in.
+    """
+
+    def __init__(self) -> None:
+        self._buf = b""
+        self.stats: dict[str, int] = {
+            "frames_ok": 0,
+            "header_errors": 0,
+            "oversize": 0,
+            "crc_errors": 0,
+            "bytes_in": 0,
+        }
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held while waiting for the rest of a frame (always below MAX_FRAME)."""
+        return len(self._buf)
+
+    def reset(self) -> None:
+        """Forget the buffered bytes (the counters are kept)."""
+        self._buf = b""
+
+    def feed(self, data: bytes) -> "list[tuple[int, int, bytes]]":
+        """Take bytes from the wire; return the frames they complete, in order."""
+        out: list[tuple[int, int, bytes]] = []
+        n = len(data)
+        self.stats["bytes_in"] += n
+        if n <= MAX_FRAME:
+            self._scan(self._buf + bytes(data), out)
+        else:
+            # large input: work through it a frame's length at a time, so the working buffer
+            # never exceeds two frames whatever the caller hands in
+            for start in range(0, n, MAX_FRAME):
+                self._scan(self._buf + bytes(data[start : start + MAX_FRAME]), out)
+        return out
+
+    def _scan(self, b: bytes, out: "list[tuple[int, int, bytes]]") -> None:
+        crc = crc16
+        n = len(b)
+        i = 0
+        skipped = 0
+        oversize = 0
+        crc_errors = 0
+        while n - i >= HEADER_SIZE:
+            length = b[i]
+            if length > MAX_PAYLOAD:
+                oversize += 1
+                skipped += 1
+                i += 1
+                continue
+            h = crc(b[i : i + 2])
+            if h != (b[i + 2] << 8) | b[i + 3]:
+                skipped += 1
+                i += 1
+                continue
+            end = i + length + OVERHEAD
+            if end > n:
+                break
+            if crc(b[i + 4 : end - 2], h) != (b[end - 2] << 8) | b[end - 1]:
+                crc_errors += 1
+                i += 1
+                continue
+            ctl = b[i + 1]
+            out.append((ctl & 0x1F, ctl >> 5, b[i + 4 : end - 2]))
+            self.stats["frames_ok"] += 1
+            i = end
+        self._buf = b[i:] if i else b
+        if skipped:
+            self.stats["header_errors"] += skipped
+        if oversize:
+            self.stats["oversize"] += oversize
+        if crc_errors:
+            self.stats["crc_errors"] += crc_errors

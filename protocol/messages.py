@@ -1,0 +1,970 @@
+"""The message catalogue: one small class per message TYPE.
+
+Every class has the class attributes ``TYPE`` (the 5-bit code in the frame's CTL byte), ``NAME``
+(the wire name used in logs and docs), ``KIND`` (``"link"``, ``"command"`` host -> board,
+``"event"`` board -> host), ``SEQUENCED`` and ``FIELDS``; a plain ``__init__`` taking the fields;
+``encode()`` returning the payload bytes; the classmethod ``decode(payload)``; ``__eq__`` and
+``__repr__``. Fields are checked on encode (FieldError) and on decode (DecodeError); both name the
+message, the field and the value. Payloads are struct-packed big-endian.
+
+MicroPython-compatible: imports struct and the protocol's own modules only.
+"""
+
+import struct
+
+from protocol.codes import (
+    BUTTONS,
+    FAULTS,
+    MOTOR_COUNT,
+    PHASES,
+    REFUSALS,
+    STATES,
+    SUBSYSTEMS,
+    TILE_CODES,
+    TILE_UNKNOWN,
+    code_to_tile,
+)
+from protocol.errors import DecodeError, FieldError, UnknownType
+from protocol.framing import MAX_PAYLOAD
+
+# mypy treats a name TYPE_CHECKING as true; at run time (CPython or MicroPython) it is False,
+# so the typing module is never imported.
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    _M = TypeVar("_M", bound="Message")
+
+PROTO_MAJOR = 1
+PROTO_MINOR = 0
+
+#: most tiles in one MANIFEST_CHUNK
+MAX_CHUNK_TILES = 100
+#: longest board serial number in HELLO_REPLY
+MAX_SERIAL = 24
+
+U8 = (0, 0xFF)
+U16 = (0, 0xFFFF)
+U32 = (0, 0xFFFFFFFF)
+I16 = (-0x8000, 0x7FFF)
+SESSION = (1, 0xFFFFFFFF)  # 0 means "no session" and never travels
+TILE_SET = (0, 1)
+TYPE_CODE = (0, 31)
+FLAG = (0, 1)
+LIFT_MASK = (0, 0x1F)
+STATE = (0, max(STATES))
+PHASE = (0, max(PHASES))
+MOTOR = (0, MOTOR_COUNT - 1)
+SUBSYSTEM = (0, max(SUBSYSTEMS))
+FAULT_CODE = (1, max(FAULTS))
+FAULT_OR_NONE = (0, max(FAULTS))
+REASON = (1, max(REFUSALS))
+BUTTON = (1, max(BUTTONS))
+SEAT = (0, 3)
+PERCENT = (0, 100)
+DICE_COUNT = (1, 3)
+DIE = (1, 6)
+DURATION = (1, 0xFFFF)
+STACK_HEIGHT = (1, 2)
+
+
+def _bad(
+    error: "type[FieldError]", msg: str, field: str, value: object, why: str, index: int
+) -> None:
+    raise error(msg, field, value, why, index)
+
+
+def _check_int(
+    error: "type[FieldError]",
+    msg: str,
+    field: str,
+    index: int,
+    value: object,
+    bounds: "tuple[int, int]",
+) -> None:
+    if not isinstance(value, int):
+        _bad(error, msg, field, value, "must be an integer", index)
+        return
+    if value < bounds[0] or value > bounds[1]:
+        _bad(
+            error,
+            msg,
+            field,
+            value,
+            "out of range " + str(bounds[0]) + ".." + str(bounds[1]),
+            index,
+        )
+
+
+def _check_list(
+    error: "type[FieldError]",
+    msg: str,
+    field: str,
+    index: int,
+    values: "tuple[int, ...]",
+    count: "tuple[int, int]",
+    bounds: "tuple[int, int]",
+) -> None:
+    n = len(values)
+    if n < count[0] or n > count[1]:
+        _bad(
+            error,
+            msg,
+            field,
+            values,
+            "needs " + str(count[0]) + ".." + str(count[1]) + " values, has " + str(n),
+            index,
+        )
+    for i in range(n):
+        _check_int(error, msg, field + "[" + str(i) + "]", index, values[i], bounds)
+
+
+def _check_length(msg: str, payload: bytes, low: int, high: int) -> None:
+    n = len(payload)
+    if n < low or n > high:
+        if low == high:
+            why = "payload must be " + str(low) + " bytes"
+        else:
+            why = "payload must be " + str(low) + ".." + str(high) + " bytes"
+        raise DecodeError(msg, "payload", n, why, 0)
+
+
+def _as_ints(msg: str, field: str, index: int, values: object) -> "tuple[int, ...]":
+    """A tuple from a list, tuple or bytes of ints (the values are checked later, by check())."""
+    if isinstance(values, (bytes, bytearray, list, tuple)):
+        return tuple(values)
+    raise FieldError(msg, field, values, "must be a list or tuple of integers", index)
+
+
+class Message:
+    """Base of every message. Subclasses set TYPE, NAME, KIND, FIELDS and the layout."""
+
+    TYPE = -1
+    NAME = ""
+    KIND = ""
+    SEQUENCED = True
+    FIELDS: "tuple[str, ...]" = ()
+    #: struct format of fixed-layout messages; "" for variable ones (they override the codec)
+    _FMT = ""
+    _SIZE = 0
+    _BOUNDS: "tuple[tuple[int, int], ...]" = ()
+
+    def field_values(self) -> "tuple[object, ...]":
+        """The field values, in FIELDS order."""
+        return tuple(getattr(self, name) for name in self.FIELDS)
+
+    def check(self, error: "type[FieldError]" = FieldError) -> None:
+        """Raise ``error`` (FieldError by default) naming the first field out of range."""
+        name = type(self).__name__
+        values = self.field_values()
+        bounds = self._BOUNDS
+        for i in range(len(bounds)):
+            _check_int(error, name, self.FIELDS[i], i, values[i], bounds[i])
+
+    def encode(self) -> bytes:
+        """The payload bytes; raises FieldError naming a field out of range."""
+        self.check()
+        if not self._FMT:
+            return b""
+        return struct.pack(self._FMT, *self.field_values())
+
+    @classmethod
+    def decode(cls: "type[_M]", payload: bytes) -> "_M":
+        """A message from its payload; raises DecodeError naming what is wrong."""
+        _check_length(cls.__name__, payload, cls._SIZE, cls._SIZE)
+        msg = cls(*struct.unpack(cls._FMT, payload)) if cls._FMT else cls()
+        msg.check(DecodeError)
+        return msg
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self.field_values() == other.field_values()
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash((self.TYPE, self.field_values()))
+
+    def __repr__(self) -> str:
+        parts = []
+        for name in self.FIELDS:
+            parts.append(name + "=" + repr(getattr(self, name)))
+        return type(self).__name__ + "(" + ", ".join(parts) + ")"
+
+
+# --- Link control (unsequenced) ----------------------------------------------------------------
+
+
+class Ack(Message):
+    """Acknowledges the sequenced frame whose SEQ is in the frame's CTL byte (internal)."""
+
+    TYPE = 0x00
+    NAME = "ACK"
+    KIND = "link"
+    SEQUENCED = False
+
+
+class Hello(Message):
+    """Host -> board, every 250 ms until answered: protocol version and the host's session id."""
+
+    TYPE = 0x01
+    NAME = "HELLO"
+    KIND = "link"
+    SEQUENCED = False
+    FIELDS = ("proto_major", "proto_minor", "host_session")
+    _FMT = ">BBI"
+    _SIZE = 6
+    _BOUNDS = (U8, U8, SESSION)
+
+    def __init__(self, proto_major: int, proto_minor: int, host_session: int) -> None:
+        self.proto_major = proto_major
+        self.proto_minor = proto_minor
+        self.host_session = host_session
+
+
+class HelloReply(Message):
+    """Board -> host: who the board is and what it can do; echoes the host's session id."""
+
+    TYPE = 0x02
+    NAME = "HELLO_REPLY"
+    KIND = "link"
+    SEQUENCED = False
+    FIELDS = (
+        "proto_major",
+        "proto_minor",
+        "host_session",
+        "session_id",
+        "fw_major",
+        "fw_minor",
+        "fw_patch",
+        "capabilities",
+        "tile_sets",
+        "tiles",
+        "stacks_per_wall",
+        "seed",
+        "serial",
+    )
+    _FMT = ">BBIIBBBBBBBI"
+    _SIZE = 21  # fixed part; then the serial: u8 length + ASCII
+    _BOUNDS = (U8, U8, U32, SESSION, U8, U8, U8, U8, (1, 2), (1, 0xFF), (1, 0xFF), U32)
+
+    def __init__(
+        self,
+        proto_major: int,
+        proto_minor: int,
+        host_session: int,
+        session_id: int,
+        fw_major: int,
+        fw_minor: int,
+        fw_patch: int,
+        capabilities: int,
+        tile_sets: int,
+        tiles: int,
+        stacks_per_wall: int,
+        seed: int,
+        serial: str,
+    ) -> None:
+        self.proto_major = proto_major
+        self.proto_minor = proto_minor
+        self.host_session = host_session
+        self.session_id = session_id
+        self.fw_major = fw_major
+        self.fw_minor = fw_minor
+        self.fw_patch = fw_patch
+        self.capabilities = capabilities
+        self.tile_sets = tile_sets
+        self.tiles = tiles
+        self.stacks_per_wall = stacks_per_wall
+        self.seed = seed
+        self.serial = serial
+
+    def check(self, error: "type[FieldError]" = FieldError) -> None:
+        Message.check(self, error)
+        serial = self.serial
+        if not isinstance(serial, str):
+            _bad(error, "HelloReply", "serial", serial, "must be a string", 12)
+            return
+        if len(serial) > MAX_SERIAL:
+            _bad(error, "HelloReply", "serial", serial, "longer than 24 characters", 12)
+        for ch in serial:
+            if ch < " " or ch > "~":
+                _bad(error, "HelloReply", "serial", serial, "must be printable ASCII", 12)
+
+    def encode(self) -> bytes:
+        self.check()
+        raw = self.serial.encode()
+        return (
+            struct.pack(
+                ">BBIIBBBBBBBI",
+                self.proto_major,
+                self.proto_minor,
+                self.host_session,
+                self.session_id,
+                self.fw_major,
+                self.fw_minor,
+                self.fw_patch,
+                self.capabilities,
+                self.tile_sets,
+                self.tiles,
+                self.stacks_per_wall,
+                self.seed,
+            )
+            + bytes((len(raw),))
+            + raw
+        )
+
+    @classmethod
+    def decode(cls: "type[_M]", payload: bytes) -> "_M":
+        _check_length("HelloReply", payload, 22, 22 + MAX_SERIAL)
+        n = payload[21]
+        if len(payload) != 22 + n:
+            raise DecodeError(
+                "HelloReply",
+                "serial",
+                n,
+                "length byte says " + str(n) + " but " + str(len(payload) - 22) + " bytes follow",
+                12,
+            )
+        raw = bytes(payload[22:])
+        for b in raw:
+            if b < 0x20 or b > 0x7E:
+                raise DecodeError("HelloReply", "serial", raw, "must be printable ASCII", 12)
+        fixed = struct.unpack(">BBIIBBBBBBBI", payload[:21])
+        msg = cls(*fixed, raw.decode())  # type: ignore[call-arg]
+        msg.check(DecodeError)
+        return msg
+
+    def has(self, capability: int) -> bool:
+        """True when the capability bit (codes.CAP_*) is set."""
+        return bool(self.capabilities & capability)
+
+
+class Heartbeat(Message):
+    """Either way, after HEARTBEAT_MS of silence: the sender's session id and its state."""
+
+    TYPE = 0x03
+    NAME = "HEARTBEAT"
+    KIND = "link"
+    SEQUENCED = False
+    FIELDS = ("session_id", "state")
+    _FMT = ">IB"
+    _SIZE = 5
+    _BOUNDS = (SESSION, STATE)
+
+    def __init__(self, session_id: int, state: int) -> None:
+        self.session_id = session_id
+        self.state = state
+
+
+class NoSession(Message):
+    """Board -> host: the board has no session (it rebooted); the host must send HELLO."""
+
+    TYPE = 0x04
+    NAME = "NO_SESSION"
+    KIND = "link"
+    SEQUENCED = False
+
+
+# --- Commands host -> board (sequenced) --------------------------------------------------------
+
+
+class Ping(Message):
+    """Asks the board to answer PONG with the same token."""
+
+    TYPE = 0x05
+    NAME = "PING"
+    KIND = "command"
+    FIELDS = ("token",)
+    _FMT = ">I"
+    _SIZE = 4
+    _BOUNDS = (U32,)
+
+    def __init__(self, token: int) -> None:
+        self.token = token
+
+
+class Shuffle(Message):
+    """Shuffle a tile set (0 = A, 1 = B): PROGRESS..., then DONE, REFUSED or FAULT."""
+
+    TYPE = 0x06
+    NAME = "SHUFFLE"
+    KIND = "command"
+    FIELDS = ("tile_set",)
+    _FMT = ">B"
+    _SIZE = 1
+    _BOUNDS = (TILE_SET,)
+
+    def __init__(self, tile_set: int) -> None:
+        self.tile_set = tile_set
+
+
+class BuildWalls(Message):
+    """Build the four walls of a shuffled set with the given layout.
+
+    ``layout`` has 4 walls (E S W N); each wall is the list of its stack heights (1 or 2) from the
+    wall owner's right end. Wire: tile_set u8, then per wall a u8 count and count u8 heights.
+    """
+
+    TYPE = 0x07
+    NAME = "BUILD_WALLS"
+    KIND = "command"
+    FIELDS = ("tile_set", "layout")
+
+    def __init__(
+        self, tile_set: int, layout: "list[list[int]] | tuple[tuple[int, ...], ...]"
+    ) -> None:
+        self.tile_set = tile_set
+        if not isinstance(layout, (list, tuple)):
+            raise FieldError("BuildWalls", "layout", layout, "must be a list of 4 walls", 1)
+        walls = []
+        for wall in layout:
+            walls.append(_as_ints("BuildWalls", "layout", 1, wall))
+        self.layout: tuple[tuple[int, ...], ...] = tuple(walls)
+
+    def check(self, error: "type[FieldError]" = FieldError) -> None:
+        _check_int(error, "BuildWalls", "tile_set", 0, self.tile_set, TILE_SET)
+        layout = self.layout
+        if not isinstance(layout, tuple) or len(layout) != 4:
+            _bad(error, "BuildWalls", "layout", layout, "needs exactly 4 walls", 1)
+        total = 0
+        for w in range(4):
+            wall = layout[w]
+            if len(wall) < 1:
+                _bad(error, "BuildWalls", "layout[" + str(w) + "]", wall, "has no stack", 1)
+            for i in range(len(wall)):
+                name = "layout[" + str(w) + "][" + str(i) + "]"
+                _check_int(error, "BuildWalls", name, 1, wall[i], STACK_HEIGHT)
+            total += len(wall)
+        if 5 + total > MAX_PAYLOAD:
+            _bad(
+                error,
+                "BuildWalls",
+                "layout",
+                total,
+                "too many stacks: at most " + str(MAX_PAYLOAD - 5),
+                1,
+            )
+
+    def encode(self) -> bytes:
+        self.check()
+        out = bytearray((self.tile_set,))
+        for wall in self.layout:
+            out.append(len(wall))
+            out.extend(bytes(wall))
+        return bytes(out)
+
+    @classmethod
+    def decode(cls: "type[_M]", payload: bytes) -> "_M":
+        _check_length("BuildWalls", payload, 5, MAX_PAYLOAD)
+        pos = 1
+        walls = []
+        for w in range(4):
+            if pos >= len(payload):
+                raise DecodeError(
+                    "BuildWalls", "layout", w, "payload ends before wall " + str(w), 1
+                )
+            n = payload[pos]
+            end = pos + 1 + n
+            if end > len(payload):
+                raise DecodeError(
+                    "BuildWalls", "layout[" + str(w) + "]", n, "count runs past the payload", 1
+                )
+            walls.append(tuple(payload[pos + 1 : end]))
+            pos = end
+        if pos != len(payload):
+            raise DecodeError(
+                "BuildWalls", "payload", len(payload), str(len(payload) - pos) + " extra bytes", 1
+            )
+        msg = cls(payload[0], tuple(walls))  # type: ignore[call-arg]
+        msg.check(DecodeError)
+        return msg
+
+    def tile_count(self) -> int:
+        """Number of tiles the layout holds."""
+        return sum(sum(wall) for wall in self.layout)
+
+
+class LiftWalls(Message):
+    """Raise the four built walls of a tile set onto the table."""
+
+    TYPE = 0x08
+    NAME = "LIFT_WALLS"
+    KIND = "command"
+    FIELDS = ("tile_set",)
+    _FMT = ">B"
+    _SIZE = 1
+    _BOUNDS = (TILE_SET,)
+
+    def __init__(self, tile_set: int) -> None:
+        self.tile_set = tile_set
+
+
+class Collect(Message):
+    """Lower the walls, open the trap: the played tiles drop in."""
+
+    TYPE = 0x09
+    NAME = "COLLECT"
+    KIND = "command"
+
+
+class RollDice(Message):
+    """Roll ``count`` dice (1..3) on the dice unit; the board answers DICE with the same tag."""
+
+    TYPE = 0x0A
+    NAME = "ROLL_DICE"
+    KIND = "command"
+    FIELDS = ("tag", "count")
+    _FMT = ">BB"
+    _SIZE = 2
+    _BOUNDS = (U8, DICE_COUNT)
+
+    def __init__(self, tag: int, count: int) -> None:
+        self.tag = tag
+        self.count = count
+
+
+class _DiceValues(Message):
+    """Shared codec of DISPLAY_DICE and DICE: tag u8, count u8, one u8 per die (1..6)."""
+
+    FIELDS = ("tag", "values")
+
+    def __init__(self, tag: int, values: "list[int] | tuple[int, ...] | bytes") -> None:
+        self.tag = tag
+        self.values: tuple[int, ...] = _as_ints(type(self).__name__, "values", 1, values)
+
+    def check(self, error: "type[FieldError]" = FieldError) -> None:
+        name = type(self).__name__
+        _check_int(error, name, "tag", 0, self.tag, U8)
+        _check_list(error, name, "values", 1, self.values, DICE_COUNT, DIE)
+
+    def encode(self) -> bytes:
+        self.check()
+        return bytes((self.tag, len(self.values))) + bytes(self.values)
+
+    @classmethod
+    def decode(cls: "type[_M]", payload: bytes) -> "_M":
+        name = cls.__name__
+        _check_length(name, payload, 2, 2 + DICE_COUNT[1])
+        n = payload[1]
+        if len(payload) != 2 + n:
+            raise DecodeError(
+                name,
+                "values",
+                n,
+                "count says " + str(n) + ", " + str(len(payload) - 2) + " follow",
+                1,
+            )
+        msg = cls(payload[0], tuple(payload[2:]))  # type: ignore[call-arg]
+        msg.check(DecodeError)
+        return msg
+
+
+class DisplayDice(_DiceValues):
+    """Show dice values thrown by hand (or chosen) on the dice unit's display."""
+
+    TYPE = 0x0B
+    NAME = "DISPLAY_DICE"
+    KIND = "command"
+
+
+class ReadManifest(Message):
+    """Send the wall manifest of a built set: MANIFEST_CHUNK... then DONE."""
+
+    TYPE = 0x0C
+    NAME = "READ_MANIFEST"
+    KIND = "command"
+    FIELDS = ("tile_set",)
+    _FMT = ">B"
+    _SIZE = 1
+    _BOUNDS = (TILE_SET,)
+
+    def __init__(self, tile_set: int) -> None:
+        self.tile_set = tile_set
+
+
+class Sensors(Message):
+    """Read every sensor: the board answers SENSOR_DATA."""
+
+    TYPE = 0x0D
+    NAME = "SENSORS"
+    KIND = "command"
+
+
+class MotorTest(Message):
+    """Technician mode: run one motor for duration_ms; the board answers MOTOR_RESULT."""
+
+    TYPE = 0x0E
+    NAME = "MOTOR_TEST"
+    KIND = "command"
+    FIELDS = ("motor", "duration_ms")
+    _FMT = ">BH"
+    _SIZE = 3
+    _BOUNDS = (MOTOR, DURATION)
+
+    def __init__(self, motor: int, duration_ms: int) -> None:
+        self.motor = motor
+        self.duration_ms = duration_ms
+
+
+class Stop(Message):
+    """Stop all motion at once; DONE follows."""
+
+    TYPE = 0x0F
+    NAME = "STOP"
+    KIND = "command"
+
+
+class ClearFault(Message):
+    """Clear the current fault: DONE, or REFUSED(CAUSE_PRESENT) while the cause is there."""
+
+    TYPE = 0x10
+    NAME = "CLEAR_FAULT"
+    KIND = "command"
+
+
+class Reset(Message):
+    """Reboot the board: it comes back with a new session id."""
+
+    TYPE = 0x11
+    NAME = "RESET"
+    KIND = "command"
+
+
+# --- Events board -> host (sequenced) ----------------------------------------------------------
+
+
+class Pong(Message):
+    """Answer to PING, same token."""
+
+    TYPE = 0x12
+    NAME = "PONG"
+    KIND = "event"
+    FIELDS = ("token",)
+    _FMT = ">I"
+    _SIZE = 4
+    _BOUNDS = (U32,)
+
+    def __init__(self, token: int) -> None:
+        self.token = token
+
+
+class Refused(Message):
+    """A command was not carried out: which command (TYPE code), why (codes.REFUSALS), detail."""
+
+    TYPE = 0x13
+    NAME = "REFUSED"
+    KIND = "event"
+    FIELDS = ("command", "reason", "detail")
+    _FMT = ">BBB"
+    _SIZE = 3
+    _BOUNDS = (TYPE_CODE, REASON, U8)
+
+    def __init__(self, command: int, reason: int, detail: int) -> None:
+        self.command = command
+        self.reason = reason
+        self.detail = detail
+
+
+class Progress(Message):
+    """A long command is under way: phase (codes.PHASES) and percent 0..100."""
+
+    TYPE = 0x14
+    NAME = "PROGRESS"
+    KIND = "event"
+    FIELDS = ("command", "phase", "percent", "detail")
+    _FMT = ">BBBB"
+    _SIZE = 4
+    _BOUNDS = (TYPE_CODE, PHASE, PERCENT, U8)
+
+    def __init__(self, command: int, phase: int, percent: int, detail: int) -> None:
+        self.command = command
+        self.phase = phase
+        self.percent = percent
+        self.detail = detail
+
+
+class Done(Message):
+    """A command finished (command = its TYPE code); result 0 = success."""
+
+    TYPE = 0x15
+    NAME = "DONE"
+    KIND = "event"
+    FIELDS = ("command", "result")
+    _FMT = ">BB"
+    _SIZE = 2
+    _BOUNDS = (TYPE_CODE, U8)
+
+    def __init__(self, command: int, result: int) -> None:
+        self.command = command
+        self.result = result
+
+
+class Fault(Message):
+    """The board stopped on a fault: code (codes.FAULTS), subsystem, phase, detail."""
+
+    TYPE = 0x16
+    NAME = "FAULT"
+    KIND = "event"
+    FIELDS = ("code", "subsystem", "phase", "detail")
+    _FMT = ">BBBB"
+    _SIZE = 4
+    _BOUNDS = (FAULT_CODE, SUBSYSTEM, PHASE, U8)
+
+    def __init__(self, code: int, subsystem: int, phase: int, detail: int) -> None:
+        self.code = code
+        self.subsystem = subsystem
+        self.phase = phase
+        self.detail = detail
+
+
+class Dice(_DiceValues):
+    """The dice thrown (answer to ROLL_DICE, same tag, or a throw from a seat's dice button)."""
+
+    TYPE = 0x17
+    NAME = "DICE"
+    KIND = "event"
+
+
+class ManifestChunk(Message):
+    """Part of the wall manifest: ``tiles[i]`` is manifest position ``offset + i`` of ``total``.
+
+    Tiles are one code each (codes.TILE_CODES, 0xFF unknown); order: wall 0 (E) stack 1 top,
+    stack 1 bottom (if any), stack 2 ..., then walls 1 (S), 2 (W), 3 (N).
+    """
+
+    TYPE = 0x18
+    NAME = "MANIFEST_CHUNK"
+    KIND = "event"
+    FIELDS = ("tile_set", "total", "offset", "tiles")
+
+    def __init__(
+        self, tile_set: int, total: int, offset: int, tiles: "list[int] | tuple[int, ...] | bytes"
+    ) -> None:
+        self.tile_set = tile_set
+        self.total = total
+        self.offset = offset
+        self.tiles: tuple[int, ...] = _as_ints("ManifestChunk", "tiles", 3, tiles)
+
+    def check(self, error: "type[FieldError]" = FieldError) -> None:
+        _check_int(error, "ManifestChunk", "tile_set", 0, self.tile_set, TILE_SET)
+        _check_int(error, "ManifestChunk", "total", 1, self.total, U8)
+        _check_int(error, "ManifestChunk", "offset", 2, self.offset, U8)
+        tiles = self.tiles
+        if len(tiles) > MAX_CHUNK_TILES:
+            _bad(error, "ManifestChunk", "tiles", len(tiles), "more than 100 tiles", 3)
+        for i in range(len(tiles)):
+            code = tiles[i]
+            if not isinstance(code, int) or (code != TILE_UNKNOWN and code not in TILE_CODES):
+                _bad(
+                    error,
+                    "ManifestChunk",
+                    "tiles[" + str(i) + "]",
+                    code,
+                    "not a tile code (see the tile table; 0xFF = unknown)",
+                    3,
+                )
+        if self.offset + len(tiles) > self.total:
+            _bad(
+                error,
+                "ManifestChunk",
+                "tiles",
+                len(tiles),
+                "offset " + str(self.offset) + " + tiles runs past total " + str(self.total),
+                3,
+            )
+
+    def encode(self) -> bytes:
+        self.check()
+        return bytes((self.tile_set, self.total, self.offset)) + bytes(self.tiles)
+
+    @classmethod
+    def decode(cls: "type[_M]", payload: bytes) -> "_M":
+        _check_length("ManifestChunk", payload, 3, 3 + MAX_CHUNK_TILES)
+        msg = cls(payload[0], payload[1], payload[2], tuple(payload[3:]))  # type: ignore[call-arg]
+        msg.check(DecodeError)
+        return msg
+
+    def tile_names(self) -> "list[str | None]":
+        """The tiles in the seeds' notation; None where the identity is unknown."""
+        return [code_to_tile(c) for c in self.tiles]
+
+
+class SensorData(Message):
+    """Every sensor at once (answer to SENSORS)."""
+
+    TYPE = 0x19
+    NAME = "SENSOR_DATA"
+    KIND = "event"
+    FIELDS = (
+        "state",
+        "fault",
+        "flags",
+        "wall_tiles",
+        "lift_up",
+        "lift_down",
+        "currents_ma",
+        "temperature_dc",
+    )
+    _SIZE = 30
+
+    def __init__(
+        self,
+        state: int,
+        fault: int,
+        flags: int,
+        wall_tiles: "list[int] | tuple[int, ...]",
+        lift_up: int,
+        lift_down: int,
+        currents_ma: "list[int] | tuple[int, ...]",
+        temperature_dc: int,
+    ) -> None:
+        self.state = state
+        self.fault = fault
+        self.flags = flags
+        self.wall_tiles: tuple[int, ...] = _as_ints("SensorData", "wall_tiles", 3, wall_tiles)
+        self.lift_up = lift_up
+        self.lift_down = lift_down
+        self.currents_ma: tuple[int, ...] = _as_ints("SensorData", "currents_ma", 6, currents_ma)
+        self.temperature_dc = temperature_dc
+
+    def check(self, error: "type[FieldError]" = FieldError) -> None:
+        _check_int(error, "SensorData", "state", 0, self.state, STATE)
+        _check_int(error, "SensorData", "fault", 1, self.fault, FAULT_OR_NONE)
+        _check_int(error, "SensorData", "flags", 2, self.flags, U16)
+        _check_list(error, "SensorData", "wall_tiles", 3, self.wall_tiles, (4, 4), U8)
+        _check_int(error, "SensorData", "lift_up", 4, self.lift_up, LIFT_MASK)
+        _check_int(error, "SensorData", "lift_down", 5, self.lift_down, LIFT_MASK)
+        _check_list(
+            error, "SensorData", "currents_ma", 6, self.currents_ma, (MOTOR_COUNT, MOTOR_COUNT), U16
+        )
+        _check_int(error, "SensorData", "temperature_dc", 7, self.temperature_dc, I16)
+
+    def encode(self) -> bytes:
+        self.check()
+        w = self.wall_tiles
+        c = self.currents_ma
+        return struct.pack(
+            ">BBH4BBB9Hh",
+            self.state,
+            self.fault,
+            self.flags,
+            w[0],
+            w[1],
+            w[2],
+            w[3],
+            self.lift_up,
+            self.lift_down,
+            c[0],
+            c[1],
+            c[2],
+            c[3],
+            c[4],
+            c[5],
+            c[6],
+            c[7],
+            c[8],
+            self.temperature_dc,
+        )
+
+    @classmethod
+    def decode(cls: "type[_M]", payload: bytes) -> "_M":
+        _check_length("SensorData", payload, 30, 30)
+        v = struct.unpack(">BBH4BBB9Hh", payload)
+        msg = cls(v[0], v[1], v[2], v[3:7], v[7], v[8], v[9:18], v[18])  # type: ignore[call-arg]
+        msg.check(DecodeError)
+        return msg
+
+
+class MotorResult(Message):
+    """Result of MOTOR_TEST: the motor, its peak current, ok (1) or not (0)."""
+
+    TYPE = 0x1A
+    NAME = "MOTOR_RESULT"
+    KIND = "event"
+    FIELDS = ("motor", "current_ma", "ok")
+    _FMT = ">BHB"
+    _SIZE = 4
+    _BOUNDS = (MOTOR, U16, FLAG)
+
+    def __init__(self, motor: int, current_ma: int, ok: int) -> None:
+        self.motor = motor
+        self.current_ma = current_ma
+        self.ok = ok
+
+
+class Button(Message):
+    """A button wired to the board was pressed (1) or released (0) at a seat (0..3 = E S W N)."""
+
+    TYPE = 0x1B
+    NAME = "BUTTON"
+    KIND = "event"
+    FIELDS = ("button", "seat", "pressed")
+    _FMT = ">BBB"
+    _SIZE = 3
+    _BOUNDS = (BUTTON, SEAT, FLAG)
+
+    def __init__(self, button: int, seat: int, pressed: int) -> None:
+        self.button = button
+        self.seat = seat
+        self.pressed = pressed
+
+
+# --- Registry ----------------------------------------------------------------------------------
+
+#: every message class, in TYPE order
+MESSAGE_CLASSES: "tuple[type[Message], ...]" = (
+    Ack,
+    Hello,
+    HelloReply,
+    Heartbeat,
+    NoSession,
+    Ping,
+    Shuffle,
+    BuildWalls,
+    LiftWalls,
+    Collect,
+    RollDice,
+    DisplayDice,
+    ReadManifest,
+    Sensors,
+    MotorTest,
+    Stop,
+    ClearFault,
+    Reset,
+    Pong,
+    Refused,
+    Progress,
+    Done,
+    Fault,
+    Dice,
+    ManifestChunk,
+    SensorData,
+    MotorResult,
+    Button,
+)
+
+#: TYPE code -> class
+MESSAGE_TYPES: "dict[int, type[Message]]" = {}
+for _cls in MESSAGE_CLASSES:
+    MESSAGE_TYPES[_cls.TYPE] = _cls
+
+#: the commands the host sends and the events the board sends (all sequenced)
+COMMANDS: "tuple[type[Message], ...]" = tuple(c for c in MESSAGE_CLASSES if c.KIND == "command")
+EVENTS: "tuple[type[Message], ...]" = tuple(c for c in MESSAGE_CLASSES if c.KIND == "event")
+
+
+def message_name(type_code: int) -> str:
+    """The wire name of a TYPE code (``'SHUFFLE'``); ``'UNKNOWN_0x1C'`` for a code without one."""
+    cls = MESSAGE_TYPES.get(type_code)
+    if cls is None:
+        return "UNKNOWN_0x%02X" % type_code  # noqa: UP031
+    return cls.NAME
+
+
+def decode_message(type_code: int, payload: bytes) -> Message:
+    """The message of a frame's TYPE and payload; raises UnknownType or DecodeError."""
+    cls = MESSAGE_TYPES.get(type_code)
+    if cls is None:
+        raise UnknownType(type_code)
+    return cls.decode(payload)
