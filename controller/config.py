@@ -1,0 +1,462 @@
+"""The service configuration: one TOML file, validated by pydantic.
+
+``load_config(path)`` reads the file, checks every key and returns a frozen
+:class:`Config`, or raises :class:`ConfigError` whose message names the key path
+and what was expected, e.g. ``board.port: expected a device path or a pyserial
+URL, got ''``. Unknown keys are refused, so a typo never passes silently.
+
+The configuration's hash (SHA-256 of the file's bytes) is kept on the loaded
+object for the audit log (``Config.sha256``).
+
+See docs/config.md for every key, its type and default.
+"""
+
+from __future__ import annotations
+
+import grp
+import hashlib
+import importlib.util
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
+
+BUILTIN_PROFILES: tuple[str, ...] = ("wenzhou", "sichuan", "wsom", "simplified")
+DEFAULT_SOCKET_PATH = "/run/mjtable/api.sock"
+DEFAULT_AUDIT_PATH = "/var/lib/mjtable/audit.jsonl"
+DEFAULT_SOCKET_MODE = 0o660
+# sun_path is 108 bytes on Linux, including the terminating NUL.
+MAX_SOCKET_PATH_BYTES = 107
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used. ``str(err)`` is one line naming the key.
+
+    ``problems`` lists every problem found (``mjtable config check`` prints them
+    all); ``source`` is the file, when there is one.
+    """
+
+    def __init__(self, problems: list[str], source: Path | None = None) -> None:
+        if not problems:
+            raise ValueError("a ConfigError needs at least one problem")
+        self.problems = list(problems)
+        self.source = source
+        message = problems[0]
+        if len(problems) > 1:
+            more = len(problems) - 1
+            noun = "problem" if more == 1 else "problems"
+            message += f" ({more} more {noun}; `mjtable config check` lists them all)"
+        super().__init__(message)
+
+
+def _absolute_path(value: str, what: str) -> str:
+    if not value:
+        raise ValueError(f"expected an absolute path to {what}, got ''")
+    if "\x00" in value:
+        raise ValueError(f"expected an absolute path to {what}, got a value with a NUL byte")
+    if not value.startswith("/"):
+        raise ValueError(f"expected an absolute path to {what}, got {value!r}")
+    return value
+
+
+class _Section(BaseModel):
+    # strict: TOML already gives typed values; "115200" for a number is a mistake.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class TableSection(_Section):
+    number: int = Field(ge=1, le=9999, description="a whole number from 1 to 9999")
+    name: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=64,
+        description="a name of 1 to 64 characters, e.g. 'Table 7'",
+    )
+
+    @property
+    def display_name(self) -> str:
+        return self.name if self.name is not None else f"Table {self.number}"
+
+
+class BoardSection(_Section):
+    port: str = Field(
+        description=(
+            "a device path such as /dev/mjtable-board "
+            "or a pyserial URL such as socket://127.0.0.1:5000"
+        )
+    )
+    baud: int = Field(
+        default=115200,
+        gt=0,
+        le=4_000_000,
+        description="a baud rate in bits per second from 1 to 4000000, e.g. 115200",
+    )
+
+    @field_validator("port")
+    @classmethod
+    def _check_port(cls, value: str) -> str:
+        expected = "expected a device path or a pyserial URL"
+        if not value.strip():
+            raise ValueError(f"{expected}, got {value!r}")
+        if "://" in value:
+            scheme = value.split("://", 1)[0]
+            if (
+                not scheme.isidentifier()
+                or importlib.util.find_spec(f"serial.urlhandler.protocol_{scheme}") is None
+            ):
+                raise ValueError(
+                    f"{expected}, got {value!r}: pyserial knows no {scheme!r}:// URLs "
+                    "(e.g. socket://, rfc2217://, loop://, spy://, hwgrep://)"
+                )
+            return value
+        if not value.startswith("/"):
+            raise ValueError(
+                f"{expected}, got {value!r}: a device path is absolute, e.g. /dev/mjtable-board"
+            )
+        return value
+
+
+class PanelSection(_Section):
+    enabled: bool = Field(default=True, description="true or false")
+    vendor_id: int = Field(
+        ge=0, le=0xFFFF, description="a USB vendor id from 0 to 0xFFFF, e.g. 0x1209"
+    )
+    product_id: int = Field(
+        ge=0, le=0xFFFF, description="a USB product id from 0 to 0xFFFF, e.g. 0x4D4A"
+    )
+    serial: str | None = Field(
+        default=None, min_length=1, description="the panel's USB serial number string"
+    )
+    debounce_ms: int = Field(default=30, ge=0, le=1000, description="milliseconds from 0 to 1000")
+
+
+class RulesSection(_Section):
+    profile: str = Field(
+        description=(
+            "one of " + ", ".join(BUILTIN_PROFILES) + " or the path of a profile TOML file"
+        )
+    )
+
+    @field_validator("profile")
+    @classmethod
+    def _check_profile(cls, value: str, info: ValidationInfo) -> str:
+        if value in BUILTIN_PROFILES:
+            return value
+        expected = (
+            "expected one of " + ", ".join(BUILTIN_PROFILES) + " or the path of a profile TOML file"
+        )
+        if not value.strip() or "\x00" in value:
+            raise ValueError(f"{expected}, got {value!r}")
+        base = None
+        if isinstance(info.context, dict):
+            base = info.context.get("base_dir")
+        path = Path(value)
+        if not path.is_absolute():
+            path = Path(base if base is not None else Path.cwd()) / path
+        if not path.is_file():
+            raise ValueError(f"{expected}, got {value!r} (no such file: {path})")
+        try:
+            tomllib.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ValueError(
+                f"{expected}, got {value!r} (cannot read it: {exc.strerror})"
+            ) from None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{expected}, got {value!r} (not valid TOML: {exc})") from None
+        return str(path.resolve())
+
+    @property
+    def builtin(self) -> bool:
+        return self.profile in BUILTIN_PROFILES
+
+    @property
+    def path(self) -> Path | None:
+        """The profile file, or None for a built-in profile."""
+        return None if self.builtin else Path(self.profile)
+
+
+class DiceSection(_Section):
+    source: Literal["board", "controller", "dealer"] = Field(
+        default="board", description="one of board, controller, dealer"
+    )
+
+
+_SECONDS = "seconds, a number greater than 0 and at most 3600"
+
+
+class DeadlinesSection(_Section):
+    hello: float = Field(default=2.0, gt=0, le=3600, description=_SECONDS)
+    shuffle: float = Field(default=80.0, gt=0, le=3600, description=_SECONDS)
+    lift: float = Field(default=5.0, gt=0, le=3600, description=_SECONDS)
+    dice: float = Field(default=30.0, gt=0, le=3600, description=_SECONDS)
+    stop: float = Field(default=5.0, gt=0, le=3600, description=_SECONDS)
+
+
+_MODE = "a file mode such as 0o660 (TOML octal integer) or '0660'"
+
+
+class ApiSection(_Section):
+    socket: str = Field(
+        default=DEFAULT_SOCKET_PATH,
+        description=f"an absolute path of at most {MAX_SOCKET_PATH_BYTES} bytes",
+    )
+    mode: int = Field(default=DEFAULT_SOCKET_MODE, description=_MODE)
+    group: str | None = Field(
+        default=None, min_length=1, description="the name of a group, e.g. 'mjtable'"
+    )
+
+    @field_validator("socket")
+    @classmethod
+    def _check_socket(cls, value: str) -> str:
+        _absolute_path(value, "the API socket")
+        size = len(os.fsencode(value))
+        if size > MAX_SOCKET_PATH_BYTES:
+            raise ValueError(
+                f"expected a socket path of at most {MAX_SOCKET_PATH_BYTES} bytes, "
+                f"got {size} bytes: {value!r}"
+            )
+        return value
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _parse_mode(cls, value: object) -> object:
+        if isinstance(value, str):
+            text = value.strip().lower().removeprefix("0o")
+            if not text or any(c not in "01234567" for c in text):
+                raise ValueError(f"expected {_MODE}, got {value!r}")
+            return int(text, 8)
+        return value
+
+    @field_validator("mode")
+    @classmethod
+    def _check_mode(cls, value: int) -> int:
+        if not 0 <= value <= 0o777:
+            raise ValueError(
+                f"expected {_MODE}, got {value} (that is {value:#o}; "
+                "write 0o660, a TOML octal integer, not 660)"
+            )
+        if value & 0o002:
+            raise ValueError(
+                f"expected a mode without write access for others, got {value:#o}: "
+                "anyone on the machine could command the table (use 0o660 and api.group)"
+            )
+        if value & 0o600 != 0o600:
+            raise ValueError(
+                f"expected a mode that lets the service's own user read and write, got {value:#o}"
+            )
+        return value
+
+
+class AuditSection(_Section):
+    path: str = Field(default=DEFAULT_AUDIT_PATH, description="an absolute path")
+    rotate_bytes: int = Field(
+        default=16 * 1024 * 1024,
+        ge=4096,
+        description="a size in bytes of at least 4096, e.g. 16777216",
+    )
+
+    @field_validator("path")
+    @classmethod
+    def _check_path(cls, value: str) -> str:
+        return _absolute_path(value, "the audit log")
+
+
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
+
+
+class LoggingSection(_Section):
+    level: LogLevel = Field(default="INFO", description="one of DEBUG, INFO, WARNING, ERROR")
+
+    @field_validator("level", mode="before")
+    @classmethod
+    def _upper(cls, value: object) -> object:
+        if isinstance(value, str) and value.upper() in ("DEBUG", "INFO", "WARNING", "ERROR"):
+            return value.upper()
+        return value
+
+
+class Config(_Section):
+    """The whole configuration file. Sections without a default are required."""
+
+    table: TableSection = Field(description="a [table] section")
+    board: BoardSection | None = Field(
+        default=None, description="a [board] section (leave it out to run only with --sim)"
+    )
+    panel: PanelSection | None = Field(
+        default=None, description="a [panel] section (leave it out when there is no panel)"
+    )
+    rules: RulesSection = Field(description="a [rules] section")
+    dice: DiceSection = Field(default_factory=DiceSection, description="a [dice] section")
+    deadlines: DeadlinesSection = Field(
+        default_factory=DeadlinesSection, description="a [deadlines] section"
+    )
+    api: ApiSection = Field(default_factory=ApiSection, description="an [api] section")
+    audit: AuditSection = Field(default_factory=AuditSection, description="an [audit] section")
+    logging: LoggingSection = Field(
+        default_factory=LoggingSection, description="a [logging] section"
+    )
+
+    _sha256: str | None = PrivateAttr(default=None)
+    _source: Path | None = PrivateAttr(default=None)
+
+    @property
+    def sha256(self) -> str | None:
+        """SHA-256 (hex) of the bytes the configuration was parsed from, if any."""
+        return self._sha256
+
+    @property
+    def source(self) -> Path | None:
+        """The file the configuration was loaded from, if any."""
+        return self._source
+
+
+def config_sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def parse_config(
+    data: bytes, *, source: Path | None = None, base_dir: Path | None = None
+) -> Config:
+    """Parse and validate configuration bytes; relative profile paths are taken
+    from ``base_dir`` (the config file's directory)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError([f"not UTF-8 text: {exc}"], source) from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError([f"not valid TOML: {exc}"], source) from None
+    try:
+        config = Config.model_validate(raw, context={"base_dir": base_dir})
+    except ValidationError as exc:
+        raise ConfigError(_problems(exc), source) from None
+    config._sha256 = config_sha256(data)
+    config._source = source
+    return config
+
+
+def load_config(path: str | os.PathLike[str]) -> Config:
+    """Read and validate the configuration file at ``path``."""
+    file = Path(path)
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise ConfigError([f"cannot read the configuration file: {reason}"], file) from None
+    return parse_config(data, source=file, base_dir=file.resolve().parent)
+
+
+def check_environment(config: Config) -> list[str]:
+    """Things on this machine that will stop or hinder the service, as warnings.
+
+    They are not errors of the file: the same file may be checked on another
+    machine, and the board may simply be unplugged right now.
+    """
+    warnings: list[str] = []
+    if config.api.group is not None:
+        try:
+            grp.getgrnam(config.api.group)
+        except KeyError:
+            warnings.append(
+                f"api.group: no group {config.api.group!r} on this machine; "
+                "the socket will keep the service's own group"
+            )
+    socket_dir = Path(config.api.socket).parent
+    if not socket_dir.is_dir():
+        warnings.append(f"api.socket: the directory {socket_dir} does not exist")
+    audit_dir = Path(config.audit.path).parent
+    if not audit_dir.is_dir():
+        warnings.append(f"audit.path: the directory {audit_dir} does not exist")
+    port = config.board.port if config.board is not None else None
+    if port is not None and "://" not in port and not Path(port).exists():
+        warnings.append(
+            f"board.port: {port} does not exist now "
+            "(is the board plugged in? see docs/install.md for the udev rule)"
+        )
+    if config.board is None:
+        warnings.append("board: no [board] section; only `mjtable run --sim` can start")
+    return warnings
+
+
+# --- turning pydantic's errors into one line per problem -------------------------
+
+
+def _show(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "an array"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _key_path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + part
+    return out
+
+
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()):
+        found = _model_of(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _lookup(loc: tuple[int | str, ...]) -> tuple[type[BaseModel] | None, str | None]:
+    """The model holding the last key of ``loc`` and that key's description."""
+    model: type[BaseModel] | None = Config
+    description: str | None = None
+    parent: type[BaseModel] | None = None
+    for part in loc:
+        if model is None or not isinstance(part, str):
+            return parent, None
+        field = model.model_fields.get(part)
+        parent = model
+        if field is None:
+            return parent, None
+        description = field.description
+        model = _model_of(field.annotation)
+    return parent, description
+
+
+def _problems(exc: ValidationError) -> list[str]:
+    problems: list[str] = []
+    for error in exc.errors(include_url=False):
+        loc = tuple(error["loc"])
+        key = _key_path(loc) or "(top level)"
+        kind = error["type"]
+        parent, description = _lookup(loc)
+        expected = description or "a valid value"
+        if kind == "missing":
+            problems.append(f"{key}: missing; expected {expected}")
+        elif kind == "extra_forbidden":
+            allowed = ", ".join(parent.model_fields) if parent is not None else ""
+            what = "section" if len(loc) == 1 else "key"
+            problems.append(f"{key}: unknown {what}; expected one of: {allowed}")
+        elif kind == "value_error":
+            ctx = error.get("ctx") or {}
+            problems.append(f"{key}: {ctx.get('error', error['msg'])}")
+        else:
+            problems.append(f"{key}: expected {expected}, got {_show(error['input'])}")
+    return problems
