@@ -20,6 +20,8 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "controller.cmd_hand",
     "simulator.cli",
     "controller.cmd_linkdemo",
+    "controller.cmd_config",
+    "controller.cmd_client",
 )
 
 
