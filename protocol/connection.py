@@ -1,0 +1,673 @@
+"""The protocol engine: a sans-I/O connection for either side of the serial link.
+
+Bytes in, events out; messages in, bytes out. The engine never touches a port, a thread or a
+clock: the caller passes the time in integer milliseconds to every call that needs it.
+
+    conn = Connection(HOST)                   # or Connection(BOARD, identity=HelloReply(...))
+    conn.connect(now)                         # host only: start the HELLO exchange
+    conn.receive_data(data, now)              # bytes read from the wire
+    while (ev := conn.next_event()) is not None: ...
+    conn.send(Shuffle(0), now)                # queue a command (host) or an event (board)
+    deadline = conn.tick(now)                 # timers: call after receive/send, and at deadline
+    port.write(conn.data_to_send())
+
+Link layer: stop-and-wait ARQ in each direction. Sequenced frames (commands from the host,
+events from the board) carry a 3-bit SEQ; the receiver acknowledges each one and delivers it only
+when its SEQ differs from the last delivered one, so a retransmitted command is executed once.
+The sender keeps one frame outstanding, retransmits it every ``rto_ms`` and declares the link down
+after ``max_retries`` tries in all; a bounded queue holds what waits behind it.
+
+Session: the host sends HELLO every ``hello_interval_ms`` until the board answers HELLO_REPLY
+with the host's session echoed. Each side resets its receive sequence only when the PEER's session
+id changes; then everything not yet acknowledged is dropped and reported (PeerRebooted), never
+silently resent to a board that restarted. Heartbeats flow after ``heartbeat_ms`` of silence, and
+the link is down after ``link_timeout_ms`` without a valid frame.
+
+The state machine is the table TRANSITIONS below; docs/protocol.md shows it as a diagram made by
+``state_diagram()`` (a test keeps the two equal).
+
+MicroPython-compatible: imports only the protocol's own modules (and os or random for a session
+id when none is given).
+"""
+
+from protocol.codes import STATE_IDLE
+from protocol.errors import (
+    DecodeError,
+    NotConnected,
+    ProtocolError,
+    QueueFull,
+    UnknownType,
+    WrongRole,
+)
+from protocol.events import (
+    BadMessage,
+    HelloReceived,
+    LinkDown,
+    LinkUp,
+    PeerRebooted,
+    ProtocolMismatch,
+)
+from protocol.framing import FrameDecoder, encode_frame
+from protocol.messages import (
+    MESSAGE_TYPES,
+    PROTO_MAJOR,
+    PROTO_MINOR,
+    Ack,
+    Heartbeat,
+    Hello,
+    HelloReply,
+    Message,
+    NoSession,
+)
+
+HOST = 0
+BOARD = 1
+ROLE_NAMES = {HOST: "host", BOARD: "board"}
+
+# Link states
+IDLE = "IDLE"  # host: nothing started yet
+CONNECTING = "CONNECTING"  # host: sending HELLO every hello_interval_ms
+UP = "UP"  # both: session open, frames flow
+DOWN = "DOWN"  # both: link lost (host re-HELLOs from its next tick; board waits)
+MISMATCH = "MISMATCH"  # host: the board speaks another major version (terminal)
+WAITING = "WAITING"  # board: no session with a host yet (answers NO_SESSION)
+
+# Defaults (milliseconds, counts)
+RTO_MS = 100
+MAX_RETRIES = 10
+HEARTBEAT_MS = 500
+LINK_TIMEOUT_MS = 2000
+HELLO_INTERVAL_MS = 250
+QUEUE_LIMIT = 64
+
+#: (role, state, trigger, new state): every legal transition; anything else is a bug and raises
+TRANSITIONS: "tuple[tuple[int, str, str, str], ...]" = (
+    (HOST, IDLE, "connect", CONNECTING),
+    (HOST, CONNECTING, "hello_sent", CONNECTING),
+    (HOST, CONNECTING, "hello_reply", UP),
+    (HOST, CONNECTING, "major_mismatch", MISMATCH),
+    (HOST, UP, "hello_reply", UP),
+    (HOST, UP, "link_timeout", DOWN),
+    (HOST, UP, "retries_exhausted", DOWN),
+    (HOST, UP, "board_lost_session", DOWN),
+    (HOST, UP, "major_mismatch", MISMATCH),
+    (HOST, DOWN, "hello_sent", CONNECTING),
+    (HOST, DOWN, "hello_reply", UP),
+    (HOST, DOWN, "major_mismatch", MISMATCH),
+    (BOARD, WAITING, "hello", UP),
+    (BOARD, WAITING, "major_mismatch", WAITING),
+    (BOARD, UP, "hello", UP),
+    (BOARD, UP, "link_timeout", DOWN),
+    (BOARD, UP, "retries_exhausted", DOWN),
+    (BOARD, DOWN, "hello", UP),
+    (BOARD, DOWN, "traffic", UP),
+)
+
+_TABLE: "dict[tuple[int, str, str], str]" = {}
+for _role, _state, _trigger, _new in TRANSITIONS:
+    _TABLE[(_role, _state, _trigger)] = _new
+
+_INITIAL = {HOST: IDLE, BOARD: WAITING}
+
+
+def state_diagram(role: int) -> str:
+    """The state machine of one role as a mermaid ``stateDiagram-v2`` (for docs/protocol.md)."""
+    lines = ["stateDiagram-v2", "    [*] --> " + _INITIAL[role]]
+    for r, state, trigger, new in TRANSITIONS:
+        if r == role:
+            lines.append("    " + state + " --> " + new + ": " + trigger)
+    if role == HOST:
+        lines.append("    " + MISMATCH + " --> [*]")
+    return "\n".join(lines)
+
+
+def _random_session() -> int:
+    value = 0
+    while value == 0:
+        try:
+            import os
+
+            value = int.from_bytes(os.urandom(4), "big")
+        except (ImportError, AttributeError, NotImplementedError):  # pragma: no cover
+            import random
+
+            value = random.getrandbits(32)
+    return value
+
+
+def _seconds(ms: int) -> str:
+    return str(ms // 1000) + "." + str((ms % 1000) // 100) + " s"
+
+
+class Connection:
+    """One side of the link. See the module text for the life cycle; every time is in ms."""
+
+    def __init__(
+        self,
+        role: int,
+        *,
+        identity: "HelloReply | None" = None,
+        session: "int | None" = None,
+        rto_ms: int = RTO_MS,
+        max_retries: int = MAX_RETRIES,
+        heartbeat_ms: int = HEARTBEAT_MS,
+        link_timeout_ms: int = LINK_TIMEOUT_MS,
+        hello_interval_ms: int = HELLO_INTERVAL_MS,
+        queue_limit: int = QUEUE_LIMIT,
+    ) -> None:
+        if role != HOST and role != BOARD:
+            raise WrongRole("role must be HOST (0) or BOARD (1), not " + repr(role))
+        for name, value in (
+            ("rto_ms", rto_ms),
+            ("max_retries", max_retries),
+            ("heartbeat_ms", heartbeat_ms),
+            ("link_timeout_ms", link_timeout_ms),
+            ("hello_interval_ms", hello_interval_ms),
+            ("queue_limit", queue_limit),
+        ):
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(name + " must be a positive integer, not " + repr(value))
+        if role == BOARD:
+            if not isinstance(identity, HelloReply):
+                raise WrongRole("a board connection needs identity=HelloReply(...)")
+            identity.check()
+            own_session = identity.session_id
+        else:
+            if identity is not None:
+                raise WrongRole("a host connection takes no identity (the board sends its own)")
+            own_session = _random_session() if session is None else session
+            if not isinstance(own_session, int) or own_session < 1 or own_session > 0xFFFFFFFF:
+                raise ValueError("session must be 1..0xFFFFFFFF, not " + repr(own_session))
+        self.role = role
+        self.identity = identity
+        #: this side's session id (host: chosen at start; board: identity.session_id)
+        self.session = own_session
+        self.state = _INITIAL[role]
+        #: host: the board's HelloReply; board: the host's Hello (None before the first)
+        self.peer: HelloReply | Hello | None = None
+        #: the peer's session id, None before the first HELLO exchange
+        self.peer_session: int | None = None
+        #: state carried by this side's heartbeats (the board sets it: codes.STATE_*)
+        self.local_state = STATE_IDLE
+        #: last state the peer reported in a heartbeat
+        self.peer_state: int | None = None
+        self.rto_ms = rto_ms
+        self.max_retries = max_retries
+        self.heartbeat_ms = heartbeat_ms
+        self.link_timeout_ms = link_timeout_ms
+        self.hello_interval_ms = hello_interval_ms
+        self.queue_limit = queue_limit
+
+        self._decoder = FrameDecoder()
+        self._out: list[bytes] = []
+        self._events: list[object] = []
+        self._queue: list[tuple[Message, bytes]] = []
+        self._out_msg: Message | None = None
+        self._out_seq = 0
+        self._out_frame = b""
+        self._tries = 0
+        self._sent_at = 0
+        self._tx_seq = 0
+        self._rx_last: int | None = None
+        self._last_rx = 0
+        self._last_tx = 0
+        self._next_hello = 0
+        self._counters: dict[str, int] = {
+            "sent": 0,
+            "delivered": 0,
+            "frames_sent": 0,
+            "bytes_sent": 0,
+            "retransmits": 0,
+            "acks_sent": 0,
+            "acks_received": 0,
+            "duplicates": 0,
+            "bad_messages": 0,
+            "ignored": 0,
+            "hellos_sent": 0,
+            "heartbeats_sent": 0,
+            "no_session_sent": 0,
+            "link_downs": 0,
+            "peer_reboots": 0,
+            "dropped": 0,
+        }
+
+    # --- public API ----------------------------------------------------------------------------
+
+    @property
+    def stats(self) -> "dict[str, int]":
+        """Counters of this side and of its frame decoder (frames_ok, crc_errors, ...)."""
+        merged = dict(self._counters)
+        merged.update(self._decoder.stats)
+        return merged
+
+    @property
+    def idle(self) -> bool:
+        """True when no sequenced message is outstanding or queued."""
+        return self._out_msg is None and not self._queue
+
+    @property
+    def queued(self) -> int:
+        """Messages waiting behind the outstanding one."""
+        return len(self._queue)
+
+    @property
+    def outstanding(self) -> "Message | None":
+        """The message sent and not yet acknowledged, if any."""
+        return self._out_msg
+
+    def connect(self, now: int) -> None:
+        """Host: start the HELLO exchange (HELLO now, then every hello_interval_ms)."""
+        if self.role != HOST:
+            raise WrongRole("only the host connects; the board answers HELLO")
+        if self.state == MISMATCH:
+            raise NotConnected("the board speaks another protocol version; the link is refused")
+        if self.state == IDLE:
+            self._fire("connect")
+        if self.state in (CONNECTING, DOWN):
+            self._send_hello(now)
+
+    def send(self, message: Message, now: int) -> None:
+        """Queue a command (host) or an event (board); it goes out as soon as the link allows.
+
+        Raises WrongRole for a message of the other side or a link message, FieldError for a
+        field out of range, QueueFull when queue_limit messages wait, NotConnected on a refused
+        link. Nothing is queued when it raises.
+        """
+        if not isinstance(message, Message):
+            raise WrongRole("not a protocol message: " + repr(message))
+        kind = "command" if self.role == HOST else "event"
+        if kind != message.KIND:
+            raise WrongRole(
+                "the " + ROLE_NAMES[self.role] + " sends " + kind + "s; "
+                "cannot send " + message.NAME + " (" + (message.KIND or "internal") + ")"
+            )
+        if self.state == MISMATCH:
+            raise NotConnected("the board speaks another protocol version; the link is refused")
+        payload = message.encode()
+        if len(self._queue) >= self.queue_limit:
+            raise QueueFull(
+                "send queue full ("
+                + str(self.queue_limit)
+                + " messages wait); "
+                + message.NAME
+                + " not queued"
+            )
+        self._queue.append((message, payload))
+        self._counters["sent"] += 1
+        self._pump(now)
+
+    def receive_data(self, data: bytes, now: int) -> None:
+        """Bytes read from the wire; complete frames are handled at once."""
+        for type_code, seq, payload in self._decoder.feed(data):
+            self._handle_frame(type_code, seq, payload, now)
+
+    def next_event(self) -> object:
+        """The next message or link event, or None when there is none."""
+        if self._events:
+            return self._events.pop(0)
+        return None
+
+    def events(self) -> "list[object]":
+        """Every pending message and link event, in order (drains them)."""
+        pending = self._events
+        self._events = []
+        return pending
+
+    def data_to_send(self) -> bytes:
+        """The bytes to write to the wire now (drains them)."""
+        if not self._out:
+            return b""
+        data = b"".join(self._out)
+        self._out = []
+        return data
+
+    def tick(self, now: int) -> "int | None":
+        """Run the timers (HELLO, retransmit, link timeout, heartbeat).
+
+        Call it after receive_data and send, and again when ``now`` reaches the deadline it
+        returns (None: nothing timed is pending).
+        """
+        role = self.role
+        state = self.state
+        if role == HOST and (state in (CONNECTING, DOWN)) and now >= self._next_hello:
+            self._send_hello(now)
+        if self.state == UP:
+            if now - self._last_rx >= self.link_timeout_ms:
+                peer = "board" if role == HOST else "host"
+                self._go_down(
+                    "no frame from the " + peer + " for " + _seconds(self.link_timeout_ms),
+                    "link_timeout",
+                    now,
+                )
+            elif self._out_msg is not None and now - self._sent_at >= self.rto_ms:
+                if self._tries >= self.max_retries:
+                    self._go_down(
+                        "no acknowledgement after " + str(self._tries) + " tries",
+                        "retries_exhausted",
+                        now,
+                    )
+                else:
+                    self._tries += 1
+                    self._sent_at = now
+                    self._counters["retransmits"] += 1
+                    self._emit(self._out_frame, now)
+        if self._heartbeats_on() and now - self._last_tx >= self.heartbeat_ms:
+            self._send_link(Heartbeat(self.session, self.local_state), 0, now)
+            self._counters["heartbeats_sent"] += 1
+        return self._deadline()
+
+    # --- internals -----------------------------------------------------------------------------
+
+    def _fire(self, trigger: str) -> None:
+        new = _TABLE.get((self.role, self.state, trigger))
+        if new is None:
+            raise ProtocolError(
+                "illegal transition: "
+                + ROLE_NAMES[self.role]
+                + " in "
+                + self.state
+                + " on "
+                + trigger
+            )
+        self.state = new
+
+    def _heartbeats_on(self) -> bool:
+        if self.role == HOST:
+            return self.state == UP
+        return self.peer_session is not None
+
+    def _deadline(self) -> "int | None":
+        deadline: int | None = None
+        candidates: list[int] = []
+        if self.role == HOST and (self.state == CONNECTING or self.state == DOWN):
+            candidates.append(self._next_hello)
+        if self.state == UP:
+            candidates.append(self._last_rx + self.link_timeout_ms)
+            if self._out_msg is not None:
+                candidates.append(self._sent_at + self.rto_ms)
+        if self._heartbeats_on():
+            candidates.append(self._last_tx + self.heartbeat_ms)
+        for c in candidates:
+            if deadline is None or c < deadline:
+                deadline = c
+        return deadline
+
+    def _emit(self, frame: bytes, now: int) -> None:
+        self._out.append(frame)
+        self._last_tx = now
+        self._counters["frames_sent"] += 1
+        self._counters["bytes_sent"] += len(frame)
+
+    def _send_link(self, message: Message, seq: int, now: int) -> None:
+        self._emit(encode_frame(message.TYPE, seq, message.encode()), now)
+
+    def _send_hello(self, now: int) -> None:
+        self._send_link(Hello(PROTO_MAJOR, PROTO_MINOR, self.session), 0, now)
+        self._counters["hellos_sent"] += 1
+        self._next_hello = now + self.hello_interval_ms
+        self._fire("hello_sent")
+
+    def _pump(self, now: int) -> None:
+        """Send the next queued message when nothing is outstanding and the link is up."""
+        if self._out_msg is not None or not self._queue or self.state != UP:
+            return
+        message, payload = self._queue.pop(0)
+        seq = self._tx_seq
+        self._tx_seq = (seq + 1) & 7
+        self._out_msg = message
+        self._out_seq = seq
+        self._out_frame = encode_frame(message.TYPE, seq, payload)
+        self._tries = 1
+        self._sent_at = now
+        self._emit(self._out_frame, now)
+
+    def _resume(self, now: int) -> None:
+        """After the link comes up: resend the outstanding frame (fresh tries) or the next one."""
+        if self._out_msg is not None:
+            self._tries = 1
+            self._sent_at = now
+            self._emit(self._out_frame, now)
+        else:
+            self._pump(now)
+
+    def _go_down(self, reason: str, trigger: str, now: int) -> None:
+        self._fire(trigger)
+        self._counters["link_downs"] += 1
+        self._events.append(LinkDown(reason))
+        if self.role == HOST:
+            self._next_hello = now  # re-HELLO at the next tick
+
+    def _drop_all(self, old: int, new: int) -> None:
+        """The peer's session changed: drop everything unacknowledged, report it, reset SEQs."""
+        dropped: list[Message] = []
+        if self._out_msg is not None:
+            dropped.append(self._out_msg)
+        for message, _payload in self._queue:
+            dropped.append(message)
+        self._out_msg = None
+        self._out_frame = b""
+        self._queue = []
+        self._tx_seq = 0
+        self._rx_last = None
+        self._counters["peer_reboots"] += 1
+        self._counters["dropped"] += len(dropped)
+        self._events.append(PeerRebooted(old, new, dropped))
+
+    def _bad(self, type_code: int, seq: int, error: ProtocolError) -> None:
+        self._counters["bad_messages"] += 1
+        self._events.append(BadMessage(type_code, seq, error))
+
+    def _handle_frame(self, type_code: int, seq: int, payload: bytes, now: int) -> None:
+        cls = MESSAGE_TYPES.get(type_code)
+        if cls is not None and not cls.SEQUENCED:
+            self._handle_link(cls, type_code, seq, payload, now)
+            return
+        # sequenced: a command (to the board), an event (to the host), or a reserved TYPE
+        if self.role == HOST:
+            if self.state != UP:
+                # the board's session is not confirmed: leave it unacknowledged; the board
+                # retransmits and the frame is taken once the HELLO exchange is done
+                self._counters["ignored"] += 1
+                return
+        else:
+            if self.peer_session is None:
+                self._send_link(NoSession(), 0, now)
+                self._counters["no_session_sent"] += 1
+                return
+            if self.state == DOWN:
+                self._fire("traffic")
+                self._events.append(LinkUp(self._reply_for(self.peer_session)))
+                self._last_rx = now
+                self._resume(now)
+        self._last_rx = now
+        self._emit(encode_frame(Ack.TYPE, seq, b""), now)
+        self._counters["acks_sent"] += 1
+        if seq == self._rx_last:
+            self._counters["duplicates"] += 1
+            return
+        self._rx_last = seq
+        if cls is None:
+            self._bad(type_code, seq, UnknownType(type_code))
+            return
+        wanted = "event" if self.role == HOST else "command"
+        if wanted != cls.KIND:
+            self._bad(
+                type_code,
+                seq,
+                WrongRole(
+                    "the " + ROLE_NAMES[self.role] + " received " + cls.NAME + ", not a " + wanted
+                ),
+            )
+            return
+        try:
+            message = cls.decode(payload)
+        except ProtocolError as exc:
+            self._bad(type_code, seq, exc)
+            return
+        self._counters["delivered"] += 1
+        self._events.append(message)
+
+    def _handle_link(
+        self, cls: "type[Message]", type_code: int, seq: int, payload: bytes, now: int
+    ) -> None:
+        try:
+            if seq != 0 and cls is not Ack:
+                raise DecodeError(cls.__name__, "seq", seq, "must be 0 for " + cls.NAME, 0)
+            message = cls.decode(payload)
+        except ProtocolError as exc:
+            self._bad(type_code, seq, exc)
+            return
+        if cls is Ack:
+            self._on_ack(seq, now)
+        elif self.role == HOST:
+            if isinstance(message, HelloReply):
+                self._host_on_reply(message, now)
+            elif isinstance(message, Heartbeat):
+                self._host_on_heartbeat(message, now)
+            elif isinstance(message, NoSession):
+                self._last_rx = now
+                if self.state == UP:
+                    self._go_down(
+                        "the board has no session (it restarted)", "board_lost_session", now
+                    )
+            else:
+                self._bad(type_code, seq, WrongRole("the host received " + cls.NAME))
+        else:
+            if isinstance(message, Hello):
+                self._board_on_hello(message, now)
+            elif isinstance(message, Heartbeat):
+                self._board_on_heartbeat(message, now)
+            else:
+                self._bad(type_code, seq, WrongRole("the board received " + cls.NAME))
+
+    def _on_ack(self, seq: int, now: int) -> None:
+        self._counters["acks_received"] += 1
+        if self.role == HOST and self.state != UP:
+            return
+        if self.role == BOARD and self.peer_session is None:
+            return
+        self._last_rx = now
+        if self._out_msg is not None and seq == self._out_seq:
+            self._out_msg = None
+            self._out_frame = b""
+            self._tries = 0
+            self._pump(now)
+
+    def _host_on_reply(self, reply: HelloReply, now: int) -> None:
+        if reply.host_session != self.session or self.state == IDLE or self.state == MISMATCH:
+            self._counters["ignored"] += 1  # an answer to another host, or nobody asked
+            return
+        self._last_rx = now
+        if reply.proto_major != PROTO_MAJOR:
+            self._fire("major_mismatch")
+            self._events.append(
+                ProtocolMismatch(
+                    reply.proto_major,
+                    reply.proto_minor,
+                    "board speaks protocol "
+                    + str(reply.proto_major)
+                    + ".x, this controller speaks "
+                    + str(PROTO_MAJOR)
+                    + ".x: update the controller or the board firmware",
+                )
+            )
+            return
+        old = self.peer_session
+        if old is not None and reply.session_id != old:
+            self._drop_all(old, reply.session_id)
+        elif self.state == UP:
+            self.peer = reply  # a second answer to the same HELLO: nothing changes
+            return
+        self.peer = reply
+        self.peer_session = reply.session_id
+        self._fire("hello_reply")
+        self._events.append(LinkUp(reply))
+        self._resume(now)
+
+    def _host_on_heartbeat(self, beat: Heartbeat, now: int) -> None:
+        if self.state != UP:
+            return
+        self._last_rx = now
+        if beat.session_id != self.peer_session:
+            self._go_down("the board's session changed (it restarted)", "board_lost_session", now)
+            return
+        self.peer_state = beat.state
+
+    def _reply_for(self, host_session: int) -> HelloReply:
+        ident = self.identity
+        assert ident is not None
+        return HelloReply(
+            ident.proto_major,
+            ident.proto_minor,
+            host_session,
+            ident.session_id,
+            ident.fw_major,
+            ident.fw_minor,
+            ident.fw_patch,
+            ident.capabilities,
+            ident.tile_sets,
+            ident.tiles,
+            ident.stacks_per_wall,
+            ident.seed,
+            ident.serial,
+        )
+
+    def _board_on_hello(self, hello: Hello, now: int) -> None:
+        reply = self._reply_for(hello.host_session)
+        self._send_link(reply, 0, now)
+        if hello.proto_major != PROTO_MAJOR:
+            if self.state == WAITING:
+                self._fire("major_mismatch")
+            self._events.append(
+                ProtocolMismatch(
+                    hello.proto_major,
+                    hello.proto_minor,
+                    "host speaks protocol "
+                    + str(hello.proto_major)
+                    + ".x, this board speaks "
+                    + str(PROTO_MAJOR)
+                    + ".x: update the controller or the board firmware",
+                )
+            )
+            return
+        self._last_rx = now
+        old = self.peer_session
+        new = hello.host_session
+        if old is not None and new != old:
+            self._drop_all(old, new)
+        elif self.state == UP:
+            self.peer = hello  # a repeated HELLO (our reply was lost): sequence state kept
+            return
+        self.peer = hello
+        self.peer_session = new
+        self._fire("hello")
+        self._events.append(HelloReceived(hello))
+        self._events.append(LinkUp(reply))
+        self._resume(now)
+
+    def _board_on_heartbeat(self, beat: Heartbeat, now: int) -> None:
+        if self.peer_session is None or beat.session_id != self.peer_session:
+            self._send_link(NoSession(), 0, now)
+            self._counters["no_session_sent"] += 1
+            return
+        self._last_rx = now
+        self.peer_state = beat.state
+        if self.state == DOWN:
+            self._fire("traffic")
+            self._events.append(LinkUp(self._reply_for(self.peer_session)))
+            self._resume(now)
+
+
+__all__ = [
+    "BOARD",
+    "CONNECTING",
+    "DOWN",
+    "HOST",
+    "IDLE",
+    "MISMATCH",
+    "TRANSITIONS",
+    "UP",
+    "WAITING",
+    "Connection",
+    "state_diagram",
+]
