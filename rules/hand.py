@@ -1,0 +1,493 @@
+"""Hands: the tiles a player shows, parsed from the seeds' notation and checked.
+
+A hand is the tiles standing in front of the player (``concealed``), the sets laid on the
+table (``melds``: chow, pung, kong exposed, kong concealed), the bonus tiles set aside
+(flowers and seasons, simplified rules only), the winning tile and where it came from, and the
+joker face of the hand (Wenzhou only).
+
+Text forms accepted (both may be mixed in one string):
+
+- spaced, one tile a token: ``1m 2m 3m E E E C C``;
+- compact, digits followed by their suit letter, honour letters run together:
+  ``123m456p EEE CC``; ``O`` (French West) is accepted in both forms.
+
+Melds are written as groups separated by commas, each group in either form: ``123m, EEE,
+5p 5p 5p 5p``. A concealed kong is written in square brackets: ``[7777s]``. In a Wenzhou meld a
+joker is written as the tile it stands for followed by ``*`` (``5p 5p* 5p``); a white dragon in
+a meld stands for the joker face, as it does everywhere in a Wenzhou hand.
+
+Every refusal is a :class:`HandError` whose message names the problem.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from rules.tiles import (
+    WHITE_DRAGON,
+    is_bonus,
+    is_honour,
+    number_of,
+    parse_tile,
+    sort_key,
+    sorted_tiles,
+    suit_of,
+    tile_set,
+)
+
+
+class HandError(ValueError):
+    """A hand that cannot be read or cannot exist; the message names what is wrong."""
+
+
+class Variant(StrEnum):
+    WENZHOU = "wenzhou"
+    SICHUAN = "sichuan"
+    WSOM = "wsom"
+    SIMPLIFIED = "simplified"
+
+
+class MeldKind(StrEnum):
+    CHOW = "chow"
+    PUNG = "pung"
+    KONG = "kong"
+
+
+class WinSource(StrEnum):
+    """Where the winning tile came from."""
+
+    DISCARD = "discard"  # another player's discard
+    WALL = "wall"  # drawn from the live wall (self-drawn)
+    KONG = "kong"  # the replacement tile drawn after the winner's own kong (self-drawn)
+    ROBBED = "robbed"  # the tile of an opponent's kong (robbing the kong)
+
+    @property
+    def self_drawn(self) -> bool:
+        return self in (WinSource.WALL, WinSource.KONG)
+
+
+@dataclass(frozen=True)
+class VariantSpec:
+    """What a variant asks of a hand."""
+
+    variant: Variant
+    hand_size: int  # tiles of a complete hand, a kong counting as three
+    tile_set: int  # 108, 136 or 144
+    jokers: bool
+    bonus_tiles: bool
+
+    @property
+    def waiting_size(self) -> int:
+        return self.hand_size - 1
+
+    @property
+    def sets(self) -> int:
+        """Sets of the regular shape: the hand minus the pair, in threes."""
+        return (self.hand_size - 2) // 3
+
+
+SPECS: dict[Variant, VariantSpec] = {
+    Variant.WENZHOU: VariantSpec(Variant.WENZHOU, 17, 136, True, False),
+    Variant.SICHUAN: VariantSpec(Variant.SICHUAN, 14, 108, False, False),
+    Variant.WSOM: VariantSpec(Variant.WSOM, 14, 136, False, False),
+    Variant.SIMPLIFIED: VariantSpec(Variant.SIMPLIFIED, 14, 144, False, True),
+}
+
+
+def parse_variant(text: str) -> Variant:
+    try:
+        return Variant(text.strip().lower())
+    except ValueError:
+        names = ", ".join(v.value for v in Variant)
+        raise HandError(f"unknown variant {text!r}: expected one of {names}") from None
+
+
+# --------------------------------------------------------------------------- text parsing
+
+_COMPACT = re.compile(r"(\d+)([mpsf])|([ESWNOCFB])")
+
+
+def _parse_token(token: str) -> list[str]:
+    try:
+        return [parse_tile(token)]
+    except ValueError:
+        pass
+    tiles: list[str] = []
+    pos = 0
+    while pos < len(token):
+        match = _COMPACT.match(token, pos)
+        if match is None:
+            raise HandError(
+                f"cannot read {token!r} at {token[pos:]!r}: expected tiles like 1m 2p 3s E C, "
+                "or runs like 123m EEE"
+            )
+        digits, suit, honour = match.groups()
+        if honour is not None:
+            tiles.append(parse_tile(honour))
+        else:
+            for digit in digits:
+                try:
+                    tiles.append(parse_tile(digit + suit))
+                except ValueError:
+                    raise HandError(f"cannot read {token!r}: {digit}{suit} is not a tile") from None
+        pos = match.end()
+    return tiles
+
+
+def parse_tiles(text: str) -> list[str]:
+    """Tiles of a string in spaced or compact notation, in the order written."""
+    tiles: list[str] = []
+    for token in text.split():
+        tiles.extend(_parse_token(token))
+    return tiles
+
+
+def format_tiles(tiles: Iterable[str]) -> str:
+    return " ".join(tiles)
+
+
+# --------------------------------------------------------------------------- melds
+
+
+@dataclass(frozen=True)
+class Meld:
+    """A set laid on the table.
+
+    ``faces`` are the tiles the set stands for (sorted); ``tiles`` the physical tiles, in the
+    same order, a joker being the joker face and a white dragon standing in for it being ``B``.
+    """
+
+    kind: MeldKind
+    faces: tuple[str, ...]
+    tiles: tuple[str, ...]
+    concealed: bool = False  # a kong declared from the player's own tiles
+
+    def text(self) -> str:
+        parts = [
+            face if face == tile else (f"{face}*" if tile != WHITE_DRAGON else f"B({face})")
+            for face, tile in zip(self.faces, self.tiles, strict=True)
+        ]
+        body = " ".join(parts)
+        return f"[{body}]" if self.concealed else body
+
+
+def _meld_kind(faces: Sequence[str], where: str) -> MeldKind:
+    if len(faces) == 4:
+        if len(set(faces)) == 1:
+            return MeldKind.KONG
+        raise HandError(f"meld {where}: four tiles must be identical to make a kong")
+    if len(faces) != 3:
+        raise HandError(f"meld {where}: a set has 3 tiles (4 for a kong), not {len(faces)}")
+    if len(set(faces)) == 1:
+        return MeldKind.PUNG
+    suits = {suit_of(f) for f in faces}
+    numbers = sorted(number_of(f) or 0 for f in faces)
+    if len(suits) == 1 and None not in suits and numbers[1] == numbers[0] + 1 == numbers[2] - 1:
+        return MeldKind.CHOW
+    raise HandError(f"meld {where}: neither a chow (three consecutive of one suit) nor a pung")
+
+
+def make_meld(
+    faces: Sequence[str], tiles: Sequence[str] | None = None, *, concealed: bool = False
+) -> Meld:
+    """A meld from the faces it stands for (and its physical tiles, if jokers are in it)."""
+    physical = list(faces) if tiles is None else list(tiles)
+    if len(physical) != len(faces):
+        raise HandError("meld: faces and tiles differ in length")
+    where = " ".join(faces)
+    kind = _meld_kind(faces, where)
+    if concealed and kind is not MeldKind.KONG:
+        raise HandError(f"meld {where}: only a kong can be declared concealed")
+    order = sorted(range(len(faces)), key=lambda i: sort_key(faces[i]))
+    return Meld(
+        kind,
+        tuple(faces[i] for i in order),
+        tuple(physical[i] for i in order),
+        concealed,
+    )
+
+
+def parse_melds(text: str, joker: str | None = None) -> list[Meld]:
+    """Melds separated by commas; ``[...]`` marks a concealed kong; ``X*`` a joker as X.
+
+    With a joker face, a white dragon (not itself the joker) stands for that face, and a
+    plain tile of the joker face stands for itself.
+    """
+    melds: list[Meld] = []
+    for raw_group in text.split(","):
+        group = raw_group.strip()
+        if not group:
+            continue
+        concealed = group.startswith("[") and group.endswith("]")
+        if concealed:
+            group = group[1:-1].strip()
+        elif "[" in group or "]" in group:
+            raise HandError(f"meld {raw_group.strip()!r}: brackets must enclose the whole kong")
+        faces: list[str] = []
+        tiles: list[str] = []
+        for token in group.split():
+            star = token.endswith("*")
+            body = token[:-1] if star else token
+            parsed = _parse_token(body) if body else []
+            if not parsed:
+                raise HandError(f"meld {group!r}: empty token {token!r}")
+            for tile in parsed:
+                if star:
+                    if joker is None:
+                        raise HandError(
+                            f"meld {group!r}: {token} marks a joker but no joker is set"
+                        )
+                    faces.append(tile)
+                    tiles.append(joker)
+                elif joker is not None and joker != WHITE_DRAGON and tile == WHITE_DRAGON:
+                    faces.append(joker)
+                    tiles.append(WHITE_DRAGON)
+                else:
+                    faces.append(tile)
+                    tiles.append(tile)
+        melds.append(make_meld(faces, tiles, concealed=concealed))
+    return melds
+
+
+# --------------------------------------------------------------------------- penalties
+
+
+@dataclass(frozen=True)
+class Irregularity:
+    """A hand holding the wrong number of tiles, and what the variant does about it."""
+
+    variant: Variant
+    held: int
+    expected: int
+    consequence: str
+
+    @property
+    def message(self) -> str:
+        how = "too many" if self.held > self.expected else "too few"
+        return (
+            f"irregular hand: {self.held} tiles where {self.variant.value} needs "
+            f"{self.expected} ({how}); penalty: {self.consequence}"
+        )
+
+
+CONSEQUENCES: dict[Variant, str] = {
+    Variant.WENZHOU: (
+        "the player is out of the hand (it goes on with three), can no longer win, "
+        "and pays the winner"
+    ),
+    Variant.SICHUAN: (
+        "the player puts the hand back to the right count at once and may not claim a "
+        "discard until his next own draw from the wall"
+    ),
+    Variant.WSOM: "dead hand: the player plays on but cannot win, and pays as usual",
+    Variant.SIMPLIFIED: "dead hand: the player plays on but cannot win, and pays as usual",
+}
+
+
+def hand_size(concealed: int, melds: Sequence[Meld]) -> int:
+    """Tiles counted in a hand: each set on the table counts three, a kong too."""
+    return concealed + 3 * len(melds)
+
+
+def irregularity(variant: Variant, held: int, *, expected: Iterable[int]) -> Irregularity | None:
+    """None when ``held`` is one of the ``expected`` counts, else the flagged irregularity."""
+    allowed = sorted(set(expected))
+    if held in allowed:
+        return None
+    nearest = min(allowed, key=lambda n: (abs(n - held), n))
+    return Irregularity(variant, held, nearest, CONSEQUENCES[variant])
+
+
+# --------------------------------------------------------------------------- the hand
+
+
+@dataclass(frozen=True)
+class Hand:
+    """A checked hand. ``concealed`` includes the winning tile when there is one."""
+
+    variant: Variant
+    concealed: tuple[str, ...]
+    melds: tuple[Meld, ...] = ()
+    win_tile: str | None = None
+    win_from: WinSource | None = None
+    joker: str | None = None
+    bonus: tuple[str, ...] = field(default=())
+
+    @property
+    def spec(self) -> VariantSpec:
+        return SPECS[self.variant]
+
+    @property
+    def size(self) -> int:
+        return hand_size(len(self.concealed), self.melds)
+
+    @property
+    def complete(self) -> bool:
+        """Holds the tiles of a finished hand (a win is still to be checked)."""
+        return self.size == self.spec.hand_size
+
+    def physical_tiles(self) -> list[str]:
+        tiles = list(self.concealed)
+        for meld in self.melds:
+            tiles.extend(meld.tiles)
+        return tiles
+
+    def is_joker(self, tile: str) -> bool:
+        return self.joker is not None and tile == self.joker
+
+    def jokers_in_hand(self) -> int:
+        """Joker tiles held, standing in the hand or laid in a meld."""
+        if self.joker is None:
+            return 0
+        return sum(1 for t in self.physical_tiles() if t == self.joker)
+
+    def with_tile(self, tile: str) -> Hand:
+        """The same hand with one more tile standing in it (no win information)."""
+        return Hand(
+            self.variant,
+            tuple(sorted_tiles([*self.concealed, tile])),
+            self.melds,
+            None,
+            None,
+            self.joker,
+            self.bonus,
+        )
+
+    def text(self) -> str:
+        parts = [format_tiles(self.concealed)]
+        parts.extend(f"| {m.text()}" for m in self.melds)
+        return " ".join(parts)
+
+
+def _check_faces(variant: Variant, tiles: Iterable[str], what: str) -> None:
+    spec = SPECS[variant]
+    for tile in tiles:
+        if is_bonus(tile) and not spec.bonus_tiles:
+            raise HandError(f"{what}: {tile} is a flower or season, not used in {variant.value}")
+        if is_honour(tile) and spec.tile_set == 108:
+            raise HandError(f"{what}: {tile} is an honour, not in the 108-tile set of {variant}")
+
+
+def build_hand(
+    variant: Variant,
+    tiles: Sequence[str],
+    melds: Sequence[Meld] = (),
+    *,
+    win_tile: str | None = None,
+    win_from: WinSource | None = None,
+    joker: str | None = None,
+) -> Hand:
+    """Check and build a hand.
+
+    ``tiles`` are the tiles standing in the hand; with a winning tile they may include it
+    (the hand then already has the full count) or not (it is added). Bonus tiles among them
+    are set aside as exposed (simplified rules). Refused, with a :class:`HandError` naming
+    the problem: tiles foreign to the variant's set, more copies of a tile than the set holds,
+    a joker outside Wenzhou, a wrong tile count (with the variant's penalty).
+    """
+    spec = SPECS[variant]
+    standing = [t for t in tiles if not is_bonus(t)]
+    bonus = tuple(sorted_tiles(t for t in tiles if is_bonus(t)))
+    _check_faces(variant, tiles, "hand")
+    for meld in melds:
+        _check_faces(variant, meld.tiles, f"meld {meld.text()}")
+    if joker is not None:
+        if not spec.jokers:
+            raise HandError(f"{variant.value} plays without jokers; drop --joker")
+        if is_bonus(joker):
+            raise HandError(f"joker face {joker} is a flower or season, not in the 136-tile set")
+    for meld in melds:
+        for face, tile in zip(meld.faces, meld.tiles, strict=True):
+            if face == tile:
+                continue
+            if tile not in (joker, WHITE_DRAGON):
+                raise HandError(f"meld {meld.text()}: {tile} cannot stand for {face}")
+            if tile == WHITE_DRAGON and face != joker:
+                raise HandError(
+                    f"meld {meld.text()}: a white dragon stands only for the joker face {joker}"
+                )
+    if win_from is not None and win_tile is None:
+        raise HandError("a winning source needs the winning tile (--win)")
+    if win_tile is not None:
+        _check_faces(variant, [win_tile], "winning tile")
+        if is_bonus(win_tile):
+            raise HandError(f"winning tile {win_tile} is a flower or season")
+        size = hand_size(len(standing), melds)
+        if size == spec.hand_size - 1:
+            standing.append(win_tile)
+        elif size == spec.hand_size and win_tile not in standing:
+            raise HandError(
+                f"winning tile {win_tile} is not among the {len(standing)} tiles in the hand"
+            )
+        if win_from is None:
+            win_from = WinSource.DISCARD
+    size = hand_size(len(standing), melds)
+    allowed = (spec.hand_size,) if win_tile is not None else (spec.hand_size, spec.waiting_size)
+    flagged = irregularity(variant, size, expected=allowed)
+    if flagged is not None:
+        raise HandError(flagged.message)
+    physical = Counter(standing)
+    for meld in melds:
+        physical.update(meld.tiles)
+    physical.update(bonus)
+    available = tile_set(spec.tile_set)
+    for tile, count in sorted(physical.items(), key=lambda item: sort_key(item[0])):
+        if count > available[tile]:
+            raise HandError(
+                f"{count} copies of {tile}: the {spec.tile_set}-tile set holds {available[tile]}"
+            )
+    return Hand(
+        variant,
+        tuple(sorted_tiles(standing)),
+        tuple(melds),
+        win_tile,
+        win_from,
+        joker,
+        bonus,
+    )
+
+
+def parse_hand(
+    variant: Variant | str,
+    tiles: str,
+    melds: str = "",
+    *,
+    win_tile: str | None = None,
+    win_from: WinSource | str | None = None,
+    joker: str | None = None,
+) -> Hand:
+    """Parse and check a hand from text (see the module docstring for the notation)."""
+    v = variant if isinstance(variant, Variant) else parse_variant(variant)
+    face = None
+    if joker is not None:
+        try:
+            face = parse_tile(joker)
+        except ValueError as exc:
+            raise HandError(f"joker face: {exc}") from None
+    win = None
+    if win_tile is not None:
+        parsed = parse_tiles(win_tile)
+        if len(parsed) != 1:
+            raise HandError(f"winning tile {win_tile!r}: expected exactly one tile")
+        win = parsed[0]
+    source: WinSource | None
+    if win_from is None or isinstance(win_from, WinSource):
+        source = win_from
+    else:
+        try:
+            source = WinSource(win_from)
+        except ValueError:
+            names = ", ".join(s.value for s in WinSource)
+            raise HandError(f"unknown winning source {win_from!r}: expected {names}") from None
+    return build_hand(
+        v,
+        parse_tiles(tiles),
+        parse_melds(melds, face),
+        win_tile=win,
+        win_from=source,
+        joker=face,
+    )
