@@ -1,0 +1,323 @@
+"""Rule-set profiles: everything the table procedures need to know about a variant, as data.
+
+A profile names its tile set, wall layout, counting unit, dice procedure, joker procedure,
+breach kind, colline, deal pattern, hand sizes and replacement source. The four built-in
+profiles (``wenzhou``, ``sichuan``, ``wsom``, ``simplified``) are TOML files shipped in
+``rules/profiles/``; a casino can write its own and load it by path. A profile that cannot
+work is refused with a :class:`ProfileError` naming the field.
+
+A TOML profile may start from another with ``base = "wenzhou"`` (a built-in name or a path
+relative to the file): its tables are merged key by key, the file's own values winning.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from rules.dealt import SEATS, Seat, TableError, first_error
+
+Height = Annotated[int, Field(ge=1, le=2)]
+Variant = Literal["wenzhou", "sichuan", "wsom", "simplified"]
+BUILTIN_PROFILES: tuple[str, ...] = ("wenzhou", "sichuan", "wsom", "simplified")
+#: Where the built-in profiles are shipped (package data of ``rules``).
+PROFILE_DIR = Path(__file__).resolve().parent / "profiles"
+
+
+class ProfileError(TableError):
+    """A profile that cannot be read or cannot work; the text names the field."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Layout(_Frozen):
+    """Stack heights per wall (2 = full stack, 1 = half stack), from the owner's right end.
+
+    TOML: ``E = [...]`` ``S = [...]`` ``W = [...]`` ``N = [...]``, or ``all = [...]`` for
+    four equal walls.
+    """
+
+    E: tuple[Height, ...] = Field(min_length=1)
+    S: tuple[Height, ...] = Field(min_length=1)
+    W: tuple[Height, ...] = Field(min_length=1)
+    N: tuple[Height, ...] = Field(min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _expand_all(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "all" in data:
+            rest = {k: v for k, v in data.items() if k != "all"}
+            if rest:
+                raise ValueError(f"give either 'all' or the four walls, not both ({sorted(rest)})")
+            return {seat: data["all"] for seat in SEATS}
+        return data
+
+    def heights(self, seat: Seat) -> tuple[int, ...]:
+        result: tuple[int, ...] = getattr(self, seat)
+        return result
+
+    def stacks(self) -> int:
+        return sum(len(self.heights(s)) for s in SEATS)
+
+    def tiles(self) -> int:
+        return sum(sum(self.heights(s)) for s in SEATS)
+
+
+class Dice(_Frozen):
+    """Who throws and what the throws designate.
+
+    ``leader_then_owner`` (Wenzhou, Sichuan, WSOM): the leader throws ``dice`` dice; the total
+    designates a wall counting from the leader; the owner of that wall throws ``dice`` dice;
+    the count T is the sum of both totals.
+
+    ``single_die_round`` (Simplified): every seat throws one die, in the order E, S, W, N;
+    a tie for the highest is thrown again (``ties = "tied"``: only the tied seats;
+    ``"all"``: all four); the highest is player A (the leader), his wall is designated; A
+    throws ``dice`` dice and T is his deciding single die plus those dice.
+    """
+
+    procedure: Literal["leader_then_owner", "single_die_round"]
+    dice: int = Field(default=2, ge=1, le=4)
+    faces: int = Field(default=6, ge=2, le=20)
+    ties: Literal["tied", "all"] = "tied"
+
+    def count_range(self) -> tuple[int, int]:
+        """The smallest and largest possible breach count T."""
+        if self.procedure == "leader_then_owner":
+            return 2 * self.dice, 2 * self.dice * self.faces
+        # A winning single die is at least 2: a 1 cannot be the unique highest.
+        return 2 + self.dice, self.faces + self.dice * self.faces
+
+
+class JokerRule(_Frozen):
+    """``indicator``: the first tile of the d1-th unit counted on the designated wall is turned
+    face up and gives the joker face (Wenzhou). ``none``: no joker."""
+
+    kind: Literal["none", "indicator"] = "none"
+
+
+class Breach(_Frozen):
+    """``after_count``: the wall is opened on the left of the T-th unit counted.
+    ``lift``: stack T is lifted and its tiles laid on the stacks ``lift_to`` places to the
+    right of the breach, the first tile on the first of them (Simplified: ``[1, 6]``)."""
+
+    kind: Literal["after_count", "lift"] = "after_count"
+    lift_to: tuple[Annotated[int, Field(ge=1)], ...] = ()
+
+
+class Colline(_Frozen):
+    """The dead wall on the right of the breach: ``size`` tiles. ``replenish = "live_end"``
+    keeps it at ``size`` by moving the live wall's last tile to its right end after each
+    replacement drawn from it (Wenzhou)."""
+
+    size: int = Field(default=0, ge=0)
+    replenish: Literal["none", "live_end"] = "none"
+
+
+class DealStep(_Frozen):
+    """``rounds`` times, each seat of ``seats`` (offsets from the leader, counter-clockwise)
+    takes ``tiles`` tiles."""
+
+    tiles: int = Field(ge=1)
+    rounds: int = Field(default=1, ge=1)
+    seats: tuple[Annotated[int, Field(ge=0, le=3)], ...] = Field(default=(0, 1, 2, 3), min_length=1)
+
+
+class HandSizes(_Frozen):
+    leader: int = Field(ge=1)
+    others: int = Field(ge=1)
+
+
+class DealPattern(_Frozen):
+    steps: tuple[DealStep, ...] = Field(min_length=1)
+    hand_sizes: HandSizes
+
+    def takes(self) -> list[tuple[int, int]]:
+        """The exact sequence of takes: (seat offset from the leader, number of tiles)."""
+        out: list[tuple[int, int]] = []
+        for step in self.steps:
+            for _ in range(step.rounds):
+                out.extend((offset, step.tiles) for offset in step.seats)
+        return out
+
+    def sizes_from_steps(self) -> list[int]:
+        sizes = [0, 0, 0, 0]
+        for offset, n in self.takes():
+            sizes[offset] += n
+        return sizes
+
+    def total(self) -> int:
+        return sum(n for _, n in self.takes())
+
+
+class Replacement(_Frozen):
+    """Where kong (and flower) replacements come from: ``colline`` (its first tile from the
+    left, top first) or ``live_end`` (the live wall's far end: the top of its last stack
+    first)."""
+
+    source: Literal["colline", "live_end"]
+
+
+class Profile(_Frozen):
+    """One rule set's table procedures, validated as a whole."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=64)
+    variant: Variant
+    version: str = Field(min_length=1, max_length=32)
+    description: str = ""
+    tile_set: Literal["108", "136", "144"]
+    counting: Literal["pair", "tile"] = "pair"
+    layout: Layout
+    dice: Dice
+    joker: JokerRule = JokerRule()
+    breach: Breach = Breach()
+    colline: Colline = Colline()
+    deal: DealPattern
+    replacement: Replacement
+
+    @model_validator(mode="after")
+    def _can_work(self) -> Profile:
+        tiles = self.layout.tiles()
+        if tiles != int(self.tile_set):
+            raise ValueError(
+                f"layout: the walls hold {tiles} tiles but tile_set {self.tile_set} "
+                f"has {self.tile_set}"
+            )
+        sizes = self.deal.sizes_from_steps()
+        want = [self.deal.hand_sizes.leader] + [self.deal.hand_sizes.others] * 3
+        if sizes != want:
+            raise ValueError(
+                f"deal.hand_sizes: the steps give {sizes} tiles (leader first), "
+                f"the profile says {want}"
+            )
+        dealt = self.deal.total()
+        if dealt > tiles:
+            raise ValueError(f"deal: deals {dealt} tiles, more than the {tiles} of the walls")
+        if self.colline.size > tiles - dealt:
+            raise ValueError(
+                f"colline.size: {self.colline.size} tiles, more than the {tiles - dealt} "
+                f"left after the deal of {dealt}"
+            )
+        low, high = self.dice.count_range()
+        units = self.layout.stacks() if self.counting == "pair" else tiles
+        unit = "stacks" if self.counting == "pair" else "tiles"
+        if high > units:
+            raise ValueError(
+                f"dice: the largest count {high} goes past the {units} {unit} of the whole ring"
+            )
+        if self.joker.kind == "indicator" and self.dice.procedure != "leader_then_owner":
+            raise ValueError("joker.kind: an indicator needs the dice procedure leader_then_owner")
+        if self.breach.kind == "lift":
+            self._check_lift(units, low)
+        elif self.breach.lift_to:
+            raise ValueError("breach.lift_to: only a lift breach lays tiles on other stacks")
+        if self.replacement.source == "colline" and self.colline.size == 0:
+            raise ValueError("replacement.source: 'colline' needs a colline (colline.size > 0)")
+        if self.colline.replenish == "live_end" and self.replacement.source != "colline":
+            raise ValueError(
+                "colline.replenish: only a colline that replacements are drawn from is "
+                "replenished (replacement.source must be 'colline')"
+            )
+        return self
+
+    def _check_lift(self, units: int, low: int) -> None:
+        if self.counting != "pair":
+            raise ValueError("breach.kind: a lift breach counts stacks (counting must be 'pair')")
+        lift = self.breach.lift_to
+        if len(lift) != 2 or len(set(lift)) != 2:
+            raise ValueError(
+                "breach.lift_to: two distinct stack offsets, one for each tile of stack T"
+            )
+        if any(h != 2 for s in SEATS for h in self.layout.heights(s)):
+            raise ValueError("layout: a lift breach needs full stacks (no half stacks)")
+        need = 2 * (max(lift) + 1)
+        if self.colline.size != need:
+            raise ValueError(
+                f"colline.size: a lift breach onto stacks up to {max(lift)} to the right "
+                f"makes a colline of {need} tiles, not {self.colline.size}"
+            )
+        if max(lift) + 1 > units:
+            raise ValueError("breach.lift_to: reaches past the whole ring")
+
+    def hand_size(self, is_leader: bool) -> int:
+        return self.deal.hand_sizes.leader if is_leader else self.deal.hand_sizes.others
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _read_toml(text: str, where: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ProfileError(f"profile {where}: invalid TOML: {exc}") from None
+
+
+def _builtin_data(name: str) -> dict[str, Any]:
+    text = (PROFILE_DIR / f"{name}.toml").read_text("utf-8")
+    return _read_toml(text, name)
+
+
+def _resolve(data: dict[str, Any], where: str, here: Path | None, depth: int) -> dict[str, Any]:
+    base = data.pop("base", None)
+    if base is None:
+        return data
+    if depth > 8:
+        raise ProfileError(f"profile {where}: base: too many levels of 'base'")
+    if not isinstance(base, str):
+        raise ProfileError(f"profile {where}: base: expected a profile name or path")
+    if base in BUILTIN_PROFILES:
+        parent = _resolve(_builtin_data(base), base, None, depth + 1)
+    else:
+        path = Path(base) if here is None else here.parent / base
+        parent = _resolve(_read_file(path), str(path), path, depth + 1)
+    return _merge(parent, data)
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text("utf-8")
+    except OSError as exc:
+        raise ProfileError(f"profile {path}: cannot read: {exc.strerror or exc}") from None
+    return _read_toml(text, str(path))
+
+
+def profile_from_data(data: dict[str, Any], where: str = "data") -> Profile:
+    """Validate a profile given as plain data (a parsed TOML document)."""
+    try:
+        return Profile.model_validate(data)
+    except ValidationError as exc:
+        raise ProfileError(f"profile {where}: {first_error(exc)}") from None
+
+
+@cache
+def _load_builtin(name: str) -> Profile:
+    return profile_from_data(_resolve(_builtin_data(name), name, None, 0), name)
+
+
+def load_profile(name_or_path: str | Path) -> Profile:
+    """A built-in profile by name (``wenzhou``, ``sichuan``, ``wsom``, ``simplified``) or a
+    TOML file by path. Raises ProfileError naming the file and the field at fault."""
+    if isinstance(name_or_path, str) and name_or_path in BUILTIN_PROFILES:
+        return _load_builtin(name_or_path)
+    path = Path(name_or_path)
+    if isinstance(name_or_path, str) and not (path.suffix == ".toml" or path.exists()):
+        raise ProfileError(
+            f"unknown profile {name_or_path!r}: expected one of "
+            f"{', '.join(BUILTIN_PROFILES)} or a path to a .toml file"
+        )
+    data = _resolve(_read_file(path), str(path), path, 0)
+    return profile_from_data(data, str(path))
