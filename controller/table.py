@@ -1,0 +1,796 @@
+"""The table controller: one deal cycle after another, over the board link.
+
+A cycle, for the set waiting underneath the table (the two physical sets alternate):
+
+    SHUFFLE(set) -> BUILD_WALLS(set, layout) -> READ_MANIFEST(set)      [ready]
+    COLLECT (the set in play drops in, when there is one) -> LIFT_WALLS(set)
+    dice, as the rule set asks (next_throw)                               [dealt]
+
+The manifest is read before the walls rise, so that once the last die is known
+the dealt state is pure computation: ``rules.deal`` on the manifest and throws.
+
+Every phase has a deadline. A fault from the board, a refusal, a deadline
+passed, the link lost or the board rebooted all end the same way: STOP is sent,
+the machine enters ``fault`` with plain words on what happened and what to
+check, and nothing is published for that cycle. CLEAR_FAULT (when the cause is
+gone) brings the table back to ``idle``; the set that was being prepared is
+shuffled again, never trusted.
+
+Threads: board events arrive on the link's I/O thread; requests come from the
+API, the panel or the CLI on theirs; deadlines fire on timer threads. All of
+them go through ``self._lock``; subscribers are called outside it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+import protocol.codes as codes
+import protocol.messages as m
+from controller.events import (
+    Seat,
+    Action,
+    ButtonEvent,
+    CommandResult,
+    DealtEvent,
+    Event,
+    FaultClearedEvent,
+    FaultEvent,
+    LinkEvent,
+    PhaseEvent,
+    ProgressEvent,
+    Source,
+    TableStatus,
+    ThrowEvent,
+)
+from controller.lifecycle import MOTION_STATES, LifecycleModel, build_machine
+from drivers.board import PortDown, PortUp
+from protocol import events as link_events
+from rules.profiles import Profile
+from rules.table import Throw, deal, dice_leader, manifest_from_ring, next_throw
+
+log = logging.getLogger("mjtable.controller")
+
+TileSet = Literal["A", "B"]
+SEATS: tuple[Seat, ...] = ("E", "S", "W", "N")
+SET_CODE: dict[str, int] = {"A": 0, "B": 1}
+#: Buttons wired into the board (Button.button) and the action each one asks for.
+BOARD_BUTTONS: dict[int, Action] = {1: "shuffle", 2: "deal", 3: "stop", 4: "clear_fault"}
+
+#: Recorder: called with (kind, data) and returns once the record is durable.
+Recorder = Callable[[str, dict[str, Any]], None]
+
+
+class Sender(Protocol):
+    """What the controller needs from the board link (drivers.board.BoardLink)."""
+
+    def send(self, message: m.Message) -> None: ...
+
+
+@dataclass
+class Deadlines:
+    """Seconds each phase may take before the controller declares a fault.
+
+    Real boards treat more than 80 s of shuffle and build as a fault; the
+    defaults leave the board room to report its own fault first.
+    """
+
+    shuffle: float = 90.0
+    build: float = 90.0
+    manifest: float = 10.0
+    collect: float = 30.0
+    lift: float = 15.0
+    dice: float = 15.0
+    clear: float = 10.0
+
+    def for_state(self, state: str) -> float | None:
+        return {
+            "shuffling": self.shuffle,
+            "building": self.build,
+            "reading": self.manifest,
+            "collecting": self.collect,
+            "lifting": self.lift,
+            "dice": self.dice,
+            "recovering": self.clear,
+        }.get(state)
+
+
+@dataclass
+class _Cycle:
+    """What the controller knows of the cycle in progress."""
+
+    cycle_id: str
+    tile_set: TileSet
+    leader: Seat
+    started_ns: int = field(default_factory=time.perf_counter_ns)
+    manifest_codes: bytearray = field(default_factory=bytearray)
+    manifest_total: int = 0
+    manifest: Any = None
+    throws: list[Throw] = field(default_factory=list)
+    dice_tag: int = 0
+    last_die_ns: int = 0
+
+
+def utc_now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class TableController:
+    """Implements controller.events.TableAPI over a board link."""
+
+    def __init__(
+        self,
+        profile: Profile,
+        *,
+        table: str = "1",
+        dice_source: Literal["board", "controller"] = "board",
+        deadlines: Deadlines | None = None,
+        recorder: Recorder | None = None,
+        history: int = 64,
+        first_leader: Seat = "E",
+        rotate_leader: bool = True,
+        cycle_prefix: str | None = None,
+    ) -> None:
+        self.profile = profile
+        self.table = table
+        self.dice_source = dice_source
+        self.deadlines = deadlines or Deadlines()
+        self._record_fn = recorder
+        self._lock = threading.RLock()
+        self._deliver_lock = threading.RLock()
+        self._model = LifecycleModel()
+        self._machine = build_machine(self._model)
+        self._link: Sender | None = None
+        self._subscribers: list[Callable[[Event], None]] = []
+        self._pending: list[Event] = []
+        self._cycle: _Cycle | None = None
+        self._ready: _Cycle | None = None
+        self._on_top: TileSet | None = None
+        self._fault: FaultEvent | None = None
+        self._board: Any = None
+        self._link_up = False
+        self._deadline: threading.Timer | None = None
+        self._deadline_gen = 0
+        self._history: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._history_size = history
+        self._last_dealt: dict[str, Any] | None = None
+        self._cycles_dealt = 0
+        self._leader = first_leader
+        self._rotate_leader = rotate_leader
+        self._prefix = cycle_prefix or _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S")
+        self._counter = 0
+        self.publish_latencies_ns: list[int] = []
+
+    # ------------------------------------------------------------ wiring
+
+    def attach(self, link: Sender) -> None:
+        """Give the controller the link it sends on (a BoardLink)."""
+        self._link = link
+
+    @property
+    def state(self) -> str:
+        return self._model.state
+
+    def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
+        with self._lock:
+            self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if callback in self._subscribers:
+                    self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    # ------------------------------------------------------------ TableAPI
+
+    def status(self) -> TableStatus:
+        with self._lock:
+            cycle = self._cycle or self._ready
+            return TableStatus(
+                state=self.state,
+                cycle=cycle.cycle_id if cycle else None,
+                variant=self.profile.name,
+                table=self.table,
+                tile_set_on_top=self._on_top,
+                tile_set_waiting=self._waiting_set(),
+                link_up=self._link_up,
+                board=self._board_info(),
+                fault=self._fault,
+                last_cycle=(self._last_dealt or {}).get("cycle_id"),
+                cycles_dealt=self._cycles_dealt,
+                allowed=self._allowed(),
+            )
+
+    def last_dealt(self) -> dict[str, Any] | None:
+        with self._lock:
+            return self._last_dealt
+
+    def get_cycle(self, cycle_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            return self._history.get(cycle_id)
+
+    def request(self, action: Action, source: Source) -> CommandResult:
+        """SHUFFLE, DEAL, STOP or CLEAR FAULT, from a button, the board or the API."""
+        with self._lock:
+            refusal = self._refusal(action)
+            accepted = refusal is None
+            message = refusal or self._start(action)
+            self._queue(
+                ButtonEvent(
+                    at=utc_now(),
+                    cycle=self._current_id(),
+                    action=action,
+                    source=source,
+                    accepted=accepted,
+                    reason=message,
+                )
+            )
+            self._record("button", {"action": action, "source": source, "accepted": accepted})
+            result = CommandResult(
+                action=action,
+                accepted=accepted,
+                message=message,
+                state=self.state,
+                cycle=self._current_id(),
+            )
+        self._flush()
+        return result
+
+    # --------------------------------------------------------- board events
+
+    def on_board_event(self, event: object) -> None:
+        """Called by the board link's I/O thread for every event, in order."""
+        if isinstance(event, m.Button):
+            # A button wired into the board is a request like any other; it takes the
+            # lock and flushes by itself.
+            action = BOARD_BUTTONS.get(event.button)
+            if event.pressed and action is not None:
+                self.request(action, "board")
+            return
+        with self._lock:
+            try:
+                self._dispatch(event)
+            except Exception as exc:  # a bug here must fault the cycle, not the link
+                log.exception("controller failed on %r", event)
+                self._fault_now(
+                    "CONTROLLER",
+                    "controller",
+                    f"the controller failed while handling {type(event).__name__}: {exc}",
+                    "report this with the audit log; press CLEAR FAULT to start over",
+                )
+        self._flush()
+
+    def _dispatch(self, event: object) -> None:
+        if isinstance(event, link_events.LinkUp):
+            self._on_link_up(event)
+        elif isinstance(event, link_events.LinkDown):
+            self._on_link_down(event.reason)
+        elif isinstance(event, link_events.PeerRebooted):
+            self._on_reboot(event)
+        elif isinstance(event, link_events.ProtocolMismatch):
+            self._fault_now(
+                "PROTOCOL_MISMATCH", "link", event.message, "update the controller or the firmware"
+            )
+        elif isinstance(event, PortDown):
+            self._on_link_down(event.reason)
+        elif isinstance(event, PortUp):
+            log.info("port %s open, saying HELLO", event.url)
+        elif isinstance(event, m.Progress):
+            self._on_progress(event)
+        elif isinstance(event, m.Done):
+            self._on_done(event)
+        elif isinstance(event, m.Refused):
+            self._on_refused(event)
+        elif isinstance(event, m.Fault):
+            self._on_fault(event)
+        elif isinstance(event, m.Dice):
+            self._on_dice(event)
+        elif isinstance(event, m.ManifestChunk):
+            self._on_chunk(event)
+        else:
+            log.debug("ignored board event %r", event)
+
+    # ------------------------------------------------------------ link
+
+    def _on_link_up(self, event: Any) -> None:
+        hello = event.hello_reply
+        self._board = hello
+        self._link_up = True
+        info = self._board_info()
+        self._record("hello", info or {})
+        self._queue(LinkEvent(at=utc_now(), up=True, reason="board answered HELLO", board=info))
+        if self.state == "offline":
+            self._fire("link_up")
+
+    def _on_link_down(self, reason: str) -> None:
+        was_up = self._link_up
+        self._link_up = False
+        if was_up:
+            self._record("link_down", {"reason": reason})
+            self._queue(LinkEvent(at=utc_now(), up=False, reason=reason))
+        if self.state in ("offline", "fault"):
+            return
+        self._fault_now(
+            "LINK_DOWN",
+            "link",
+            f"the serial link to the board is down: {reason}",
+            "check the cable between the controller and the board and that the board has "
+            "power; the link comes back by itself, then press CLEAR FAULT",
+        )
+
+    def _on_reboot(self, event: Any) -> None:
+        self._record(
+            "board_rebooted", {"old_session": event.old_session, "new_session": event.new_session}
+        )
+        self._ready = None
+        self._on_top = None
+        if self.state == "offline":
+            return
+        self._fault_now(
+            "BOARD_REBOOTED",
+            "reboot",
+            "the board restarted (new session): its motors stopped and its state was lost",
+            "check the board's power supply and its fault log; press CLEAR FAULT to start "
+            "over with a fresh shuffle",
+        )
+
+    # ------------------------------------------------------------ phases
+
+    def _start(self, action: Action) -> str:
+        if action == "shuffle":
+            return self._start_shuffle()
+        if action == "deal":
+            return self._start_deal()
+        if action == "stop":
+            return self._stop_motion()
+        return self._start_clear()
+
+    def _start_shuffle(self) -> str:
+        tile_set = self._waiting_set() or "A"
+        self._counter += 1
+        leader = self._leader
+        self._cycle = _Cycle(
+            cycle_id=f"{self.table}-{self._prefix}-{self._counter:04d}",
+            tile_set=tile_set,
+            leader=leader,
+        )
+        self._ready = None
+        self._fire("start_shuffle")
+        self._record("shuffle", {"tile_set": tile_set, "leader": leader})
+        self._send(m.Shuffle(SET_CODE[tile_set]))
+        return f"shuffling set {tile_set}"
+
+    def _start_deal(self) -> str:
+        cycle = self._ready
+        assert cycle is not None  # guaranteed by _refusal
+        self._cycle, self._ready = cycle, None
+        if self._on_top is not None:
+            self._fire("start_collect")
+            self._send(m.Collect())
+            return f"collecting set {self._on_top}, then raising set {cycle.tile_set}"
+        self._fire("start_lift")
+        self._send(m.LiftWalls(SET_CODE[cycle.tile_set]))
+        return f"raising set {cycle.tile_set}"
+
+    def _stop_motion(self) -> str:
+        self._send(m.Stop())
+        self._fire("halt")
+        self._record("stop", {"cycle": self._current_id()})
+        self._cycle = None
+        return "motion stopped; the cycle is abandoned (press CLEAR FAULT to start over)"
+
+    def _start_clear(self) -> str:
+        self._fire("clear")
+        self._send(m.ClearFault())
+        return "clearing the fault"
+
+    def _on_progress(self, event: Any) -> None:
+        if self.state not in MOTION_STATES:
+            return
+        self._queue(
+            ProgressEvent(
+                at=utc_now(),
+                cycle=self._current_id(),
+                phase=codes.phase_name(event.phase),
+                percent=event.percent,
+                detail=None if not event.detail else str(event.detail),
+            )
+        )
+
+    def _expects(self, command: int) -> bool:
+        wanted = {
+            "shuffling": m.Shuffle.TYPE,
+            "building": m.BuildWalls.TYPE,
+            "reading": m.ReadManifest.TYPE,
+            "collecting": m.Collect.TYPE,
+            "lifting": m.LiftWalls.TYPE,
+            "recovering": m.ClearFault.TYPE,
+        }.get(self.state)
+        return wanted == command
+
+    def _on_done(self, event: Any) -> None:
+        if self.state == "dice" and event.command == m.DisplayDice.TYPE:
+            return
+        if not self._expects(event.command):
+            log.debug("DONE for %s in state %s ignored", event.command, self.state)
+            return
+        if event.result != 0:
+            self._fault_now(
+                "COMMAND_FAILED",
+                "board",
+                f"the board finished {m.message_name(event.command)} with result {event.result}",
+                "read the board's fault log (mjtable diag)",
+            )
+            return
+        cycle = self._cycle
+        state = self.state
+        if state == "recovering":
+            self._fault = None
+            self._cycle = None
+            self._fire("recovered")
+            self._record("fault_cleared", {})
+            self._queue(FaultClearedEvent(at=utc_now(), state=self.state))
+            return
+        assert cycle is not None
+        if state == "shuffling":
+            self._fire("shuffled")
+            self._send(
+                m.BuildWalls(
+                    SET_CODE[cycle.tile_set],
+                    [list(self.profile.layout.heights(seat)) for seat in SEATS],
+                )
+            )
+        elif state == "building":
+            self._fire("built")
+            cycle.manifest_codes = bytearray()
+            cycle.manifest_total = 0
+            self._send(m.ReadManifest(SET_CODE[cycle.tile_set]))
+        elif state == "reading":
+            self._finish_manifest(cycle)
+        elif state == "collecting":
+            self._record("collect", {"tile_set": self._on_top})
+            self._on_top = None
+            self._fire("collected")
+            self._send(m.LiftWalls(SET_CODE[cycle.tile_set]))
+        elif state == "lifting":
+            self._on_top = cycle.tile_set
+            self._record("lift", {"tile_set": cycle.tile_set})
+            self._fire("lifted")
+            self._next_throw(cycle)
+
+    def _on_chunk(self, event: Any) -> None:
+        cycle = self._cycle
+        if self.state != "reading" or cycle is None:
+            return
+        if event.offset != len(cycle.manifest_codes):
+            self._fault_now(
+                "MANIFEST_GAP",
+                "controller",
+                f"manifest chunk at offset {event.offset} while {len(cycle.manifest_codes)} "
+                "tiles were received",
+                "check the serial link for noise; press CLEAR FAULT and shuffle again",
+            )
+            return
+        cycle.manifest_total = event.total
+        cycle.manifest_codes.extend(event.tiles)
+
+    def _finish_manifest(self, cycle: _Cycle) -> None:
+        expected = self.profile.layout.tiles()
+        got = len(cycle.manifest_codes)
+        if got != expected or cycle.manifest_total != expected:
+            self._fault_now(
+                "MANIFEST_SIZE",
+                "controller",
+                f"the board reported {got} tiles in the manifest, the rule set needs {expected}",
+                "check that the tile set in the table matches the configured rule set",
+            )
+            return
+        try:
+            tiles = [codes.code_to_tile(code) or "?" for code in cycle.manifest_codes]
+            cycle.manifest = manifest_from_ring(self.profile, tiles)
+        except (ValueError, KeyError) as exc:
+            self._fault_now(
+                "MANIFEST_INVALID",
+                "controller",
+                f"the wall manifest from the board is not a valid set: {exc}",
+                "check the tile reader (mjtable diag) and that no tile is missing or foreign",
+            )
+            return
+        self._ready = cycle
+        self._cycle = None
+        self._fire("manifest_read")
+        self._record(
+            "manifest",
+            {
+                "cycle": cycle.cycle_id,
+                "tile_set": cycle.tile_set,
+                "manifest": _dump(cycle.manifest),
+            },
+        )
+
+    # ------------------------------------------------------------ dice
+
+    def _next_throw(self, cycle: _Cycle) -> None:
+        request = next_throw(self.profile, cycle.leader, cycle.throws)
+        if request is None:
+            self._publish(cycle)
+            return
+        cycle.dice_tag = len(cycle.throws) & 0xFF
+        has_dice = bool(self._board and self._board.capabilities & codes.CAP_DICE)
+        if self.dice_source == "board" and has_dice:
+            self._send(m.RollDice(cycle.dice_tag, request.count))
+            return
+        values = [secrets.randbelow(6) + 1 for _ in range(request.count)]
+        self._send(m.DisplayDice(cycle.dice_tag, values))
+        self._take_throw(cycle, values, "controller")
+
+    def _on_dice(self, event: Any) -> None:
+        cycle = self._cycle
+        if self.state != "dice" or cycle is None or event.tag != cycle.dice_tag:
+            log.debug("dice %r ignored in state %s", event, self.state)
+            return
+        self._take_throw(cycle, list(event.values), "board")
+
+    def _take_throw(self, cycle: _Cycle, values: list[int], source: str) -> None:
+        request = next_throw(self.profile, cycle.leader, cycle.throws)
+        assert request is not None
+        if len(values) != request.count:
+            self._fault_now(
+                "DICE_COUNT",
+                "board",
+                f"the dice unit gave {len(values)} dice, {request.count} were asked",
+                "check the dice unit (mjtable diag)",
+            )
+            return
+        throw = Throw(by=request.by, dice=values)
+        cycle.throws.append(throw)
+        cycle.last_die_ns = time.perf_counter_ns()
+        self._record(
+            "throw",
+            {"cycle": cycle.cycle_id, "by": request.by, "dice": values, "source": source},
+        )
+        self._queue(
+            ThrowEvent(
+                at=utc_now(),
+                cycle=cycle.cycle_id,
+                by=request.by,
+                dice=values,
+                purpose=request.purpose,
+                source="board" if source == "board" else "controller",
+            )
+        )
+        self._next_throw(cycle)
+
+    def _publish(self, cycle: _Cycle) -> None:
+        # Simplified: the single-die round picks player A, who deals.
+        leader = dice_leader(self.profile, cycle.throws) or cycle.leader
+        dealt = deal(
+            self.profile,
+            cycle.manifest,
+            leader,
+            cycle.throws,
+            cycle_id=cycle.cycle_id,
+            tile_set=cycle.tile_set,
+        )
+        data = dealt.model_dump(mode="json")
+        self._record("dealt", {"cycle": cycle.cycle_id, "dealt": data})
+        self._history[cycle.cycle_id] = data
+        while len(self._history) > self._history_size:
+            self._history.popitem(last=False)
+        self._last_dealt = data
+        self._cycles_dealt += 1
+        self._cycle = None
+        if self._rotate_leader:
+            self._leader = SEATS[(SEATS.index(leader) + 1) % 4]
+        self._fire("publish")
+        self._queue(DealtEvent(at=utc_now(), cycle=cycle.cycle_id, dealt=data))
+        if cycle.last_die_ns:
+            self.publish_latencies_ns.append(time.perf_counter_ns() - cycle.last_die_ns)
+
+    # ------------------------------------------------------------ faults
+
+    def _on_refused(self, event: Any) -> None:
+        name, text, advice = codes.refusal_info(event.reason)
+        command = m.message_name(event.command)
+        if self.state == "recovering" and event.command == m.ClearFault.TYPE:
+            self._fire("fail")
+            self._fault = FaultEvent(
+                at=utc_now(),
+                code=name,
+                source="board",
+                message=f"the board refused CLEAR_FAULT: {text}",
+                advice=advice,
+                phase=None,
+            )
+            self._record("fault", self._fault.model_dump(mode="json"))
+            self._queue(self._fault)
+            return
+        if self.state not in MOTION_STATES:
+            log.info("board refused %s (%s) in state %s", command, name, self.state)
+            return
+        self._fault_now(name, "board", f"the board refused {command}: {text}", advice)
+
+    def _on_fault(self, event: Any) -> None:
+        name, text, advice = codes.fault_info(event.code)
+        where = codes.subsystem_name(event.subsystem)
+        detail = f" (detail {event.detail})" if event.detail else ""
+        self._fault_now(
+            name,
+            "board",
+            f"{text} — {where}, during {codes.phase_name(event.phase)}{detail}",
+            advice,
+            phase=codes.phase_name(event.phase),
+        )
+
+    def _fault_now(
+        self, code: str, source: str, message: str, advice: str, *, phase: str | None = None
+    ) -> None:
+        if self.state == "fault":
+            return
+        in_motion = self.state in MOTION_STATES or self.state == "recovering"
+        if in_motion and self._link_up:
+            try:
+                self._send(m.Stop())
+            except Exception as exc:  # the link may be the very thing that failed
+                log.warning("could not send STOP: %s", exc)
+        phase = phase or (self.state if in_motion else None)
+        self._fault = FaultEvent(
+            at=utc_now(),
+            cycle=self._current_id(),
+            code=code,
+            source=source,  # type: ignore[arg-type]
+            message=message,
+            advice=advice,
+            phase=phase,
+        )
+        self._cycle = None
+        self._ready = None
+        self._fire("fail")
+        self._record("fault", self._fault.model_dump(mode="json"))
+        self._queue(self._fault)
+        log.error("FAULT %s: %s — check: %s", code, message, advice)
+
+    # ------------------------------------------------------------ helpers
+
+    def _refusal(self, action: Action) -> str | None:
+        state = self.state
+        if action == "stop":
+            if state in MOTION_STATES:
+                return None
+            return f"nothing is moving (the table is {state})"
+        if action == "clear_fault":
+            if state in ("fault", "stopped"):
+                if not self._link_up:
+                    return "the board is not connected; the fault cannot be cleared yet"
+                return None
+            return f"there is no fault to clear (the table is {state})"
+        if state == "fault":
+            return "the table is in fault: a technician must clear it first"
+        if state == "stopped":
+            return "the table was stopped: press CLEAR FAULT to start over"
+        if not self._link_up:
+            return "the board is not connected"
+        if action == "shuffle":
+            if state in ("idle", "dealt"):
+                return None
+            if state == "ready":
+                return "walls are already built and waiting: press DEAL"
+            return f"the table is busy ({state})"
+        if state == "ready":
+            return None
+        if state == "dealt":
+            return "the next walls are not built yet: press SHUFFLE first"
+        return f"there are no walls ready to deal (the table is {state})"
+
+    def _allowed(self) -> list[Action]:
+        actions: tuple[Action, ...] = ("shuffle", "deal", "stop", "clear_fault")
+        return [a for a in actions if self._refusal(a) is None]
+
+    def _waiting_set(self) -> TileSet | None:
+        if self._on_top is None:
+            return "A" if self._ready is None or self._ready.tile_set == "A" else "B"
+        return "B" if self._on_top == "A" else "A"
+
+    def _current_id(self) -> str | None:
+        cycle = self._cycle or self._ready
+        return cycle.cycle_id if cycle else None
+
+    def _board_info(self) -> dict[str, Any] | None:
+        hello = self._board
+        if hello is None:
+            return None
+        return {
+            "firmware": f"{hello.fw_major}.{hello.fw_minor}.{hello.fw_patch}",
+            "serial": hello.serial,
+            "session": f"{hello.session_id:08x}",
+            "protocol": f"{hello.proto_major}.{hello.proto_minor}",
+            "reader": bool(hello.capabilities & codes.CAP_READER),
+            "dice": bool(hello.capabilities & codes.CAP_DICE),
+            "tile_sets": hello.tile_sets,
+            "tiles": hello.tiles,
+            "seed": hello.seed if hello.capabilities & codes.CAP_SEEDED else None,
+        }
+
+    def _fire(self, trigger: str) -> None:
+        previous = self.state
+        getattr(self._model, trigger)()
+        self._arm_deadline()
+        self._queue(
+            PhaseEvent(at=utc_now(), cycle=self._current_id(), state=self.state, previous=previous)
+        )
+
+    def _arm_deadline(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+        self._deadline_gen += 1
+        seconds = self.deadlines.for_state(self.state)
+        if seconds is None:
+            return
+        gen, state = self._deadline_gen, self.state
+        timer = threading.Timer(seconds, self._deadline_passed, args=(gen, state, seconds))
+        timer.daemon = True
+        timer.start()
+        self._deadline = timer
+
+    def _deadline_passed(self, gen: int, state: str, seconds: float) -> None:
+        with self._lock:
+            if gen != self._deadline_gen or self.state != state:
+                return
+            self._fault_now(
+                "DEADLINE",
+                "deadline",
+                f"the board did not finish {state} within {seconds:g} s",
+                "watch the table: a motor may be blocked or a sensor not reporting; "
+                "check the board's sensors with mjtable diag",
+                phase=state,
+            )
+        self._flush()
+
+    def _send(self, message: m.Message) -> None:
+        if self._link is None:
+            raise RuntimeError("the controller has no board link attached")
+        self._link.send(message)
+
+    def _record(self, kind: str, data: dict[str, Any]) -> None:
+        if self._record_fn is not None:
+            self._record_fn(kind, data)
+
+    def _queue(self, event: Event) -> None:
+        self._pending.append(event)
+
+    def _flush(self) -> None:
+        """Hand queued events to subscribers, outside the lock, in order.
+
+        Batches are taken and delivered under ``_deliver_lock`` so two threads
+        flushing at once cannot reorder events."""
+        with self._deliver_lock:
+            with self._lock:
+                pending, self._pending = self._pending, []
+                subscribers = list(self._subscribers)
+            for event in pending:
+                for callback in subscribers:
+                    try:
+                        callback(event)
+                    except Exception:
+                        log.exception("subscriber failed on %s", event.type)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+
+def _dump(value: Any) -> Any:
+    dump = getattr(value, "model_dump", None)
+    return dump(mode="json") if dump is not None else value
