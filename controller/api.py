@@ -268,6 +268,9 @@ def _event_line_model() -> type[BaseModel]:
     )
 
 
+EventMessage: type[BaseModel] = _event_line_model()
+
+
 def parse_event(data: dict[str, Any]) -> Event | DroppedNotice:
     """Validate the ``event`` object of an event line."""
     if data.get("type") == "dropped":
@@ -295,7 +298,7 @@ def api_schemas() -> dict[str, dict[str, Any]]:
         out[f"request-{op}.json"] = model.model_json_schema()
     for name, response in RESPONSE_MODELS.items():
         out[f"response-{name}.json"] = response.model_json_schema(mode="serialization")
-    out["event.json"] = _event_line_model().model_json_schema(mode="serialization")
+    out["event.json"] = EventMessage.model_json_schema(mode="serialization")
     event_models: tuple[type[BaseModel], ...] = (*EVENT_MODELS, DroppedNotice)
     for event in event_models:
         out[f"event-{_event_type(event)}.json"] = event.model_json_schema(mode="serialization")
@@ -500,7 +503,11 @@ class ApiServer:
     def stats(self) -> ServerStats:
         """Counters, safe to read from any thread."""
         with self._stats_lock:
-            return self._stats
+            stats = self._stats
+        # The counters are plain ints written by the server thread: read them live.
+        return dataclasses.replace(
+            stats, requests=self._requests, events=self._events, dropped=self._dropped
+        )
 
     # -- called from the controller's thread: must never block
 

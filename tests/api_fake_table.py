@@ -8,9 +8,13 @@ from anywhere, and a fault that only clear_fault leaves.
 
 from __future__ import annotations
 
+import json
+import socket
+import tempfile
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from controller.events import (
@@ -187,3 +191,52 @@ class FakeTable:
             self.state = state
         if state != previous:
             self.emit(PhaseEvent(at=now(), cycle=self.cycle, state=state, previous=previous))
+
+
+# -- helpers shared by the API tests -----------------------------------------------
+
+WAIT = 60.0  # seconds: generous, for a loaded 2-core machine; never a timing assertion
+
+
+def short_tempdir() -> Path:
+    """A fresh directory with a short path (Unix socket paths are limited to 107 bytes)."""
+    return Path(tempfile.mkdtemp(prefix="mjapi-"))
+
+
+class RawConn:
+    """A plain Unix-socket connection speaking bytes, to test the server's wire handling."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(WAIT)
+        self.sock.connect(str(path))
+        self.buffer = bytearray()
+
+    def send(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def request(self, message: dict[str, Any]) -> None:
+        self.send(json.dumps(message).encode() + b"\n")
+
+    def line(self) -> dict[str, Any] | None:
+        """The next line as JSON, or None at end of stream."""
+        while b"\n" not in self.buffer:
+            data = self.sock.recv(65536)
+            if not data:
+                assert not self.buffer, f"stream ended inside a line: {bytes(self.buffer)[:80]!r}"
+                return None
+            self.buffer += data
+        raw, _, rest = bytes(self.buffer).partition(b"\n")
+        self.buffer = bytearray(rest)
+        message = json.loads(raw)
+        assert isinstance(message, dict)
+        return message
+
+    def ask(self, message: dict[str, Any]) -> dict[str, Any]:
+        self.request(message)
+        answer = self.line()
+        assert answer is not None, "connection closed instead of an answer"
+        return answer
+
+    def close(self) -> None:
+        self.sock.close()
