@@ -1,0 +1,144 @@
+"""Configuration of the simulated board: which table it is, how fast it runs, what it lacks.
+
+Kept free of heavy imports: the ``mjtable sim`` parser and the controller build a SimConfig
+without loading the state machine.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from simulator.faults import FaultSpec, FaultSpecError, parse_fault
+
+#: the three tile sets of the table model (108 Sichuan, 136 Wenzhou/WSOM, 144 simplified)
+TILE_COUNTS: tuple[int, ...] = (108, 136, 144)
+#: longest stack row a wall channel holds (18 stacks of the 144-tile set)
+MAX_STACKS_PER_WALL = 18
+
+
+class SimConfigError(ValueError):
+    """A SimConfig field is out of range; the message names the field and the value."""
+
+
+@dataclass(frozen=True)
+class Timings:
+    """How long each phase takes on the real table, in table milliseconds (before ``speed``).
+
+    Shuffle and build together take 33 s (108 tiles) to 41 s (144 tiles): inside the 10 s to
+    80 s of real tables, and well under the 80 s after which boards declare a fault.
+    """
+
+    shuffle_per_tile_ms: int = 130  # 108: 14.0 s, 136: 17.7 s, 144: 18.7 s
+    stack_ms: int = 280  # one stack laid by the stacker head
+    wall_push_ms: int = 600  # the chain pushes a finished wall onto its lift plate
+    lift_ms: int = 1000  # four plates raise the walls
+    lift_timeout_ms: int = 3000  # a plate not at its limit by then: LIFT_LIMIT
+    collect_ms: int = 3000  # plates down, trap open, tiles drop in, trap closed
+    dice_ms: int = 2000  # the dice tumble in the dome
+    sort_timeout_ms: int = 5000  # no tile at the head for that long: SORT_TIMEOUT
+    head_jam_ms: int = 500  # head hall sensors see no motion for that long: HEAD_JAM
+    stall_trip_ms: int = 200  # current over the limit for that long: MOTOR_STALL
+    chain_timeout_ms: int = 3000  # chain not home by then: CHAIN_HOME
+    reader_timeout_ms: int = 300  # reader silent for that long: READER_FAULT
+    max_motor_test_ms: int = 10000  # longest MOTOR_TEST a technician may ask for
+
+    def shuffle_ms(self, tiles: int) -> int:
+        return self.shuffle_per_tile_ms * tiles
+
+    def __post_init__(self) -> None:
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise SimConfigError(f"Timings.{name} = {value!r}: must be an integer >= 0")
+
+
+def stacks_per_wall(tiles: int) -> int:
+    """Stacks on one wall in the standard layout (a half stack counts as one)."""
+    per_wall = tiles // 4
+    return (per_wall + 1) // 2
+
+
+def default_layout(tiles: int) -> tuple[tuple[int, ...], ...]:
+    """The standard wall layout of TABLE.md section 2, as stack heights per wall.
+
+    108 tiles: 13 full stacks and one half stack at the wall's left end (position 14);
+    136 tiles: 17 stacks; 144 tiles: 18 stacks.
+    """
+    if tiles not in TILE_COUNTS:
+        raise SimConfigError(f"tiles = {tiles!r}: must be one of 108, 136, 144")
+    per_wall = tiles // 4
+    wall = (2,) * (per_wall // 2) + ((1,) if per_wall % 2 else ())
+    return (wall, wall, wall, wall)
+
+
+@dataclass
+class SimConfig:
+    """What the simulated board is.
+
+    tiles: 108, 136 or 144. seed: None draws from the OS's CSPRNG (secrets.SystemRandom);
+    an integer 0..2**32-1 makes shuffles and dice reproducible and is reported in HELLO_REPLY.
+    speed: 1 real time, 0.1 ten times faster, 0 as fast as possible (no waiting at all: each
+    event is due as soon as the host has acknowledged the previous one). reader / dice: whether
+    the tile reader and the dice unit are fitted. faults: specs injected at start (strings like
+    ``"jam@build:wall=2"`` or FaultSpec objects). serial and fw_version: reported in HELLO_REPLY.
+    """
+
+    tiles: int = 136
+    seed: int | None = None
+    speed: float = 1.0
+    reader: bool = True
+    dice: bool = True
+    buttons: bool = True
+    faults: list[str | FaultSpec] = field(default_factory=list)
+    serial: str = "MJSIM-0001"
+    fw_version: tuple[int, int, int] = (1, 0, 0)
+    timings: Timings = field(default_factory=Timings)
+
+    def __post_init__(self) -> None:
+        if self.tiles not in TILE_COUNTS or isinstance(self.tiles, bool):
+            raise SimConfigError(f"tiles = {self.tiles!r}: must be one of 108, 136, 144")
+        if self.seed is not None and (
+            not isinstance(self.seed, int)
+            or isinstance(self.seed, bool)
+            or not 0 <= self.seed <= 0xFFFFFFFF
+        ):
+            raise SimConfigError(f"seed = {self.seed!r}: must be an integer 0..4294967295 or None")
+        if (
+            isinstance(self.speed, bool)
+            or not isinstance(self.speed, int | float)
+            or not math.isfinite(self.speed)
+            or self.speed < 0
+        ):
+            raise SimConfigError(f"speed = {self.speed!r}: must be a finite number >= 0")
+        serial = self.serial
+        if (
+            not isinstance(serial, str)
+            or len(serial) > 24
+            or any(not " " <= ch <= "~" for ch in serial)
+        ):
+            raise SimConfigError(f"serial = {serial!r}: must be printable ASCII, 24 characters max")
+        if len(self.fw_version) != 3 or any(
+            not isinstance(v, int) or not 0 <= v <= 255 for v in self.fw_version
+        ):
+            raise SimConfigError(f"fw_version = {self.fw_version!r}: must be three integers 0..255")
+        parsed: list[str | FaultSpec] = []
+        for spec in self.faults:
+            if isinstance(spec, FaultSpec):
+                parsed.append(spec)
+            elif isinstance(spec, str):
+                try:
+                    parsed.append(parse_fault(spec))
+                except FaultSpecError as exc:
+                    raise SimConfigError(f"faults: {exc}") from exc
+            else:
+                raise SimConfigError(f"faults: {spec!r} is neither a spec string nor a FaultSpec")
+        self.faults = parsed
+
+    @property
+    def stacks_per_wall(self) -> int:
+        return stacks_per_wall(self.tiles)
+
+    def fault_specs(self) -> list[FaultSpec]:
+        """The start-up faults, parsed."""
+        return [s for s in self.faults if isinstance(s, FaultSpec)]
