@@ -224,6 +224,7 @@ class Connection:
             "bad_messages": 0,
             "ignored": 0,
             "hellos_sent": 0,
+            "hello_replies_sent": 0,
             "heartbeats_sent": 0,
             "no_session_sent": 0,
             "link_downs": 0,
@@ -615,6 +616,7 @@ class Connection:
     def _board_on_hello(self, hello: Hello, now: int) -> None:
         reply = self._reply_for(hello.host_session)
         self._send_link(reply, 0, now)
+        self._counters["hello_replies_sent"] += 1
         if hello.proto_major != PROTO_MAJOR:
             if self.state == WAITING:
                 self._fire("major_mismatch")
