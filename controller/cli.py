@@ -16,6 +16,7 @@ from collections.abc import Sequence
 # Order is the order shown by `mjtable --help`.
 SUBCOMMAND_MODULES: tuple[str, ...] = (
     "controller.cmd_demo",
+    "controller.cmd_run",
     "controller.cmd_deal",
     "controller.cmd_hand",
     "simulator.cli",

@@ -36,7 +36,6 @@ from typing import Any, Literal, Protocol
 import protocol.codes as codes
 import protocol.messages as m
 from controller.events import (
-    Seat,
     Action,
     ButtonEvent,
     CommandResult,
@@ -47,6 +46,7 @@ from controller.events import (
     LinkEvent,
     PhaseEvent,
     ProgressEvent,
+    Seat,
     Source,
     TableStatus,
     ThrowEvent,
@@ -55,7 +55,14 @@ from controller.lifecycle import MOTION_STATES, LifecycleModel, build_machine
 from drivers.board import PortDown, PortUp
 from protocol import events as link_events
 from rules.profiles import Profile
-from rules.table import Throw, deal, dice_leader, manifest_from_ring, next_throw
+from rules.table import (
+    Throw,
+    deal,
+    dice_leader,
+    manifest_from_ring,
+    next_throw,
+    validate_manifest,
+)
 
 log = logging.getLogger("mjtable.controller")
 
@@ -65,8 +72,9 @@ SET_CODE: dict[str, int] = {"A": 0, "B": 1}
 #: Buttons wired into the board (Button.button) and the action each one asks for.
 BOARD_BUTTONS: dict[int, Action] = {1: "shuffle", 2: "deal", 3: "stop", 4: "clear_fault"}
 
-#: Recorder: called with (kind, data) and returns once the record is durable.
-Recorder = Callable[[str, dict[str, Any]], None]
+#: Recorder: called with (kind, data, cycle id or None); returns once the record is
+#: durable (the audit log's append), so events are announced only after.
+Recorder = Callable[[str, dict[str, Any], str | None], None]
 
 
 class Sender(Protocol):
@@ -167,6 +175,7 @@ class TableController:
         self._rotate_leader = rotate_leader
         self._prefix = cycle_prefix or _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S")
         self._counter = 0
+        self._restored_session: str | None = None
         self.publish_latencies_ns: list[int] = []
 
     # ------------------------------------------------------------ wiring
@@ -189,6 +198,25 @@ class TableController:
                     self._subscribers.remove(callback)
 
         return unsubscribe
+
+    def restore(self, published: list[dict[str, Any]], board_session: str | None = None) -> None:
+        """After a restart: the dealt states already published (oldest first), from the
+        audit log. They answer get_cycle again; the leader rotation and the set on top
+        continue from the last one. Nothing is re-published."""
+        with self._lock:
+            for data in published[-self._history_size :]:
+                self._history[str(data.get("cycle_id"))] = data
+            self._cycles_dealt = len(published)
+            if published:
+                last = published[-1]
+                self._last_dealt = last
+                top = last.get("tile_set")
+                self._on_top = "A" if top == "A" else "B" if top == "B" else None
+                # Walls stay up only if the board kept its session (it did not restart).
+                self._restored_session = board_session
+                leader = last.get("leader")
+                if self._rotate_leader and leader in SEATS:
+                    self._leader = SEATS[(SEATS.index(leader) + 1) % 4]
 
     # ------------------------------------------------------------ TableAPI
 
@@ -234,7 +262,10 @@ class TableController:
                     reason=message,
                 )
             )
-            self._record("button", {"action": action, "source": source, "accepted": accepted})
+            self._record(
+                "button",
+                {"button": action, "source": source, "accepted": accepted, "reason": message},
+            )
             result = CommandResult(
                 action=action,
                 accepted=accepted,
@@ -303,10 +334,17 @@ class TableController:
 
     def _on_link_up(self, event: Any) -> None:
         hello = event.hello_reply
+        if self.state == "offline":
+            # First contact in this process: whatever the board was doing for a
+            # previous controller (a crash mid-cycle), stop it; the table starts idle.
+            self._send(m.Stop())
+            if f"{hello.session_id:08x}" != self._restored_session:
+                self._on_top = None  # a new board session: nothing of ours is up
         self._board = hello
         self._link_up = True
         info = self._board_info()
         self._record("hello", info or {})
+        self._record("link_up", {})
         self._queue(LinkEvent(at=utc_now(), up=True, reason="board answered HELLO", board=info))
         if self.state == "offline":
             self._fire("link_up")
@@ -365,7 +403,16 @@ class TableController:
         )
         self._ready = None
         self._fire("start_shuffle")
-        self._record("shuffle", {"tile_set": tile_set, "leader": leader})
+        self._record(
+            "shuffle",
+            {
+                "tile_set": tile_set,
+                "profile": self.profile.name,
+                "profile_version": self.profile.version,
+                "leader": leader,
+            },
+            cycle=self._cycle.cycle_id,
+        )
         self._send(m.Shuffle(SET_CODE[tile_set]))
         return f"shuffling set {tile_set}"
 
@@ -384,8 +431,7 @@ class TableController:
     def _stop_motion(self) -> str:
         self._send(m.Stop())
         self._fire("halt")
-        self._record("stop", {"cycle": self._current_id()})
-        self._cycle = None
+        self._abort("STOP pressed")
         return "motion stopped; the cycle is abandoned (press CLEAR FAULT to start over)"
 
     def _start_clear(self) -> str:
@@ -434,10 +480,11 @@ class TableController:
         cycle = self._cycle
         state = self.state
         if state == "recovering":
+            cleared = self._fault.code if self._fault is not None else "STOPPED"
             self._fault = None
             self._cycle = None
             self._fire("recovered")
-            self._record("fault_cleared", {})
+            self._record("fault_cleared", {"code": cleared})
             self._queue(FaultClearedEvent(at=utc_now(), state=self.state))
             return
         assert cycle is not None
@@ -457,13 +504,12 @@ class TableController:
         elif state == "reading":
             self._finish_manifest(cycle)
         elif state == "collecting":
-            self._record("collect", {"tile_set": self._on_top})
             self._on_top = None
             self._fire("collected")
             self._send(m.LiftWalls(SET_CODE[cycle.tile_set]))
         elif state == "lifting":
             self._on_top = cycle.tile_set
-            self._record("lift", {"tile_set": cycle.tile_set})
+            self._record("deal_started", {"leader": cycle.leader}, cycle=cycle.cycle_id)
             self._fire("lifted")
             self._next_throw(cycle)
 
@@ -497,6 +543,7 @@ class TableController:
         try:
             tiles = [codes.code_to_tile(code) or "?" for code in cycle.manifest_codes]
             cycle.manifest = manifest_from_ring(self.profile, tiles)
+            validate_manifest(self.profile, cycle.manifest)
         except (ValueError, KeyError) as exc:
             self._fault_now(
                 "MANIFEST_INVALID",
@@ -510,11 +557,8 @@ class TableController:
         self._fire("manifest_read")
         self._record(
             "manifest",
-            {
-                "cycle": cycle.cycle_id,
-                "tile_set": cycle.tile_set,
-                "manifest": _dump(cycle.manifest),
-            },
+            {"tile_set": cycle.tile_set, "walls": _dump(cycle.manifest)["walls"]},
+            cycle=cycle.cycle_id,
         )
 
     # ------------------------------------------------------------ dice
@@ -556,7 +600,8 @@ class TableController:
         cycle.last_die_ns = time.perf_counter_ns()
         self._record(
             "throw",
-            {"cycle": cycle.cycle_id, "by": request.by, "dice": values, "source": source},
+            {"by": request.by, "dice": values, "source": source, "purpose": request.purpose},
+            cycle=cycle.cycle_id,
         )
         self._queue(
             ThrowEvent(
@@ -582,7 +627,14 @@ class TableController:
             tile_set=cycle.tile_set,
         )
         data = dealt.model_dump(mode="json")
-        self._record("dealt", {"cycle": cycle.cycle_id, "dealt": data})
+        if dealt.joker is not None:
+            self._record(
+                "joker",
+                {"face": dealt.joker.face, "position": data["joker"]["position"]},
+                cycle=cycle.cycle_id,
+            )
+        self._record("breach", {"position": data["breach"]}, cycle=cycle.cycle_id)
+        self._record("dealt", {"state": data}, cycle=cycle.cycle_id)
         self._history[cycle.cycle_id] = data
         while len(self._history) > self._history_size:
             self._history.popitem(last=False)
@@ -652,10 +704,9 @@ class TableController:
             advice=advice,
             phase=phase,
         )
-        self._cycle = None
-        self._ready = None
+        self._record("fault", self._fault.model_dump(mode="json"), cycle=self._current_id())
+        self._abort(f"{code}: {message}")
         self._fire("fail")
-        self._record("fault", self._fault.model_dump(mode="json"))
         self._queue(self._fault)
         log.error("FAULT %s: %s — check: %s", code, message, advice)
 
@@ -761,9 +812,17 @@ class TableController:
             raise RuntimeError("the controller has no board link attached")
         self._link.send(message)
 
-    def _record(self, kind: str, data: dict[str, Any]) -> None:
+    def _record(self, kind: str, data: dict[str, Any], cycle: str | None = None) -> None:
         if self._record_fn is not None:
-            self._record_fn(kind, data)
+            self._record_fn(kind, data, cycle)
+
+    def _abort(self, reason: str) -> None:
+        """Record that the cycle in progress (if any) will publish nothing."""
+        cycle = self._cycle or self._ready
+        if cycle is not None:
+            self._record("cycle_aborted", {"reason": reason}, cycle=cycle.cycle_id)
+        self._cycle = None
+        self._ready = None
 
     def _queue(self, event: Event) -> None:
         self._pending.append(event)

@@ -1,0 +1,375 @@
+"""The long-running table service behind `mjtable run`.
+
+It wires, in this order: the audit log (power_up, config_loaded, and the
+recovery of a cycle cut short by a crash), the rule-set profile, the table
+controller, the board link (the configured serial port, or the embedded
+simulator on a pty with ``--sim``), the dealer's button panel, and the local
+API socket; then it tells systemd it is ready. Everything after that is driven
+by events: board frames, panel presses, API requests, deadline timers. The main
+thread sleeps on a signal; the service uses no CPU while the table is idle.
+
+A restart (after a crash, SIGKILL or a power cut) never re-publishes or invents
+a deal: a cycle whose records stop before its ``dealt`` record is closed with a
+``cycle_aborted`` record, the dealt states already published are reloaded for
+``get_cycle``, and the board is sent STOP before anything else, so the table
+starts from a known state: idle, nothing built underneath.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from controller.api import ApiServer
+from controller.audit import AuditLog, iter_records
+from controller.config import Config
+from controller.events import Action, Event
+from controller.table import Deadlines, TableController
+from drivers.board import BoardLink
+
+log = logging.getLogger("mjtable.service")
+
+PANEL_ACTIONS: dict[str, Action] = {
+    "SHUFFLE": "shuffle",
+    "DEAL": "deal",
+    "STOP": "stop",
+    "CLEAR_FAULT": "clear_fault",
+}
+
+
+@dataclass
+class SimOptions:
+    """`mjtable run --sim`: the embedded simulated board and an emulated USB panel."""
+
+    seed: int | None = None
+    speed: float = 0.0
+    faults: tuple[str, ...] = ()
+    control: str | None = None  # Unix socket for tests: press panel buttons, inject faults
+
+
+def sd_notify(message: str) -> bool:
+    """Send a state line to systemd (Type=notify); False when not under systemd."""
+    address = os.environ.get("NOTIFY_SOCKET")
+    if not address:
+        return False
+    if address.startswith("@"):
+        address = "\0" + address[1:]
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+        try:
+            sock.connect(address)
+            sock.sendall(message.encode())
+        except OSError as exc:
+            log.warning("sd_notify failed: %s", exc)
+            return False
+    return True
+
+
+class JournalFormatter(logging.Formatter):
+    """``<N>`` priority prefixes that journald understands on stderr, plain otherwise."""
+
+    PRIORITY: ClassVar[dict[int, int]] = {
+        logging.CRITICAL: 2,
+        logging.ERROR: 3,
+        logging.WARNING: 4,
+        logging.INFO: 6,
+        logging.DEBUG: 7,
+    }
+
+    def __init__(self, journal: bool) -> None:
+        plain = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+        super().__init__("%(name)s: %(message)s" if journal else plain)
+        self.journal = journal
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        if not self.journal:
+            return text
+        prefix = f"<{self.PRIORITY.get(record.levelno, 6)}>"
+        return "\n".join(prefix + line for line in text.splitlines())
+
+
+def setup_logging(level: str) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JournalFormatter(journal=bool(os.environ.get("JOURNAL_STREAM"))))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+
+
+class Service:
+    """The table service: audit log, controller, board link, panel, API."""
+
+    def __init__(self, config: Config, *, sim: SimOptions | None = None) -> None:
+        self.config = config
+        self.sim = sim
+        self.audit: AuditLog | None = None
+        self.controller: TableController | None = None
+        self.link: BoardLink | None = None
+        self.board: Any = None  # SimulatedBoard with --sim
+        self.panel: Any = None
+        self.emulated_panel: Any = None
+        self.api: ApiServer | None = None
+        self.control: Any = None
+        self._stop = threading.Event()
+        self._unsubscribe: list[Any] = []
+
+    # ----------------------------------------------------------------- start
+
+    def start(self) -> None:
+        from rules.profiles import load_profile
+
+        config = self.config
+        self.audit = AuditLog.open(config.audit.path, max_bytes=config.audit.rotate_bytes)
+        from controller import __version__
+
+        self.audit.append("power_up", {"version": __version__, "pid": os.getpid()})
+        self.audit.append(
+            "config_loaded",
+            {
+                "sha256": config.sha256 or "",
+                "file": str(config.source) if config.source else None,
+                "profile": config.rules.profile,
+                "table": config.table.number,
+            },
+        )
+        profile = load_profile(config.rules.profile)
+        dl = config.deadlines
+        self.controller = TableController(
+            profile,
+            table=str(config.table.number),
+            dice_source="controller" if config.dice.source == "controller" else "board",
+            deadlines=Deadlines(
+                shuffle=dl.shuffle,
+                build=dl.shuffle,
+                manifest=max(dl.lift, 10.0),
+                collect=dl.lift * 6,
+                lift=dl.lift,
+                dice=dl.dice,
+                clear=dl.stop,
+            ),
+            recorder=self._record,
+        )
+        self._recover()
+        self._unsubscribe.append(self.controller.subscribe(self._on_event))
+
+        url = self._board_url()
+        self.link = BoardLink(
+            url,
+            self.controller.on_board_event,
+            baudrate=config.board.baud if config.board else 115200,
+        )
+        self.controller.attach(self.link)
+        self.link.start()
+        self._start_panel()
+        self.api = ApiServer.from_config(self.controller, config.api)
+        self.api.start()
+        if self.sim is not None and self.sim.control:
+            from controller.simcontrol import SimControlServer
+
+            self.control = SimControlServer(self.sim.control, self)
+            self.control.start()
+        log.info(
+            "table %s ready: rules %s, board %s, API on %s, audit log %s",
+            config.table.number,
+            profile.name,
+            url,
+            config.api.socket,
+            config.audit.path,
+        )
+        sd_notify(f"READY=1\nSTATUS=table {config.table.number}: waiting for the board")
+
+    def _board_url(self) -> str:
+        if self.sim is not None:
+            from simulator.server import SimConfig, SimulatedBoard
+
+            assert self.controller is not None
+            self.board = SimulatedBoard(
+                SimConfig(
+                    tiles=self.controller.profile.layout.tiles(),
+                    seed=self.sim.seed,
+                    speed=self.sim.speed,
+                    faults=list(self.sim.faults),
+                )
+            )
+            path = self.board.open_pty()
+            self.board.start()
+            return str(path)
+        if self.config.board is None:
+            raise RuntimeError(
+                "no [board] section in the configuration: give the board's port, or run with --sim"
+            )
+        return self.config.board.port
+
+    def _start_panel(self) -> None:
+        section = self.config.panel
+        if self.sim is None and (section is None or not section.enabled):
+            return
+        from drivers.panel import DEFAULT_PRODUCT_ID, DEFAULT_VENDOR_ID, Panel
+
+        vendor = section.vendor_id if section else DEFAULT_VENDOR_ID
+        product = section.product_id if section else DEFAULT_PRODUCT_ID
+        backend = None
+        if self.sim is not None:
+            from drivers.usbemu import EmulatedUsbBackend
+
+            backend = EmulatedUsbBackend()
+            self.emulated_panel = backend.add_panel(vendor_id=vendor, product_id=product)
+        self.panel = Panel(
+            self._on_panel,
+            vendor_id=vendor,
+            product_id=product,
+            serial=section.serial if section else None,
+            backend=backend,
+            debounce_s=(section.debounce_ms if section else 30) / 1000,
+        )
+        self.panel.open(wait=True)
+        self._update_leds()
+
+    # ------------------------------------------------------------ recovery
+
+    def _recover(self) -> None:
+        """Close cycles a crash cut short; reload what was published."""
+        assert self.audit is not None and self.controller is not None
+        started: dict[str, str] = {}
+        ended: set[str] = set()
+        published: list[dict[str, Any]] = []
+        session: str | None = None
+        for located in iter_records(self.config.audit.path):
+            record = located.record
+            if record.kind == "hello":
+                session = str(record.data.get("session"))
+            if record.cycle is None:
+                continue
+            if record.kind == "shuffle":
+                started[record.cycle] = str(record.data.get("leader", "E"))
+            elif record.kind == "dealt":
+                ended.add(record.cycle)
+                published.append(dict(record.data["state"]))
+            elif record.kind == "cycle_aborted":
+                ended.add(record.cycle)
+        for cycle in started:
+            if cycle not in ended:
+                self.audit.append(
+                    "cycle_aborted",
+                    {"reason": "the service stopped before the cycle completed (restart)"},
+                    cycle=cycle,
+                )
+                log.warning("cycle %s was cut short by a restart: nothing was published", cycle)
+        self.controller.restore(published, session)
+
+    # ------------------------------------------------------------- events
+
+    def _record(self, kind: str, data: dict[str, Any], cycle: str | None) -> None:
+        assert self.audit is not None
+        self.audit.append(kind, data, cycle=cycle)
+
+    def _on_event(self, event: Event) -> None:
+        if event.type in ("phase", "fault", "fault_cleared", "link"):
+            self._update_leds()
+        if event.type == "phase":
+            sd_notify(f"STATUS=table {self.config.table.number}: {event.state}")
+        elif event.type == "fault":
+            log.error("fault %s: %s (check: %s)", event.code, event.message, event.advice)
+        elif event.type == "dealt":
+            log.info("cycle %s dealt", event.cycle)
+        elif event.type == "button" and not event.accepted:
+            self._blink_refusal()
+
+    def _on_panel(self, event: Any) -> None:
+        from drivers.panel import ButtonPress, PanelReplugged, PanelUnplugged
+
+        if isinstance(event, ButtonPress):
+            action = PANEL_ACTIONS.get(str(event.button))
+            if action is not None and self.controller is not None:
+                self.controller.request(action, "panel")
+        elif isinstance(event, PanelUnplugged):
+            log.warning("button panel unplugged: %s", event.reason)
+        elif isinstance(event, PanelReplugged):
+            log.info("button panel connected (serial %s)", event.serial)
+            self._update_leds()
+
+    def _update_leds(self, blink: bool = False) -> None:
+        if self.panel is None or self.controller is None:
+            return
+        state = self.controller.state
+        from controller.lifecycle import MOTION_STATES
+
+        try:
+            self.panel.set_leds(
+                ready=state in ("idle", "ready", "dealt"),
+                busy=state in MOTION_STATES or state == "recovering",
+                fault=state in ("fault", "stopped"),
+                blink_fault=blink,
+            )
+        except Exception as exc:  # an unplugged panel must not stop the table
+            log.warning("cannot set the panel LEDs: %s", exc)
+
+    def _blink_refusal(self) -> None:
+        self._update_leds(blink=True)
+        timer = threading.Timer(1.0, self._update_leds)
+        timer.daemon = True
+        timer.start()
+
+    # ----------------------------------------------------------------- stop
+
+    def request_stop(self, reason: str) -> None:
+        self._stop_reason = reason
+        self._stop.set()
+
+    def wait(self) -> None:
+        self._stop.wait()
+
+    def stop(self, reason: str = "stopped") -> None:
+        sd_notify("STOPPING=1")
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        if self.control is not None:
+            self.control.stop()
+        if self.api is not None:
+            self.api.stop()
+        if self.panel is not None:
+            self.panel.close()
+        if self.controller is not None:
+            self.controller.close()
+        if self.link is not None:
+            self.link.stop()
+        if self.board is not None:
+            self.board.stop()
+        if self.audit is not None:
+            self.audit.append("stopped", {"reason": reason})
+            self.audit.close()
+
+
+def run_service(config: Config, sim: SimOptions | None) -> int:
+    """Start, serve until SIGTERM or SIGINT, stop. Returns the exit status."""
+    service = Service(config, sim=sim)
+    reasons: list[str] = []
+
+    def on_signal(signum: int, _frame: object) -> None:
+        reasons.append(signal.Signals(signum).name)
+        service.request_stop(signal.Signals(signum).name)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        service.start()
+    except Exception as exc:
+        log.error("the service could not start: %s", exc)
+        service.stop(f"start failed: {exc}")
+        return 1
+    print(json.dumps({"ready": True, "socket": config.api.socket}), flush=True)
+    service.wait()
+    service.stop(f"signal {reasons[0]}" if reasons else "stopped")
+    return 0
+
+
+def default_config_path() -> Path:
+    return Path("/etc/mjtable/config.toml")
