@@ -895,7 +895,8 @@ def replay(target: Path | str | Sequence[Path | str], cycle: str) -> ReplayResul
 
     Inputs come from the cycle's records: ``shuffle`` (profile and its version,
     tile set), ``manifest`` (the walls), ``deal_started`` (leader) and the
-    ``throw`` records in order; the published state is the ``dealt`` record.
+    ``throw`` records in order (when the dice pick the leader, as the Simplified
+    single-die round does, the dice decide); the published state is the ``dealt`` record.
     The recomputation is ``rules.deal(...)`` and the comparison is exact
     canonical JSON equality. Raises ReplayError when the cycle is absent or
     lacks a record needed to recompute it.
@@ -932,9 +933,9 @@ def replay(target: Path | str | Sequence[Path | str], cycle: str) -> ReplayResul
     tile_set = str(manifest_rec.data.get("tile_set", shuffle.data["tile_set"]))
     leader = str(started.data["leader"])
 
-    from rules.dealt import Manifest, Throw
+    from rules.dealt import Manifest, Throw, TileSetName, parse_seat
     from rules.profiles import load_profile
-    from rules.table import deal
+    from rules.table import deal, dice_leader
 
     try:
         profile = load_profile(profile_name)
@@ -962,10 +963,17 @@ def replay(target: Path | str | Sequence[Path | str], cycle: str) -> ReplayResul
             f"the manifest is of tile set {tile_set}, the shuffle of {shuffle.data['tile_set']}"
         )
         return base
+    if tile_set not in ("A", "B"):
+        base.difference = f"the logged tile set {tile_set!r} is neither A nor B"
+        return base
+    set_name: TileSetName = "A" if tile_set == "A" else "B"
     try:
         manifest = Manifest.model_validate({"walls": manifest_rec.data["walls"]})
         throw_models = [Throw(by=t["by"], dice=t["dice"]) for t in throws]
-        state = deal(profile, manifest, leader, throw_models, cycle_id=cycle, tile_set=tile_set)
+        # Simplified: the single-die round picks player A, who leads.
+        seat = dice_leader(profile, throw_models) or parse_seat(leader)
+        base.leader = seat
+        state = deal(profile, manifest, seat, throw_models, cycle_id=cycle, tile_set=set_name)
     except (ValueError, KeyError, TypeError) as exc:
         base.difference = f"the logged inputs do not give a deal: {exc}"
         return base

@@ -17,12 +17,14 @@ from collections.abc import Sequence
 SUBCOMMAND_MODULES: tuple[str, ...] = (
     "controller.cmd_demo",
     "controller.cmd_run",
+    "controller.cmd_diag",
     "controller.cmd_deal",
     "controller.cmd_hand",
     "simulator.cli",
     "controller.cmd_linkdemo",
     "controller.cmd_config",
     "controller.cmd_client",
+    "controller.cmd_audit",
 )
 
 
