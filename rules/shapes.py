@@ -248,7 +248,7 @@ def is_regular_with_jokers(counts: Sequence[int], jokers: int) -> bool:
 
 def odd_faces(counts: Sequence[int]) -> int:
     """Faces held an odd number of times (single tiles left once pairs are taken)."""
-    return sum(c & 1 for c in counts)
+    return counts.count(1) + counts.count(3)
 
 
 def is_pairs(counts: Sequence[int], jokers: int, pairs: int) -> bool:
@@ -299,10 +299,16 @@ def wenzhou_is_win(
     """
     if joker is not None and counts[joker] + meld_jokers >= 3:
         return True
-    natural, jokers = natural_counts(counts, joker)
-    if not melds and is_pairs(natural, jokers, 8):
-        return True
-    return is_regular_with_jokers(natural, jokers)
+    c, jokers = natural_counts(counts, joker)
+    if not melds and c.count(1) + c.count(3) <= jokers + 1:
+        return True  # eight pairs and one tile (17 tiles: the odd one is the spare)
+    if jokers == 0:
+        return is_regular(c)
+    a = _SUIT_COST[c[0:9]]
+    b = _SUIT_COST[c[9:18]]
+    d = _SUIT_COST[c[18:27]]
+    h = _HONOUR_COST[c[27:34]]
+    return a[0] + b[0] + d[0] + h[0] + min(a[1], b[1], d[1], h[1], 2) <= jokers
 
 
 # --------------------------------------------------------------------------- decompositions
@@ -561,19 +567,21 @@ def is_win(hand: Hand) -> bool:
     """Does this complete hand have a winning shape of its variant (fast verdict)?"""
     if not hand.complete:
         return False
-    melds = len(hand.melds)
-    counts = counts_of(hand.concealed)
-    variant = hand.variant
+    joker = INDEX[hand.joker] if hand.joker is not None else None
+    return counts_win(
+        hand.variant, counts_of(hand.concealed), joker, len(hand.melds), meld_jokers(hand)
+    )
+
+
+def counts_win(
+    variant: Variant, counts: Sequence[int], joker: int | None, melds: int, meld_jokers: int = 0
+) -> bool:
+    """The verdict of :func:`is_win` on the concealed counts of a complete hand."""
     if variant is Variant.WENZHOU:
-        joker = INDEX[hand.joker] if hand.joker is not None else None
-        return wenzhou_is_win(counts, joker, melds, meld_jokers(hand))
+        return wenzhou_is_win(counts, joker, melds, meld_jokers)
     if is_regular(counts):
         return True
-    if (
-        variant is Variant.SICHUAN
-        and melds <= 1
-        and serpentine_decompositions(counts, hand.spec.sets - 3 - melds)
-    ):
+    if variant is Variant.SICHUAN and melds <= 1 and serpentine_decompositions(counts, 1 - melds):
         return True
     if melds or variant is Variant.SIMPLIFIED:
         return False
@@ -635,14 +643,19 @@ def winning_tiles(hand: Hand) -> list[str]:
     if hand.size != spec.waiting_size:
         return []
     held = counts_of(t for t in hand.physical_tiles() if t in INDEX)
+    counts = counts_of(hand.concealed)
+    joker = INDEX[hand.joker] if hand.joker is not None else None
+    melds = len(hand.melds)
+    in_melds = meld_jokers(hand)
+    last = 27 if spec.tile_set == 108 else 34
     result: list[str] = []
-    for face in FACES:
-        if spec.tile_set == 108 and face in HONOURS:
+    for i in range(last):
+        if held[i] >= 4:
             continue
-        if held[INDEX[face]] >= 4:
-            continue
-        if is_win(hand.with_tile(face)):
-            result.append(face)
+        counts[i] += 1
+        if counts_win(hand.variant, counts, joker, melds, in_melds):
+            result.append(FACES[i])
+        counts[i] -= 1
     return result
 
 
