@@ -23,11 +23,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from mahjong.agari import Agari  # noqa: E402
+from mahjong.agari import Agari
 
-from rules import shapes  # noqa: E402
-from rules.hand import Variant, build_hand  # noqa: E402
-from tests import rules_handgen as gen  # noqa: E402
+from rules import shapes
+from rules.hand import Variant, build_hand
+from tests import rules_handgen as gen
 
 # ours: ... E S W N C F B; theirs: ... E S W N haku hatsu chun
 _TO_THEIRS = [*range(27), 27, 28, 29, 30, 33, 32, 31]
