@@ -35,6 +35,18 @@ class _NeedThrow(Exception):
         self.rethrow = rethrow
 
 
+class WrongThrower(ThrowError):
+    """A throw by another player than the one whose turn it is."""
+
+    def __init__(self, index: int, by: object, expected: object, rethrow: bool) -> None:
+        again = " (re-throw of a tie)" if rethrow else ""
+        super().__init__(f"throw {index + 1}: thrown by {by}, but {expected} throws now{again}")
+        self.index = index
+        self.by = by
+        self.expected = expected
+        self.rethrow = rethrow
+
+
 @dataclass(frozen=True)
 class Ranking(Generic[P]):
     """The outcome of :func:`rank_by_throws` so far.
@@ -78,10 +90,7 @@ def _rank(
                 raise _NeedThrow(member, not first_pass or start > 0)
             by, value = throws[i]
             if by != member:
-                raise ThrowError(
-                    f"throw {i + 1}: thrown by {by}, but {member} throws now"
-                    + ("" if first_pass else " (re-throw of a tie)")
-                )
+                raise WrongThrower(i, by, member, not first_pass or start > 0)
             values[member] = value
             i += 1
         first_pass = False

@@ -48,13 +48,14 @@ from rules.dealt import (
     seat_at,
 )
 from rules.profiles import Layout, Profile, load_profile
-from rules.seating import rank_prefix
+from rules.seating import WrongThrower, rank_prefix
 from rules.tiles import tile_set
 
 __all__ = [
     "DealtState",
     "Drawn",
     "Manifest",
+    "ManifestError",
     "Placed",
     "Pos",
     "Profile",
@@ -179,7 +180,13 @@ def _replay_single_die_round(profile: Profile, throws: Sequence[Throw]) -> _Dice
         if not 1 <= throw.dice[0] <= faces:
             raise ThrowError(f"throw {i + 1} ({throw.text()}): die out of range 1..{faces}")
         values.append((throw.by, throw.dice[0]))
-    ranking = rank_prefix(list(SEATS), values, ties=profile.dice.ties, resolve="top")
+    try:
+        ranking = rank_prefix(list(SEATS), values, ties=profile.dice.ties, resolve="top")
+    except WrongThrower as wrong:
+        expected: Seat = wrong.expected  # type: ignore[assignment]
+        req = ThrowRequest(by=expected, count=1, purpose="tie" if wrong.rethrow else "order")
+        _check_dice(profile, wrong.index, throws[wrong.index], req)
+        raise
     if ranking.order is None:
         assert ranking.next_thrower is not None
         req = ThrowRequest(
@@ -361,8 +368,9 @@ def validate_manifest(profile: Profile, manifest: Manifest) -> None:
             )
         for number, (stack, height) in enumerate(zip(stacks, want, strict=True), start=1):
             if len(stack) != height:
+                held = f"{len(stack)} tile" + ("s" if len(stack) != 1 else "")
                 raise ManifestError(
-                    f"manifest: wall {seat} stack {number} holds {len(stack)} tiles, "
+                    f"manifest: wall {seat} stack {number} holds {held}, "
                     f"the layout has {height} there"
                 )
     expected = _set_counts(int(profile.tile_set))
