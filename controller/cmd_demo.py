@@ -59,9 +59,9 @@ class ProgressPrinter:
     def __call__(self, event: Any) -> None:
         kind = event.type
         if kind == "progress":
-            if event.phase != self.phase:
+            if event.phase.lower() != self.phase:
                 self._end_line()
-                self.phase = event.phase
+                self.phase = event.phase.lower()
                 self.marks = []
             self.marks.append(event.percent)
             if self.tty:
@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
             if args.json:
                 sys.stdout.write(json.dumps(dealt, separators=(",", ":")) + "\n")
             else:
-                sys.stdout.write(render_text(state, glyphs=args.glyphs) + "\n\n")
+                sys.stdout.write(render_text(state) + "\n\n")
             sys.stdout.flush()
         elapsed = time.monotonic() - started
         stats = table.link.stats() if table.link else {}

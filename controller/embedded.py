@@ -66,6 +66,23 @@ class CycleRunner:
             with contextlib.suppress(queue.Empty):
                 self._events.get(timeout=remaining)
 
+    def wait_state(self, state: str, timeout: float) -> None:
+        """Block until the controller is in ``state`` (or raise CycleTimeout)."""
+        self.wait_for(lambda: self.controller.state == state, timeout, f"state {state}")
+
+    def wait_for(self, predicate: Callable[[], bool], timeout: float, what: str = "") -> None:
+        """Block until ``predicate()`` holds, checking after each event (or raise CycleTimeout)."""
+        end = time.monotonic() + timeout
+        while not predicate():
+            remaining = end - time.monotonic()
+            if remaining <= 0:
+                raise CycleTimeout(
+                    f"timed out after {timeout:g} s waiting for {what or 'the table'} "
+                    f"(the table is {self.controller.state})"
+                )
+            with contextlib.suppress(queue.Empty):
+                self._events.get(timeout=min(remaining, 0.5))
+
     def run_cycle(
         self, timeout: float = 120.0, on_event: Callable[[Event], None] | None = None
     ) -> dict[str, Any]:

@@ -79,7 +79,7 @@ def mermaid() -> str:
     for trigger, source, dest in TRANSITIONS:
         sources = source if isinstance(source, list) else [source]
         if trigger == "fail":
-            lines.append(f"    note right of fault: fail (from every state) --> {dest}")
+            lines.append(f"    note right of {dest} : entered from every other state by {trigger}")
             continue
         for src in sources:
             lines.append(f"    {src} --> {dest}: {trigger}")

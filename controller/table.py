@@ -66,6 +66,12 @@ from rules.table import (
 
 log = logging.getLogger("mjtable.controller")
 
+REBOOT_MESSAGE = "the board restarted (new session): its motors stopped and its state was lost"
+REBOOT_ADVICE = (
+    "check the board's power supply and its fault log; press CLEAR FAULT to start over "
+    "with a fresh shuffle"
+)
+
 TileSet = Literal["A", "B"]
 SEATS: tuple[Seat, ...] = ("E", "S", "W", "N")
 SET_CODE: dict[str, int] = {"A": 0, "B": 1}
@@ -373,12 +379,24 @@ class TableController:
         self._on_top = None
         if self.state == "offline":
             return
+        if self.state == "fault" and self._fault is not None and self._fault.code == "LINK_DOWN":
+            # The link went down because the board restarted: say so precisely.
+            self._fault = self._fault.model_copy(
+                update={
+                    "code": "BOARD_REBOOTED",
+                    "source": "reboot",
+                    "message": REBOOT_MESSAGE,
+                    "advice": REBOOT_ADVICE,
+                }
+            )
+            self._record("fault", self._fault.model_dump(mode="json"))
+            self._queue(self._fault)
+            return
         self._fault_now(
             "BOARD_REBOOTED",
             "reboot",
-            "the board restarted (new session): its motors stopped and its state was lost",
-            "check the board's power supply and its fault log; press CLEAR FAULT to start "
-            "over with a fresh shuffle",
+            REBOOT_MESSAGE,
+            REBOOT_ADVICE,
         )
 
     # ------------------------------------------------------------ phases

@@ -1,0 +1,224 @@
+"""The controller against the simulated board over a real pty: cycles, faults, refusals."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from controller.embedded import CycleFault, EmbeddedTable
+from controller.lifecycle import mermaid
+from protocol import codes
+from rules.dealt import DealtState, Manifest, Throw
+from rules.profiles import load_profile
+from rules.table import deal
+from simulator.faults import FAULT_KINDS, PHASE_WORD_OF
+
+VARIANTS = ("wenzhou", "sichuan", "wsom", "simplified")
+
+
+class Log:
+    """A recorder that keeps what the controller logs, as the audit log would."""
+
+    def __init__(self) -> None:
+        self.records: list[tuple[str, dict[str, Any], str | None]] = []
+
+    def __call__(self, kind: str, data: dict[str, Any], cycle: str | None) -> None:
+        self.records.append((kind, data, cycle))
+
+    def kinds(self, cycle: str | None = None) -> list[str]:
+        return [k for k, _, c in self.records if cycle is None or c == cycle]
+
+    def of(self, kind: str, cycle: str) -> list[dict[str, Any]]:
+        return [d for k, d, c in self.records if k == kind and c == cycle]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_cycle_deals_and_can_be_recomputed_from_the_log(variant: str) -> None:
+    log = Log()
+    with EmbeddedTable(variant, seed=11, recorder=log) as table:
+        published = [table.run_cycle(timeout=60) for _ in range(2)]
+        status = table.controller.status()
+    assert status.state == "dealt"
+    assert status.cycles_dealt == 2
+    profile = load_profile(variant)
+    for data in published:
+        state = DealtState.model_validate(data)
+        cycle = state.cycle_id
+        hands = sum(len(t) for t in state.hands.values())
+        assert hands + len(state.colline) + len(state.live_wall) == profile.layout.tiles()
+        # Recompute from what was logged: manifest, leader, throws; compare exactly.
+        (shuffle,) = log.of("shuffle", cycle)
+        (manifest,) = log.of("manifest", cycle)
+        (started,) = log.of("deal_started", cycle)
+        throws = [Throw(by=d["by"], dice=d["dice"]) for d in log.of("throw", cycle)]
+        assert shuffle["profile"] == profile.name
+        recomputed = deal(
+            profile,
+            Manifest.model_validate({"walls": manifest["walls"]}),
+            state.leader if variant == "simplified" else started["leader"],
+            throws,
+            cycle_id=cycle,
+            tile_set=manifest["tile_set"],
+        )
+        assert recomputed.model_dump(mode="json") == data
+        (logged,) = log.of("dealt", cycle)
+        assert logged["state"] == data
+    # The two physical sets alternate.
+    assert [d["tile_set"] for d in published] == ["A", "B"]
+    # The leader passes counter-clockwise (Simplified: picked by the dice).
+    if variant != "simplified":
+        assert [d["leader"] for d in published] == ["E", "S"]
+
+
+def test_the_record_comes_before_the_announcement() -> None:
+    log = Log()
+    seen: list[tuple[str, int]] = []
+    with EmbeddedTable("sichuan", seed=5, recorder=log) as table:
+        table.controller.subscribe(
+            lambda e: seen.append((e.type, len(log.kinds()))) if e.type == "dealt" else None
+        )
+        data = table.run_cycle(timeout=60)
+    dealt_index = log.kinds().index("dealt")
+    assert seen == [("dealt", dealt_index + 1)]
+    assert data["cycle_id"] == log.records[dealt_index][2]
+
+
+def test_controller_dice_are_shown_on_the_board() -> None:
+    log = Log()
+    with EmbeddedTable("wenzhou", seed=3, dice=False, dice_source="controller", recorder=log) as t:
+        data = t.run_cycle(timeout=60)
+    throws = [d for k, d, _ in log.records if k == "throw"]
+    assert [t["source"] for t in throws] == ["controller", "controller"]
+    assert [t["dice"] for t in throws] == [th["dice"] for th in data["throws"]]
+    assert all(1 <= v <= 6 for th in throws for v in th["dice"])
+
+
+def test_board_without_reader_deals_positions() -> None:
+    with EmbeddedTable("wenzhou", seed=4, reader=False) as table:
+        data = table.run_cycle(timeout=60)
+    assert data["joker"]["face"] == "?"
+    assert set(data["hands"]["E"]) == {"?"}
+    assert len(data["hands"]["E"]) == 17
+
+
+def test_refusals_are_clear_and_change_nothing() -> None:
+    with EmbeddedTable("wenzhou", seed=2) as table:
+        c = table.controller
+        result = c.request("deal", "api")
+        assert not result.accepted
+        assert "no walls ready" in result.message
+        assert not c.request("stop", "api").accepted
+        assert not c.request("clear_fault", "api").accepted
+        assert c.state == "idle"
+        assert c.request("shuffle", "api").accepted
+        again = c.request("shuffle", "panel")
+        assert not again.accepted and "busy" in again.message
+        events = table.events()
+        presses = [e for e in events if e.type == "button"]
+        assert [(p.action, p.accepted) for p in presses] == [
+            ("deal", False),
+            ("stop", False),
+            ("clear_fault", False),
+            ("shuffle", True),
+            ("shuffle", False),
+        ]
+
+
+def test_stop_abandons_the_cycle_and_clear_recovers() -> None:
+    log = Log()
+    with EmbeddedTable("wenzhou", seed=2, speed=0.01, recorder=log) as table:
+        c = table.controller
+        assert c.request("shuffle", "panel").accepted
+        table.runner.wait_state("building", 30)
+        result = c.request("stop", "panel")
+        assert result.accepted and c.state == "stopped"
+        assert c.request("clear_fault", "panel").accepted
+        table.runner.wait_state("idle", 30)
+        assert c.last_dealt() is None
+        assert "cycle_aborted" in log.kinds()
+        data = table.run_cycle(timeout=60)  # a fresh cycle works after recovery
+    assert data["tile_set"] == "A"
+
+
+def _fault_cases() -> list[tuple[str, str]]:
+    cases = []
+    for kind in FAULT_KINDS.values():
+        if kind.code == 0 and kind.name != "reboot":
+            continue
+        for phase in kind.phases:
+            word = PHASE_WORD_OF[phase]
+            if word in ("now", "test"):
+                continue
+            cases.append((kind.name, word))
+    return cases
+
+
+@pytest.mark.parametrize(("kind", "phase"), _fault_cases())
+def test_every_board_fault_in_every_phase_faults_the_cycle(kind: str, phase: str) -> None:
+    """Each fault: the controller reaches `fault` with the board's code and plain words,
+    and publishes nothing for that cycle."""
+    log = Log()
+    spec = f"{kind}@{phase}"
+    with EmbeddedTable("wenzhou", seed=7, faults=[spec], recorder=log) as table:
+        dealt_before = 0
+        if phase == "collect":  # the first cycle has nothing on top to collect
+            table.run_cycle(timeout=60)
+            dealt_before = 1
+        with pytest.raises(CycleFault) as caught:
+            table.run_cycle(timeout=60)
+        if kind == "reboot":
+            # The link drops first (LINK_DOWN); the new session on re-HELLO names the cause.
+            table.runner.wait_for(lambda: table.controller.status().link_up, 30)
+        status = table.controller.status()
+    fault = caught.value.fault
+    if kind == "reboot":
+        assert fault.code in ("LINK_DOWN", "BOARD_REBOOTED")
+        assert status.fault is not None
+        fault = status.fault
+        expected = "BOARD_REBOOTED"
+    else:
+        expected = codes.fault_name(FAULT_KINDS[kind].code)
+    assert fault.code == expected
+    assert fault.message and fault.advice
+    assert status.state == "fault"
+    assert status.cycles_dealt == dealt_before
+    assert log.kinds().count("dealt") == dealt_before
+    assert "cycle_aborted" in log.kinds(fault.cycle)
+
+
+def test_fault_then_clear_then_a_clean_cycle() -> None:
+    with EmbeddedTable("wenzhou", seed=9, faults=["jam@build:wall=1"]) as table:
+        with pytest.raises(CycleFault):
+            table.run_cycle(timeout=60)
+        c = table.controller
+        assert not c.request("shuffle", "panel").accepted  # fault must be cleared first
+        assert c.request("clear_fault", "panel").accepted
+        table.runner.wait_state("idle", 30)
+        data = table.run_cycle(timeout=60)
+    assert data["variant"] == "wenzhou"
+
+
+def test_line_noise_still_delivers_exact_cycles() -> None:
+    with EmbeddedTable("sichuan", seed=13, faults=["noise:error=0.0005,drop=0.0005"]) as table:
+        dealt = [table.run_cycle(timeout=120) for _ in range(3)]
+        stats = table.link.stats() if table.link else {}
+    assert len({d["cycle_id"] for d in dealt}) == 3
+    assert stats["crc_errors"] + stats["header_errors"] > 0 or stats["retransmits"] > 0
+
+
+def test_deadline_faults_a_phase_that_takes_too_long() -> None:
+    from controller.table import Deadlines
+
+    slow = EmbeddedTable("wenzhou", seed=1, speed=1.0, deadlines=Deadlines(shuffle=0.3))
+    with slow as table, pytest.raises(CycleFault) as caught:
+        table.run_cycle(timeout=30)
+    assert caught.value.fault.code == "DEADLINE"
+    assert "shuffling" in caught.value.fault.message
+
+
+def test_state_diagram_in_docs_matches_the_code() -> None:
+    from pathlib import Path
+
+    doc = (Path(__file__).parent.parent / "docs" / "controller.md").read_text()
+    assert mermaid() in doc
