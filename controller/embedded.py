@@ -15,12 +15,11 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
-from simulator.server import SimConfig, SimulatedBoard
-
 from controller.events import Action, Event, FaultEvent
 from controller.table import Deadlines, Recorder, TableController
 from drivers.board import BoardLink
 from rules.profiles import Profile, load_profile
+from simulator.server import SimConfig, SimulatedBoard
 
 
 class CycleFault(Exception):
