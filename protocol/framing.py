@@ -51,6 +51,22 @@ def _make_table() -> "tuple[int, ...]":
 CRC_TABLE = _make_table()
 
 
+def _make_header_tables() -> "tuple[tuple[int, ...], tuple[int, ...]]":
+    # HCRC of the two bytes (b0, b1) from the initial value is HEAD_LO[b0] ^ CRC_TABLE[HEAD_HI[b0]
+    # ^ b1]: the first table step folded into two 256-entry tables, so the decoder checks a
+    # header candidate with three look-ups and no call while it hunts.
+    lo = []
+    hi = []
+    for b0 in range(256):
+        reg = ((CRC_INIT & 0xFF) << 8) ^ CRC_TABLE[(CRC_INIT >> 8) ^ b0]
+        lo.append((reg & 0xFF) << 8)
+        hi.append(reg >> 8)
+    return tuple(lo), tuple(hi)
+
+
+HEAD_LO, HEAD_HI = _make_header_tables()
+
+
 def crc16_table(data: bytes, crc: int = CRC_INIT) -> int:
     """CRC-16/IBM-3740 of ``data``, continuing from register value ``crc`` (table-driven)."""
     table = CRC_TABLE
@@ -158,6 +174,9 @@ class FrameDecoder:
 
     def _scan(self, b: bytes, out: "list[tuple[int, int, bytes]]") -> None:
         crc = crc16
+        table = CRC_TABLE
+        head_lo = HEAD_LO
+        head_hi = HEAD_HI
         n = len(b)
         i = 0
         skipped = 0
@@ -170,7 +189,7 @@ class FrameDecoder:
                 skipped += 1
                 i += 1
                 continue
-            h = crc(b[i : i + 2])
+            h = head_lo[length] ^ table[head_hi[length] ^ b[i + 1]]
             if h != (b[i + 2] << 8) | b[i + 3]:
                 skipped += 1
                 i += 1
