@@ -1,0 +1,267 @@
+"""`mjtable hand`: is a hand a win, how does it read, what is it worth, what does it wait on.
+
+    mjtable hand --variant V TILES... [--melds "123m, EEE, [7777s]"]
+                 [--win TILE --from discard|wall|kong|robbed] [--joker FACE]
+                 [--waits] [--json] [variant options]
+
+TILES in the seeds' notation, spaced (``1m 2m 3m E E``) or compact (``123m EE``). With
+``--win`` the tiles may include the winning tile or leave it out (it is then added). A hand one
+tile short is answered with its waiting tiles. Melds: groups separated by commas, ``[...]``
+for a concealed kong, ``X*`` for a Wenzhou joker standing for X. The exit status is 0 whatever
+the verdict; bad input is one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING, Any
+
+from controller.cli import UsageError
+
+if TYPE_CHECKING:
+    from rules.hand import Hand
+    from rules.scoring import Score
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "hand",
+        help="check, read and score a hand; list its waiting tiles",
+        description=(
+            "Check a hand under a variant's rules: the verdict (win, false win, one tile "
+            "short), the reading chosen, the scoring lines and points, and who pays. A hand "
+            "one tile short gets its waiting tiles."
+        ),
+    )
+    parser.add_argument(
+        "--variant", required=True, metavar="V", help="wenzhou, sichuan, wsom or simplified"
+    )
+    parser.add_argument("tiles", nargs="+", metavar="TILES", help="tiles standing in the hand")
+    parser.add_argument(
+        "--melds",
+        action="append",
+        default=[],
+        metavar="SETS",
+        help='sets on the table, comma-separated: "123m, EEE, [7777s]" ([..] concealed kong)',
+    )
+    parser.add_argument("--win", metavar="TILE", help="the winning tile")
+    parser.add_argument(
+        "--from",
+        dest="source",
+        choices=("discard", "wall", "kong", "robbed"),
+        help="where the winning tile came from (default: discard)",
+    )
+    parser.add_argument("--joker", metavar="FACE", help="Wenzhou: the face of the turned tile")
+    parser.add_argument(
+        "--waits", action="store_true", help="list the waiting tiles of a hand one tile short"
+    )
+    parser.add_argument("--json", action="store_true", help="print the answer as JSON")
+    parser.add_argument(
+        "--point", metavar="EUROS", help="value of one point, to show payments in euros"
+    )
+    sichuan = parser.add_argument_group("Sichuan")
+    sichuan.add_argument("--heavenly", action="store_true", help="won on the dealt tiles (x6)")
+    sichuan.add_argument(
+        "--second-heaven", action="store_true", help="won on the first discard or draw (x4)"
+    )
+    sichuan.add_argument(
+        "--robbed-kong-points",
+        type=int,
+        default=0,
+        metavar="N",
+        help="kong points of the player robbed, attributed to the winner",
+    )
+    wenzhou = parser.add_argument_group("Wenzhou")
+    wenzhou.add_argument(
+        "--leader-streak",
+        type=int,
+        metavar="N",
+        help="the winner is the leader and has already won N hands in a row",
+    )
+    wenzhou.add_argument("--table", metavar="FILE", help="TOML table replacing the default")
+    simplified = parser.add_argument_group("simplified")
+    simplified.add_argument(
+        "--order", type=int, default=1, metavar="N", help="rank among those out (1..4)"
+    )
+    simplified.add_argument(
+        "--not-announced", action="store_true", help="a single-tile wait was not announced"
+    )
+    parser.set_defaults(func=run)
+
+
+def _build(args: argparse.Namespace) -> Hand:
+    from rules.hand import HandError, parse_hand
+
+    try:
+        return parse_hand(
+            args.variant,
+            " ".join(args.tiles),
+            ",".join(args.melds),
+            win_tile=args.win,
+            win_from=args.source,
+            joker=args.joker,
+        )
+    except HandError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _context(args: argparse.Namespace, hand: Hand) -> Any:
+    from rules.hand import Variant
+    from rules.scoring import SichuanContext, SimplifiedContext, WenzhouContext
+
+    if args.robbed_kong_points < 0:
+        raise UsageError("--robbed-kong-points cannot be negative")
+    if args.leader_streak is not None and args.leader_streak < 0:
+        raise UsageError("--leader-streak cannot be negative")
+    if not 1 <= args.order <= 4:
+        raise UsageError(f"--order must be 1..4, not {args.order}")
+    if hand.variant is Variant.SICHUAN:
+        return SichuanContext(args.heavenly, args.second_heaven, args.robbed_kong_points)
+    if hand.variant is Variant.WENZHOU:
+        streak = args.leader_streak
+        return WenzhouContext(leader=streak is not None, streak=streak or 0)
+    if hand.variant is Variant.SIMPLIFIED:
+        return SimplifiedContext(order=args.order, announced=not args.not_announced)
+    return None
+
+
+def _payment_rule(hand: Hand, score: Score) -> str | None:
+    from rules.hand import Variant, WinSource
+
+    if hand.variant in (Variant.WSOM, Variant.SIMPLIFIED) or not score.won:
+        return None
+    if hand.win_from is None:
+        return None
+    if hand.win_from.self_drawn:
+        who = "everyone still in the hand" if hand.variant is Variant.SICHUAN else "every player"
+        return f"self-drawn: {who} pays {score.points}"
+    if hand.win_from is WinSource.ROBBED:
+        return f"robbed kong: the player robbed pays {score.points}"
+    return f"discard: the discarder alone pays {score.points}"
+
+
+def run(args: argparse.Namespace) -> int:
+    from rules.hand import Variant
+    from rules.scoring import DEFAULT_TABLE, load_table, score
+    from rules.settle import SettleError, to_money
+    from rules.shapes import decompositions, winning_tiles
+
+    hand = _build(args)
+    ctx = _context(args, hand)
+    table = DEFAULT_TABLE
+    if args.table:
+        if hand.variant is not Variant.WENZHOU:
+            raise UsageError("--table applies to wenzhou only")
+        from rules.hand import HandError
+
+        try:
+            table = load_table(args.table)
+        except HandError as exc:
+            raise UsageError(str(exc)) from None
+    money = None
+    if args.point is not None:
+        try:
+            money = to_money(1, args.point)
+        except (SettleError, ArithmeticError, ValueError):
+            raise UsageError(f"--point {args.point!r}: expected an amount such as 0.50") from None
+
+    waits: list[str] | None = None
+    if not hand.complete:
+        waits = winning_tiles(hand)
+    elif args.waits:
+        raise UsageError(
+            f"--waits needs a hand one tile short ({hand.spec.waiting_size} tiles for "
+            f"{hand.variant.value}); this one has {hand.size}"
+        )
+    result = score(hand, ctx, table=table)
+    readings = decompositions(hand) if hand.complete else []
+    rule = _payment_rule(hand, result)
+
+    if args.json:
+        print(json.dumps(_as_json(hand, result, readings, waits, rule, money), ensure_ascii=False))
+        return 0
+    print(f"variant: {hand.variant.value}" + (f", joker {hand.joker}" if hand.joker else ""))
+    print(f"hand: {hand.text()}" + (f"  bonus: {' '.join(hand.bonus)}" if hand.bonus else ""))
+    if hand.win_tile is not None:
+        print(f"winning tile: {hand.win_tile} from {hand.win_from}")
+    if waits is not None:
+        listed = " ".join(waits) if waits else "none"
+        print(f"one tile short: waits on {listed}")
+        return 0
+    shape = f" ({result.shape.value})" if result.shape else ""
+    print(f"verdict: {result.verdict.value}{shape}")
+    if result.decomposition is not None:
+        print(f"reading: {result.decomposition.text()}")
+        if len(readings) > 1:
+            print(f"  (best of {len(readings)} readings)")
+    for line in result.lines:
+        print(f"  {line.text()}")
+    for note in result.notes:
+        print(f"note: {note}")
+    if result.points is not None and result.won:
+        if rule:
+            print(f"points: {result.points} per payer")
+        else:
+            print(f"score: {result.points}")
+        if rule:
+            amount = f" = {result.points * money} EUR each" if money is not None else ""
+            print(f"payment: {rule}{amount}")
+    return 0
+
+
+def _as_json(
+    hand: Hand,
+    result: Score,
+    readings: list[Any],
+    waits: list[str] | None,
+    rule: str | None,
+    money: Any,
+) -> dict[str, Any]:
+    def group(g: Any) -> dict[str, Any]:
+        return {
+            "kind": g.kind.value,
+            "faces": list(g.faces),
+            "jokers": list(g.jokers),
+            "exposed": g.exposed,
+            "concealed_kong": g.concealed_kong,
+        }
+
+    return {
+        "variant": hand.variant.value,
+        "hand": {
+            "concealed": list(hand.concealed),
+            "melds": [
+                {
+                    "kind": m.kind.value,
+                    "faces": list(m.faces),
+                    "tiles": list(m.tiles),
+                    "concealed": m.concealed,
+                }
+                for m in hand.melds
+            ],
+            "bonus": list(hand.bonus),
+            "win_tile": hand.win_tile,
+            "win_from": hand.win_from.value if hand.win_from else None,
+            "joker": hand.joker,
+        },
+        "verdict": result.verdict.value,
+        "shape": result.shape.value if result.shape else None,
+        "decomposition": (
+            [group(g) for g in result.decomposition.groups] if result.decomposition else None
+        ),
+        "readings": [r.text() for r in readings],
+        "lines": [
+            {"name": ln.name, "effect": ln.effect.value, "value": ln.value, "note": ln.note}
+            for ln in result.lines
+        ],
+        "points": result.points,
+        "payment": rule,
+        "payment_eur": (
+            str(result.points * money)
+            if money is not None and rule is not None and result.points is not None
+            else None
+        ),
+        "waits": waits,
+        "notes": list(result.notes),
+    }

@@ -1,0 +1,177 @@
+"""`mjtable hand` for the four variants: verdicts, readings, points, waits, bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from controller.cli import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(["hand", *argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_sichuan_self_drawn_win_with_payment(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(
+        capsys,
+        "--variant",
+        "sichuan",
+        "123m 456m 789p 234s 5s",
+        "--win",
+        "5s",
+        "--from",
+        "wall",
+        "--point",
+        "0.50",
+    )
+    assert status == 0
+    assert "verdict: win (sets and a pair)" in out
+    assert "Tout Chow: 1" in out
+    assert "points: 2 per payer" in out
+    assert "everyone still in the hand pays 2 = 1.00 EUR each" in out
+
+
+def test_wenzhou_json(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(
+        capsys,
+        "--variant",
+        "wenzhou",
+        "123m456m789p111s99sFE",
+        "--joker",
+        "F",
+        "--win",
+        "E",
+        "--from",
+        "wall",
+        "--leader-streak",
+        "1",
+        "--json",
+    )
+    assert status == 0
+    data = json.loads(out)
+    assert data["verdict"] == "win"
+    assert data["hand"]["joker"] == "F"
+    assert [ln["name"] for ln in data["lines"]] == ["five sets and a pair", "leader's streak"]
+    assert data["points"] == 2
+    assert data["payment"] == "self-drawn: every player pays 2"
+    assert any(True in g["jokers"] for g in data["decomposition"])
+
+
+def test_wenzhou_table_option(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    table = tmp_path / "t.toml"
+    table.write_text("five_sets = 7\n")
+    status, out, _ = run(
+        capsys,
+        "--variant",
+        "wenzhou",
+        "123m456m789p111s99sFE",
+        "--joker",
+        "F",
+        "--win",
+        "E",
+        "--table",
+        str(table),
+        "--json",
+    )
+    assert status == 0
+    assert json.loads(out)["points"] == 7
+
+
+def test_waits_of_a_hand_one_short(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "--variant", "sichuan", "1112345678999m", "--waits")
+    assert status == 0
+    assert "waits on 1m 2m 3m 4m 5m 6m 7m 8m 9m" in out
+    status, out, _ = run(capsys, "--variant", "sichuan", "1112345678999m", "--json")
+    assert json.loads(out)["waits"] == [f"{n}m" for n in range(1, 10)]
+
+
+def test_wsom_false_win(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "--variant", "wsom", "EEE SSS WWW NNN CF")
+    assert status == 0
+    assert "verdict: false win" in out
+    assert "points" not in out
+
+
+def test_simplified_melds_and_bonus(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(
+        capsys,
+        "--variant",
+        "simplified",
+        "111m 222m 999m CC 1f",
+        "--melds",
+        "5555m",
+        "--win",
+        "C",
+        "--order",
+        "3",
+    )
+    assert status == 0
+    assert "score: 300" in out
+
+
+def test_melds_syntax(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(
+        capsys,
+        "--variant",
+        "sichuan",
+        "55s",
+        "--melds",
+        "123m, 4444m",
+        "--melds",
+        "[7777p], 222s",
+        "--win",
+        "5s",
+        "--from",
+        "wall",
+    )
+    assert status == 0
+    assert "Kong exposé: +2" in out
+    assert "Kong caché: +3" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--variant", "mahjong", "1m"], "unknown variant"),
+        (["--variant", "sichuan", "1m 2x"], "cannot read '2x'"),
+        (["--variant", "sichuan", "123m E"], "honour"),
+        (["--variant", "sichuan", "123m 456m 789p 234s 5s 5s 5s"], "irregular hand: 15 tiles"),
+        (["--variant", "sichuan", "11111m 456m 789p 23s"], "5 copies of 1m"),
+        (["--variant", "sichuan", "123m 456m 789p 234s 55s", "--waits"], "--waits needs"),
+        (["--variant", "sichuan", "123m 456m 789p 234s 55s", "--joker", "5s"], "without jokers"),
+        (["--variant", "wenzhou", "123m", "--melds", "124m"], "neither a chow"),
+        (["--variant", "sichuan", "123m 456m 789p 234s 55s", "--win", "9s"], "not among"),
+        (["--variant", "sichuan", "123m 456m 789p 234s 5s", "--point", "abc"], "--point"),
+        (["--variant", "sichuan", "123m 456m 789p 234s 5s", "--order", "7"], "--order"),
+        (["--variant", "sichuan", "123m 456m 789p 234s 5s", "--table", "x.toml"], "wenzhou only"),
+    ],
+)
+def test_bad_input_is_one_line_and_status_two(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    status, out, err = run(capsys, *argv)
+    assert status == 2
+    assert out == ""
+    assert err.count("\n") == 1
+    assert err.startswith("mjtable hand: ")
+    assert message in err
+
+
+def test_installed_command_exit_status() -> None:
+    exe = Path(sys.executable).with_name("mjtable")
+    done = subprocess.run(
+        [str(exe), "hand", "--variant", "sichuan", "1m 2m"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "irregular hand" in done.stderr
