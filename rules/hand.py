@@ -416,6 +416,20 @@ def build_hand(
         _check_faces(variant, [win_tile], "winning tile")
         if is_bonus(win_tile):
             raise HandError(f"winning tile {win_tile} is a flower or season")
+    physical = Counter(standing)
+    for meld in melds:
+        physical.update(meld.tiles)
+    physical.update(bonus)
+    full = hand_size(len(standing), melds) == spec.hand_size
+    if win_tile is not None and not (full and win_tile in standing):
+        physical[win_tile] += 1
+    available = tile_set(spec.tile_set)
+    for tile, count in sorted(physical.items(), key=lambda item: sort_key(item[0])):
+        if count > available[tile]:
+            raise HandError(
+                f"{count} copies of {tile}: the {spec.tile_set}-tile set holds {available[tile]}"
+            )
+    if win_tile is not None:
         size = hand_size(len(standing), melds)
         if size == spec.hand_size - 1:
             standing.append(win_tile)
@@ -423,6 +437,8 @@ def build_hand(
             raise HandError(
                 f"winning tile {win_tile} is not among the {len(standing)} tiles in the hand"
             )
+        elif win_tile not in standing:
+            standing.append(win_tile)  # counted with the hand for the message below
         if win_from is None:
             win_from = WinSource.DISCARD
     size = hand_size(len(standing), melds)
@@ -430,16 +446,6 @@ def build_hand(
     flagged = irregularity(variant, size, expected=allowed)
     if flagged is not None:
         raise HandError(flagged.message)
-    physical = Counter(standing)
-    for meld in melds:
-        physical.update(meld.tiles)
-    physical.update(bonus)
-    available = tile_set(spec.tile_set)
-    for tile, count in sorted(physical.items(), key=lambda item: sort_key(item[0])):
-        if count > available[tile]:
-            raise HandError(
-                f"{count} copies of {tile}: the {spec.tile_set}-tile set holds {available[tile]}"
-            )
     return Hand(
         variant,
         tuple(sorted_tiles(standing)),
