@@ -25,6 +25,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "controller.cmd_config",
     "controller.cmd_client",
     "controller.cmd_audit",
+    "controller.cmd_install",
 )
 
 
