@@ -226,7 +226,8 @@ def wenzhou_after_hand(game: WenzhouGame, winner: Seat | None) -> WenzhouGame:
 
 def _check_dice(dice: Sequence[int], count: int, what: str) -> int:
     if len(dice) != count:
-        raise ThrowError(f"{what}: {len(dice)} dice, expected {count}")
+        got = "1 die" if len(dice) == 1 else f"{len(dice)} dice"
+        raise ThrowError(f"{what}: {got}, expected {count}")
     for d in dice:
         if not 1 <= d <= 6:
             raise ThrowError(f"{what}: die {d} is out of range 1..6")

@@ -110,8 +110,7 @@ class ThrowRequest(BaseModel):
     purpose: Purpose
 
     def describe(self) -> str:
-        dice = "one die" if self.count == 1 else f"{self.count} dice"
-        return f"{self.by} throws {dice} for {_PURPOSE_TEXT[self.purpose]}"
+        return f"{self.by} throws {_n_dice(self.count)} for {_PURPOSE_TEXT[self.purpose]}"
 
 
 def designated_wall(thrower: Seat, total: int) -> Seat:
@@ -133,12 +132,16 @@ class _Dice:
     count: int | None = None  # T, once complete
 
 
+def _n_dice(n: int) -> str:
+    return "1 die" if n == 1 else f"{n} dice"
+
+
 def _check_dice(profile: Profile, index: int, throw: Throw, req: ThrowRequest) -> None:
     where = f"throw {index + 1} ({throw.text()})"
     if throw.by != req.by:
         raise ThrowError(f"{where}: thrown by {throw.by}, but {req.describe()}")
     if len(throw.dice) != req.count:
-        raise ThrowError(f"{where}: {len(throw.dice)} dice, but {req.describe()}")
+        raise ThrowError(f"{where}: {_n_dice(len(throw.dice))}, but {req.describe()}")
     faces = profile.dice.faces
     for die in throw.dice:
         if not 1 <= die <= faces:
@@ -306,7 +309,7 @@ def throws_from_dice(
                 f"throw {i + 1} ({text}): not expected, the dice are complete after {i} throws"
             )
         if len(g) != req.count:
-            raise ThrowError(f"throw {i + 1} ({text}): {len(g)} dice, but {req.describe()}")
+            raise ThrowError(f"throw {i + 1} ({text}): {_n_dice(len(g))}, but {req.describe()}")
         throws.append(Throw(by=req.by, dice=list(g)))
     next_throw(profile, start, throws)  # validates the ranges of the last throw
     return throws

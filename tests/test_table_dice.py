@@ -69,7 +69,7 @@ def test_next_throw_leader_then_owner() -> None:
         ([T("S", 1, 2, 3)], r"throw 1 \(1\+2\+3\): 3 dice, but S throws 2 dice"),
         ([T("S", 7, 1)], r"throw 1 \(7\+1\): die 7 is out of range 1..6"),
         ([T("S", 1, 2), T("S", 1, 1)], r"throw 2 \(1\+1\): thrown by S, but N throws 2 dice"),
-        ([T("S", 1, 2), T("N", 6)], r"throw 2 \(6\): 1 dice, but N throws 2 dice for the breach"),
+        ([T("S", 1, 2), T("N", 6)], r"throw 2 \(6\): 1 die, but N throws 2 dice for the breach"),
         (
             [T("S", 1, 2), T("N", 1, 1), T("S", 1, 1)],
             r"throw 3 \(1\+1\): not expected, the dice are complete after 2 throws",
@@ -129,7 +129,7 @@ def test_simplified_ties_are_rethrown_by_the_tied_only() -> None:
     assert s.count == 2 + 6  # N's deciding die is his last single die, 2
     with pytest.raises(
         ThrowError,
-        match=r"throw 5 \(2\): thrown by W, but E throws one die for a re-throw of a tie",
+        match=r"throw 5 \(2\): thrown by W, but E throws 1 die for a re-throw of a tie",
     ):
         next_throw(SIMPLIFIED, "E", [T("E", 5), T("S", 5), T("W", 3), T("N", 5), T("W", 2)])
 
@@ -172,7 +172,7 @@ def test_throws_from_dice_assigns_the_throwers() -> None:
     assert throws_from_dice(SIMPLIFIED, None, [[5], [5], [3], [1], [2], [6], [3, 4]]) == [
         T("E", 5), T("S", 5), T("W", 3), T("N", 1), T("E", 2), T("S", 6), T("S", 3, 4),
     ]  # fmt: skip
-    with pytest.raises(ThrowError, match=r"throw 2 \(5\): 1 dice, but W throws 2 dice"):
+    with pytest.raises(ThrowError, match=r"throw 2 \(5\): 1 die, but W throws 2 dice"):
         throws_from_dice(WENZHOU, "E", [[3, 4], [5]])
     with pytest.raises(ThrowError, match=r"throw 3 \(1\+1\): not expected"):
         throws_from_dice(WENZHOU, "E", [[3, 4], [5, 6], [1, 1]])

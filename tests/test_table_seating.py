@@ -95,7 +95,7 @@ def test_wsom_seating() -> None:
     assert s.leader == "E"
     with pytest.raises(TableError, match="unknown player 'eve'"):
         wsom_seating(PLAYERS, row, "eve", [3, 3], [2, 2])
-    with pytest.raises(ThrowError, match="second throw: 1 dice, expected 2"):
+    with pytest.raises(ThrowError, match="second throw: 1 die, expected 2"):
         wsom_seating(PLAYERS, row, "ana", [3, 3], [2])
 
 
