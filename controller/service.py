@@ -24,6 +24,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -102,6 +103,83 @@ def setup_logging(level: str) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+    # The state machine library narrates every callback at INFO: keep the journal readable.
+    logging.getLogger("transitions").setLevel(logging.WARNING)
+
+
+class LedWorker:
+    """Sets the panel's LEDs from its own thread.
+
+    Table events arrive on the threads of the board link, the panel and the API;
+    none of them may wait on USB (a press callback that wrote the LEDs would wait
+    on the panel's own reader). They only post the wanted state here; the worker
+    writes the latest one, and ends a refusal's blink after BLINK_S.
+    """
+
+    BLINK_S = 1.0
+
+    def __init__(self, panel: Any) -> None:
+        self.panel = panel
+        self._cond = threading.Condition()
+        self._wanted: tuple[bool, bool, bool, bool] | None = None
+        self._blink_until = 0.0
+        self._state = "offline"
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="panel-leds", daemon=True)
+        self._thread.start()
+
+    @staticmethod
+    def lights(state: str, blink: bool) -> tuple[bool, bool, bool, bool]:
+        from controller.lifecycle import MOTION_STATES
+
+        return (
+            state in ("idle", "ready", "dealt"),
+            state in MOTION_STATES or state == "recovering",
+            state in ("fault", "stopped"),
+            blink,
+        )
+
+    def show(self, state: str) -> None:
+        with self._cond:
+            self._state = state
+            blinking = time.monotonic() < self._blink_until
+            self._wanted = self.lights(state, blinking)
+            self._cond.notify()
+
+    def blink(self, state: str) -> None:
+        with self._cond:
+            self._state = state
+            self._blink_until = time.monotonic() + self.BLINK_S
+            self._wanted = self.lights(state, True)
+            self._cond.notify()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopping = True
+            self._cond.notify()
+        self._thread.join(5)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                timeout = None
+                if self._blink_until:
+                    timeout = max(0.0, self._blink_until - time.monotonic())
+                if self._wanted is None and not self._stopping:
+                    self._cond.wait(timeout)
+                if self._stopping:
+                    return
+                if self._blink_until and time.monotonic() >= self._blink_until:
+                    self._blink_until = 0.0
+                    self._wanted = self.lights(self._state, False)
+                wanted, self._wanted = self._wanted, None
+            if wanted is None:
+                continue
+            ready, busy, fault, blink = wanted
+            try:
+                self.panel.set_leds(ready=ready, busy=busy, fault=fault, blink_fault=blink)
+            except Exception as exc:  # an unplugged panel must not stop the table
+                log.warning("cannot set the panel LEDs: %s", exc)
 
 
 class Service:
@@ -115,6 +193,7 @@ class Service:
         self.link: BoardLink | None = None
         self.board: Any = None  # SimulatedBoard with --sim
         self.panel: Any = None
+        self.leds: LedWorker | None = None
         self.emulated_panel: Any = None
         self.api: ApiServer | None = None
         self.control: Any = None
@@ -231,6 +310,7 @@ class Service:
             debounce_s=(section.debounce_ms if section else 30) / 1000,
         )
         self.panel.open(wait=True)
+        self.leds = LedWorker(self.panel)
         self._update_leds()
 
     # ------------------------------------------------------------ recovery
@@ -296,27 +376,13 @@ class Service:
             log.info("button panel connected (serial %s)", event.serial)
             self._update_leds()
 
-    def _update_leds(self, blink: bool = False) -> None:
-        if self.panel is None or self.controller is None:
-            return
-        state = self.controller.state
-        from controller.lifecycle import MOTION_STATES
-
-        try:
-            self.panel.set_leds(
-                ready=state in ("idle", "ready", "dealt"),
-                busy=state in MOTION_STATES or state == "recovering",
-                fault=state in ("fault", "stopped"),
-                blink_fault=blink,
-            )
-        except Exception as exc:  # an unplugged panel must not stop the table
-            log.warning("cannot set the panel LEDs: %s", exc)
+    def _update_leds(self) -> None:
+        if self.leds is not None and self.controller is not None:
+            self.leds.show(self.controller.state)
 
     def _blink_refusal(self) -> None:
-        self._update_leds(blink=True)
-        timer = threading.Timer(1.0, self._update_leds)
-        timer.daemon = True
-        timer.start()
+        if self.leds is not None and self.controller is not None:
+            self.leds.blink(self.controller.state)
 
     # ----------------------------------------------------------------- stop
 
@@ -335,6 +401,8 @@ class Service:
             self.control.stop()
         if self.api is not None:
             self.api.stop()
+        if self.leds is not None:
+            self.leds.stop()
         if self.panel is not None:
             self.panel.close()
         if self.controller is not None:
