@@ -14,10 +14,12 @@ The two sets and where they are (``Place``)::
     BUILT     four walls built under the table, manifest known (from the tile reader)
     UP        walls raised on the table: the set being played
 
-At most one set is in the disc, one on the bench under the table and one on top. The table's
-alternation: while set A is UP and played, set B is shuffled and built underneath; COLLECT drops
-A into the disc, LIFT raises B; then A is shuffled and built underneath, and so on. At power-on
-set A is in the disc and set B is on the table (the tiles left from the last session).
+At most one set is on the bench under the table and one on top. The table's alternation: while
+set A is UP and played, set B is shuffled and built underneath; COLLECT drops A into the disc,
+LIFT raises B; then A is shuffled and built underneath, and so on. At power-on both sets are loose
+in the disc, the surface is empty and the plates are down (a reboot comes back the same way: the
+board has forgotten where the tiles were). The disc can hold both sets: the tile reader at the
+pick-up tells the sets apart by their backs, so SHUFFLE s takes only the tiles of set s.
 
 Which command is legal (besides the state checks: E-stop, fault, busy, cover open):
 
@@ -26,8 +28,8 @@ Which command is legal (besides the state checks: E-stop, fault, busy, cover ope
                      and the bench free: no set BUILT       (else BAD_STATE, BENCH_OCCUPIED)
     LIFT_WALLS s     s BUILT                                (else BAD_STATE, SET_NOT_BUILT)
                      and no set UP                          (else BAD_STATE, SURFACE_OCCUPIED)
-    COLLECT          a set UP needs the disc free           (else BAD_STATE, DISC_OCCUPIED);
-                     with nothing on top it only lowers the plates and cycles the trap
+    COLLECT          always (at rest); with nothing on top it only lowers the plates and
+                     cycles the trap
     READ_MANIFEST s  s BUILT or UP                          (else BAD_STATE, SET_NOT_BUILT)
 """
 
@@ -57,9 +59,8 @@ BLOCK_SET_NOT_IN_DISC = 2
 BLOCK_SET_NOT_SHUFFLED = 3
 BLOCK_SET_NOT_BUILT = 4
 BLOCK_SURFACE_OCCUPIED = 5
-BLOCK_DISC_OCCUPIED = 6
-BLOCK_BENCH_OCCUPIED = 7
-BLOCK_COVER_OPEN = 8
+BLOCK_BENCH_OCCUPIED = 6
+BLOCK_COVER_OPEN = 7
 
 BLOCKS: dict[int, tuple[str, str, str]] = {
     BLOCK_BOOTING: ("BOOTING", "the board has no session yet", "send HELLO"),
@@ -78,11 +79,6 @@ BLOCKS: dict[int, tuple[str, str, str]] = {
         "SURFACE_OCCUPIED",
         "the other set is still on the table",
         "collect it first",
-    ),
-    BLOCK_DISC_OCCUPIED: (
-        "DISC_OCCUPIED",
-        "the shuffle disc still holds the other set: collecting would mix the sets",
-        "shuffle and build the set in the disc first",
     ),
     BLOCK_BENCH_OCCUPIED: (
         "BENCH_OCCUPIED",
@@ -381,10 +377,10 @@ class BoardModel:
             self.inject(spec, now)
 
     def _power_on(self) -> None:
-        self.sets: list[TileSetState] = [TileSetState(Place.DISC), TileSetState(Place.UP)]
+        self.sets: list[TileSetState] = [TileSetState(Place.DISC), TileSetState(Place.DISC)]
         self.wall_counts = [0, 0, 0, 0]
         self._counts_set: int | None = None
-        self.plates = ["up"] * 4
+        self.plates = ["down"] * 4
         self.centre = "up"
         self.fault = None
         self._run = None
@@ -467,6 +463,10 @@ class BoardModel:
             self._strike_now(spec, now)
         else:
             self._pending.append(_Pending(spec, spec.nth - 1, spec.times))
+
+    def disarm(self) -> None:
+        """Forget every injected fault still waiting for its phase."""
+        self._pending.clear()
 
     def pending_faults(self) -> list[FaultSpec]:
         return [p.spec for p in self._pending]
@@ -876,9 +876,6 @@ class BoardModel:
         if not self._check_motion(msg.TYPE):
             return
         top = self._set_at(Place.UP)
-        if top is not None and any(s.place in IN_DISC for s in self.sets):
-            self._refuse(msg.TYPE, codes.REFUSE_BAD_STATE, BLOCK_DISC_OCCUPIED)
-            return
         run = self._begin(
             now,
             msg.TYPE,

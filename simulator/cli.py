@@ -1,0 +1,168 @@
+"""`mjtable sim`: the simulated board on a pseudo-terminal or a TCP port.
+
+    mjtable sim --pty [--link PATH] | --tcp HOST:PORT [--allow-remote]
+                [--seed N] [--speed X] [--tiles N] [--no-reader] [--no-dice]
+                [--fault SPEC]... [--scenario FILE] [--control PATH]
+
+The first line on stdout is the device path (pty) or ``socket://HOST:PORT`` (tcp); the board
+serves until SIGINT or SIGTERM, then stops cleanly (the --link symlink and the control socket are
+removed). ``mjtable sim --diagram`` prints the model's state diagram (mermaid) and exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import signal
+import sys
+import threading
+from types import FrameType
+from typing import Any
+
+from controller.cli import UsageError
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "sim",
+        help="run the simulated table board on a pty or a TCP port",
+        description="Serve the board protocol from a simulated table (two tile sets, motors, "
+        "sensors, dice, tile reader, faults) on a pseudo-terminal or a TCP port. The first "
+        "line printed is what the controller opens.",
+    )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--pty", action="store_true", help="serve on a new pseudo-terminal")
+    where.add_argument(
+        "--tcp", metavar="HOST:PORT", help="serve on TCP (loopback only without --allow-remote)"
+    )
+    parser.add_argument("--link", metavar="PATH", help="with --pty: also make a symlink here")
+    parser.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="with --tcp: accept a non-loopback address (the protocol has no authentication)",
+    )
+    parser.add_argument("--seed", type=int, help="reproducible shuffles and dice (0..2**32-1)")
+    parser.add_argument(
+        "--speed",
+        type=float,
+        default=1.0,
+        help="time scale: 1 real table (default), 0.1 ten times faster, 0 as fast as possible",
+    )
+    parser.add_argument("--tiles", type=int, default=136, help="tile set: 108, 136 or 144")
+    parser.add_argument("--no-reader", action="store_true", help="a board without a tile reader")
+    parser.add_argument("--no-dice", action="store_true", help="a table without a dice unit")
+    parser.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="inject a fault, e.g. jam@build:wall=2 (repeatable; see docs/simulator.md)",
+    )
+    parser.add_argument("--scenario", metavar="FILE", help="TOML file of faults to inject")
+    parser.add_argument(
+        "--control", metavar="PATH", help="serve the control channel (JSON lines) on this socket"
+    )
+    parser.add_argument("--serial", default="MJSIM-0001", help="serial number sent in HELLO")
+    parser.add_argument(
+        "--diagram", action="store_true", help="print the model's state diagram and exit"
+    )
+    parser.set_defaults(func=run)
+
+
+def _parse_tcp(text: str) -> tuple[str, int]:
+    host, sep, port_text = text.rpartition(":")
+    if not sep or not host or not port_text:
+        raise UsageError(f"--tcp {text!r}: expected HOST:PORT, e.g. 127.0.0.1:5000")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise UsageError(f"--tcp {text!r}: port {port_text!r} is not a number") from None
+    if not 0 <= port <= 65535:
+        raise UsageError(f"--tcp {text!r}: port {port} out of range 0..65535")
+    return host, port
+
+
+def run(args: argparse.Namespace) -> int:
+    from simulator.board import mermaid_diagram
+    from simulator.config import SimConfig, SimConfigError
+    from simulator.control import ControlError, ControlServer
+    from simulator.faults import FaultSpec, FaultSpecError, load_scenario, parse_fault
+    from simulator.server import SimulatedBoard, SimulatorError
+
+    if args.diagram:
+        sys.stdout.write(mermaid_diagram())
+        return 0
+    if not args.pty and args.tcp is None:
+        raise UsageError("choose where to serve: --pty or --tcp HOST:PORT")
+    if args.link and not args.pty:
+        raise UsageError("--link only goes with --pty")
+    if args.allow_remote and args.tcp is None:
+        raise UsageError("--allow-remote only goes with --tcp")
+    if not math.isfinite(args.speed) or args.speed < 0:
+        raise UsageError(f"--speed {args.speed}: must be a number >= 0 (0 = as fast as possible)")
+    faults: list[str | FaultSpec] = []
+    try:
+        if args.scenario:
+            faults.extend(load_scenario(args.scenario))
+        faults.extend(parse_fault(spec) for spec in args.fault)
+    except FaultSpecError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        config = SimConfig(
+            tiles=args.tiles,
+            seed=args.seed,
+            speed=args.speed,
+            reader=not args.no_reader,
+            dice=not args.no_dice,
+            faults=faults,
+            serial=args.serial,
+        )
+    except SimConfigError as exc:
+        raise UsageError(str(exc)) from None
+    tcp = _parse_tcp(args.tcp) if args.tcp is not None else None
+
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    board = SimulatedBoard(config)
+    control_server: ControlServer | None = None
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        try:
+            if tcp is not None:
+                host, port = board.listen_tcp(tcp[0], tcp[1], allow_remote=args.allow_remote)
+                shown = f"[{host}]" if ":" in host else host
+                where = f"socket://{shown}:{port}"
+            else:
+                where = board.open_pty(link=args.link)
+            if args.control:
+                control_server = ControlServer(board.control, args.control)
+        except (SimulatorError, ControlError) as exc:
+            raise UsageError(str(exc)) from None
+        board.start()
+        if control_server is not None:
+            control_server.start()
+        print(where, flush=True)
+        seed = "CSPRNG" if config.seed is None else f"seed {config.seed}"
+        print(
+            f"mjtable sim: {config.tiles} tiles, {seed}, speed {config.speed:g}, "
+            f"reader {'yes' if config.reader else 'no'}, dice {'yes' if config.dice else 'no'}, "
+            f"{len(faults)} fault(s) armed; session {board.session_id:08x}",
+            file=sys.stderr,
+            flush=True,
+        )
+        while not stop.wait(0.5):
+            if not board.running:
+                print(f"mjtable sim: the board loop stopped: {board.loop_error!r}", file=sys.stderr)
+                return 1
+        return 0
+    finally:
+        if control_server is not None:
+            control_server.stop()
+        board.stop()
+        for sig, handler in old.items():
+            signal.signal(sig, handler)

@@ -1,0 +1,330 @@
+"""Acting on a running simulated board: BoardControl (threads) and the JSON-lines control channel.
+
+BoardControl is thread-safe: each call takes the board's lock, acts on the model at the table's
+current time, and wakes the board's loop so the consequences (a FAULT event, a new session...)
+go out at once.
+
+The control channel (``mjtable sim --control PATH``) serves the same verbs to other processes on
+a Unix socket, one JSON object per line each way::
+
+    -> {"verb": "inject", "spec": "jam@build:wall=2"}
+    <- {"ok": true, "result": null}
+    -> {"verb": "sensors"}
+    <- {"ok": true, "result": {"state": 1, "fault": 0, "flags": 229, ...}}
+    -> {"verb": "nonsense"}
+    <- {"ok": false, "error": "unknown verb 'nonsense' (verbs: close_cover, cut_line, ...)"}
+
+An ``"id"`` in a request is echoed in its answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import selectors
+import socket
+import stat
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from protocol import messages as m
+from simulator.faults import FaultSpec, FaultSpecError, parse_fault
+
+if TYPE_CHECKING:
+    from simulator.board import BoardModel
+    from simulator.server import SimulatedBoard
+
+MAX_LINE = 65536
+
+
+class ControlError(ValueError):
+    """A control request is wrong (unknown verb, missing or bad argument)."""
+
+
+class BoardControl:
+    """Thread-safe handle on a SimulatedBoard's model and line."""
+
+    def __init__(self, board: SimulatedBoard) -> None:
+        self._board = board
+
+    def _act(self, action: Callable[[BoardModel, int], Any]) -> Any:
+        return self._board.with_model(action)
+
+    # --- faults and the physical world ------------------------------------------------------------
+
+    def inject(self, spec: str | FaultSpec) -> FaultSpec:
+        """Inject a fault (spec string or FaultSpec); FaultSpecError names what is wrong."""
+        parsed = parse_fault(spec) if isinstance(spec, str) else spec
+        if parsed.kind in ("noise", "cut") and parsed.phase is None:
+            with self._board._lock:
+                if parsed.kind == "noise":
+                    self._board.set_noise(parsed.error, parsed.drop)
+                else:
+                    self._board.cut_line(parsed.seconds)
+            self._board._wake()
+            return parsed
+        self._act(lambda model, now: model.inject(parsed, now))
+        return parsed
+
+    def set_noise(self, error_rate: float, drop_rate: float = 0.0) -> None:
+        """Each byte, both ways: corrupted with probability error_rate, lost with drop_rate."""
+        with self._board._lock:
+            self._board.set_noise(error_rate, drop_rate)
+        self._board._wake()
+
+    def cut_line(self, seconds: float) -> None:
+        """Lose every byte, both ways, for that many (real) seconds."""
+        with self._board._lock:
+            self._board.cut_line(seconds)
+        self._board._wake()
+
+    def reboot(self) -> None:
+        """The board restarts: new session id, state lost, motors stopped."""
+        self._act(lambda model, now: model.reboot(now))
+
+    def press_estop(self) -> None:
+        self._act(lambda model, now: model.press_estop(now))
+
+    def release_estop(self) -> None:
+        self._act(lambda model, now: model.release_estop(now))
+
+    def open_cover(self) -> None:
+        self._act(lambda model, now: model.open_cover(now))
+
+    def close_cover(self) -> None:
+        self._act(lambda model, now: model.close_cover(now))
+
+    def repair(self) -> None:
+        """A technician removes the held causes of the current fault and cools the board."""
+        self._act(lambda model, now: model.repair(now))
+
+    def clear_faults(self) -> None:
+        """Disarm every injected fault still waiting for its phase; stop the line noise."""
+        with self._board._lock:
+            self._board.model.disarm()
+            self._board.set_noise(0.0, 0.0)
+            self._board._cut_until = 0
+        self._board._wake()
+
+    def press_button(self, button: int, seat: int) -> None:
+        """A seat's button (codes.BUTTON_*) is pressed and released: two BUTTON events."""
+        self._act(lambda model, now: model.press_button(button, seat, now))
+
+    # --- reading ----------------------------------------------------------------------------------
+
+    def state(self) -> str:
+        """The board state's name (protocol names: IDLE, SHUFFLING, ..., FAULT, ESTOP)."""
+        return str(self._act(lambda model, now: model.state))
+
+    def sensors(self) -> m.SensorData:
+        """What SENSORS would answer now."""
+        result: m.SensorData = self._act(lambda model, now: model.sensors(now))
+        return result
+
+    def status(self) -> dict[str, Any]:
+        """State, fault, sets, session, link, noise, pending faults, stats: plain data."""
+        with self._board._lock:
+            return self._board.snapshot()
+
+    def manifest(self, tile_set: int) -> list[int] | None:
+        """The physical truth: tile codes of a built or raised set in manifest order."""
+        result: list[int] | None = self._act(lambda model, now: model.truth(tile_set))
+        return result
+
+    def wait_state(self, *states: str, timeout: float = 10.0) -> str:
+        """Block until the board is in one of ``states``; return it (TimeoutError if not)."""
+        end = time.monotonic() + timeout
+        while True:
+            current = self.state()
+            if current in states:
+                return current
+            if time.monotonic() >= end:
+                raise TimeoutError(f"board still {current} after {timeout:g} s, not {states}")
+            time.sleep(0.005)
+
+
+# --- the JSON-lines channel ---------------------------------------------------------------------
+
+
+def _sensor_dict(data: m.SensorData) -> dict[str, Any]:
+    return {name: getattr(data, name) for name in data.FIELDS} | {
+        "wall_tiles": list(data.wall_tiles),
+        "currents_ma": list(data.currents_ma),
+    }
+
+
+def _number(request: dict[str, Any], key: str, default: float | None = None) -> float:
+    value = request.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ControlError(f"{key} must be a number, not {value!r}")
+    return float(value)
+
+
+def _integer(request: dict[str, Any], key: str) -> int:
+    value = request.get(key)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ControlError(f"{key} must be an integer, not {value!r}")
+    return value
+
+
+def dispatch(control: BoardControl, request: object) -> object:
+    """Carry out one control request (a decoded JSON object); return the result."""
+    if not isinstance(request, dict):
+        raise ControlError('a request is a JSON object like {"verb": "state"}')
+    verb = request.get("verb")
+    if not isinstance(verb, str) or verb not in VERBS:
+        raise ControlError(f"unknown verb {verb!r} (verbs: {', '.join(sorted(VERBS))})")
+    return VERBS[verb](control, request)
+
+
+def _inject(c: BoardControl, r: dict[str, Any]) -> object:
+    spec = r.get("spec")
+    if not isinstance(spec, str):
+        raise ControlError('inject needs "spec": "KIND[@PHASE][:KEY=VALUE,...]"')
+    return str(c.inject(spec))
+
+
+VERBS: dict[str, Callable[[BoardControl, dict[str, Any]], object]] = {
+    "inject": _inject,
+    "set_noise": lambda c, r: c.set_noise(
+        _number(r, "error_rate", 0.0), _number(r, "drop_rate", 0.0)
+    ),
+    "cut_line": lambda c, r: c.cut_line(_number(r, "seconds")),
+    "reboot": lambda c, r: c.reboot(),
+    "press_estop": lambda c, r: c.press_estop(),
+    "release_estop": lambda c, r: c.release_estop(),
+    "open_cover": lambda c, r: c.open_cover(),
+    "close_cover": lambda c, r: c.close_cover(),
+    "repair": lambda c, r: c.repair(),
+    "clear_faults": lambda c, r: c.clear_faults(),
+    "press_button": lambda c, r: c.press_button(_integer(r, "button"), _integer(r, "seat")),
+    "state": lambda c, r: c.state(),
+    "status": lambda c, r: c.status(),
+    "sensors": lambda c, r: _sensor_dict(c.sensors()),
+    "manifest": lambda c, r: c.manifest(_integer(r, "tile_set")),
+}
+
+
+def answer(control: BoardControl, line: bytes) -> bytes:
+    """One request line in, one answer line out (never raises for bad input)."""
+    request_id: object = None
+    try:
+        try:
+            request = json.loads(line)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ControlError(f"not a JSON object: {exc}") from None
+        if isinstance(request, dict):
+            request_id = request.get("id")
+        result = dispatch(control, request)
+        reply: dict[str, Any] = {"ok": True, "result": result}
+    except (ControlError, FaultSpecError, ValueError, TimeoutError) as exc:
+        reply = {"ok": False, "error": str(exc)}
+    if request_id is not None:
+        reply["id"] = request_id
+    return json.dumps(reply, separators=(",", ":"), default=str).encode() + b"\n"
+
+
+class ControlServer:
+    """Serves the control verbs on a Unix socket, JSON lines, in a thread of its own."""
+
+    def __init__(self, control: BoardControl, path: str) -> None:
+        self.control = control
+        self.path = path
+        if os.path.lexists(path):
+            if not stat.S_ISSOCK(os.lstat(path).st_mode):
+                raise ControlError(f"--control {path}: a file that is not a socket is there")
+            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                probe.connect(path)
+            except OSError:
+                os.unlink(path)  # a stale socket left by a process that died
+            else:
+                raise ControlError(f"--control {path}: another process serves that socket")
+            finally:
+                probe.close()
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self._sock.bind(path)
+        except OSError as exc:
+            self._sock.close()
+            raise ControlError(f"--control {path}: cannot bind ({exc.strerror})") from None
+        self._sock.listen(8)
+        self._sock.setblocking(False)
+        self._r, self._w = os.pipe()
+        self._clients: dict[socket.socket, bytearray] = {}
+        self._thread = threading.Thread(target=self._serve, name="sim-control", daemon=True)
+        self._stopped = False
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        with contextlib.suppress(OSError):
+            os.write(self._w, b"x")
+        if self._thread.is_alive():
+            self._thread.join(5.0)
+        for client in list(self._clients):
+            client.close()
+        self._clients.clear()
+        self._sock.close()
+        os.close(self._r)
+        os.close(self._w)
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+
+    def _serve(self) -> None:
+        sel = selectors.DefaultSelector()
+        sel.register(self._sock, selectors.EVENT_READ, None)
+        sel.register(self._r, selectors.EVENT_READ, None)
+        try:
+            while True:
+                for key, _ in sel.select():
+                    if key.fileobj == self._r:
+                        return
+                    if key.fileobj is self._sock:
+                        with contextlib.suppress(BlockingIOError, InterruptedError):
+                            client, _ = self._sock.accept()
+                            client.setblocking(True)
+                            client.settimeout(5.0)
+                            self._clients[client] = bytearray()
+                            sel.register(client, selectors.EVENT_READ, None)
+                        continue
+                    conn = key.fileobj
+                    assert isinstance(conn, socket.socket)
+                    if not self._on_readable(conn):
+                        sel.unregister(conn)
+                        conn.close()
+                        self._clients.pop(conn, None)
+        finally:
+            sel.close()
+
+    def _on_readable(self, client: socket.socket) -> bool:
+        try:
+            data = client.recv(4096)
+        except OSError:
+            return False
+        if not data:
+            return False
+        buf = self._clients[client]
+        buf += data
+        while b"\n" in buf:
+            line, _, rest = bytes(buf).partition(b"\n")
+            buf[:] = rest
+            if not line.strip():
+                continue
+            try:
+                client.sendall(answer(self.control, line))
+            except OSError:
+                return False
+        if len(buf) > MAX_LINE:
+            with contextlib.suppress(OSError):
+                reply = {"ok": False, "error": f"request line longer than {MAX_LINE} bytes"}
+                client.sendall(json.dumps(reply).encode() + b"\n")
+            return False
+        return True
