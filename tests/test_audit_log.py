@@ -6,6 +6,7 @@ import hashlib
 import itertools
 import json
 import os
+import re
 import stat
 import tempfile
 import threading
@@ -455,3 +456,20 @@ def test_find_last_searches_back_across_files(logpath: Path) -> None:
         found = log.find_last("fault")
         assert found is not None and found.data["code"] == 7
         assert log.find_last("dealt") is None
+
+
+def test_docs_list_every_kind_with_its_required_keys() -> None:
+    from controller.audit import CYCLE_KINDS, KINDS
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "audit.md").read_text()
+    rows: dict[str, tuple[bool, tuple[str, ...]]] = {}
+    for line in doc.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[0].startswith("`") and cells[0].endswith("`"):
+            without_notes = re.sub(r"\([^)]*\)", "", cells[2])
+            required = tuple(re.findall(r"`([a-z_0-9]+)`", without_notes))
+            rows[cells[0].strip("`")] = (cells[1] == "yes", required)
+    assert set(rows) == set(KINDS)
+    for kind, (in_cycle, required) in rows.items():
+        assert in_cycle == (kind in CYCLE_KINDS), kind
+        assert required == KINDS[kind], kind
