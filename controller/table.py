@@ -35,6 +35,7 @@ from typing import Any, Literal, Protocol
 
 import protocol.codes as codes
 import protocol.messages as m
+from controller.deadline import DeadlineTimer
 from controller.events import (
     Action,
     ButtonEvent,
@@ -171,7 +172,7 @@ class TableController:
         self._fault: FaultEvent | None = None
         self._board: Any = None
         self._link_up = False
-        self._deadline: threading.Timer | None = None
+        self._deadline = DeadlineTimer("controller-deadline")
         self._deadline_gen = 0
         self._history: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._history_size = history
@@ -798,18 +799,13 @@ class TableController:
         )
 
     def _arm_deadline(self) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-            self._deadline = None
+        self._deadline.cancel()
         self._deadline_gen += 1
         seconds = self.deadlines.for_state(self.state)
         if seconds is None:
             return
         gen, state = self._deadline_gen, self.state
-        timer = threading.Timer(seconds, self._deadline_passed, args=(gen, state, seconds))
-        timer.daemon = True
-        timer.start()
-        self._deadline = timer
+        self._deadline.arm(seconds, lambda: self._deadline_passed(gen, state, seconds))
 
     def _deadline_passed(self, gen: int, state: str, seconds: float) -> None:
         with self._lock:
@@ -863,9 +859,8 @@ class TableController:
 
     def close(self) -> None:
         with self._lock:
-            if self._deadline is not None:
-                self._deadline.cancel()
-                self._deadline = None
+            self._deadline_gen += 1
+        self._deadline.close()
 
 
 def _dump(value: Any) -> Any:
