@@ -460,6 +460,7 @@ class HandRecord:
             source = WinSource.WALL
             self.last_discard = None
             st.no_claim = False
+            st.konged = False
         tile = drawn.tile.tile
         if ev.tile is not None and ev.tile != tile:
             raise RecordError(f"seat {seat} reports {ev.tile}, the wall gives {tile}")
@@ -559,7 +560,13 @@ class HandRecord:
         robbed_from: Seat | None = None
         if self.phase == "discard":
             self._require(seat == self.turn, f"it is not {seat}'s turn")
-            source = st.drew_from or WinSource.WALL
+            self._require(
+                st.drew_from is not None,
+                f"seat {seat} has drawn nothing since its claim: a win on a discard is "
+                "declared instead of the claim",
+            )
+            assert st.drew_from is not None
+            source = st.drew_from
             win_tile = st.concealed[-1]
             concealed = list(st.concealed)
         elif self.phase == "claim":

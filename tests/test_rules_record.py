@@ -325,6 +325,8 @@ def test_refused_events_leave_the_record_unchanged() -> None:
         record.apply(Draw(seat="S", tile="9m"))
     record.apply(Claim(seat="S", tiles=["7p", "7p"]))
     assert record.turn == "S"
+    with pytest.raises(RecordError, match="has drawn nothing since its claim"):
+        record.apply(Win(seat="S"))
 
 
 def test_events_replay_from_json() -> None:
