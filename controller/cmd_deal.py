@@ -3,6 +3,7 @@
     mjtable deal --variant V --leader SEAT --throws A+B[,C+D...] --manifest FILE [--json]
     mjtable deal --variant V --random [--seed N] [--leader SEAT] [--json]
     mjtable deal --schema
+    mjtable deal --socket PATH [--json]       (press DEAL on the running service)
 
 Throws are written without their thrower: groups separated by commas, the dice of one throw
 joined by ``+``, a single die alone. The thrower of each group follows from the profile's
@@ -18,6 +19,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from controller.cli import UsageError
+from controller.picture import render_text
 
 if TYPE_CHECKING:
     from rules.dealt import DealtState, Manifest, Seat, Throw
@@ -60,6 +62,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--schema", action="store_true", help="print the JSON schema of the dealt state"
     )
+    parser.add_argument("--glyphs", action="store_true", help="draw tiles as mahjong glyphs")
+    parser.add_argument(
+        "--socket",
+        metavar="PATH",
+        help="instead: press DEAL on the service listening on PATH and print its answer",
+    )
     parser.set_defaults(func=run)
 
 
@@ -85,6 +93,17 @@ def run(args: argparse.Namespace) -> int:
     if args.schema:
         print(dealt_state_schema(), end="")
         return 0
+    if args.socket:
+        pure = ("variant", "leader", "throws", "manifest", "random", "seed", "glyphs")
+        given = [f"--{name}" for name in pure if getattr(args, name)]
+        if given:
+            raise UsageError(
+                f"--socket asks the running service to deal; {', '.join(given)} "
+                "belong to the computation without hardware"
+            )
+        from controller.cmd_client import deal_via_service
+
+        return deal_via_service(args.socket, args.json)
     if not args.variant:
         raise UsageError("--variant is required (wenzhou, sichuan, wsom, simplified or a .toml)")
     try:
@@ -94,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(state.to_json())
     else:
-        print(render_text(state))
+        print(render_text(state, glyphs=args.glyphs))
     return 0
 
 
@@ -172,71 +191,3 @@ def _random_inputs(
         throws.append(Throw(by=req.by, dice=dice))
     chosen = dice_leader(profile, throws) or start
     return manifest, chosen, throws
-
-
-# --------------------------------------------------------------------------- picture
-
-
-def render_text(state: DealtState) -> str:
-    """The table as text: the four walls with breach, joker and colline marked, and each
-    hand in the order taken."""
-    lines: list[str] = []
-    profile = f"{state.profile.name} {state.profile.version}"
-    cycle = f", cycle {state.cycle_id}" if state.cycle_id else ""
-    lines.append(f"{state.variant} (profile {profile}), tile set {state.tile_set}{cycle}")
-    throws = ", ".join(f"{t.by} {t.text()}" for t in state.throws)
-    lines.append(f"leader {state.leader}; throws: {throws}")
-    unit = "stacks" if state.counting == "pair" else "tiles"
-    b = state.breach
-    lines.append(
-        f"designated wall {state.designated_wall}; count {state.count} {unit}; "
-        f"breach after {b.wall}{b.stack} {b.tier}"
-    )
-    if state.joker is not None:
-        j = state.joker
-        lines.append(f"joker: {j.face}, turned at {j.position.wall}{j.position.stack} top")
-    colline = " ".join(p.label() for p in state.colline_positions) or "none"
-    lines.append(f"colline ({len(state.colline)} tiles, replacement order): {colline}")
-    live = state.live_wall_positions
-    ends = f", first {live[0].label()}, last {live[-1].label()}" if live else ""
-    lines.append(f"live wall: {len(live)} tiles{ends}")
-    lines.append("")
-    lines.append(
-        "Walls, stack 1 at the owner's right end. Last row: where each tile went "
-        "(E S W N a hand, c colline, . live wall); * joker; | breach."
-    )
-    dest: dict[tuple[str, int, str], str] = {}
-    for seat, positions in state.hand_positions.items():
-        for p in positions:
-            dest[(p.wall, p.stack, p.tier)] = seat
-    for p in state.colline_positions:
-        dest[(p.wall, p.stack, p.tier)] = "c"
-    for p in state.live_wall_positions:
-        dest[(p.wall, p.stack, p.tier)] = "."
-    jp = state.joker.position if state.joker else None
-    joker = (jp.wall, jp.stack, jp.tier) if jp else None
-    for seat, stacks in state.manifest.walls.items():
-        rows: dict[str, list[str]] = {"stack": [], "top": [], "bottom": [], "to": []}
-        for number, stack in enumerate(stacks, start=1):
-            top = stack[0] if len(stack) == 2 else ""
-            bottom = stack[-1]
-            tmark = "*" if joker == (seat, number, "top") else ""
-            bmark = "*" if joker == (seat, number, "bottom") else ""
-            sep = "|" if (b.wall, b.stack) == (seat, number) else " "
-            rows["stack"].append(f"{number:>3}{sep}")
-            rows["top"].append(f"{top + tmark:>3}{sep}")
-            rows["bottom"].append(f"{bottom + bmark:>3}{sep}")
-            to = (dest.get((seat, number, "top"), " ") if len(stack) == 2 else " ") + dest.get(
-                (seat, number, "bottom"), "?"
-            )
-            rows["to"].append(f"{to:>3}{sep}")
-        lines.append(f"wall {seat}")
-        for name in ("stack", "top", "bottom", "to"):
-            lines.append(f"  {name:<6} " + "".join(rows[name]).rstrip())
-    lines.append("")
-    lines.append("Hands, in the order taken:")
-    for seat in state.seats:
-        tiles = state.hands[seat]
-        role = "leader, " if seat == state.leader else ""
-        lines.append(f"  {seat} ({role}{len(tiles)}): {' '.join(tiles)}")
-    return "\n".join(lines)

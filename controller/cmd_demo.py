@@ -103,8 +103,8 @@ def run(args: argparse.Namespace) -> int:
     if args.speed < 0:
         raise UsageError(f"--speed must be 0 or more, got {args.speed}")
 
-    from controller.cmd_deal import render_text
     from controller.embedded import CycleFault, CycleTimeout, EmbeddedTable
+    from controller.picture import render_text
     from rules.dealt import DealtState
     from simulator.faults import FaultSpecError, parse_fault
 
@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
             if args.json:
                 sys.stdout.write(json.dumps(dealt, separators=(",", ":")) + "\n")
             else:
-                sys.stdout.write(render_text(state) + "\n\n")
+                sys.stdout.write(render_text(state, glyphs=args.glyphs) + "\n\n")
             sys.stdout.flush()
         elapsed = time.monotonic() - started
         stats = table.link.stats() if table.link else {}
