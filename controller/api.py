@@ -22,6 +22,7 @@ import argparse
 import collections
 import contextlib
 import dataclasses
+import errno
 import grp
 import json
 import logging
@@ -443,6 +444,8 @@ class ApiServer:
         self._pending: collections.deque[Any] = collections.deque()
         self._overflow = False
         self._stopping = False
+        self._accept_paused_until: float | None = None
+        self.accept_retry_seconds = 1.0
         self._counter = 0
         self._requests = 0
         self._events = 0
@@ -658,6 +661,7 @@ class ApiServer:
                         self._service(key.data, mask)
                 self._deliver_events()
                 self._expire()
+                self._resume_accepting()
                 self._update_stats()
         except Exception:
             log.exception("the API server failed; clients can no longer reach the table")
@@ -673,8 +677,25 @@ class ApiServer:
             log.exception("%s: unexpected error; disconnecting it", client.name)
             self._close(client, "internal error")
 
+    def _pause_accepting(self) -> None:
+        listener, selector = self._listener, self._selector
+        if self._accept_paused_until is None and listener is not None and selector is not None:
+            selector.unregister(listener)
+            self._accept_paused_until = time.monotonic() + self.accept_retry_seconds
+
+    def _resume_accepting(self) -> None:
+        until = self._accept_paused_until
+        listener, selector = self._listener, self._selector
+        if until is None or until > time.monotonic() or listener is None or selector is None:
+            return
+        self._accept_paused_until = None
+        selector.register(listener, selectors.EVENT_READ, _LISTENER)
+        log.info("accepting API clients again")
+
     def _timeout(self) -> float | None:
         deadlines = [c.deadline for c in self._clients if c.deadline is not None]
+        if self._accept_paused_until is not None:
+            deadlines.append(self._accept_paused_until)
         if not deadlines:
             return None
         return max(0.0, min(deadlines) - time.monotonic())
@@ -695,6 +716,11 @@ class ApiServer:
             except (BlockingIOError, InterruptedError):
                 return
             except OSError as exc:
+                if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                    # Out of descriptors or memory: the listener would stay readable and
+                    # the loop would spin. Stop accepting for a moment; clients wait in
+                    # the backlog meanwhile.
+                    self._pause_accepting()
                 log.warning("accept failed: %s", exc)
                 return
             sock.setblocking(False)

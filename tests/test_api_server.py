@@ -512,3 +512,56 @@ def test_event_lines_are_json_models(server: ApiServer, table: FakeTable) -> Non
         sort_keys=True,
     )
     w.close()
+
+
+def test_out_of_descriptors_pauses_accepting_then_recovers(
+    table: FakeTable, sockdir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """accept() failing with EMFILE must not make the loop spin; clients wait, then get in."""
+    import logging
+    import resource
+
+    caplog.set_level(logging.INFO, logger="mjtable.api")
+    srv = ApiServer(table, sockdir / "api.sock")
+    srv.accept_retry_seconds = 0.2
+    srv.start()
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    waiting = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(3)]
+    fillers: list[int] = []
+    try:
+        for s in waiting:
+            s.settimeout(WAIT)
+        # Allow no new descriptor at all: fill every free number below the highest one
+        # in use, then lower the limit to it. The server's accept() now fails with EMFILE.
+        limit = max(int(fd) for fd in os.listdir("/proc/self/fd")) + 1
+        while (fd := os.open(os.devnull, os.O_RDONLY)) < limit:
+            fillers.append(fd)
+        os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, hard))
+        for s in waiting:
+            s.connect(str(srv.path))  # queued in the listener's backlog
+            s.sendall(b'{"id": 1, "op": "status"}\n')
+        # Nothing can be accepted; the server logs once per pause instead of spinning.
+        while "accept failed" not in caplog.text:
+            assert srv.running
+            threading.Event().wait(0.05)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        for fd in fillers:
+            os.close(fd)
+    try:
+        for s in waiting:
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = s.recv(65536)
+                assert chunk, "closed without an answer"
+                data += chunk
+            assert json.loads(data)["ok"] is True
+        # Each failure paused accepting once, and each pause ended.
+        failures = caplog.text.count("accept failed")
+        assert failures >= 1
+        assert failures == caplog.text.count("accepting API clients again")
+    finally:
+        for s in waiting:
+            s.close()
+        srv.stop()
