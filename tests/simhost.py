@@ -201,3 +201,74 @@ def read_line(proc: subprocess.Popen[str], timeout: float) -> str:
         err = proc.stderr.read() if proc.stderr else ""
         raise AssertionError(f"mjtable sim printed no path; stderr: {err}")
     return line
+
+
+class ModelDriver:
+    """Drives a BoardModel directly (no serial line), with the table clock in hand."""
+
+    def __init__(self, **config: Any) -> None:
+        import random
+
+        from protocol.events import HelloReceived
+        from simulator.board import BoardModel
+        from simulator.config import SimConfig
+
+        config.setdefault("seed", 1)
+        config.setdefault("speed", 0)
+        self.config = SimConfig(**config)
+        self.model = BoardModel(self.config, random.Random(self.config.seed))
+        self.t = 0
+        self.model.handle(HelloReceived(m.Hello(1, 0, 7)), self.t)
+
+    def drain(self) -> list[m.Message]:
+        out = list(self.model.outbox)
+        self.model.outbox.clear()
+        return out
+
+    def send(self, message: object) -> list[m.Message]:
+        """Hand a command to the model now; the events it answers at once."""
+        self.model.handle(message, self.t)
+        return self.drain()
+
+    def run(self, message: object, limit_ms: int = 600_000) -> list[m.Message]:
+        """Hand a command over and let table time run until the motion is over."""
+        self.model.handle(message, self.t)
+        self.finish(limit_ms)
+        return self.drain()
+
+    def finish(self, limit_ms: int = 600_000) -> None:
+        end = self.t + limit_ms
+        while self.model.busy:
+            nxt = self.model.next_deadline()
+            assert nxt is not None, "a busy model must have something scheduled"
+            assert nxt <= end, f"the motion did not end within {limit_ms} ms"
+            self.t = max(self.t, nxt)
+            self.model.advance(self.t)
+
+    def wait(self, ms: int) -> list[m.Message]:
+        """Let ``ms`` of table time pass."""
+        end = self.t + ms
+        while True:
+            nxt = self.model.next_deadline()
+            if nxt is None or nxt > end:
+                break
+            self.t = max(self.t, nxt)
+            self.model.advance(self.t)
+        self.t = end
+        self.model.advance(self.t)
+        return self.drain()
+
+    def until(self, at_ms: int) -> list[m.Message]:
+        return self.wait(at_ms - self.t)
+
+    def sensors(self) -> m.SensorData:
+        return self.model.sensors(self.t)
+
+    def ready(self, tile_set: int = 0, layout: tuple[tuple[int, ...], ...] | None = None) -> None:
+        """Shuffle and build a set (asserting both succeed)."""
+        from simulator.config import default_layout
+
+        lay = layout or default_layout(self.config.tiles)
+        for message in (m.Shuffle(tile_set), m.BuildWalls(tile_set, lay)):
+            last = self.run(message)[-1]
+            assert isinstance(last, m.Done), last
