@@ -395,6 +395,8 @@ def build_hand(
     _check_faces(variant, tiles, "hand")
     for meld in melds:
         _check_faces(variant, meld.tiles, f"meld {meld.text()}")
+    if joker is None and spec.jokers:
+        raise HandError(f"{variant.value} needs the joker face (the turned tile): --joker FACE")
     if joker is not None:
         if not spec.jokers:
             raise HandError(f"{variant.value} plays without jokers; drop --joker")

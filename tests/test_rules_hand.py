@@ -150,3 +150,8 @@ def test_irregularity_flag() -> None:
     assert flag.expected == 16
     assert "pays the winner" in flag.consequence
     assert "too few" in flag.message
+
+
+def test_wenzhou_needs_its_joker_face() -> None:
+    with pytest.raises(HandError, match="needs the joker face"):
+        parse_hand("wenzhou", "123m 456m 789p 111s 999s EE")
