@@ -17,6 +17,7 @@ delivering ``PortUp`` and running HELLO again when it comes back.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import selectors
 import socket
@@ -114,10 +115,8 @@ class BoardLink:
             self._thread.join(timeout)
         self._close_port()
         for sock in (self._wake_r, self._wake_w):
-            try:
+            with contextlib.suppress(OSError):
                 sock.close()
-            except OSError:  # pragma: no cover - closing a socketpair does not fail
-                pass
 
     def send(self, message: Message) -> None:
         """Queue a message for the board (thread-safe). Raises protocol errors
@@ -151,10 +150,8 @@ class BoardLink:
     # --------------------------------------------------------------- internal
 
     def _wake(self) -> None:
-        try:
+        with contextlib.suppress(OSError):  # already awake (buffer full), or stopping
             self._wake_w.send(b"\0")
-        except (BlockingIOError, OSError):
-            pass  # already awake, or stopping
 
     def _emit(self, event: object) -> None:
         try:
@@ -181,10 +178,8 @@ class BoardLink:
         port, self._port = self._port, None
         self._port_open = False
         if port is not None:
-            try:
+            with contextlib.suppress(serial.SerialException, OSError):
                 port.close()
-            except (serial.SerialException, OSError):
-                pass
 
     def _run(self) -> None:
         selector = selectors.DefaultSelector()
@@ -224,10 +219,8 @@ class BoardLink:
             self._close_port()
             self._emit(PortDown(self.url, reason))
         finally:
-            try:
+            with contextlib.suppress(KeyError, ValueError, OSError):
                 selector.unregister(port.fileno())
-            except (KeyError, ValueError, OSError):
-                pass
 
     def _drain(self) -> list[object]:
         events: list[object] = []

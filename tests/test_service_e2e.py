@@ -208,7 +208,7 @@ def test_sigkill_mid_cycle_then_restart(tmp_path: Path) -> None:
         svc.kill()  # mid-build: the second cycle never completes
         shuffles = [r.record for r in iter_records(svc.audit) if r.record.kind == "shuffle"]
         cut_cycle = shuffles[-1].cycle
-        assert cut_cycle != first.cycle
+        assert cut_cycle is not None and cut_cycle != first.cycle
 
         svc.start()
         client = TableClient(svc.socket)
