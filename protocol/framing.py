@@ -15,9 +15,10 @@ The decoder hunts: it tries a header at the first buffered byte; a bad header (L
 HCRC wrong) or a bad FCRC drops that one byte and it tries again at the next, so it finds the next
 good frame after garbage or a cut frame. It never raises and never keeps more than a frame's bytes.
 
-MicroPython-compatible: the CRC is a 256-entry table built at import. On CPython the C routine
-binascii.crc_hqx (the same CRC, with the initial value passed in) is used when present; both give
-identical results (tests check it) and ``set_crc_implementation`` selects one explicitly.
+MicroPython-compatible: the CRC uses two 256-entry tables built at import (two bytes per step).
+On CPython the C routine binascii.crc_hqx (the same CRC, with the initial value passed in) is used
+when present; all give identical results (tests check it) and ``set_crc_implementation`` selects
+one explicitly.
 """
 
 import struct
@@ -49,6 +50,10 @@ def _make_table() -> "tuple[int, ...]":
 
 
 CRC_TABLE = _make_table()
+#: the register after two bytes: CRC_TABLE2[x] is CRC_TABLE applied to x then to a zero byte
+CRC_TABLE2 = tuple(
+    ((CRC_TABLE[x] << 8) & 0xFFFF) ^ CRC_TABLE[CRC_TABLE[x] >> 8] for x in range(256)
+)
 
 
 def _make_header_tables() -> "tuple[tuple[int, ...], tuple[int, ...]]":
@@ -67,11 +72,24 @@ def _make_header_tables() -> "tuple[tuple[int, ...], tuple[int, ...]]":
 HEAD_LO, HEAD_HI = _make_header_tables()
 
 
-def crc16_table(data: bytes, crc: int = CRC_INIT) -> int:
-    """CRC-16/IBM-3740 of ``data``, continuing from register value ``crc`` (table-driven)."""
+def crc16_bytewise(data: bytes, crc: int = CRC_INIT) -> int:
+    """CRC-16/IBM-3740 of ``data`` from register value ``crc``: one table step per byte (the
+    reference form)."""
     table = CRC_TABLE
     for b in data:
         crc = ((crc & 0xFF) << 8) ^ table[(crc >> 8) ^ b]
+    return crc
+
+
+def crc16_table(data: bytes, crc: int = CRC_INIT) -> int:
+    """The same CRC two bytes per step (two 256-entry tables): the pure-Python default."""
+    t1 = CRC_TABLE
+    t2 = CRC_TABLE2
+    it = iter(data)
+    for b0, b1 in zip(it, it):  # noqa: B905 - MicroPython's zip has no strict=
+        crc = t2[(crc >> 8) ^ b0] ^ t1[(crc & 0xFF) ^ b1]
+    if len(data) & 1:
+        crc = ((crc & 0xFF) << 8) ^ t1[(crc >> 8) ^ data[-1]]
     return crc
 
 
@@ -88,17 +106,22 @@ if _crc_hqx is not None:
         """Same CRC through binascii.crc_hqx (CPython's C routine)."""
         return _crc_hqx(data, crc)  # type: ignore[no-any-return, misc]
 
-    CRC_IMPLEMENTATIONS = {"table": crc16_table, "binascii": crc16_hqx}
+    CRC_IMPLEMENTATIONS = {
+        "table": crc16_table,
+        "bytewise": crc16_bytewise,
+        "binascii": crc16_hqx,
+    }
     crc16 = crc16_hqx
     CRC_IMPLEMENTATION = "binascii"
 else:  # pragma: no cover - MicroPython
-    CRC_IMPLEMENTATIONS = {"table": crc16_table}
+    CRC_IMPLEMENTATIONS = {"table": crc16_table, "bytewise": crc16_bytewise}
     crc16 = crc16_table
     CRC_IMPLEMENTATION = "table"
 
 
 def set_crc_implementation(name: str) -> None:
-    """Select ``"table"`` (pure Python, as on MicroPython) or ``"binascii"`` (CPython's C)."""
+    """Select ``"table"`` (pure Python, as on MicroPython), ``"bytewise"`` (pure Python, one
+    byte per step) or ``"binascii"`` (CPython's C routine)."""
     global crc16, CRC_IMPLEMENTATION
     func = CRC_IMPLEMENTATIONS.get(name)
     if func is None:
@@ -115,19 +138,17 @@ def set_crc_implementation(name: str) -> None:
 def encode_frame(type_code: int, seq: int, payload: bytes) -> bytes:
     """The bytes of one frame; FrameError for a payload over MAX_PAYLOAD or a bad TYPE or SEQ."""
     n = len(payload)
-    if n > MAX_PAYLOAD:
-        raise FrameError(
-            "payload of " + str(n) + " bytes is over the maximum of " + str(MAX_PAYLOAD)
-        )
-    if type_code < 0 or type_code > 31:
-        raise FrameError("TYPE " + str(type_code) + " is out of range 0..31")
-    if seq < 0 or seq > 7:
+    if n > MAX_PAYLOAD or type_code < 0 or type_code > 31 or seq < 0 or seq > 7:
+        if n > MAX_PAYLOAD:
+            raise FrameError(
+                "payload of " + str(n) + " bytes is over the maximum of " + str(MAX_PAYLOAD)
+            )
+        if type_code < 0 or type_code > 31:
+            raise FrameError("TYPE " + str(type_code) + " is out of range 0..31")
         raise FrameError("SEQ " + str(seq) + " is out of range 0..7")
-    head = bytes((n, (seq << 5) | type_code))
-    crc = crc16
-    h = crc(head)
-    f = crc(payload, h)
-    return head + struct.pack(">H", h) + payload + struct.pack(">H", f)
+    ctl = (seq << 5) | type_code
+    h = HEAD_LO[n] ^ CRC_TABLE[HEAD_HI[n] ^ ctl]
+    return struct.pack(">BBH", n, ctl, h) + payload + struct.pack(">H", crc16(payload, h))
 
 
 class FrameDecoder:
@@ -164,7 +185,9 @@ class FrameDecoder:
         n = len(data)
         self.stats["bytes_in"] += n
         if n <= MAX_FRAME:
-            self._scan(self._buf + bytes(data), out)
+            if type(data) is not bytes:
+                data = bytes(data)
+            self._scan(self._buf + data if self._buf else data, out)
         else:
             # large input: work through it a frame's length at a time, so the working buffer
             # never exceeds two frames whatever the caller hands in

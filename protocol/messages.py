@@ -137,6 +137,25 @@ def _as_ints(msg: str, field: str, index: int, values: object) -> "tuple[int, ..
     raise FieldError(msg, field, values, "must be a list or tuple of integers", index)
 
 
+def _struct_checks_ranges() -> bool:
+    # CPython's struct refuses a value outside the format's range (and a non-integer);
+    # MicroPython's truncates silently. The fast encoders lean on the former, and fall back to
+    # the explicit checks everywhere else.
+    try:
+        struct.pack(">B", 256)
+    except Exception:
+        try:
+            struct.pack(">h", 1.5)
+        except Exception:
+            return True
+    return False
+
+
+STRUCT_CHECKS_RANGES = _struct_checks_ranges()
+
+_TYPE_RANGES = {"B": U8, "H": U16, "I": U32, "h": I16}
+
+
 class Message:
     """Base of every message. Subclasses set TYPE, NAME, KIND, FIELDS and the layout."""
 
@@ -149,10 +168,12 @@ class Message:
     _FMT = ""
     _SIZE = 0
     _BOUNDS: "tuple[tuple[int, int], ...]" = ()
+    #: (index, low, high) of the fields whose bounds are narrower than their struct type
+    _NARROW: "tuple[tuple[int, int, int], ...]" = ()
 
     def field_values(self) -> "tuple[object, ...]":
         """The field values, in FIELDS order."""
-        return tuple(getattr(self, name) for name in self.FIELDS)
+        return tuple([getattr(self, name) for name in self.FIELDS])
 
     def check(self, error: "type[FieldError]" = FieldError) -> None:
         """Raise ``error`` (FieldError by default) naming the first field out of range."""
@@ -164,17 +185,38 @@ class Message:
 
     def encode(self) -> bytes:
         """The payload bytes; raises FieldError naming a field out of range."""
-        self.check()
-        if not self._FMT:
+        fmt = self._FMT
+        if not fmt:
             return b""
-        return struct.pack(self._FMT, *self.field_values())
+        values = self.field_values()
+        if STRUCT_CHECKS_RANGES:
+            # fast path: struct checks types and byte ranges, then the narrower bounds
+            try:
+                payload = struct.pack(fmt, *values)
+                for i, low, high in self._NARROW:
+                    v: int = values[i]  # type: ignore[assignment]
+                    if v < low or v > high:
+                        break
+                else:
+                    return payload
+            except Exception:
+                pass
+        self.check()
+        return struct.pack(fmt, *values)
 
     @classmethod
     def decode(cls: "type[_M]", payload: bytes) -> "_M":
         """A message from its payload; raises DecodeError naming what is wrong."""
-        _check_length(cls.__name__, payload, cls._SIZE, cls._SIZE)
-        msg = cls(*struct.unpack(cls._FMT, payload)) if cls._FMT else cls()
-        msg.check(DecodeError)
+        if len(payload) != cls._SIZE:
+            _check_length(cls.__name__, payload, cls._SIZE, cls._SIZE)
+        if not cls._FMT:
+            return cls()
+        values = struct.unpack(cls._FMT, payload)
+        msg = cls(*values)
+        for i, low, high in cls._NARROW:
+            v = values[i]
+            if v < low or v > high:
+                msg.check(DecodeError)
         return msg
 
     def __eq__(self, other: object) -> bool:
@@ -419,7 +461,7 @@ class BuildWalls(Message):
             raise FieldError("BuildWalls", "layout", layout, "must be a list of 4 walls", 1)
         walls = []
         for wall in layout:
-            walls.append(_as_ints("BuildWalls", "layout", 1, wall))
+            walls.append(wall if type(wall) is tuple else _as_ints("BuildWalls", "layout", 1, wall))
         self.layout: tuple[tuple[int, ...], ...] = tuple(walls)
 
     def check(self, error: "type[FieldError]" = FieldError) -> None:
@@ -447,6 +489,26 @@ class BuildWalls(Message):
             )
 
     def encode(self) -> bytes:
+        try:
+            # fast path: bounds by min/max over all heights; anything odd (wrong count of walls,
+            # an empty wall, a non-integer...) goes to check(), which names the field
+            tile_set = self.tile_set
+            a, b, c, d = self.layout
+            heights = a + b + c + d
+            if (
+                0 <= tile_set <= 1
+                and a
+                and b
+                and c
+                and d
+                and min(heights) >= 1
+                and max(heights) <= 2
+                and len(heights) <= MAX_PAYLOAD - 5
+            ):
+                # concatenation, not starred items: MicroPython has no starred displays
+                return bytes((tile_set, len(a)) + a + (len(b),) + b + (len(c),) + c + (len(d),) + d)  # noqa: RUF005
+        except Exception:
+            pass
         self.check()
         out = bytearray((self.tile_set,))
         for wall in self.layout:
@@ -456,28 +518,32 @@ class BuildWalls(Message):
 
     @classmethod
     def decode(cls: "type[_M]", payload: bytes) -> "_M":
-        _check_length("BuildWalls", payload, 5, MAX_PAYLOAD)
+        size = len(payload)
+        if size < 5 or size > MAX_PAYLOAD:
+            _check_length("BuildWalls", payload, 5, MAX_PAYLOAD)
         pos = 1
         walls = []
         for w in range(4):
-            if pos >= len(payload):
+            if pos >= size:
                 raise DecodeError(
                     "BuildWalls", "layout", w, "payload ends before wall " + str(w), 1
                 )
-            n = payload[pos]
-            end = pos + 1 + n
-            if end > len(payload):
+            end = pos + 1 + payload[pos]
+            if end > size:
                 raise DecodeError(
-                    "BuildWalls", "layout[" + str(w) + "]", n, "count runs past the payload", 1
+                    "BuildWalls", "layout[" + str(w) + "]", payload[pos], "runs past the payload", 1
                 )
             walls.append(tuple(payload[pos + 1 : end]))
             pos = end
-        if pos != len(payload):
-            raise DecodeError(
-                "BuildWalls", "payload", len(payload), str(len(payload) - pos) + " extra bytes", 1
-            )
-        msg = cls(payload[0], tuple(walls))  # type: ignore[call-arg]
-        msg.check(DecodeError)
+        if pos != size:
+            raise DecodeError("BuildWalls", "payload", size, str(size - pos) + " extra bytes", 1)
+        a, b, c, d = walls
+        heights = a + b + c + d
+        msg = cls(payload[0], (a, b, c, d))  # type: ignore[call-arg]
+        if not (
+            payload[0] <= 1 and a and b and c and d and min(heights) >= 1 and max(heights) <= 2
+        ):
+            msg.check(DecodeError)
         return msg
 
     def tile_count(self) -> int:
@@ -531,7 +597,9 @@ class _DiceValues(Message):
 
     def __init__(self, tag: int, values: "list[int] | tuple[int, ...] | bytes") -> None:
         self.tag = tag
-        self.values: tuple[int, ...] = _as_ints(type(self).__name__, "values", 1, values)
+        if type(values) is not tuple:
+            values = _as_ints(type(self).__name__, "values", 1, values)
+        self.values: tuple[int, ...] = values
 
     def check(self, error: "type[FieldError]" = FieldError) -> None:
         name = type(self).__name__
@@ -555,8 +623,10 @@ class _DiceValues(Message):
                 "count says " + str(n) + ", " + str(len(payload) - 2) + " follow",
                 1,
             )
-        msg = cls(payload[0], tuple(payload[2:]))  # type: ignore[call-arg]
-        msg.check(DecodeError)
+        values = tuple(payload[2:])
+        msg = cls(payload[0], values)  # type: ignore[call-arg]
+        if n < 1 or min(values) < 1 or max(values) > 6:
+            msg.check(DecodeError)
         return msg
 
 
@@ -744,7 +814,9 @@ class ManifestChunk(Message):
         self.tile_set = tile_set
         self.total = total
         self.offset = offset
-        self.tiles: tuple[int, ...] = _as_ints("ManifestChunk", "tiles", 3, tiles)
+        if type(tiles) is not tuple:
+            tiles = _as_ints("ManifestChunk", "tiles", 3, tiles)
+        self.tiles: tuple[int, ...] = tiles
 
     def check(self, error: "type[FieldError]" = FieldError) -> None:
         _check_int(error, "ManifestChunk", "tile_set", 0, self.tile_set, TILE_SET)
@@ -822,10 +894,14 @@ class SensorData(Message):
         self.state = state
         self.fault = fault
         self.flags = flags
-        self.wall_tiles: tuple[int, ...] = _as_ints("SensorData", "wall_tiles", 3, wall_tiles)
+        if type(wall_tiles) is not tuple:
+            wall_tiles = _as_ints("SensorData", "wall_tiles", 3, wall_tiles)
+        self.wall_tiles: tuple[int, ...] = wall_tiles
         self.lift_up = lift_up
         self.lift_down = lift_down
-        self.currents_ma: tuple[int, ...] = _as_ints("SensorData", "currents_ma", 6, currents_ma)
+        if type(currents_ma) is not tuple:
+            currents_ma = _as_ints("SensorData", "currents_ma", 6, currents_ma)
+        self.currents_ma: tuple[int, ...] = currents_ma
         self.temperature_dc = temperature_dc
 
     def check(self, error: "type[FieldError]" = FieldError) -> None:
@@ -841,38 +917,49 @@ class SensorData(Message):
         _check_int(error, "SensorData", "temperature_dc", 7, self.temperature_dc, I16)
 
     def encode(self) -> bytes:
+        if STRUCT_CHECKS_RANGES:
+            try:
+                if (
+                    self.state <= STATE[1]
+                    and self.fault <= FAULT_OR_NONE[1]
+                    and self.lift_up <= LIFT_MASK[1]
+                    and self.lift_down <= LIFT_MASK[1]
+                    and len(self.wall_tiles) == 4
+                ):
+                    return struct.pack(
+                        ">BBH4BBB9Hh",
+                        self.state,
+                        self.fault,
+                        self.flags,
+                        *self.wall_tiles,
+                        self.lift_up,
+                        self.lift_down,
+                        *self.currents_ma,
+                        self.temperature_dc,
+                    )
+            except Exception:
+                pass
         self.check()
-        w = self.wall_tiles
-        c = self.currents_ma
         return struct.pack(
             ">BBH4BBB9Hh",
             self.state,
             self.fault,
             self.flags,
-            w[0],
-            w[1],
-            w[2],
-            w[3],
+            *self.wall_tiles,
             self.lift_up,
             self.lift_down,
-            c[0],
-            c[1],
-            c[2],
-            c[3],
-            c[4],
-            c[5],
-            c[6],
-            c[7],
-            c[8],
+            *self.currents_ma,
             self.temperature_dc,
         )
 
     @classmethod
     def decode(cls: "type[_M]", payload: bytes) -> "_M":
-        _check_length("SensorData", payload, 30, 30)
+        if len(payload) != 30:
+            _check_length("SensorData", payload, 30, 30)
         v = struct.unpack(">BBH4BBB9Hh", payload)
         msg = cls(v[0], v[1], v[2], v[3:7], v[7], v[8], v[9:18], v[18])  # type: ignore[call-arg]
-        msg.check(DecodeError)
+        if v[0] > STATE[1] or v[1] > FAULT_OR_NONE[1] or v[7] > 0x1F or v[8] > 0x1F:
+            msg.check(DecodeError)
         return msg
 
 
@@ -948,6 +1035,17 @@ MESSAGE_CLASSES: "tuple[type[Message], ...]" = (
 MESSAGE_TYPES: "dict[int, type[Message]]" = {}
 for _cls in MESSAGE_CLASSES:
     MESSAGE_TYPES[_cls.TYPE] = _cls
+    if _cls._FMT and _cls._BOUNDS:
+        _codes = _cls._FMT[1:]
+        if len(_codes) != len(_cls._BOUNDS):
+            raise AssertionError(_cls.__name__ + ": _FMT and _BOUNDS disagree")
+        _narrow = []
+        for _i in range(len(_codes)):
+            _low, _high = _cls._BOUNDS[_i]
+            _type_low, _type_high = _TYPE_RANGES[_codes[_i]]
+            if _low > _type_low or _high < _type_high:
+                _narrow.append((_i, _low, _high))
+        _cls._NARROW = tuple(_narrow)
 
 #: the commands the host sends and the events the board sends (all sequenced)
 COMMANDS: "tuple[type[Message], ...]" = tuple(c for c in MESSAGE_CLASSES if c.KIND == "command")
