@@ -384,10 +384,12 @@ class Panel:
         self._thread.start()
 
     def close(self) -> None:
-        """Stop reading and release the device (waits at most about one read timeout)."""
+        """Stop reading and release the device (waits at most about one read timeout).
+
+        May be called from the event callback itself (the reader then just ends)."""
         self._stop.set()
         thread, self._thread = self._thread, None
-        if thread is not None:
+        if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=self._read_timeout_ms / 1000 + 5)
         with self._lock:
             self._detach()

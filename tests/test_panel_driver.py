@@ -318,3 +318,21 @@ def test_bad_settings_are_refused() -> None:
         Panel(lambda e: None, debounce_s=-1)
     with pytest.raises(ValueError, match="backoff"):
         Panel(lambda e: None, backoff_initial_s=10, backoff_max_s=1)
+
+
+def test_close_from_the_event_handler(clock: ManualClock) -> None:
+    backend, device = emulated_panel()
+    done = threading.Event()
+    holder: list[Panel] = []
+
+    def handler(event: PanelEvent) -> None:
+        if isinstance(event, ButtonPress):
+            holder[0].close()
+            done.set()
+
+    panel = Panel(handler, backend=backend, read_timeout_ms=100, clock=clock)
+    holder.append(panel)
+    panel.open()
+    device.click(Button.STOP)
+    assert done.wait(TIMEOUT)
+    assert not panel.connected and device.claimed_by is None
