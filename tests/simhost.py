@@ -154,13 +154,21 @@ def expected_codes(tiles: int) -> list[int]:
     return sorted(codes.tile_to_code(t) for t in tile_list(tiles))
 
 
+def mjtable_command() -> list[str]:
+    """The `mjtable` entry point of this environment (or its exact equivalent)."""
+    script = Path(sys.executable).with_name("mjtable")
+    if script.exists():
+        return [sys.executable, str(script)]
+    return [sys.executable, "-c", "import sys; from controller.cli import main; sys.exit(main())"]
+
+
 @contextmanager
 def sim_process(*args: str, timeout: float = 30.0) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """Run ``mjtable sim ARGS`` in a subprocess; yield (process, first line). SIGTERM at the end."""
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "controller.cli", "sim", *args],
+        [*mjtable_command(), "sim", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
