@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol import codes
+from protocol import codes, messages
 from protocol.errors import DecodeError, FieldError, ProtocolError, UnknownType
 from protocol.examples import EXAMPLES
 from protocol.framing import MAX_PAYLOAD
@@ -348,3 +348,23 @@ def test_decoding_any_payload_raises_only_protocol_errors(type_code: int, payloa
         return
     # whatever decodes re-encodes to the same bytes
     assert message.encode() == payload
+
+
+@pytest.mark.parametrize(("message", "field", "value"), BAD_FIELDS, ids=repr)
+def test_checks_hold_without_struct_range_checks(
+    monkeypatch: pytest.MonkeyPatch, message: Message, field: str, value: object
+) -> None:
+    # MicroPython's struct truncates out-of-range values: there the explicit checks do the work
+    monkeypatch.setattr(messages, "STRUCT_CHECKS_RANGES", False)
+    with pytest.raises(FieldError) as info:
+        message.encode()
+    assert info.value.field == field
+
+
+def test_examples_encode_the_same_without_struct_range_checks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fast = [m.encode() for m, _ in EXAMPLES]
+    monkeypatch.setattr(messages, "STRUCT_CHECKS_RANGES", False)
+    assert [m.encode() for m, _ in EXAMPLES] == fast
+    assert messages._struct_checks_ranges() is True  # this interpreter is CPython
