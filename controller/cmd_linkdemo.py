@@ -34,16 +34,16 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--drop",
         type=float,
-        default=0.02,
+        default=0.01,
         metavar="P",
-        help="probability that a byte is lost (default 0.02)",
+        help="probability that a byte is lost (default 0.01)",
     )
     parser.add_argument(
         "--corrupt",
         type=float,
-        default=0.01,
+        default=0.005,
         metavar="P",
-        help="probability that a byte has one bit flipped (default 0.01)",
+        help="probability that a byte has one bit flipped (default 0.005)",
     )
     parser.add_argument(
         "--duplicate",
@@ -299,7 +299,8 @@ def run_demo(
     wire_b, wire_h = loop.to_board.stats, loop.to_host.stats
     summary("")
     summary(
-        f"link: drop {drop}, corrupt {corrupt}, duplicate {duplicate} per byte, seed {seed}; "
+        f"link: drop {drop} and corrupt {corrupt} per byte, duplicate {duplicate} per chunk, "
+        f"seed {seed}; "
         f"{loop.now / 1000:.1f} s simulated"
     )
     summary(

@@ -60,7 +60,6 @@ from protocol.framing import (
     MAX_PAYLOAD,
     OVERHEAD,
     FrameDecoder,
-    crc16,
     encode_frame,
 )
 from protocol.messages import (
@@ -179,7 +178,6 @@ __all__ = [
     "UnknownType",
     "WrongRole",
     "code_to_tile",
-    "crc16",
     "decode_message",
     "encode_frame",
     "fault_info",
