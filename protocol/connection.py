@@ -475,11 +475,7 @@ class Connection:
                 self._send_link(NoSession(), 0, now)
                 self._counters["no_session_sent"] += 1
                 return
-            if self.state == DOWN:
-                self._fire("traffic")
-                self._events.append(LinkUp(self._reply_for(self.peer_session)))
-                self._last_rx = now
-                self._resume(now)
+            self._board_back_up(now)
         self._last_rx = now
         self._emit(encode_frame(Ack.TYPE, seq, b""), now)
         self._counters["acks_sent"] += 1
@@ -553,6 +549,15 @@ class Connection:
             self._out_frame = b""
             self._tries = 0
             self._pump(now)
+        if self.role == BOARD:
+            self._board_back_up(now)
+
+    def _board_back_up(self, now: int) -> None:
+        """Board: a valid frame of the current host session after the link went down."""
+        if self.state == DOWN and self.peer_session is not None:
+            self._fire("traffic")
+            self._events.append(LinkUp(self._reply_for(self.peer_session)))
+            self._resume(now)
 
     def _host_on_reply(self, reply: HelloReply, now: int) -> None:
         if reply.host_session != self.session or self.state == IDLE or self.state == MISMATCH:
@@ -654,10 +659,7 @@ class Connection:
             return
         self._last_rx = now
         self.peer_state = beat.state
-        if self.state == DOWN:
-            self._fire("traffic")
-            self._events.append(LinkUp(self._reply_for(self.peer_session)))
-            self._resume(now)
+        self._board_back_up(now)
 
 
 __all__ = [

@@ -608,3 +608,20 @@ def test_lossy_link_really_damages_and_recovers() -> None:
     assert stats["retransmits"] + board_stats["retransmits"] > 0
     assert stats["crc_errors"] + board_stats["crc_errors"] + stats["header_errors"] > 0
     assert stats["duplicates"] + board_stats["duplicates"] > 0
+
+
+def test_board_down_comes_back_on_a_late_ack() -> None:
+    host, board = connected()
+    board.send(Dice(2, [6]), 0)
+    frame = board.data_to_send()
+    now = 0
+    while board.state == UP:  # nothing reaches the host
+        now += 100
+        board.tick(now)
+        board.data_to_send()
+    board.events()
+    host.receive_data(frame, now)  # the first copy finally arrives; its ACK reaches the board
+    board.receive_data(host.data_to_send(), now)
+    assert [type(e) for e in board.events()] == [LinkUp]
+    assert board.state == UP and board.idle
+    assert host.events() == [Dice(2, [6])]
