@@ -109,6 +109,16 @@ class ClearFaultRequest(_Request):
     op: Literal["clear_fault"]
 
 
+class ThrowRequest(_Request):
+    """Enter the dice of a throw made by hand (the configuration's dice.source is dealer),
+    after a ``throw_wanted`` event said who throws and how many dice."""
+
+    op: Literal["throw"]
+    dice: list[Annotated[int, Field(ge=1, le=6)]] = Field(
+        min_length=1, max_length=3, description="the faces shown, 1 to 6 each"
+    )
+
+
 class LastDealtRequest(_Request):
     """Ask for the last published dealt state (null before the first deal)."""
 
@@ -140,6 +150,7 @@ REQUEST_MODELS: dict[str, type[_Request]] = {
     "deal": DealRequest,
     "stop": StopRequest,
     "clear_fault": ClearFaultRequest,
+    "throw": ThrowRequest,
     "last_dealt": LastDealtRequest,
     "get_cycle": GetCycleRequest,
     "subscribe": SubscribeRequest,
@@ -153,6 +164,7 @@ Request = Annotated[
     | DealRequest
     | StopRequest
     | ClearFaultRequest
+    | ThrowRequest
     | LastDealtRequest
     | GetCycleRequest
     | SubscribeRequest
@@ -885,6 +897,8 @@ class ApiServer:
             return CommandResponse(id=rid, result=table.request("stop", "api"))
         if isinstance(request, ClearFaultRequest):
             return CommandResponse(id=rid, result=table.request("clear_fault", "api"))
+        if isinstance(request, ThrowRequest):
+            return CommandResponse(id=rid, result=table.enter_dice(list(request.dice), "api"))
         if isinstance(request, LastDealtRequest):
             return DealtResponse(id=rid, result=table.last_dealt())
         if isinstance(request, GetCycleRequest):

@@ -259,6 +259,10 @@ class TableClient:
     def stop(self) -> CommandResult:
         return CommandResult.model_validate(self.call("stop"))
 
+    def throw(self, dice: list[int]) -> CommandResult:
+        """Enter the dice of a throw made by hand (dice.source = dealer)."""
+        return CommandResult.model_validate(self.call("throw", dice=list(dice)))
+
     def clear_fault(self) -> CommandResult:
         return CommandResult.model_validate(self.call("clear_fault"))
 

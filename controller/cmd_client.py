@@ -64,6 +64,38 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         _add_target(parser)
         parser.set_defaults(func=_command, action=action)
 
+    throw = subparsers.add_parser(
+        "throw",
+        help="enter the dice of a throw made by hand (on the running service)",
+        description="Enter the dice the dealer threw by hand, when the service's dice.source "
+        "is dealer and it waits for a throw (a throw_wanted event). Exit 1 if refused.",
+    )
+    throw.add_argument("dice", metavar="A+B", help="the faces, e.g. 3+4, or 5 for one die")
+    _add_target(throw)
+    throw.set_defaults(func=_throw)
+
+
+def _throw(args: argparse.Namespace) -> int:
+    from controller.cli import UsageError
+    from controller.client import ClientError, TableClient
+
+    try:
+        dice = [int(part) for part in args.dice.split("+")]
+    except ValueError:
+        raise UsageError(
+            f"throw: {args.dice!r} is not dice (write 3+4, or 5 for one die)"
+        ) from None
+    try:
+        with TableClient(socket_path(args)) as client:
+            result = client.throw(dice)
+    except ClientError as exc:
+        return _fail("throw", exc)
+    if args.json:
+        print(result.model_dump_json())
+    else:
+        print(format_result(result))
+    return 0 if result.accepted else EXIT_REFUSED
+
 
 def socket_path(args: argparse.Namespace) -> str:
     """The socket chosen on the command line: --socket, --config, or the default."""
@@ -208,6 +240,9 @@ def format_event(event: dict[str, Any]) -> str:
         text = f"fault cleared; state {g('state')}"
     elif kind == "throw":
         text = f"{g('by')} threw {_dice(g('dice'))} for {g('purpose')} ({g('source')})"
+    elif kind == "throw_wanted":
+        dice = "one die" if g("count") == 1 else f"{g('count')} dice"
+        text = f"waiting for {g('by')} to throw {dice} for {g('purpose')}: mjtable throw A+B"
     elif kind == "dealt":
         dealt = g("dealt")
         keys = ", ".join(sorted(dealt)) if isinstance(dealt, dict) else ""

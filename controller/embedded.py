@@ -159,7 +159,11 @@ class EmbeddedTable:
         self.controller = TableController(
             self.profile,
             table=table,
-            dice_source="controller" if dice_source == "controller" else "board",
+            dice_source="dealer"
+            if dice_source == "dealer"
+            else "controller"
+            if dice_source == "controller"
+            else "board",
             deadlines=deadlines,
             recorder=recorder,
         )

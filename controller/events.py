@@ -14,11 +14,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 Seat = Literal["E", "S", "W", "N"]
 Action = Literal["shuffle", "deal", "stop", "clear_fault"]
+#: Everything a CommandResult can answer: the four buttons, and dice entered by the dealer.
+Command = Literal["shuffle", "deal", "stop", "clear_fault", "throw"]
 Source = Literal["panel", "board", "api", "cli", "controller"]
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, json_schema_serialization_defaults_required=True
+    )
 
     at: str = Field(description="UTC time of the event, ISO 8601")
     cycle: str | None = Field(default=None, description="the deal cycle this event belongs to")
@@ -67,6 +71,16 @@ class ThrowEvent(_Event):
     source: Literal["board", "controller", "dealer"]
 
 
+class ThrowWantedEvent(_Event):
+    """The rule set asks for a throw the dealer makes by hand (``dice.source = "dealer"``):
+    who throws, how many dice, what for. Answer with the ``throw`` request."""
+
+    type: Literal["throw_wanted"] = "throw_wanted"
+    by: Seat
+    count: int = Field(ge=1, le=3)
+    purpose: str
+
+
 class DealtEvent(_Event):
     """A cycle completed cleanly: its dealt state, as published to the rules layer."""
 
@@ -99,6 +113,7 @@ Event = Annotated[
     | FaultEvent
     | FaultClearedEvent
     | ThrowEvent
+    | ThrowWantedEvent
     | DealtEvent
     | LinkEvent
     | ButtonEvent,
@@ -132,7 +147,7 @@ class CommandResult(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    action: Action
+    action: Command
     accepted: bool
     message: str
     state: str
@@ -148,6 +163,10 @@ class TableAPI(Protocol):
     def status(self) -> TableStatus: ...
 
     def request(self, action: Action, source: Source) -> CommandResult: ...
+
+    def enter_dice(self, dice: list[int], source: Source) -> CommandResult:
+        """The dice of a throw made by hand, when the table waits for one (throw_wanted)."""
+        ...
 
     def last_dealt(self) -> dict[str, Any] | None: ...
 

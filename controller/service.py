@@ -224,7 +224,7 @@ class Service:
         self.controller = TableController(
             profile,
             table=str(config.table.number),
-            dice_source="controller" if config.dice.source == "controller" else "board",
+            dice_source=config.dice.source,
             deadlines=Deadlines(
                 shuffle=dl.shuffle,
                 build=dl.shuffle,

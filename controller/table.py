@@ -51,6 +51,7 @@ from controller.events import (
     Source,
     TableStatus,
     ThrowEvent,
+    ThrowWantedEvent,
 )
 from controller.lifecycle import MOTION_STATES, LifecycleModel, build_machine
 from drivers.board import PortDown, PortUp
@@ -146,7 +147,7 @@ class TableController:
         profile: Profile,
         *,
         table: str = "1",
-        dice_source: Literal["board", "controller"] = "board",
+        dice_source: Literal["board", "controller", "dealer"] = "board",
         deadlines: Deadlines | None = None,
         recorder: Recorder | None = None,
         history: int = 64,
@@ -282,6 +283,39 @@ class TableController:
             )
         self._flush()
         return result
+
+    def enter_dice(self, dice: list[int], source: Source) -> CommandResult:
+        """Dice thrown by hand and entered by the dealer (``dice.source = "dealer"``)."""
+        with self._lock:
+            refusal = self._dice_refusal(dice)
+            cycle = self._cycle
+            if refusal is None and cycle is not None:
+                self._take_throw(cycle, list(dice), "dealer")
+            result = CommandResult(
+                action="throw",
+                accepted=refusal is None,
+                message=refusal or f"throw {'+'.join(map(str, dice))} taken",
+                state=self.state,
+                cycle=self._current_id(),
+            )
+        self._flush()
+        return result
+
+    def _dice_refusal(self, dice: list[int]) -> str | None:
+        if self.dice_source != "dealer":
+            return f"the dice come from the {self.dice_source} here, not from the dealer"
+        cycle = self._cycle
+        if self.state != "dice" or cycle is None:
+            return f"no throw is expected now (the table is {self.state})"
+        request = next_throw(self.profile, cycle.leader, cycle.throws)
+        if request is None:  # pragma: no cover - the cycle publishes as soon as it completes
+            return "every throw of this deal is already in"
+        if len(dice) != request.count:
+            return f"{request.describe()}: {len(dice)} dice were entered"
+        bad = [d for d in dice if not 1 <= d <= 6]
+        if bad:
+            return f"a die shows 1 to 6, not {bad[0]}"
+        return None
 
     # --------------------------------------------------------- board events
 
@@ -592,6 +626,17 @@ class TableController:
         if self.dice_source == "board" and has_dice:
             self._send(m.RollDice(cycle.dice_tag, request.count))
             return
+        if self.dice_source == "dealer":
+            self._queue(
+                ThrowWantedEvent(
+                    at=utc_now(),
+                    cycle=cycle.cycle_id,
+                    by=request.by,
+                    count=request.count,
+                    purpose=request.purpose,
+                )
+            )
+            return
         values = [secrets.randbelow(6) + 1 for _ in range(request.count)]
         self._send(m.DisplayDice(cycle.dice_tag, values))
         self._take_throw(cycle, values, "controller")
@@ -629,7 +674,11 @@ class TableController:
                 by=request.by,
                 dice=values,
                 purpose=request.purpose,
-                source="board" if source == "board" else "controller",
+                source="board"
+                if source == "board"
+                else "dealer"
+                if source == "dealer"
+                else "controller",
             )
         )
         self._next_throw(cycle)

@@ -88,6 +88,18 @@ class FakeTable:
                 allowed=self._allowed(),
             )
 
+    def enter_dice(self, dice: list[int], source: Source) -> CommandResult:
+        with self._lock:
+            self.requests.append(("throw", source))  # type: ignore[arg-type]
+            state, cycle = self.state, self.cycle
+        return CommandResult(
+            action="throw",
+            accepted=state == "dice",
+            message="taken" if state == "dice" else f"no throw is expected (table {state})",
+            state=state,
+            cycle=cycle,
+        )
+
     def request(self, action: Action, source: Source) -> CommandResult:
         with self._lock:
             self.requests.append((action, source))

@@ -70,6 +70,21 @@ def test_every_operation(client: TableClient, table: FakeTable) -> None:
     assert [action for action, _ in table.requests] == ["shuffle", "deal", "clear_fault", "stop"]
 
 
+def test_throw_reaches_the_table_and_bad_dice_are_refused_by_the_server(
+    client: TableClient, table: FakeTable
+) -> None:
+    refused = client.throw([3, 4])
+    assert refused.action == "throw" and not refused.accepted  # the fake table is idle
+    table.state = "dice"
+    assert client.throw([3, 4]).accepted
+    assert table.requests[-2:] == [("throw", "api"), ("throw", "api")]
+    for bad in ([], [7], [1, 2, 3, 4]):
+        with pytest.raises(RequestError) as caught:
+            client.throw(bad)
+        assert caught.value.code == "bad_request" and "dice" in str(caught.value)
+    assert len(table.requests) == 2  # a malformed throw never reaches the table
+
+
 def test_error_answers_are_typed(client: TableClient) -> None:
     with pytest.raises(RequestError) as caught:
         client.call("fly")

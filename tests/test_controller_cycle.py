@@ -94,6 +94,31 @@ def test_controller_dice_are_shown_on_the_board() -> None:
     assert all(1 <= v <= 6 for th in throws for v in th["dice"])
 
 
+def test_dealer_dice_are_asked_for_and_checked() -> None:
+    log = Log()
+    with EmbeddedTable("wenzhou", seed=6, dice_source="dealer", recorder=log) as table:
+        c = table.controller
+        assert not c.enter_dice([3, 4], "api").accepted  # no throw expected yet
+        assert c.request("shuffle", "panel").accepted
+        table.runner.wait_state("ready", 30)
+        assert c.request("deal", "panel").accepted
+        table.runner.wait_state("dice", 30)
+        wanted = [e for e in table.events() if e.type == "throw_wanted"]
+        assert [(w.by, w.count, w.purpose) for w in wanted] == [("E", 2, "wall")]
+        short = c.enter_dice([3], "api")
+        assert not short.accepted and "1 dice were entered" in short.message
+        assert not c.enter_dice([3, 7], "api").accepted
+        assert c.enter_dice([2, 3], "api").accepted  # 5: the thrower's own wall
+        wanted = [e for e in table.events() if e.type == "throw_wanted"]
+        assert [(w.by, w.count, w.purpose) for w in wanted] == [("E", 2, "breach")]
+        assert c.enter_dice([6, 6], "api").accepted
+        table.runner.wait_state("dealt", 30)
+        data = c.last_dealt()
+    assert data is not None
+    assert [t["dice"] for t in data["throws"]] == [[2, 3], [6, 6]]
+    assert [d["source"] for k, d, _ in log.records if k == "throw"] == ["dealer", "dealer"]
+
+
 def test_board_without_reader_deals_positions() -> None:
     with EmbeddedTable("wenzhou", seed=4, reader=False) as table:
         data = table.run_cycle(timeout=60)
