@@ -197,8 +197,12 @@ _SECONDS = "seconds, a number greater than 0 and at most 3600"
 class DeadlinesSection(_Section):
     hello: float = Field(default=2.0, gt=0, le=3600, description=_SECONDS)
     shuffle: float = Field(default=80.0, gt=0, le=3600, description=_SECONDS)
+    build: float = Field(default=80.0, gt=0, le=3600, description=_SECONDS)
+    manifest: float = Field(default=10.0, gt=0, le=3600, description=_SECONDS)
+    collect: float = Field(default=30.0, gt=0, le=3600, description=_SECONDS)
     lift: float = Field(default=5.0, gt=0, le=3600, description=_SECONDS)
     dice: float = Field(default=30.0, gt=0, le=3600, description=_SECONDS)
+    clear: float = Field(default=10.0, gt=0, le=3600, description=_SECONDS)
     stop: float = Field(default=5.0, gt=0, le=3600, description=_SECONDS)
 
 

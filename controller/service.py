@@ -198,6 +198,7 @@ class Service:
         self.api: ApiServer | None = None
         self.control: Any = None
         self._stop = threading.Event()
+        self._hello_watch: threading.Timer | None = None
         self._unsubscribe: list[Any] = []
 
     # ----------------------------------------------------------------- start
@@ -227,12 +228,13 @@ class Service:
             dice_source=config.dice.source,
             deadlines=Deadlines(
                 shuffle=dl.shuffle,
-                build=dl.shuffle,
-                manifest=max(dl.lift, 10.0),
-                collect=dl.lift * 6,
+                build=dl.build,
+                manifest=dl.manifest,
+                collect=dl.collect,
                 lift=dl.lift,
                 dice=dl.dice,
-                clear=dl.stop,
+                clear=dl.clear,
+                stop=dl.stop,
             ),
             recorder=self._record,
         )
@@ -264,6 +266,23 @@ class Service:
             config.audit.path,
         )
         sd_notify(f"READY=1\nSTATUS=table {config.table.number}: waiting for the board")
+        self._hello_watch = threading.Timer(config.deadlines.hello, self._check_hello, args=(url,))
+        self._hello_watch.daemon = True
+        self._hello_watch.start()
+
+    def _check_hello(self, url: str) -> None:
+        """deadlines.hello after start: say plainly when the board has not answered yet."""
+        if self.controller is None or self.controller.status().link_up:
+            return
+        log.error(
+            "the board on %s has not answered HELLO within %g s: check that it is powered, "
+            "the cable, the udev rule for /dev/mjtable-board (ls -l %s), and board.port in the "
+            "configuration; the service keeps trying",
+            url,
+            self.config.deadlines.hello,
+            url,
+        )
+        sd_notify(f"STATUS=table {self.config.table.number}: the board does not answer on {url}")
 
     def _board_url(self) -> str:
         if self.sim is not None:
@@ -395,6 +414,8 @@ class Service:
 
     def stop(self, reason: str = "stopped") -> None:
         sd_notify("STOPPING=1")
+        if self._hello_watch is not None:
+            self._hello_watch.cancel()
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         if self.control is not None:

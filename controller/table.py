@@ -106,6 +106,7 @@ class Deadlines:
     lift: float = 15.0
     dice: float = 15.0
     clear: float = 10.0
+    stop: float = 5.0
 
     def for_state(self, state: str) -> float | None:
         return {
@@ -116,6 +117,7 @@ class Deadlines:
             "lifting": self.lift,
             "dice": self.dice,
             "recovering": self.clear,
+            "stopped": self.stop,
         }.get(state)
 
 
@@ -519,6 +521,10 @@ class TableController:
     def _on_done(self, event: Any) -> None:
         if self.state == "dice" and event.command == m.DisplayDice.TYPE:
             return
+        if self.state == "stopped" and event.command == m.Stop.TYPE:
+            self._deadline_gen += 1  # the board confirmed: no more waiting on STOP
+            self._deadline.cancel()
+            return
         if not self._expects(event.command):
             log.debug("DONE for %s in state %s ignored", event.command, self.state)
             return
@@ -859,6 +865,17 @@ class TableController:
     def _deadline_passed(self, gen: int, state: str, seconds: float) -> None:
         with self._lock:
             if gen != self._deadline_gen or self.state != state:
+                return
+            if state == "stopped":
+                self._fault_now(
+                    "STOP_UNCONFIRMED",
+                    "deadline",
+                    f"the board did not confirm STOP within {seconds:g} s: motion may go on",
+                    "press the table's emergency stop now, then check the link to the board "
+                    "(mjtable diag)",
+                    phase=state,
+                )
+                self._flush()
                 return
             self._fault_now(
                 "DEADLINE",
