@@ -113,6 +113,9 @@ class FaultKind:
 
 
 _ANY_MOTION: tuple[int | None, ...] = MOTION_PHASES
+#: kinds that strike at a fixed point of their phase (no ``at`` key): the end of a wall, the
+#: lift's limit-switch timeout, the end of the build
+STRIKES_AT_A_POINT = frozenset({"short", "extra", "lift", "chain", "count"})
 _COMMON_PHASED = ("at", "nth", "times")
 
 FAULT_KINDS: dict[str, FaultKind] = {
@@ -170,8 +173,9 @@ FAULT_KINDS: dict[str, FaultKind] = {
             ("motor", "hold"),
             0.0,
             "a motor is blocked: its current goes over the limit, MOTOR_STALL after 0.2 s "
-            "(detail = motor); in a motor test (phase test) MOTOR_RESULT reports the high current "
-            "and ok = 0 instead, without a fault",
+            "(detail = motor); in a build the head stalls while stacking, the chain while "
+            "pushing, on the wall `at` points to; in a motor test (phase test) MOTOR_RESULT "
+            "reports the high current and ok = 0 instead, without a fault",
         ),
         FaultKind(
             "lift",
@@ -364,6 +368,8 @@ class FaultSpec:
                 keys.append(f"{name}={_fmt(getattr(self, name))}")
         if self.phase is not None:
             for name in _COMMON_PHASED:
+                if name == "at" and self.kind in STRIKES_AT_A_POINT:
+                    continue
                 if getattr(self, name) != getattr(default, name):
                     keys.append(f"{name}={_fmt(getattr(self, name))}")
         if "hold" in info.keys and self.hold != info.default_hold:
@@ -431,6 +437,8 @@ def parse_fault(spec: str) -> FaultSpec:
     allowed_keys = set(info.keys)
     if phase is not None:
         allowed_keys.update(_COMMON_PHASED)
+        if kind_word in STRIKES_AT_A_POINT:
+            allowed_keys.discard("at")
     values: dict[str, object] = {"hold": info.default_hold}
     seen: set[str] = set()
     if colon:
@@ -577,3 +585,25 @@ def load_scenario(path: str | Path) -> list[FaultSpec]:
         else:
             raise FaultSpecError(f"{where}: expected a table or a spec string")
     return specs
+
+
+def catalogue_markdown() -> str:
+    """The fault catalogue as a Markdown table (docs/simulator.md carries it; a test compares)."""
+    lines = [
+        "| kind | FAULT code | subsystem | phases (default first) | keys | what the board shows |",
+        "|---|---|---|---|---|---|",
+    ]
+    for kind in FAULT_KINDS.values():
+        code = codes.fault_name(kind.code) if kind.code else "(none)"
+        subsystem = "by motor" if kind.name == "stall" else codes.subsystem_name(kind.subsystem)
+        if kind.code == 0:
+            subsystem = "-"
+        phases = [kind.default_phase] + [p for p in kind.phases if p != kind.default_phase]
+        words = ", ".join(PHASE_WORD_OF[p] for p in phases)
+        keys = list(kind.keys)
+        if any(p is not None for p in kind.phases):
+            keys += ["nth", "times"] if kind.name in STRIKES_AT_A_POINT else ["at", "nth", "times"]
+        lines.append(
+            f"| `{kind.name}` | {code} | {subsystem} | {words} | {', '.join(keys)} | {kind.text} |"
+        )
+    return "\n".join(lines) + "\n"

@@ -431,6 +431,8 @@ def test_every_kind_parses_with_its_default_phase_and_round_trips() -> None:
         ("estop:at=30", "unknown key 'at'"),
         ("dice:hold=-1", "out of range"),
         ("dice:at=100", "out of range"),
+        ("short@build:at=50", "unknown key 'at'"),
+        ("lift@lift:at=10", "unknown key 'at'"),
     ],
 )
 def test_bad_specs_are_refused_with_words(text: str, words: str) -> None:

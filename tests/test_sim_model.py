@@ -489,3 +489,12 @@ def test_committed_state_diagram_matches_the_machine() -> None:
     assert found.group(1) == mermaid_diagram(), (
         "docs/simulator.md is out of date: paste the output of `mjtable sim --diagram`"
     )
+
+
+def test_committed_fault_catalogue_matches_the_code() -> None:
+    from simulator.faults import catalogue_markdown
+
+    text = (ROOT / "docs" / "simulator.md").read_text(encoding="utf-8")
+    assert catalogue_markdown() in text, (
+        "docs/simulator.md is out of date: paste simulator.faults.catalogue_markdown()"
+    )
