@@ -201,13 +201,13 @@ class SimulatedBoard:
     def _check_fresh(self) -> None:
         if self._stopped:
             raise SimulatorError("this simulated board was stopped; create a new SimulatedBoard")
+        if self._thread is not None:
+            raise SimulatorError("the simulated board is running already: open transports first")
 
     def start(self) -> None:
         """Start serving in a background thread (open a transport first)."""
         with self._lock:
             self._check_fresh()
-            if self._thread is not None:
-                raise SimulatorError("the simulated board is running already")
             if self._master is None and self._listener is None:
                 raise SimulatorError("open a transport first: open_pty() or listen_tcp()")
             self._thread = threading.Thread(target=self._run, name="simulated-board", daemon=True)

@@ -476,6 +476,8 @@ def test_api_misuse_is_refused_in_words(tmp_path: Path) -> None:
         sim.start()
         with pytest.raises(SimulatorError, match="running already"):
             sim.start()
+        with pytest.raises(SimulatorError, match="open transports first"):
+            sim.listen_tcp("127.0.0.1", 0)
         assert os.path.islink(tmp_path / "ttyBOARD")
     finally:
         sim.stop()
