@@ -105,8 +105,7 @@ class BoardControl:
         """Disarm every injected fault still waiting for its phase; stop the line noise."""
         with self._board._lock:
             self._board.model.disarm()
-            self._board.set_noise(0.0, 0.0)
-            self._board._cut_until = 0
+            self._board.clear_line()
         self._board._wake()
 
     def press_button(self, button: int, seat: int) -> None:
