@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import ipaddress
+import logging
 import os
 import random
 import secrets
@@ -42,9 +43,14 @@ from protocol.errors import ProtocolError, QueueFull
 from simulator.board import BoardModel, Place
 from simulator.config import SimConfig
 from simulator.control import BoardControl
+from simulator.faults import FaultSpec
 
 __all__ = ["SimConfig", "SimulatedBoard", "SimulatorError"]
 
+log = logging.getLogger("mjtable.simulator")
+
+#: FAULT INTERNAL detail when the model itself failed (a bug, reported as a firmware error)
+INTERNAL_ERROR_DETAIL = 0xEE
 #: bytes kept for a line nobody reads (older ones are lost, as on a UART with no listener)
 MAX_PENDING_OUT = 16384
 READ_SIZE = 4096
@@ -90,6 +96,7 @@ class SimulatedBoard:
         self._cut_until = 0
         self._noise_or_cut = False
         self.dropped_events = 0
+        self.internal_errors: list[str] = []
         self.reboots = 0
         self.path: str | None = None
         self.link_path: str | None = None
@@ -514,10 +521,17 @@ class SimulatedBoard:
         events = conn.events()
         if events:
             for event in events:
-                model.handle(event, table)
+                try:
+                    model.handle(event, table)
+                except Exception as exc:  # a bug in the model: reported as a firmware error
+                    self._internal_error(exc, table)
                 if model.boot_count != self._boot_seen:
                     break
-        nxt = model.advance(table)
+        try:
+            nxt = model.advance(table)
+        except Exception as exc:
+            self._internal_error(exc, table)
+            nxt = model.next_deadline()
         fast = speed == 0
         if fast:
             # as fast as possible: once the host has everything, jump to the next model event
@@ -556,6 +570,16 @@ class SimulatedBoard:
         if deadline is None:
             return None
         return max(0.0, (deadline - wall) / 1000.0)
+
+    def _internal_error(self, exc: Exception, table: int) -> None:
+        """What a watchdog does: FAULT INTERNAL (detail 0xEE), or a reboot if even that fails."""
+        self.internal_errors.append(repr(exc))
+        log.error("simulated board: internal error, reported as FAULT INTERNAL", exc_info=exc)
+        try:
+            self.model.inject(FaultSpec("internal", None, code=INTERNAL_ERROR_DETAIL), table)
+        except Exception:
+            log.exception("simulated board: the model cannot even fault; rebooting it")
+            self.model.reboot(table)
 
     def _post(self, conn: Connection, wall: int) -> None:
         """Move the model's events into the connection's queue."""

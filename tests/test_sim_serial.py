@@ -507,3 +507,25 @@ def test_control_server_in_process(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     with pytest.raises(ValueError, match="not a socket"):
         ControlServer(sim.control, str(tmp_path / "file"))
+
+
+def test_a_bug_in_the_model_is_a_firmware_fault_not_a_dead_board(
+    board: SimulatedBoard, caplog: pytest.LogCaptureFixture
+) -> None:
+    host = start_host(board)
+
+    def broken(message: object, now: int) -> None:
+        raise RuntimeError("boom")
+
+    try:
+        with board._lock:
+            board.model._handlers[m.Collect] = broken
+        event = host.command(m.Collect())[-1]
+        assert event == m.Fault(codes.FAULT_INTERNAL, codes.SUB_BOARD, 0, 0xEE)
+        assert board.internal_errors == ["RuntimeError('boom')"]
+        assert "internal error" in caplog.text
+        assert host.command(m.ClearFault())[-1] == m.Done(m.ClearFault.TYPE, 0)
+        assert host.command(m.Ping(8))[-1] == m.Pong(8)
+        assert board.running
+    finally:
+        host.close()
