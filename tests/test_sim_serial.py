@@ -286,12 +286,29 @@ def start_host(sim: SimulatedBoard) -> SimHost:
     return host
 
 
+class Reserved1C(m.Message):
+    """A command TYPE the board does not know (0x1C is reserved), sent through the engine."""
+
+    TYPE = 0x1C
+    NAME = "RESERVED_1C"
+    KIND = "command"
+
+    def encode(self) -> bytes:
+        return b"\x01\x02"
+
+
+class RawBuildWalls(m.BuildWalls):
+    """BUILD_WALLS whose payload the board's codec refuses (wall 1 has no stack)."""
+
+    def encode(self) -> bytes:
+        return bytes([0, 1, 2, 0, 1, 2, 1, 2])
+
+
 def test_garbage_out_of_order_and_unknown_commands(board: SimulatedBoard) -> None:
     host = start_host(board)
     try:
-        # an unknown command TYPE, sent raw before anything else (the host's own SEQ is 0)
-        host.port.write(encode_frame(0x1C, 5, b"\x01\x02"))
-        refused = host.wait(lambda e: isinstance(e, m.Refused))
+        # an unknown command TYPE
+        refused = host.command(Reserved1C())[-1]
         assert refused == m.Refused(0x1C, codes.REFUSE_UNKNOWN_COMMAND, 0x1C)
         # garbage on the line
         host.port.write(bytes(range(256)) * 3 + b"\xff" * 50)
@@ -303,12 +320,9 @@ def test_garbage_out_of_order_and_unknown_commands(board: SimulatedBoard) -> Non
         host.command(m.Shuffle(0))
         bad = m.BuildWalls(0, [[2] * 17, [2] * 17, [2] * 17, [2] * 15])
         assert host.command(bad)[-1] == m.Refused(7, codes.REFUSE_BAD_LAYOUT, 4)
-        # a payload the codec refuses (a wall with no stack), sent raw
-        payload = bytes([0, 1, 2, 0, 1, 2, 1, 2])
-        seq = (host.conn._tx_seq + 3) & 7  # not the SEQ the host will use next
-        host.port.write(encode_frame(m.BuildWalls.TYPE, seq, payload))
-        refused = host.wait(lambda e: isinstance(e, m.Refused))
-        assert refused == m.Refused(7, codes.REFUSE_BAD_LAYOUT, 1)
+        # a payload the board's codec refuses (a wall with no stack)
+        raw = RawBuildWalls(0, default_layout(136))
+        assert host.command(raw)[-1] == m.Refused(7, codes.REFUSE_BAD_LAYOUT, 1)
         # the next good command works
         assert host.command(m.BuildWalls(0, default_layout(136)))[-1] == m.Done(7, 0)
         assert board.control.state() == "BUILT"
