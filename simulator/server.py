@@ -60,7 +60,7 @@ class SimulatorError(Exception):
     """The simulator cannot do what was asked (bad address, already started, stopped...)."""
 
 
-def _close_all(fds: list[int], socks: list[socket.socket], links: list[str]) -> None:
+def _close_all(fds: list[int], socks: list[socket.socket], links: list[tuple[str, str]]) -> None:
     for fd in fds:
         with contextlib.suppress(OSError):
             os.close(fd)
@@ -69,9 +69,10 @@ def _close_all(fds: list[int], socks: list[socket.socket], links: list[str]) -> 
         with contextlib.suppress(OSError):
             s.close()
     socks.clear()
-    for link in links:
+    for link, target in links:
         with contextlib.suppress(OSError):
-            os.unlink(link)
+            if os.readlink(link) == target:  # still ours (not replaced by another simulator)
+                os.unlink(link)
     links.clear()
 
 
@@ -112,7 +113,7 @@ class SimulatedBoard:
         # everything to close, also when the object is dropped without stop()
         self._fds: list[int] = [self._wake_r, self._wake_w]
         self._socks: list[socket.socket] = []
-        self._links: list[str] = []
+        self._links: list[tuple[str, str]] = []
         self._finalizer = weakref.finalize(self, _close_all, self._fds, self._socks, self._links)
         self._selector: selectors.BaseSelector | None = None
         self._thread: threading.Thread | None = None
@@ -163,7 +164,7 @@ class SimulatedBoard:
                 f"--link {link}: cannot create the symlink ({exc.strerror})"
             ) from None
         self.link_path = link
-        self._links.append(link)
+        self._links.append((link, target))
 
     def listen_tcp(
         self, host: str = "127.0.0.1", port: int = 0, *, allow_remote: bool = False
