@@ -451,11 +451,11 @@ class BoardModel:
             heapq.heappop(timers)
         return timers[0][0] if timers else None
 
-    def inject(self, spec: FaultSpec | str, now: int) -> None:
+    def inject(self, spec: FaultSpec | str, now: int | None = None) -> None:
         """Add a fault: at once when its phase is ``now``, else on the matching run of its phase."""
         if isinstance(spec, str):
             spec = parse_fault(spec)
-        now = self._clock(now)
+        now = self._clock(self._now if now is None else now)
         self._run_timers(now)
         if spec.phase is None:
             self._strike_now(spec, now)
@@ -469,29 +469,29 @@ class BoardModel:
     def pending_faults(self) -> list[FaultSpec]:
         return [p.spec for p in self._pending]
 
-    def press_estop(self, now: int) -> None:
-        now = self._clock(now)
+    def press_estop(self, now: int | None = None) -> None:
+        now = self._clock(self._now if now is None else now)
         self._run_timers(now)
         self._press_estop(now)
 
-    def release_estop(self, now: int) -> None:
-        now = self._clock(now)
+    def release_estop(self, now: int | None = None) -> None:
+        now = self._clock(self._now if now is None else now)
         self._run_timers(now)
         self._release_estop(now)
 
-    def open_cover(self, now: int) -> None:
-        now = self._clock(now)
+    def open_cover(self, now: int | None = None) -> None:
+        now = self._clock(self._now if now is None else now)
         self._run_timers(now)
         self._open_cover(now)
 
-    def close_cover(self, now: int) -> None:
-        now = self._clock(now)
+    def close_cover(self, now: int | None = None) -> None:
+        now = self._clock(self._now if now is None else now)
         self._run_timers(now)
         self.cover_open = False
 
-    def repair(self, now: int) -> None:
+    def repair(self, now: int | None = None) -> None:
         """A technician removes every held cause (stuck tile, blocked motor) and cools the board."""
-        now = self._clock(now)
+        now = self._clock(self._now if now is None else now)
         self._run_timers(now)
         if self.fault is not None:
             self.fault.cause_until = now
@@ -500,19 +500,19 @@ class BoardModel:
             self._thermal.set(now, OVERHEAT_CLEAR_C - 5.0)
             self._thermal.approach(now, AMBIENT_C, COOL_TAU_MS)
 
-    def press_button(self, button: int, seat: int, now: int) -> None:
+    def press_button(self, button: int, seat: int, now: int | None = None) -> None:
         """A seat's button is pressed and released: BUTTON events (press, then release)."""
         if button not in codes.BUTTONS:
             raise ValueError(f"button {button!r}: expected one of {sorted(codes.BUTTONS)}")
         if seat not in (0, 1, 2, 3):
             raise ValueError(f"seat {seat!r}: expected 0..3 (E S W N)")
-        self._clock(now)
+        self._clock(self._now if now is None else now)
         self.outbox.append(m.Button(button, seat, 1))
         self.outbox.append(m.Button(button, seat, 0))
 
-    def reboot(self, now: int) -> None:
+    def reboot(self, now: int | None = None) -> None:
         """The board restarts: state lost, motors stopped, no session until the next HELLO."""
-        now = self._clock(now)
+        now = self._clock(self._now if now is None else now)
         self._run_timers(now)
         self._end_run(now, "reboot")
         self._power_on()
