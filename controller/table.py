@@ -28,7 +28,7 @@ import logging
 import secrets
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -186,7 +186,8 @@ class TableController:
         self._prefix = cycle_prefix or _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S")
         self._counter = 0
         self._restored_session: str | None = None
-        self.publish_latencies_ns: list[int] = []
+        #: last die -> dealt state published, for the benchmark (the latest 10000)
+        self.publish_latencies_ns: deque[int] = deque(maxlen=10000)
 
     # ------------------------------------------------------------ wiring
 

@@ -25,6 +25,7 @@ Test and simulation code drive the device::
 from __future__ import annotations
 
 import array
+import collections
 import errno
 import struct
 import threading
@@ -176,7 +177,8 @@ class EmulatedPanel:
         self._down: set[Button] = set()
         self._seq = 0
         self._leds = LedState()
-        self.led_reports: list[LedState] = []
+        # The latest LED writes, for tests (bounded: a --sim service runs for days).
+        self.led_reports: collections.deque[LedState] = collections.deque(maxlen=1024)
         """Every LED report the host wrote, in order (cleared by nothing: a history)."""
         self.led_writes_by_control = 0
         self.plugged = True
