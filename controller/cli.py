@@ -47,11 +47,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Under `python -m controller.cli` this file runs as __main__ while the subcommands
+    # raise controller.cli.UsageError: catch that one, from the module they import.
+    from controller import cli
+
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         status: int = args.func(args)
-    except UsageError as exc:
+    except cli.UsageError as exc:
         print(f"mjtable {args.command}: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

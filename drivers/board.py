@@ -196,7 +196,8 @@ class BoardLink:
     def _serve(self, selector: selectors.BaseSelector) -> None:
         """Pump bytes until the port fails or the link is stopped."""
         port = self._port
-        selector.register(port.fileno(), selectors.EVENT_READ)
+        fd = port.fileno()  # kept: a closed port can no longer tell its descriptor
+        selector.register(fd, selectors.EVENT_READ)
         try:
             while not self._stop.is_set():
                 with self._lock:
@@ -220,7 +221,7 @@ class BoardLink:
             self._emit(PortDown(self.url, reason))
         finally:
             with contextlib.suppress(KeyError, ValueError, OSError):
-                selector.unregister(port.fileno())
+                selector.unregister(fd)
 
     def _drain(self) -> list[object]:
         events: list[object] = []
