@@ -11,11 +11,14 @@ clock: the caller passes the time in integer milliseconds to every call that nee
     deadline = conn.tick(now)                 # timers: call after receive/send, and at deadline
     port.write(conn.data_to_send())
 
-Link layer: stop-and-wait ARQ in each direction. Sequenced frames (commands from the host,
-events from the board) carry a 3-bit SEQ; the receiver acknowledges each one and delivers it only
-when its SEQ differs from the last delivered one, so a retransmitted command is executed once.
-The sender keeps one frame outstanding, retransmits it every ``rto_ms`` and declares the link down
-after ``max_retries`` tries in all; a bounded queue holds what waits behind it.
+Link layer: Go-Back-N ARQ in each direction. Sequenced frames (commands from the host, events
+from the board) carry a 3-bit SEQ. The sender keeps up to ``window`` frames (1..7) outstanding and a
+bounded queue behind them. The receiver delivers a frame only when its SEQ is the next expected
+one (in order, exactly once) and discards any other (a duplicate, or a frame after a lost one).
+Acknowledgements are cumulative (ACK n: everything up to SEQ n) and coalesced: one ACK frame, for
+the last SEQ delivered in order, is added when the caller drains ``data_to_send()`` after frames
+came in. When the oldest outstanding frame has waited ``rto_ms`` the sender resends every
+outstanding frame in order; after ``max_retries`` tries without progress the link is down.
 
 Session: the host sends HELLO every ``hello_interval_ms`` until the board answers HELLO_REPLY
 with the host's session echoed. Each side resets its receive sequence only when the PEER's session
@@ -79,6 +82,13 @@ HEARTBEAT_MS = 500
 LINK_TIMEOUT_MS = 2000
 HELLO_INTERVAL_MS = 250
 QUEUE_LIMIT = 64
+WINDOW = 4
+#: the largest window a 3-bit SEQ allows: with 8 SEQ values a window of 8 would make "all
+#: acknowledged" and "none acknowledged" the same cumulative ACK
+MAX_WINDOW = 7
+
+#: the ACK frame for each SEQ, built once (an ACK has no payload)
+_ACK_FRAMES = tuple(encode_frame(Ack.TYPE, _seq, b"") for _seq in range(8))
 
 #: (role, state, trigger, new state): every legal transition; anything else is a bug and raises
 TRANSITIONS: "tuple[tuple[int, str, str, str], ...]" = (
@@ -154,6 +164,7 @@ class Connection:
         link_timeout_ms: int = LINK_TIMEOUT_MS,
         hello_interval_ms: int = HELLO_INTERVAL_MS,
         queue_limit: int = QUEUE_LIMIT,
+        window: int = WINDOW,
     ) -> None:
         if role != HOST and role != BOARD:
             raise WrongRole("role must be HOST (0) or BOARD (1), not " + repr(role))
@@ -167,6 +178,13 @@ class Connection:
         ):
             if not isinstance(value, int) or value < 1:
                 raise ValueError(name + " must be a positive integer, not " + repr(value))
+        if not isinstance(window, int) or window < 1 or window > MAX_WINDOW:
+            raise ValueError(
+                "window must be an integer 1.."
+                + str(MAX_WINDOW)
+                + " (frames outstanding with a 3-bit SEQ), not "
+                + repr(window)
+            )
         if role == BOARD:
             if not isinstance(identity, HelloReply):
                 raise WrongRole("a board connection needs identity=HelloReply(...)")
@@ -197,18 +215,31 @@ class Connection:
         self.link_timeout_ms = link_timeout_ms
         self.hello_interval_ms = hello_interval_ms
         self.queue_limit = queue_limit
+        #: sequenced frames this side keeps outstanding at most (1..7)
+        self.window = window
 
         self._decoder = FrameDecoder()
+        #: frames waiting for data_to_send(), oldest first
         self._out: list[bytes] = []
         self._events: list[object] = []
+        #: messages waiting for room in the window: (message, payload)
         self._queue: list[tuple[Message, bytes]] = []
-        self._out_msg: Message | None = None
-        self._out_seq = 0
-        self._out_frame = b""
-        self._tries = 0
-        self._sent_at = 0
+        #: the outstanding frames, oldest first: (message, frame); SEQ of the first is _base
+        self._win: list[tuple[Message, bytes]] = []
+        self._base = 0
+        #: SEQ of the next new frame
         self._tx_seq = 0
-        self._rx_last: int | None = None
+        #: tries of the oldest outstanding frame without progress (1 after its first send)
+        self._tries = 0
+        #: when the retransmission timer of the oldest outstanding frame started
+        self._sent_at = 0
+        #: frames of the window were queued again in _out since the last drain (go back N)
+        self._resent = False
+        #: the SEQ the receiver delivers next; everything before it was delivered
+        self._rx_next = 0
+        #: frames came in since the last drain: data_to_send() adds one cumulative ACK
+        self._ack_due = False
+        self._ack_at = 0
         self._last_rx = 0
         self._last_tx = 0
         self._next_hello = 0
@@ -218,9 +249,11 @@ class Connection:
             "frames_sent": 0,
             "bytes_sent": 0,
             "retransmits": 0,
+            "timeouts": 0,
             "acks_sent": 0,
             "acks_received": 0,
             "duplicates": 0,
+            "out_of_order": 0,
             "bad_messages": 0,
             "ignored": 0,
             "hellos_sent": 0,
@@ -244,17 +277,22 @@ class Connection:
     @property
     def idle(self) -> bool:
         """True when no sequenced message is outstanding or queued."""
-        return self._out_msg is None and not self._queue
+        return not self._win and not self._queue
 
     @property
     def queued(self) -> int:
-        """Messages waiting behind the outstanding one."""
+        """Messages waiting behind the window (not sent yet)."""
         return len(self._queue)
 
     @property
+    def in_flight(self) -> int:
+        """Messages sent and not yet acknowledged (0..window)."""
+        return len(self._win)
+
+    @property
     def outstanding(self) -> "Message | None":
-        """The message sent and not yet acknowledged, if any."""
-        return self._out_msg
+        """The oldest message sent and not yet acknowledged, if any."""
+        return self._win[0][0] if self._win else None
 
     def connect(self, now: int) -> None:
         """Host: start the HELLO exchange (HELLO now, then every hello_interval_ms)."""
@@ -315,11 +353,26 @@ class Connection:
         return pending
 
     def data_to_send(self) -> bytes:
-        """The bytes to write to the wire now (drains them)."""
-        if not self._out:
+        """The bytes to write to the wire now (drains them).
+
+        When sequenced frames came in since the last call, one cumulative ACK (for the last SEQ
+        delivered in order) is added here, after everything else: however many frames a read
+        brought, they cost one ACK.
+        """
+        out = self._out
+        if self._ack_due:
+            self._ack_due = False
+            out.append(_ACK_FRAMES[(self._rx_next - 1) & 7])
+            self._counters["acks_sent"] += 1
+            if self._ack_at > self._last_tx:
+                self._last_tx = self._ack_at
+        if not out:
             return b""
-        data = b"".join(self._out)
         self._out = []
+        self._resent = False
+        data = out[0] if len(out) == 1 else b"".join(out)
+        self._counters["frames_sent"] += len(out)
+        self._counters["bytes_sent"] += len(data)
         return data
 
     def tick(self, now: int) -> "int | None":
@@ -340,7 +393,7 @@ class Connection:
                     "link_timeout",
                     now,
                 )
-            elif self._out_msg is not None and now - self._sent_at >= self.rto_ms:
+            elif self._win and now - self._sent_at >= self.rto_ms:
                 if self._tries >= self.max_retries:
                     self._go_down(
                         "no acknowledgement after " + str(self._tries) + " tries",
@@ -349,10 +402,10 @@ class Connection:
                     )
                 else:
                     self._tries += 1
-                    self._sent_at = now
-                    self._counters["retransmits"] += 1
-                    self._emit(self._out_frame, now)
-        if self._heartbeats_on() and now - self._last_tx >= self.heartbeat_ms:
+                    self._counters["timeouts"] += 1
+                    self._counters["retransmits"] += len(self._win)
+                    self._resend_window(now)
+        if self._heartbeats_on() and not self._ack_due and now - self._last_tx >= self.heartbeat_ms:
             self._send_link(Heartbeat(self.session, self.local_state), 0, now)
             self._counters["heartbeats_sent"] += 1
         return self._deadline()
@@ -384,7 +437,7 @@ class Connection:
             candidates.append(self._next_hello)
         if self.state == UP:
             candidates.append(self._last_rx + self.link_timeout_ms)
-            if self._out_msg is not None:
+            if self._win:
                 candidates.append(self._sent_at + self.rto_ms)
         if self._heartbeats_on():
             candidates.append(self._last_tx + self.heartbeat_ms)
@@ -396,8 +449,6 @@ class Connection:
     def _emit(self, frame: bytes, now: int) -> None:
         self._out.append(frame)
         self._last_tx = now
-        self._counters["frames_sent"] += 1
-        self._counters["bytes_sent"] += len(frame)
 
     def _send_link(self, message: Message, seq: int, now: int) -> None:
         self._emit(encode_frame(message.TYPE, seq, message.encode()), now)
@@ -409,27 +460,72 @@ class Connection:
         self._fire("hello_sent")
 
     def _pump(self, now: int) -> None:
-        """Send the next queued message when nothing is outstanding and the link is up."""
-        if self._out_msg is not None or not self._queue or self.state != UP:
+        """Send queued messages while the window has room and the link is up."""
+        queue = self._queue
+        win = self._win
+        if not queue or self.state != UP or len(win) >= self.window:
             return
-        message, payload = self._queue.pop(0)
-        seq = self._tx_seq
-        self._tx_seq = (seq + 1) & 7
-        self._out_msg = message
-        self._out_seq = seq
-        self._out_frame = encode_frame(message.TYPE, seq, payload)
-        self._tries = 1
+        if not win:
+            self._base = self._tx_seq
+            self._tries = 1
+            self._sent_at = now  # the timer runs for the oldest outstanding frame
+        while queue and len(win) < self.window:
+            message, payload = queue.pop(0)
+            seq = self._tx_seq
+            self._tx_seq = (seq + 1) & 7
+            frame = encode_frame(message.TYPE, seq, payload)
+            win.append((message, frame))
+            self._emit(frame, now)
+
+    def _resend_window(self, now: int) -> None:
+        """Go back N: queue every outstanding frame again, oldest first; restart the timer."""
         self._sent_at = now
-        self._emit(self._out_frame, now)
+        self._resent = True
+        for _message, frame in self._win:
+            self._emit(frame, now)
+
+    def _release(self, count: int, now: int) -> None:
+        """The peer acknowledged the ``count`` oldest outstanding frames."""
+        released = self._win[:count]
+        self._win = self._win[count:]
+        self._base = (self._base + count) & 7
+        self._tries = 1
+        self._sent_at = now  # progress: the timer restarts for the new oldest frame
+        if self._resent:
+            self._counters["retransmits"] -= self._withdraw(released)
+        self._pump(now)
+
+    def _withdraw(self, frames: "list[tuple[Message, bytes]]") -> int:
+        """Take every copy of these frames back out of the undrained output; return how many.
+
+        After a go-back-N resend, an ACK may release frames whose copies still wait in _out.
+        They are not sent: so the sequenced frames of one drain always lie within one window
+        (at most 7 consecutive SEQs), and a chunk of bytes that reaches the peer twice can never
+        bring an old frame back under a SEQ the peer now expects.
+        """
+        out = self._out
+        kept: list[bytes] = []
+        withdrawn = 0
+        for data in out:
+            old = False
+            for _message, frame in frames:
+                if data is frame:
+                    old = True
+                    break
+            if old:
+                withdrawn += 1
+            else:
+                kept.append(data)
+        if withdrawn:
+            self._out = kept
+        return withdrawn
 
     def _resume(self, now: int) -> None:
-        """After the link comes up: resend the outstanding frame (fresh tries) or the next one."""
-        if self._out_msg is not None:
+        """After the link comes up: resend the outstanding frames (fresh tries), fill the window."""
+        if self._win:
             self._tries = 1
-            self._sent_at = now
-            self._emit(self._out_frame, now)
-        else:
-            self._pump(now)
+            self._resend_window(now)
+        self._pump(now)
 
     def _go_down(self, reason: str, trigger: str, now: int) -> None:
         self._fire(trigger)
@@ -441,15 +537,17 @@ class Connection:
     def _drop_all(self, old: int, new: int) -> None:
         """The peer's session changed: drop everything unacknowledged, report it, reset SEQs."""
         dropped: list[Message] = []
-        if self._out_msg is not None:
-            dropped.append(self._out_msg)
+        for message, _frame in self._win:
+            dropped.append(message)
         for message, _payload in self._queue:
             dropped.append(message)
-        self._out_msg = None
-        self._out_frame = b""
+        self._withdraw(self._win)  # nothing of the old session goes out after this point
+        self._win = []
         self._queue = []
+        self._base = 0
         self._tx_seq = 0
-        self._rx_last = None
+        self._rx_next = 0
+        self._ack_due = False
         self._counters["peer_reboots"] += 1
         self._counters["dropped"] += len(dropped)
         self._events.append(PeerRebooted(old, new, dropped))
@@ -477,12 +575,21 @@ class Connection:
                 return
             self._board_back_up(now)
         self._last_rx = now
-        self._emit(encode_frame(Ack.TYPE, seq, b""), now)
-        self._counters["acks_sent"] += 1
-        if seq == self._rx_last:
-            self._counters["duplicates"] += 1
+        self._ack_due = True  # one cumulative ACK goes out with the next data_to_send()
+        self._ack_at = now
+        expected = self._rx_next
+        if seq != expected:
+            # not delivered. Among the four SEQs before the expected one: a copy of a frame
+            # delivered already (its ACK was lost); among the three after it: a frame that
+            # followed a lost one (Go-Back-N: the sender resends from the lost one). With a
+            # window over 4 the two ranges cannot be told apart by SEQ alone; either way the
+            # frame is discarded and the cumulative ACK repeated.
+            if (expected - seq) & 7 <= 4:
+                self._counters["duplicates"] += 1
+            else:
+                self._counters["out_of_order"] += 1
             return
-        self._rx_last = seq
+        self._rx_next = (seq + 1) & 7
         if cls is None:
             self._bad(type_code, seq, UnknownType(type_code))
             return
@@ -544,11 +651,12 @@ class Connection:
         if self.role == BOARD and self.peer_session is None:
             return
         self._last_rx = now
-        if self._out_msg is not None and seq == self._out_seq:
-            self._out_msg = None
-            self._out_frame = b""
-            self._tries = 0
-            self._pump(now)
+        # cumulative: ACK n acknowledges every outstanding frame up to SEQ n. Acknowledged SEQs
+        # lie in base-1 .. base+window-1 (at most 8 values), so the distance from base is exact;
+        # base-1 (nothing new) gives 0 + 8 = 8 and is ignored like any value beyond the window.
+        count = ((seq - self._base) & 7) + 1
+        if count <= len(self._win):
+            self._release(count, now)
         if self.role == BOARD:
             self._board_back_up(now)
 

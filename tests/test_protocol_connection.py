@@ -1,7 +1,8 @@
-"""The Connection engine: session, reliable delivery, retransmission, reboots, liveness."""
+"""The Connection engine: session, Go-Back-N delivery, retransmission, reboots, liveness."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 
 import pytest
@@ -40,7 +41,7 @@ from protocol.events import (
 )
 from protocol.examples import example_identity
 from protocol.framing import FrameDecoder, encode_frame
-from protocol.loopback import Loopback
+from protocol.loopback import Loopback, LossyChannel, XorShift32
 from protocol.messages import (
     Ack,
     BuildWalls,
@@ -83,18 +84,45 @@ def without(*type_codes: int) -> Filter:
     return carry
 
 
+def only_seqs(type_code: int, *seqs: int) -> Filter:
+    """A wire that carries frames of ``type_code`` only when their SEQ is one of ``seqs``."""
+
+    def carry(data: bytes) -> bytes:
+        kept = b""
+        for t, seq, payload in FrameDecoder().feed(data):
+            if t != type_code or seq in seqs:
+                kept += encode_frame(t, seq, payload)
+        return kept
+
+    return carry
+
+
+def without_seq(data: bytes, *seqs: int) -> bytes:
+    """``data`` less its sequenced frames (TYPE > 0) with these SEQs."""
+    kept = b""
+    for t, seq, payload in FrameDecoder().feed(data):
+        if t == Ack.TYPE or seq not in seqs:
+            kept += encode_frame(t, seq, payload)
+    return kept
+
+
 def types_in(data: bytes) -> list[int]:
     return [t for t, _s, _p in FrameDecoder().feed(data)]
 
 
-def make_host(queue_limit: int = 64) -> Connection:
-    return Connection(HOST, session=HOST_SESSION, queue_limit=queue_limit)
+def frames_in(data: bytes) -> list[tuple[int, int]]:
+    """(TYPE, SEQ) of every frame in ``data``."""
+    return [(t, s) for t, s, _p in FrameDecoder().feed(data)]
 
 
-def make_board(session: int = BOARD_SESSION, major: int = 1) -> Connection:
+def make_host(queue_limit: int = 64, window: int = 4) -> Connection:
+    return Connection(HOST, session=HOST_SESSION, queue_limit=queue_limit, window=window)
+
+
+def make_board(session: int = BOARD_SESSION, major: int = 1, window: int = 4) -> Connection:
     identity = example_identity(session_id=session)
     identity.proto_major = major
-    return Connection(BOARD, identity=identity)
+    return Connection(BOARD, identity=identity, window=window)
 
 
 def shuttle(
@@ -116,8 +144,8 @@ def shuttle(
             host.receive_data(to_host(b), now)
 
 
-def connected() -> tuple[Connection, Connection]:
-    host, board = make_host(), make_board()
+def connected(window: int = 4) -> tuple[Connection, Connection]:
+    host, board = make_host(window=window), make_board(window=window)
     host.connect(0)
     shuttle(host, board, 0)
     assert host.state == UP and board.state == UP
@@ -236,23 +264,31 @@ def test_command_and_event_each_delivered_and_acknowledged() -> None:
     assert host.stats["acks_received"] == 1 and board.stats["acks_received"] == 1
 
 
-def test_stop_and_wait_one_frame_outstanding_in_order() -> None:
-    host, board = connected()
+@pytest.mark.parametrize("window", [1, 4, 7])
+def test_window_frames_in_flight_then_the_queue_in_order(window: int) -> None:
+    host, board = connected(window)
     commands = [Ping(i) for i in range(20)]
     for c in commands:
         host.send(c, 10)
     sent = host.data_to_send()
-    assert types_in(sent) == [Ping.TYPE]  # only one frame in flight
-    assert host.queued == 19 and host.outstanding == Ping(0)
+    assert frames_in(sent) == [(Ping.TYPE, i) for i in range(window)]  # a window in flight
+    assert host.in_flight == window and host.queued == 20 - window
+    assert host.outstanding == Ping(0)  # the oldest one
     seqs = []
+    rounds = 0
     while sent:
+        rounds += 1
         seqs += [seq for _t, seq, _p in FrameDecoder().feed(sent)]
         board.receive_data(sent, 10)
-        host.receive_data(board.data_to_send(), 10)
+        acks = board.data_to_send()
+        assert types_in(acks) == [Ack.TYPE]  # one ACK for the whole batch
+        host.receive_data(acks, 10)
         sent = host.data_to_send()
     assert board.events() == commands
-    assert host.idle
+    assert host.idle and host.in_flight == 0 and host.outstanding is None
     assert seqs == [i % 8 for i in range(20)]
+    assert rounds == -(-20 // window)  # one round trip per window, not per frame
+    assert board.stats["acks_sent"] == rounds and host.stats["acks_received"] == rounds
 
 
 def test_lost_ack_retransmits_and_duplicate_is_not_executed_twice() -> None:
@@ -330,9 +366,11 @@ def test_board_reboot_is_reported_with_the_dropped_messages() -> None:
     host.data_to_send()  # the SHUFFLE frame is lost: the board reboots meanwhile
     new_board = make_board(session=0xB0A2_D002)
     host.tick(110)
-    new_board.receive_data(host.data_to_send(), 110)  # retransmitted SHUFFLE
+    resent = host.data_to_send()
+    assert types_in(resent) == [Shuffle.TYPE, BuildWalls.TYPE, Stop.TYPE]  # go back N
+    new_board.receive_data(resent, 110)
     answer = new_board.data_to_send()
-    assert types_in(answer) == [NoSession.TYPE]
+    assert types_in(answer) == [NoSession.TYPE] * 3
     assert new_board.events() == []  # never executed without a session
     host.receive_data(answer, 111)
     assert host.events() == [LinkDown("the board has no session (it restarted)")]
@@ -456,6 +494,241 @@ def test_board_down_after_retries_comes_back_on_host_traffic() -> None:
     assert board.idle and host.events() == []  # the resent DICE was a duplicate
 
 
+# --- Go-Back-N: window, cumulative and coalesced ACKs --------------------------------------------
+
+
+def test_acks_are_coalesced_one_per_drain() -> None:
+    host, board = connected()
+    for i in range(4):
+        host.send(Ping(i), 10)
+    frames = host.data_to_send()
+    assert len(types_in(frames)) == 4
+    board.receive_data(frames, 11)  # four frames in one read
+    assert board.events() == [Ping(0), Ping(1), Ping(2), Ping(3)]
+    answer = board.data_to_send()
+    assert frames_in(answer) == [(Ack.TYPE, 3)]  # one cumulative ACK for the four
+    assert board.data_to_send() == b""  # and only once
+    host.receive_data(answer, 12)
+    assert host.idle and host.stats["acks_received"] == 1
+    assert board.stats["acks_sent"] == 1 and board.stats["delivered"] == 4
+    # frames over several reads before one drain: still one ACK, for the last one
+    for i in range(4, 7):
+        host.send(Ping(i), 20)
+    for t, seq, payload in FrameDecoder().feed(host.data_to_send()):
+        board.receive_data(encode_frame(t, seq, payload), 21)
+    assert frames_in(board.data_to_send()) == [(Ack.TYPE, 6)]
+    assert board.stats["acks_sent"] == 2
+
+
+def test_ack_goes_out_after_receive_then_tick_then_drain() -> None:
+    host, board = connected()
+    host.send(Shuffle(1), 600)
+    board.receive_data(host.data_to_send(), 601)
+    board.events()
+    board.tick(601)  # a heartbeat is due (nothing sent since 0) but the ACK goes instead
+    out = board.data_to_send()
+    assert frames_in(out) == [(Ack.TYPE, 0)]
+    assert board.stats["heartbeats_sent"] == 0
+    host.receive_data(out, 602)
+    assert host.idle
+    assert board.tick(602) == 601 + 500  # the ACK counts as traffic for the heartbeat timer
+
+
+def test_cumulative_ack_releases_everything_up_to_it() -> None:
+    host, board = connected()
+    for i in range(4):
+        host.send(Ping(i), 10)
+    frames = list(FrameDecoder().feed(host.data_to_send()))
+    acks = b""
+    for t, seq, payload in frames:  # the board drains after each frame: ACK 0, 1, 2, 3
+        board.receive_data(encode_frame(t, seq, payload), 10)
+        acks += board.data_to_send()
+    assert frames_in(acks) == [(Ack.TYPE, s) for s in range(4)]
+    host.receive_data(only_seqs(Ack.TYPE, 3)(acks), 11)  # ACKs 0..2 are lost
+    assert host.idle and host.stats["acks_received"] == 1
+    assert board.events() == [Ping(0), Ping(1), Ping(2), Ping(3)]
+
+
+def test_go_back_n_resends_from_the_lost_frame_in_order() -> None:
+    host, board = connected()
+    commands = [Ping(i) for i in range(6)]
+    for c in commands:
+        host.send(c, 100)
+    # frame 1 of the window is lost: the board delivers 0, discards 2 and 3
+    board.receive_data(without_seq(host.data_to_send(), 1), 100)
+    assert board.events() == [Ping(0)]
+    assert board.stats["out_of_order"] == 2 and board.stats["delivered"] == 1
+    answer = board.data_to_send()
+    assert frames_in(answer) == [(Ack.TYPE, 0)]  # the last SEQ delivered in order
+    host.receive_data(answer, 101)
+    assert host.outstanding == Ping(1) and host.in_flight == 4  # 1..3 and the next one, 4
+    assert frames_in(host.data_to_send()) == [(Ping.TYPE, 4)]  # sent into the freed room
+    assert host.tick(150) == 201  # the timer restarted at the progress (101 + RTO)
+    host.tick(201)
+    resent = host.data_to_send()
+    assert frames_in(resent) == [(Ping.TYPE, s) for s in (1, 2, 3, 4)]  # go back N
+    assert host.stats["timeouts"] == 1 and host.stats["retransmits"] == 4
+    board.receive_data(resent, 201)
+    host.receive_data(board.data_to_send(), 202)
+    shuttle(host, board, 202)
+    assert board.events() == commands[1:]  # in order, each once
+    assert host.idle and board.stats["delivered"] == 6
+
+
+def test_lost_acks_resend_the_whole_window_and_nothing_runs_twice() -> None:
+    host, board = connected()
+    for i in range(4):
+        host.send(Shuffle(i % 2), 0)
+    shuttle(host, board, 0, to_host=without(Ack.TYPE))  # every ACK is lost
+    assert board.events() == [Shuffle(0), Shuffle(1), Shuffle(0), Shuffle(1)]
+    assert host.in_flight == 4
+    host.tick(100)
+    again = host.data_to_send()
+    assert frames_in(again) == [(Shuffle.TYPE, s) for s in range(4)]
+    board.receive_data(again, 100)
+    assert board.events() == []  # four duplicates: none executed again
+    assert board.stats["duplicates"] == 4
+    answer = board.data_to_send()
+    assert frames_in(answer) == [(Ack.TYPE, 3)]
+    host.receive_data(answer, 101)
+    assert host.idle
+
+
+def test_retries_count_timeouts_without_progress() -> None:
+    host, board = connected()
+    for i in range(3):
+        host.send(Ping(i), 0)
+    board.receive_data(without_seq(host.data_to_send(), 1, 2), 0)
+    board.events()
+    now = 0
+    # the board delivers Ping(0); its ACK gets through once, after eight timeouts
+    for _ in range(8):
+        now += 100
+        host.tick(now)
+        host.data_to_send()  # lost
+    assert host.state == UP and host.stats["timeouts"] == 8
+    host.receive_data(board.data_to_send(), now)  # ACK 0: progress, a fresh count of tries
+    events: list[object] = []
+    while not events:
+        now += 100
+        host.tick(now)
+        host.data_to_send()
+        events = host.events()
+    assert events == [LinkDown("no acknowledgement after 10 tries")]
+    assert host.stats["timeouts"] == 8 + 9
+    assert host.outstanding == Ping(1) and host.in_flight == 2
+
+
+def test_resent_copies_released_before_the_drain_are_withdrawn() -> None:
+    """A resend queued by tick, then an ACK for those frames, then one drain: the drain holds
+    only the new frames, so a chunk that reaches the board twice cannot bring SEQ 0 back when
+    the board expects 0 again (eight frames later)."""
+    host, board = connected()
+    commands = [Ping(i) for i in range(8)]
+    for c in commands:
+        host.send(c, 0)
+    board.receive_data(host.data_to_send(), 0)  # 0..3 delivered; the ACK is late
+    ack = board.data_to_send()
+    host.tick(100)  # RTO: 0..3 queued again, not drained yet
+    host.receive_data(ack, 100)  # ... the ACK arrives: 0..3 released, 4..7 sent
+    chunk = host.data_to_send()
+    assert frames_in(chunk) == [(Ping.TYPE, s) for s in range(4, 8)]
+    assert host.stats["retransmits"] == 0  # the withdrawn copies never went out
+    board.receive_data(chunk + chunk, 100)  # the line repeats the chunk
+    assert board.events() == commands  # each once: 0..3 were not resent under SEQ 0..3
+    assert board.stats["duplicates"] == 4
+
+
+def test_window_of_seven_wraps_the_seq_safely() -> None:
+    host, board = connected(7)
+    commands = [Ping(i) for i in range(30)]
+    for c in commands:
+        host.send(c, 0)
+    now = 0
+    got: list[object] = []
+    # every other ACK is lost, and every frame batch arrives twice
+    n = 0
+    while not host.idle and now < 10_000:
+        now += 10
+        host.tick(now)
+        data = host.data_to_send()
+        board.receive_data(data + data, now)
+        got += board.events()
+        answer = board.data_to_send()
+        n += 1
+        if n % 2:
+            host.receive_data(answer, now)
+    assert got == commands
+    assert host.idle
+
+
+def test_rehello_mid_window_keeps_exactly_once() -> None:
+    host, board = connected()
+    commands = [Ping(i) for i in range(6)]
+    for c in commands:
+        host.send(c, 0)
+    now = 0
+    while host.state == UP:  # the board hears everything; no ACK gets back
+        shuttle(host, board, now, to_host=without(Ack.TYPE))
+        now += 50
+        host.tick(now)
+        board.tick(now)
+    assert host.events() == [LinkDown("no acknowledgement after 10 tries")]
+    assert board.events() == commands[:4]  # the first window was delivered once
+    assert host.in_flight == 4 and host.queued == 2
+    host.tick(now)
+    shuttle(host, board, now)  # re-HELLO, same sessions: the window is resent, then the rest
+    assert [type(e) for e in host.events()] == [LinkUp]
+    assert board.events() == commands[4:]  # 0..3 discarded as duplicates, 4 and 5 delivered
+    assert host.idle and board.stats["delivered"] == 6
+    assert board.stats["duplicates"] >= 4
+
+
+def test_board_reboot_mid_window_drops_everything_unacknowledged() -> None:
+    host, board = connected()
+    commands: list[Message] = [Ping(i) for i in range(8)]
+    for c in commands:
+        host.send(c, 0)
+    board.receive_data(without_seq(host.data_to_send(), 2, 3), 0)  # 0 and 1 delivered
+    assert board.events() == commands[:2]
+    host.receive_data(board.data_to_send(), 1)  # ACK 1: 0 and 1 acknowledged
+    host.data_to_send()  # 4 and 5 go out and are lost: the board reboots meanwhile
+    assert host.in_flight == 4 and host.queued == 2
+    new_board = make_board(session=0xB0A2_D002)
+    host.tick(101)
+    new_board.receive_data(host.data_to_send(), 101)  # the resent window: no session
+    assert new_board.events() == []
+    host.receive_data(new_board.data_to_send(), 102)
+    assert host.events() == [LinkDown("the board has no session (it restarted)")]
+    host.tick(102)
+    shuttle(host, new_board, 102)
+    events = host.events()
+    assert events[0] == PeerRebooted(BOARD_SESSION, 0xB0A2_D002, commands[2:])
+    assert host.idle and host.stats["dropped"] == 6
+    assert new_board.events()[-1:] == [LinkUp(new_board._reply_for(HOST_SESSION))]
+    host.send(Collect(), 200)  # a new sequence for the new board
+    sent = host.data_to_send()
+    assert frames_in(sent) == [(Collect.TYPE, 0)]
+    new_board.receive_data(sent, 200)
+    assert new_board.events() == [Collect()]
+
+
+def test_host_restart_mid_window_drops_the_boards_unacknowledged_events() -> None:
+    _host, board = connected()
+    events: list[Message] = [Progress(6, 1, 10 * i, 0) for i in range(7)]
+    for e in events:
+        board.send(e, 5)
+    board.data_to_send()  # four in flight, lost; three queued
+    assert board.in_flight == 4 and board.queued == 3
+    new_host = Connection(HOST, session=0x3333)
+    new_host.connect(10)
+    shuttle(new_host, board, 10)
+    reported = board.events()
+    assert reported[0] == PeerRebooted(HOST_SESSION, 0x3333, events)
+    assert [type(e) for e in new_host.events()] == [LinkUp]  # no event of the old session
+    assert board.idle
+
+
 # --- limits and misuse -------------------------------------------------------------------------
 
 
@@ -502,6 +775,9 @@ def test_misuse_raises_typed_errors() -> None:
         Connection(7)
     with pytest.raises(ValueError, match="rto_ms must be a positive integer"):
         Connection(HOST, rto_ms=0)
+    for window in (0, 8, -1, 2.0):
+        with pytest.raises(ValueError, match=r"window must be an integer 1\.\.7 .*3-bit SEQ"):
+            Connection(HOST, window=window)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="session"):
         Connection(HOST, session=0)
     with pytest.raises(FieldError, match="tile_set"):
@@ -512,19 +788,22 @@ def test_misuse_raises_typed_errors() -> None:
 
 def test_bad_messages_are_acknowledged_and_reported_once() -> None:
     _host, board = connected()
-    reserved = encode_frame(0x1C, 1, b"\x00")
+    reserved = encode_frame(0x1C, 0, b"\x00")
     board.receive_data(reserved, 10)
     board.receive_data(reserved, 11)  # a retransmission: re-ACKed, not reported again
     (event,) = board.events()
     assert isinstance(event, BadMessage) and isinstance(event.error, UnknownType)
-    assert event.type_code == 0x1C
-    assert types_in(board.data_to_send()) == [Ack.TYPE, Ack.TYPE]
-    bad_field = encode_frame(Shuffle.TYPE, 2, b"\x05")
+    assert event.type_code == 0x1C and event.seq == 0
+    assert frames_in(board.data_to_send()) == [(Ack.TYPE, 0)]  # one cumulative ACK
+    board.receive_data(reserved, 12)
+    assert frames_in(board.data_to_send()) == [(Ack.TYPE, 0)]  # re-acknowledged
+    assert board.events() == [] and board.stats["duplicates"] == 2
+    bad_field = encode_frame(Shuffle.TYPE, 1, b"\x05")
     board.receive_data(bad_field, 12)
     (event,) = board.events()
     assert isinstance(event, BadMessage) and isinstance(event.error, DecodeError)
     assert event.error.field == "tile_set" and event.error.index == 0
-    wrong_way = encode_frame(Pong.TYPE, 3, Pong(1).encode())
+    wrong_way = encode_frame(Pong.TYPE, 2, Pong(1).encode())
     board.receive_data(wrong_way, 13)
     (event,) = board.events()
     assert isinstance(event, BadMessage) and isinstance(event.error, WrongRole)
@@ -553,17 +832,29 @@ def test_transition_table_is_consistent() -> None:
 # --- reliable delivery over a lossy link (property) ---------------------------------------------
 
 
-def run_lossy(
-    seed: int, drop: float, corrupt: float, duplicate: float, n_commands: int, n_events: int
-) -> tuple[list[Message], list[Message], Loopback]:
-    host = make_host()
-    board = make_board()
-    loop = Loopback(host, board, seed=seed, drop=drop, corrupt=corrupt, duplicate=duplicate)
+def lossy_streams(n_commands: int, n_events: int) -> tuple[list[Message], list[Message]]:
     commands: list[Message] = [
         [Ping(i), Shuffle(i % 2), RollDice(i % 256, 1 + i % 3), Collect()][i % 4]
         for i in range(n_commands)
     ]
     events: list[Message] = [Progress(6, 1, i % 101, i % 256) for i in range(n_events)]
+    return commands, events
+
+
+def run_lossy(
+    seed: int,
+    drop: float,
+    corrupt: float,
+    duplicate: float,
+    n_commands: int,
+    n_events: int,
+    host_window: int = 4,
+    board_window: int = 4,
+) -> tuple[list[Message], list[Message], Loopback]:
+    host = make_host(window=host_window)
+    board = make_board(window=board_window)
+    loop = Loopback(host, board, seed=seed, drop=drop, corrupt=corrupt, duplicate=duplicate)
+    commands, events = lossy_streams(n_commands, n_events)
     host.connect(0)
     for c in commands:
         host.send(c, 0)
@@ -588,13 +879,108 @@ def run_lossy(
     drop=st.floats(0.0, 0.04),
     corrupt=st.floats(0.0, 0.04),
     duplicate=st.floats(0.0, 0.2),
-    n_commands=st.integers(1, 25),
-    n_events=st.integers(0, 25),
+    n_commands=st.integers(8, 30),
+    n_events=st.integers(8, 30),
+    host_window=st.integers(1, 7),
+    board_window=st.integers(1, 7),
 )
 def test_lossy_link_delivers_everything_exactly_once_in_order(
-    seed: int, drop: float, corrupt: float, duplicate: float, n_commands: int, n_events: int
+    seed: int,
+    drop: float,
+    corrupt: float,
+    duplicate: float,
+    n_commands: int,
+    n_events: int,
+    host_window: int,
+    board_window: int,
 ) -> None:
-    sent, got, _loop = run_lossy(seed, drop, corrupt, duplicate, n_commands, n_events)
+    # streams longer than any window, both ways at once
+    sent, got, _loop = run_lossy(
+        seed, drop, corrupt, duplicate, n_commands, n_events, host_window, board_window
+    )
+    assert got == sent
+
+
+def run_shuffled_schedule(
+    seed: int,
+    drop: float,
+    corrupt: float,
+    duplicate: float,
+    n_commands: int,
+    n_events: int,
+    host_window: int,
+    board_window: int,
+) -> tuple[list[Message], list[Message]]:
+    """Both sides driven in a random order: ticks, drains and reads interleave arbitrarily, a
+    drain waits on the line for a random time, reads take several drains at once, and a drain
+    may arrive twice. Bytes are dropped and corrupted on the way."""
+    rng = random.Random(seed)
+    host = make_host(window=host_window)
+    board = make_board(window=board_window)
+    damage = XorShift32(seed)
+    wire = {
+        "to_board": LossyChannel(damage, drop, corrupt),
+        "to_host": LossyChannel(damage, drop, corrupt),
+    }
+    line: dict[str, list[bytes]] = {"to_board": [], "to_host": []}
+    commands, events = lossy_streams(n_commands, n_events)
+    host.connect(0)
+    for c in commands:
+        host.send(c, 0)
+    for e in events:
+        board.send(e, 0)
+    got: dict[str, list[Message]] = {"to_board": [], "to_host": []}
+    now = 0
+    while now < 600_000:
+        now += rng.choice((0, 0, 1, 3, 10))
+        action = rng.randrange(6)
+        side, direction = (host, "to_board") if action % 2 == 0 else (board, "to_host")
+        if action < 2:
+            side.tick(now)
+        elif action < 4:
+            data = side.data_to_send()
+            if data:
+                line[direction].append(data)
+                if rng.random() < duplicate:
+                    line[direction].append(data)
+        else:
+            receiver, direction = (board, "to_board") if action == 4 else (host, "to_host")
+            pending = line[direction]
+            if pending:
+                k = rng.randint(1, len(pending))
+                receiver.receive_data(wire[direction].carry(b"".join(pending[:k])), now)
+                del pending[:k]
+                got[direction] += [e for e in receiver.events() if isinstance(e, Message)]
+        done = len(got["to_board"]) >= n_commands and len(got["to_host"]) >= n_events
+        if done and host.idle and board.idle:
+            break
+    return commands + events, got["to_board"] + got["to_host"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**31),
+    drop=st.floats(0.0, 0.03),
+    corrupt=st.floats(0.0, 0.03),
+    duplicate=st.floats(0.0, 0.3),
+    n_commands=st.integers(8, 30),
+    n_events=st.integers(8, 30),
+    host_window=st.integers(1, 7),
+    board_window=st.integers(1, 7),
+)
+def test_any_schedule_of_ticks_drains_and_reads_delivers_exactly_once(
+    seed: int,
+    drop: float,
+    corrupt: float,
+    duplicate: float,
+    n_commands: int,
+    n_events: int,
+    host_window: int,
+    board_window: int,
+) -> None:
+    sent, got = run_shuffled_schedule(
+        seed, drop, corrupt, duplicate, n_commands, n_events, host_window, board_window
+    )
     assert got == sent
 
 
@@ -608,6 +994,7 @@ def test_lossy_link_really_damages_and_recovers() -> None:
     assert stats["retransmits"] + board_stats["retransmits"] > 0
     assert stats["crc_errors"] + board_stats["crc_errors"] + stats["header_errors"] > 0
     assert stats["duplicates"] + board_stats["duplicates"] > 0
+    assert stats["out_of_order"] + board_stats["out_of_order"] > 0  # go-back-N discards
 
 
 def test_board_down_comes_back_on_a_late_ack() -> None:
