@@ -3,11 +3,14 @@
 Claim (docs/protocol.md): every 1-, 2- and 3-bit error and every burst of up to 16 bits in a frame
 is rejected. Two kinds of evidence, both exhaustive over the sample frames below:
 
-- Through the real decoder (FrameDecoder.feed on the corrupted frame, nothing else): every 1- and
-  2-bit error anywhere; every 3-bit error that touches the header (bytes 0..3); every solid burst
-  (a run of 1..16 flipped bits) at every bit offset; every burst of length 1..10 bits with every
-  interior pattern at every bit offset. These cover the decoder's hunting too: after it rejects
-  the frame at offset 0 it tries every later offset, and no pattern may make it accept anything.
+- Through the real decoder (FrameDecoder.feed on the corrupted frame, nothing else):
+  on the three frames of FRAMES, every 1- and 2-bit error anywhere; every 3-bit error that
+  touches the header (bytes 0..3); every solid burst (a run of 1..16 flipped bits) at every bit
+  offset; every burst of length 1..10 bits with every interior pattern at every bit offset.
+  On the small frames of SMALL_FRAMES (no payload, and a 2-byte payload), every burst of length
+  1..16 bits with every interior pattern at every bit offset.
+  These cover the decoder's hunting too: after it rejects the frame at offset 0 it tries every
+  later offset, and no pattern may make it accept anything.
 - By linearity, for the part of the space where the header is intact (then the frame extent is
   fixed and acceptance at offset 0 is exactly "frame syndrome == 0"): every 3-bit error in bits
   32.. and every error pattern confined to 16 consecutive bits (so every burst <= 16 with any
@@ -21,7 +24,7 @@ from itertools import combinations
 import pytest
 
 from protocol.framing import HEADER_SIZE, FrameDecoder, crc16_table, encode_frame
-from protocol.messages import ManifestChunk, SensorData, Stop
+from protocol.messages import ManifestChunk, RollDice, SensorData, Stop
 
 HEADER_BITS = 8 * HEADER_SIZE
 
@@ -37,6 +40,12 @@ def _sample_frames() -> dict[str, bytes]:
 
 
 FRAMES = _sample_frames()
+
+#: frames small enough to try every burst of up to 16 bits, any interior, through the decoder
+SMALL_FRAMES = {
+    "empty payload (STOP)": encode_frame(Stop.TYPE, 2, b""),
+    "2-byte payload (ROLL_DICE)": encode_frame(RollDice.TYPE, 5, RollDice(7, 2).encode()),
+}
 
 
 class Checker:
@@ -111,13 +120,18 @@ def test_every_3_bit_error_touching_the_header_rejected_by_decoder(name: str, pa
     c = Checker(FRAMES[name])
     m = c.masks
     nbits = c.nbits
+    n = c.n
+    reset = c.decoder.reset
+    feed = c.decoder.feed
     count = 0
     for i in FIRST_BIT_PARTS[part]:
         for j in range(i + 1, nbits):
-            mij = m[i] | m[j]
+            vij = c.value ^ m[i] ^ m[j]
             for k in range(j + 1, nbits):
-                assert not c.accepted(mij | m[k]), f"3-bit error at bits {i},{j},{k} accepted"
-                count += 1
+                reset()
+                if feed((vij ^ m[k]).to_bytes(n, "big")):
+                    raise AssertionError(f"3-bit error at bits {i},{j},{k} accepted")
+            count += nbits - 1 - j
     # C(nbits - 1 - i, 2) patterns have their first error at bit i
     assert count == sum((nbits - 1 - i) * (nbits - 2 - i) // 2 for i in FIRST_BIT_PARTS[part])
 
@@ -125,6 +139,65 @@ def test_every_3_bit_error_touching_the_header_rejected_by_decoder(name: str, pa
 def test_the_parts_cover_every_3_bit_error_touching_the_header() -> None:
     firsts = sorted(i for part in FIRST_BIT_PARTS.values() for i in part)
     assert firsts == list(range(HEADER_BITS))
+
+
+# --- every burst of up to 16 bits, any interior, through the decoder (small frames) -------------
+
+
+def burst_shapes(length: int) -> list[int]:
+    """Every burst of exactly ``length`` bits, as an integer whose bit 0 is the burst's last bit:
+    the first and last bits set, every interior pattern."""
+    if length == 1:
+        return [1]
+    ends = 1 << (length - 1) | 1
+    return [ends | interior << 1 for interior in range(1 << (length - 2))]
+
+
+def burst_count(nbits: int, max_length: int = 16) -> int:
+    """How many bursts of 1..max_length bits an nbits-bit word has (distinct error patterns)."""
+    return sum(
+        (nbits - length + 1) * (1 << max(0, length - 2)) for length in range(1, max_length + 1)
+    )
+
+
+def test_burst_shapes_enumerate_every_pattern_once() -> None:
+    # in a 14-bit word every non-zero pattern is a burst of at most 14 bits: placing every shape
+    # at every offset must give each of the 2**14 - 1 patterns exactly once
+    nbits = 14
+    seen = [0] * (1 << nbits)
+    for length in range(1, nbits + 1):
+        for shape in burst_shapes(length):
+            for low in range(nbits - length + 1):
+                seen[shape << low] += 1
+    assert seen[0] == 0 and all(k == 1 for k in seen[1:])
+    assert burst_count(nbits, nbits) == (1 << nbits) - 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(SMALL_FRAMES))
+def test_every_burst_up_to_16_bits_rejected_by_decoder(name: str) -> None:
+    frame = SMALL_FRAMES[name]
+    n = len(frame)
+    nbits = 8 * n
+    value = int.from_bytes(frame, "big")
+    decoder = FrameDecoder()
+    assert len(decoder.feed(frame)) == 1  # the intact frame is accepted by this decoder
+    reset = decoder.reset
+    feed = decoder.feed
+    tried = 0
+    for length in range(1, 17):
+        shapes = burst_shapes(length)
+        for low in range(nbits - length + 1):  # low: how far the burst's last bit is from the end
+            for shape in shapes:
+                reset()
+                if feed((value ^ shape << low).to_bytes(n, "big")):
+                    first = nbits - low - length
+                    raise AssertionError(
+                        f"burst of {length} bits from bit {first} ({shape:b}) accepted"
+                    )
+            tried += len(shapes)
+    assert tried == burst_count(nbits)  # 1 114 111 patterns for 6 bytes, 1 638 399 for 8
+    assert decoder.stats["frames_ok"] == 1
 
 
 # --- linearity: the header-intact part of the space -------------------------------------------
