@@ -106,7 +106,13 @@ def bench_engine(cycles: int, tiles: int) -> tuple[float, int]:
         for event in board.events():
             model.handle(event, now)
         nxt = model.advance(now)
-        while nxt is not None and model.busy and not model.outbox and board.idle:
+        while (
+            nxt is not None
+            and model.busy
+            and not model.outbox
+            and board.queued == 0
+            and board.in_flight < board.window
+        ):
             now = max(now, nxt)
             nxt = model.advance(now)
         clock[0] = now

@@ -14,8 +14,9 @@ takes too, so tests and the control channel can act on the board from any thread
 
 Time: the connection runs on the real clock (retransmissions, heartbeats). The model runs on the
 table's clock: real time divided by ``speed``; at speed 0 the table's clock jumps straight to the
-model's next event whenever the host has acknowledged everything sent so far, so a cycle costs
-no waiting at all. Link noise and line cuts act on the bytes, both ways, on the real clock.
+model's next event whenever the engine's send window has room (the host has acknowledged enough
+of what was sent), so a cycle costs no waiting at all. Link noise and line cuts act on the bytes,
+both ways, on the real clock.
 """
 
 from __future__ import annotations
@@ -535,8 +536,15 @@ class SimulatedBoard:
             nxt = model.next_deadline()
         fast = speed == 0
         if fast:
-            # as fast as possible: once the host has everything, jump to the next model event
-            while nxt is not None and model.busy and not model.outbox and conn.idle:
+            # as fast as possible: while the engine's window has room (everything sent so far
+            # fits in it, nothing waits behind it), jump the table's clock to the next event
+            while (
+                nxt is not None
+                and model.busy
+                and not model.outbox
+                and conn.queued == 0
+                and conn.in_flight < conn.window
+            ):
                 if nxt > table:
                     self._skip += nxt - table
                     table = self.table_ms(wall)
@@ -563,7 +571,8 @@ class SimulatedBoard:
         if data:
             self._transmit(data)
         if nxt is not None:
-            due = wall if fast and model.busy and conn.idle else self._table_to_wall(nxt)
+            room = conn.queued == 0 and conn.in_flight < conn.window
+            due = wall if fast and model.busy and room else self._table_to_wall(nxt)
             if deadline is None or due < deadline:
                 deadline = due
         if self._cut_until > wall and (deadline is None or self._cut_until < deadline):
