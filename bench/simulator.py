@@ -106,19 +106,18 @@ def bench_engine(cycles: int, tiles: int) -> tuple[float, int]:
         for event in board.events():
             model.handle(event, now)
         nxt = model.advance(now)
-        while (
-            nxt is not None
-            and model.busy
-            and not model.outbox
-            and board.queued == 0
-            and board.in_flight < board.window
-        ):
-            now = max(now, nxt)
-            nxt = model.advance(now)
-        clock[0] = now
         for event in model.outbox:
             board.send(event, 0)
         model.outbox.clear()
+        while (
+            nxt is not None and model.busy and board.queued == 0 and board.in_flight < board.window
+        ):
+            now = max(now, nxt)
+            nxt = model.advance(now)
+            for event in model.outbox:
+                board.send(event, 0)
+            model.outbox.clear()
+        clock[0] = now
         board.tick(0)
         out = board.data_to_send()
         board_cpu[0] += time.thread_time_ns() - c0
@@ -151,11 +150,13 @@ class Host:
         self.port = serial.Serial(path, timeout=0.05)
         self.conn = Connection(HOST)
         self.t0 = time.monotonic()
+        self.wakeups = 0
 
     def now(self) -> int:
         return int((time.monotonic() - self.t0) * 1000)
 
     def pump(self) -> list[object]:
+        self.wakeups += 1
         data = self.port.read(self.port.in_waiting or 1)
         now = self.now()
         if data:
@@ -186,7 +187,7 @@ class Host:
         self.port.close()
 
 
-def bench_embedded(cycles: int, tiles: int) -> tuple[float, float]:
+def bench_embedded(cycles: int, tiles: int) -> tuple[float, float, float]:
     board = SimulatedBoard(SimConfig(seed=1, speed=0, tiles=tiles))
     path = board.open_pty()
     board.start()
@@ -195,14 +196,16 @@ def bench_embedded(cycles: int, tiles: int) -> tuple[float, float]:
         host.connect()
         host.cycles(2, tiles)  # warm up
         cpu0 = board.cpu_seconds
+        loops0 = board.iterations
         t0 = time.monotonic()
         host.cycles(cycles, tiles)
         wall = time.monotonic() - t0
         cpu = board.cpu_seconds - cpu0
+        loops = board.iterations - loops0
     finally:
         host.close()
         board.stop()
-    return cpu / cycles * 1000, cycles / wall
+    return cpu / cycles * 1000, cycles / wall, loops / cycles
 
 
 def process_cpu(pid: int) -> float:
@@ -254,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     n, tiles = args.cycles, args.tiles
     model_ms, events = bench_model(n, tiles)
     engine_ms, steps = bench_engine(n, tiles)
-    embedded_ms, embedded_rate = bench_embedded(n, tiles)
+    embedded_ms, embedded_rate, loops = bench_embedded(n, tiles)
     process_ms, process_rate = bench_process(n, tiles)
     rows: list[tuple[str, float, Any, str]] = [
         ("board model alone (no protocol, no I/O)", model_ms, 1000 / model_ms, ""),
@@ -268,7 +271,8 @@ def main(argv: list[str] | None = None) -> int:
         f"(SHUFFLE, BUILD_WALLS, COLLECT, LIFT_WALLS, ROLL_DICE, READ_MANIFEST)"
     )
     print(
-        f"per cycle: 6 commands, {events} events ({steps} board wake-ups in memory); "
+        f"per cycle: 6 commands, {events} events; board wake-ups: {steps} in memory, "
+        f"{loops:.0f} through the pty; "
         f"load average {load}; {os.cpu_count()} CPUs"
     )
     print(f"{'':42} {'CPU ms/cycle':>13} {'cycles/s':>10} {'goal ms':>8}")
