@@ -327,7 +327,7 @@ class SimulatedBoard:
             serial=self.config.serial,
             **self.model.hello_fields(),
         )
-        conn = Connection(BOARD, identity=identity)
+        conn = Connection(BOARD, identity=identity, window=7)
         conn.local_state = self.model.state_code
         return conn
 
