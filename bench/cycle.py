@@ -73,7 +73,7 @@ def main() -> int:
         assert sim.stdout is not None
         path = sim.stdout.readline().strip()
         controller = TableController(profile)
-        runner = CycleRunner(controller)
+        runner = CycleRunner(controller, everything=False)
         link = BoardLink(path, controller.on_board_event)
         controller.attach(link)
         link.start()
