@@ -188,6 +188,21 @@ class TableController:
         self._restored_session: str | None = None
         #: last die -> dealt state published, for the benchmark (the latest 10000)
         self.publish_latencies_ns: deque[int] = deque(maxlen=10000)
+        #: board and link events by exact type (every event class is final)
+        self._handlers: dict[type, Callable[[Any], None]] = {
+            link_events.LinkUp: self._on_link_up,
+            link_events.LinkDown: self._on_link_lost,
+            link_events.PeerRebooted: self._on_reboot,
+            link_events.ProtocolMismatch: self._on_mismatch,
+            PortDown: self._on_port_down,
+            PortUp: self._on_port_up,
+            m.Progress: self._on_progress,
+            m.Done: self._on_done,
+            m.Refused: self._on_refused,
+            m.Fault: self._on_fault,
+            m.Dice: self._on_dice,
+            m.ManifestChunk: self._on_chunk,
+        }
 
     # ------------------------------------------------------------ wiring
 
@@ -345,34 +360,25 @@ class TableController:
         self._flush()
 
     def _dispatch(self, event: object) -> None:
-        if isinstance(event, link_events.LinkUp):
-            self._on_link_up(event)
-        elif isinstance(event, link_events.LinkDown):
-            self._on_link_down(event.reason)
-        elif isinstance(event, link_events.PeerRebooted):
-            self._on_reboot(event)
-        elif isinstance(event, link_events.ProtocolMismatch):
-            self._fault_now(
-                "PROTOCOL_MISMATCH", "link", event.message, "update the controller or the firmware"
-            )
-        elif isinstance(event, PortDown):
-            self._on_link_down(event.reason)
-        elif isinstance(event, PortUp):
-            log.info("port %s open, saying HELLO", event.url)
-        elif isinstance(event, m.Progress):
-            self._on_progress(event)
-        elif isinstance(event, m.Done):
-            self._on_done(event)
-        elif isinstance(event, m.Refused):
-            self._on_refused(event)
-        elif isinstance(event, m.Fault):
-            self._on_fault(event)
-        elif isinstance(event, m.Dice):
-            self._on_dice(event)
-        elif isinstance(event, m.ManifestChunk):
-            self._on_chunk(event)
-        else:
+        handler = self._handlers.get(type(event))
+        if handler is None:
             log.debug("ignored board event %r", event)
+            return
+        handler(event)
+
+    def _on_mismatch(self, event: Any) -> None:
+        self._fault_now(
+            "PROTOCOL_MISMATCH", "link", event.message, "update the controller or the firmware"
+        )
+
+    def _on_port_down(self, event: Any) -> None:
+        self._on_link_down(event.reason)
+
+    def _on_port_up(self, event: Any) -> None:
+        log.info("port %s open, saying HELLO", event.url)
+
+    def _on_link_lost(self, event: Any) -> None:
+        self._on_link_down(event.reason)
 
     # ------------------------------------------------------------ link
 
@@ -913,6 +919,8 @@ class TableController:
 
         Batches are taken and delivered under ``_deliver_lock`` so two threads
         flushing at once cannot reorder events."""
+        if not self._pending:
+            return
         with self._deliver_lock:
             with self._lock:
                 pending, self._pending = self._pending, []
