@@ -609,15 +609,21 @@ class AuditLog:
         self._write_rotated(target)
 
     def _write_rotated(self, previous: Path) -> AuditRecord:
-        content = previous.read_bytes()
-        lines, _ = _split_lines(content)
+        # Streamed: a rotated file is as large as max_bytes, and a long-running service
+        # must not hold it (or a list of its lines) in memory to hash and count it.
+        digest = hashlib.sha256()
+        lines = 0
+        with previous.open("rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                digest.update(chunk)
+                lines += chunk.count(b"\n")
         assert self._last is not None
         return self._write(
             "rotated",
             {
                 "file": previous.name,
-                "records": len(lines),
-                "sha256": _sha256(content),
+                "records": lines,
+                "sha256": digest.hexdigest(),
                 "last_seq": self._last.seq,
             },
             None,

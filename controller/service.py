@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from controller.api import ApiServer
-from controller.audit import AuditLog, iter_records
+from controller.audit import AuditLog, iter_records, rotated_files
 from controller.config import Config
 from controller.events import Action, Event
 from controller.table import Deadlines, TableController
@@ -341,7 +341,12 @@ class Service:
         ended: set[str] = set()
         published: list[dict[str, Any]] = []
         session: str | None = None
-        for located in iter_records(self.config.audit.path):
+        # The active file and the one rotated before it hold every cycle that can still
+        # be open, and far more than the dealt states kept for get_cycle: the whole
+        # chain (years of rotated files) is not read at start.
+        active = Path(self.config.audit.path)
+        files = [*rotated_files(active)[-1:], active]
+        for located in iter_records([f for f in files if f.exists()]):
             record = located.record
             if record.kind == "hello":
                 session = str(record.data.get("session"))
