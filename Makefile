@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/rules.py
 	$(BIN)/python bench/simulator.py
 	$(BIN)/python bench/cycle.py
+	$(BIN)/python bench/service.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build *.egg-info
