@@ -79,14 +79,20 @@ class InstallReport:
 
 
 def source_dir() -> Path:
-    """The ``udev/`` folder of the source tree these files come from."""
-    here = Path(__file__).resolve().parent.parent / "udev"
-    if not (here / "mjtable.service").is_file():
-        raise InstallError(
-            f"the installation files are not beside the program (looked in {here}): "
-            "install mjtable from its source tree (pip install -e), see docs/install.md"
-        )
-    return here
+    """The ``udev/`` folder these files come from: the source tree's (a checkout, or
+    ``pip install -e``), else the copy a wheel installs under ``PREFIX/share/mjtable/udev``."""
+    candidates = [
+        Path(__file__).resolve().parent.parent / "udev",
+        Path(sys.prefix) / "share" / "mjtable" / "udev",
+    ]
+    for here in candidates:
+        if (here / "mjtable.service").is_file():
+            return here
+    looked = ", ".join(str(c) for c in candidates)
+    raise InstallError(
+        f"the installation files are not beside the program (looked in {looked}): "
+        "reinstall mjtable (pip install .), see docs/install.md"
+    )
 
 
 def default_exec_path() -> Path:
