@@ -49,6 +49,7 @@ class CycleRunner:
         presses): the benchmark's harness then wakes ~10 times a cycle instead of ~70."""
         self.controller = controller
         self._events: queue.Queue[Event] = queue.Queue()
+        self._backlog: list[Event] = []
         if everything:
             self.unsubscribe = controller.subscribe(self._events.put)
         else:
@@ -59,8 +60,9 @@ class CycleRunner:
             self._events.put(event)
 
     def events(self) -> list[Event]:
-        """Events received since the last call (non-blocking)."""
-        out: list[Event] = []
+        """Events received since the last call (non-blocking), those a wait went through
+        included."""
+        out, self._backlog = self._backlog, []
         while True:
             try:
                 out.append(self._events.get_nowait())
@@ -69,13 +71,7 @@ class CycleRunner:
 
     def wait_link(self, timeout: float) -> None:
         """Block until the board has answered HELLO (or raise CycleTimeout)."""
-        end = time.monotonic() + timeout
-        while not self.controller.status().link_up:
-            remaining = end - time.monotonic()
-            if remaining <= 0:
-                raise CycleTimeout(f"no HELLO from the board within {timeout:g} s")
-            with contextlib.suppress(queue.Empty):
-                self._events.get(timeout=remaining)
+        self.wait_for(lambda: self.controller.status().link_up, timeout, "the board's HELLO")
 
     def wait_state(self, state: str, timeout: float) -> None:
         """Block until the controller is in ``state`` (or raise CycleTimeout)."""
@@ -92,7 +88,7 @@ class CycleRunner:
                     f"(the table is {self.controller.state})"
                 )
             with contextlib.suppress(queue.Empty):
-                self._events.get(timeout=min(remaining, 0.5))
+                self._backlog.append(self._events.get(timeout=min(remaining, 0.5)))
 
     def run_cycle(
         self, timeout: float = 120.0, on_event: Callable[[Event], None] | None = None

@@ -31,6 +31,8 @@ STATES: tuple[str, ...] = (
 MOTION_STATES: frozenset[str] = frozenset(
     {"shuffling", "building", "reading", "collecting", "lifting", "dice"}
 )
+#: States in which nothing moves: a link lost or a board restart here is no fault.
+AT_REST: frozenset[str] = frozenset({"idle", "ready", "dealt", "stopped"})
 ANY_BUT_FAULT: list[str] = [s for s in STATES if s != "fault"]
 
 #: (trigger, source(s), destination); a list source means any of them.
@@ -45,6 +47,7 @@ TRANSITIONS: tuple[tuple[str, str | list[str], str], ...] = (
     ("start_lift", "ready", "lifting"),
     ("lifted", "lifting", "dice"),
     ("publish", "dice", "dealt"),
+    ("board_reset", ["ready", "dealt"], "idle"),
     ("halt", sorted(MOTION_STATES), "stopped"),
     ("fail", ANY_BUT_FAULT, "fault"),
     ("clear", ["fault", "stopped"], "recovering"),

@@ -53,7 +53,7 @@ from controller.events import (
     ThrowEvent,
     ThrowWantedEvent,
 )
-from controller.lifecycle import MOTION_STATES, LifecycleModel, build_machine
+from controller.lifecycle import AT_REST, MOTION_STATES, LifecycleModel, build_machine
 from drivers.board import PortDown, PortUp
 from protocol import events as link_events
 from rules.profiles import Profile
@@ -186,6 +186,7 @@ class TableController:
         self._prefix = cycle_prefix or _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S")
         self._counter = 0
         self._restored_session: str | None = None
+        self._link_lost_at: float | None = None
         #: last die -> dealt state published, for the benchmark (the latest 10000)
         self.publish_latencies_ns: deque[int] = deque(maxlen=10000)
         #: board and link events by exact type (every event class is final)
@@ -384,6 +385,10 @@ class TableController:
 
     def _on_link_up(self, event: Any) -> None:
         hello = event.hello_reply
+        gap = ""
+        if self._link_lost_at is not None:
+            gap = f" after a gap of {time.monotonic() - self._link_lost_at:.1f} s"
+            self._link_lost_at = None
         if self.state == "offline":
             # First contact in this process: whatever the board was doing for a
             # previous controller (a crash mid-cycle), stop it; the table starts idle.
@@ -394,8 +399,10 @@ class TableController:
         self._link_up = True
         info = self._board_info()
         self._record("hello", info or {})
-        self._record("link_up", {})
-        self._queue(LinkEvent(at=utc_now(), up=True, reason="board answered HELLO", board=info))
+        self._record("link_up", {"gap": gap.strip()} if gap else {})
+        self._queue(
+            LinkEvent(at=utc_now(), up=True, reason=f"board answered HELLO{gap}", board=info)
+        )
         if self.state == "offline":
             self._fire("link_up")
 
@@ -405,7 +412,14 @@ class TableController:
         if was_up:
             self._record("link_down", {"reason": reason})
             self._queue(LinkEvent(at=utc_now(), up=False, reason=reason))
+        if was_up:
+            self._link_lost_at = time.monotonic()
         if self.state in ("offline", "fault"):
+            return
+        if self.state in AT_REST:
+            # Nothing is moving: a cable pulled and plugged back, or a board restart,
+            # costs no fault. Requests are refused until the board answers again.
+            log.warning("the link to the board is down (%s); the table waits for it", reason)
             return
         self._fault_now(
             "LINK_DOWN",
@@ -419,9 +433,9 @@ class TableController:
         self._record(
             "board_rebooted", {"old_session": event.old_session, "new_session": event.new_session}
         )
-        self._ready = None
         self._on_top = None
         if self.state == "offline":
+            self._ready = None
             return
         if self.state == "fault" and self._fault is not None and self._fault.code == "LINK_DOWN":
             # The link went down because the board restarted: say so precisely.
@@ -435,6 +449,14 @@ class TableController:
             )
             self._record("fault", self._fault.model_dump(mode="json"))
             self._queue(self._fault)
+            return
+        if self.state in AT_REST:
+            # The walls the board built (ready) or raised (dealt) are no longer known to
+            # it: start again from a fresh shuffle. A published deal stays published.
+            self._abort("the board restarted before the walls were dealt")
+            if self.state in ("ready", "dealt"):
+                self._fire("board_reset")
+            log.warning("the board restarted while the table was at rest: %s", REBOOT_MESSAGE)
             return
         self._fault_now(
             "BOARD_REBOOTED",

@@ -119,6 +119,46 @@ def test_dealer_dice_are_asked_for_and_checked() -> None:
     assert [d["source"] for k, d, _ in log.records if k == "throw"] == ["dealer", "dealer"]
 
 
+def test_link_lost_at_rest_is_no_fault_and_the_gap_is_reported() -> None:
+    log = Log()
+    with EmbeddedTable("sichuan", seed=12, recorder=log) as table:
+        first = table.run_cycle(timeout=60)
+        c = table.controller
+        table.board.control.cut_line(2.5)  # longer than the 2 s link timeout
+        table.runner.wait_for(lambda: not c.status().link_up, 30, "the link to drop")
+        refused = c.request("shuffle", "panel")
+        assert not refused.accepted and "not connected" in refused.message
+        table.runner.wait_for(lambda: c.status().link_up, 30, "the link to come back")
+        assert c.state == "dealt" and c.status().fault is None
+        links = [e for e in table.events() if e.type == "link"]
+        assert [e.up for e in links] == [False, True]
+        assert "after a gap of" in links[-1].reason
+        second = table.run_cycle(timeout=60)  # the same session: carry on, set B next
+    assert (first["tile_set"], second["tile_set"]) == ("A", "B")
+    assert "fault" not in log.kinds()
+    gaps = [d for k, d, _ in log.records if k == "link_up" and d.get("gap")]
+    assert len(gaps) == 1
+
+
+def test_board_restart_at_rest_starts_afresh_without_fault() -> None:
+    log = Log()
+    with EmbeddedTable("wenzhou", seed=14, recorder=log) as table:
+        first = table.run_cycle(timeout=60)
+        c = table.controller
+        assert c.request("shuffle", "panel").accepted
+        table.runner.wait_state("ready", 30)  # set B built underneath, set A in play
+        ready_cycle = c.status().cycle
+        table.board.control.reboot()
+        table.runner.wait_state("idle", 30)
+        assert c.status().fault is None
+        assert c.last_dealt() == first  # what was published stays published
+        again = table.run_cycle(timeout=60)
+    assert ready_cycle is not None
+    assert log.of("cycle_aborted", ready_cycle)
+    assert "board_rebooted" in log.kinds()
+    assert again["tile_set"] == "A"  # the restarted board holds both sets loose again
+
+
 def test_board_without_reader_deals_positions() -> None:
     with EmbeddedTable("wenzhou", seed=4, reader=False) as table:
         data = table.run_cycle(timeout=60)
