@@ -4,7 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck mpy unit bench clean
+NPM_STAMP := tools/micropython/node_modules/.installed
+
+.PHONY: demo test lint typecheck mpy micropython unit bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +17,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/mjtable demo
 
-test: $(STAMP) lint typecheck mpy unit
+test: $(STAMP) lint typecheck mpy micropython unit
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -28,6 +30,16 @@ typecheck: $(STAMP)
 mpy: $(STAMP)
 	$(BIN)/python tools/mpcheck.py --compile
 
+# The protocol run by the real MicroPython (its WebAssembly port, from the npm registry).
+$(NPM_STAMP): tools/micropython/package.json tools/micropython/package-lock.json
+	@command -v node >/dev/null && command -v npm >/dev/null || { \
+		echo "make micropython: Node.js and npm are needed to run MicroPython's WebAssembly port"; exit 1; }
+	cd tools/micropython && npm ci --silent --no-audit --no-fund
+	touch $(NPM_STAMP)
+
+micropython: $(NPM_STAMP)
+	node tools/micropython/run.mjs tools/micropython/check_protocol.py
+
 unit: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -q
 
@@ -39,4 +51,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/service.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build *.egg-info
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build *.egg-info tools/micropython/node_modules

@@ -22,7 +22,7 @@ class FrameError(ProtocolError):
     """A frame cannot be built: payload longer than MAX_PAYLOAD, TYPE or SEQ out of range."""
 
 
-class FieldError(ProtocolError, ValueError):
+class FieldError(ProtocolError):
     """A message field is out of range, on encode or on decode.
 
     ``message`` is the message class name, ``field`` the field name, ``value`` the bad value and

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from protocol import messages as m
+from protocol.errors import ProtocolError
 from simulator.faults import FaultSpec, FaultSpecError, parse_fault
 
 if TYPE_CHECKING:
@@ -219,7 +220,7 @@ def answer(control: BoardControl, line: bytes) -> bytes:
             request_id = request.get("id")
         result = dispatch(control, request)
         reply: dict[str, Any] = {"ok": True, "result": result}
-    except (ControlError, FaultSpecError, ValueError, TimeoutError) as exc:
+    except (ControlError, FaultSpecError, ProtocolError, ValueError, TimeoutError) as exc:
         reply = {"ok": False, "error": str(exc)}
     if request_id is not None:
         reply["id"] = request_id
