@@ -755,6 +755,9 @@ class TableController:
 
     def _on_refused(self, event: Any) -> None:
         name, text, advice = codes.refusal_info(event.reason)
+        if event.reason == codes.REFUSE_BAD_STATE and event.detail in codes.BLOCKS:
+            _block, why, what = codes.block_info(event.detail)
+            text, advice = f"{text}: {why}", f"{what}; {advice}"
         command = m.message_name(event.command)
         if self.state == "recovering" and event.command == m.ClearFault.TYPE:
             self._fire("fail")

@@ -324,6 +324,42 @@ REFUSALS: dict[int, tuple[str, str, str]] = {
     REFUSE_UNKNOWN_COMMAND: ("UNKNOWN_COMMAND", "the board does not know this command", ""),
 }
 
+#: REFUSED(BAD_STATE).detail: what blocks the command (0 = not said)
+
+BLOCK_BOOTING = 1
+BLOCK_SET_NOT_IN_DISC = 2
+BLOCK_SET_NOT_SHUFFLED = 3
+BLOCK_SET_NOT_BUILT = 4
+BLOCK_SURFACE_OCCUPIED = 5
+BLOCK_BENCH_OCCUPIED = 6
+BLOCK_COVER_OPEN = 7
+
+BLOCKS: dict[int, tuple[str, str, str]] = {
+    BLOCK_BOOTING: ("BOOTING", "the board has no session yet", "send HELLO"),
+    BLOCK_SET_NOT_IN_DISC: (
+        "SET_NOT_IN_DISC",
+        "that set is not in the shuffle disc (it is built or on the table)",
+        "collect it first",
+    ),
+    BLOCK_SET_NOT_SHUFFLED: ("SET_NOT_SHUFFLED", "that set is not shuffled", "shuffle it first"),
+    BLOCK_SET_NOT_BUILT: (
+        "SET_NOT_BUILT",
+        "that set has no built walls",
+        "shuffle and build it first",
+    ),
+    BLOCK_SURFACE_OCCUPIED: (
+        "SURFACE_OCCUPIED",
+        "the other set is still on the table",
+        "collect it first",
+    ),
+    BLOCK_BENCH_OCCUPIED: (
+        "BENCH_OCCUPIED",
+        "the other set's walls still wait under the table",
+        "lift them first",
+    ),
+    BLOCK_COVER_OPEN: ("COVER_OPEN", "the cover is open", "close the cover"),
+}
+
 # --- Capabilities (HelloReply.capabilities) ----------------------------------------------------
 
 CAP_READER = 1
@@ -413,6 +449,11 @@ def fault_info(code: int) -> tuple[str, str, str]:
 def refusal_info(code: int) -> tuple[str, str, str]:
     """``(NAME, text, advice)`` of a refusal reason."""
     return _lookup(REFUSALS, code)
+
+
+def block_info(detail: int) -> tuple[str, str, str]:
+    """``(NAME, text, advice)`` of what blocks a command refused with BAD_STATE."""
+    return _lookup(BLOCKS, detail)
 
 
 def fault_name(code: int) -> str:

@@ -47,46 +47,21 @@ from transitions import Machine
 
 from protocol import codes
 from protocol import messages as m
+
+# The detail byte of REFUSED(BAD_STATE) is a protocol table (protocol.codes.BLOCKS).
+from protocol.codes import (
+    BLOCK_BENCH_OCCUPIED,
+    BLOCK_BOOTING,
+    BLOCK_COVER_OPEN,
+    BLOCK_SET_NOT_BUILT,
+    BLOCK_SET_NOT_IN_DISC,
+    BLOCK_SET_NOT_SHUFFLED,
+    BLOCK_SURFACE_OCCUPIED,
+)
 from protocol.errors import FieldError, UnknownType, WrongRole
 from protocol.events import BadMessage, HelloReceived
 from simulator.config import MAX_STACKS_PER_WALL, SimConfig, Timings
 from simulator.faults import FOREVER, FaultSpec, parse_fault
-
-# --- Detail byte of REFUSED(BAD_STATE): what blocks the command --------------------------------
-
-BLOCK_BOOTING = 1
-BLOCK_SET_NOT_IN_DISC = 2
-BLOCK_SET_NOT_SHUFFLED = 3
-BLOCK_SET_NOT_BUILT = 4
-BLOCK_SURFACE_OCCUPIED = 5
-BLOCK_BENCH_OCCUPIED = 6
-BLOCK_COVER_OPEN = 7
-
-BLOCKS: dict[int, tuple[str, str, str]] = {
-    BLOCK_BOOTING: ("BOOTING", "the board has no session yet", "send HELLO"),
-    BLOCK_SET_NOT_IN_DISC: (
-        "SET_NOT_IN_DISC",
-        "that set is not in the shuffle disc (it is built or on the table)",
-        "collect it first",
-    ),
-    BLOCK_SET_NOT_SHUFFLED: ("SET_NOT_SHUFFLED", "that set is not shuffled", "shuffle it first"),
-    BLOCK_SET_NOT_BUILT: (
-        "SET_NOT_BUILT",
-        "that set has no built walls",
-        "shuffle and build it first",
-    ),
-    BLOCK_SURFACE_OCCUPIED: (
-        "SURFACE_OCCUPIED",
-        "the other set is still on the table",
-        "collect it first",
-    ),
-    BLOCK_BENCH_OCCUPIED: (
-        "BENCH_OCCUPIED",
-        "the other set's walls still wait under the table",
-        "lift them first",
-    ),
-    BLOCK_COVER_OPEN: ("COVER_OPEN", "the cover is open", "close the cover"),
-}
 
 #: DONE.result of a command interrupted by STOP
 RESULT_OK = 0

@@ -287,3 +287,32 @@ def test_state_diagram_in_docs_matches_the_code() -> None:
 
     doc = (Path(__file__).parent.parent / "docs" / "controller.md").read_text()
     assert mermaid() in doc
+
+
+def test_a_refusal_names_what_blocks_the_command() -> None:
+    """The board's BAD_STATE detail (protocol.codes.BLOCKS) reaches the fault in words."""
+    from controller.table import TableController
+    from protocol import messages as m
+    from protocol.events import LinkUp
+    from protocol.examples import example_identity
+
+    sent: list[object] = []
+
+    class Link:
+        def send(self, message: m.Message) -> None:
+            sent.append(message)
+
+    controller = TableController(load_profile("wenzhou"))
+    controller.attach(Link())
+    try:
+        controller.on_board_event(LinkUp(example_identity()))
+        assert controller.request("shuffle", "panel").accepted
+        refused = m.Refused(m.Shuffle.TYPE, codes.REFUSE_BAD_STATE, codes.BLOCK_SET_NOT_IN_DISC)
+        controller.on_board_event(refused)
+        fault = controller.status().fault
+    finally:
+        controller.close()
+    assert fault is not None and fault.code == "BAD_STATE"
+    assert "not in the shuffle disc" in fault.message
+    assert fault.advice.startswith("collect it first")
+    assert isinstance(sent[-1], m.Stop)  # motion stopped on the fault
