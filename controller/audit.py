@@ -63,7 +63,10 @@ KINDS: dict[str, tuple[str, ...]] = {
     "link_up": (),
     "board_rebooted": (),
     "shuffle": ("tile_set", "profile", "profile_version"),
+    "walls_built": ("tile_set",),
     "manifest": ("tile_set", "walls"),
+    "walls_collected": ("tile_set",),
+    "walls_lifted": ("tile_set",),
     "deal_started": ("leader",),
     "throw": ("by", "dice"),
     "joker": ("face", "position"),
@@ -79,7 +82,19 @@ KINDS: dict[str, tuple[str, ...]] = {
 
 #: Kinds that belong to one deal cycle: ``append`` requires ``cycle=`` for them.
 CYCLE_KINDS: frozenset[str] = frozenset(
-    {"shuffle", "manifest", "deal_started", "throw", "joker", "breach", "dealt", "cycle_aborted"}
+    {
+        "shuffle",
+        "walls_built",
+        "manifest",
+        "walls_collected",
+        "walls_lifted",
+        "deal_started",
+        "throw",
+        "joker",
+        "breach",
+        "dealt",
+        "cycle_aborted",
+    }
 )
 
 _FIELDS_REQUIRED = ("data", "hash", "kind", "prev", "seq", "time")

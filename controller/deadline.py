@@ -8,9 +8,12 @@ is due, then calls its callback (outside the condition's lock).
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
+
+log = logging.getLogger("mjtable.controller")
 
 
 class DeadlineTimer:
@@ -59,4 +62,7 @@ class DeadlineTimer:
                     return
                 callback, self._callback, self._due = self._callback, None, None
             if callback is not None:
-                callback()
+                try:
+                    callback()
+                except Exception:  # the thread must outlive a failing callback
+                    log.exception("a deadline callback failed")

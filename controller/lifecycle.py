@@ -39,6 +39,7 @@ ANY_BUT_FAULT: list[str] = [s for s in STATES if s != "fault"]
 TRANSITIONS: tuple[tuple[str, str | list[str], str], ...] = (
     ("link_up", "offline", "idle"),
     ("start_shuffle", ["idle", "dealt"], "shuffling"),
+    ("start_reread", ["idle", "dealt"], "reading"),
     ("shuffled", "shuffling", "building"),
     ("built", "building", "reading"),
     ("manifest_read", "reading", "ready"),
@@ -48,7 +49,7 @@ TRANSITIONS: tuple[tuple[str, str | list[str], str], ...] = (
     ("lifted", "lifting", "dice"),
     ("publish", "dice", "dealt"),
     ("board_reset", ["ready", "dealt"], "idle"),
-    ("halt", sorted(MOTION_STATES), "stopped"),
+    ("halt", [*sorted(MOTION_STATES), "recovering"], "stopped"),
     ("fail", ANY_BUT_FAULT, "fault"),
     ("clear", ["fault", "stopped"], "recovering"),
     ("recovered", "recovering", "idle"),

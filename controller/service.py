@@ -341,6 +341,8 @@ class Service:
         ended: set[str] = set()
         published: list[dict[str, Any]] = []
         session: str | None = None
+        top: Any = None  # where the two sets stood, from the walls_* records
+        bench: Any = None
         # The active file and the one rotated before it hold every cycle that can still
         # be open, and far more than the dealt states kept for get_cycle: the whole
         # chain (years of rotated files) is not read at start.
@@ -350,6 +352,14 @@ class Service:
             record = located.record
             if record.kind == "hello":
                 session = str(record.data.get("session"))
+            elif record.kind == "board_rebooted":
+                top = bench = None
+            elif record.kind == "walls_built":
+                bench = record.data["tile_set"]
+            elif record.kind == "walls_lifted":
+                top, bench = record.data["tile_set"], None
+            elif record.kind == "walls_collected":
+                top = None
             if record.cycle is None:
                 continue
             if record.kind == "shuffle":
@@ -367,7 +377,12 @@ class Service:
                     cycle=cycle,
                 )
                 log.warning("cycle %s was cut short by a restart: nothing was published", cycle)
-        self.controller.restore(published, session)
+        self.controller.restore(
+            published,
+            session,
+            on_top=top if top in ("A", "B") else None,
+            bench=bench if bench in ("A", "B") else None,
+        )
 
     # ------------------------------------------------------------- events
 

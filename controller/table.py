@@ -135,6 +135,27 @@ class _Cycle:
     throws: list[Throw] = field(default_factory=list)
     dice_tag: int = 0
     last_die_ns: int = 0
+    shown_dice: list[int] | None = None
+
+
+def fault_words(code: int, subsystem: int, phase: int, detail: int) -> tuple[str, str, str]:
+    """A board FAULT as (NAME, what happened, what to check), in plain words: the detail
+    byte named (the wall, the motor, the lift plate), where and when it struck."""
+    name, text, advice = codes.fault_info(code)
+    text = text.split(" (detail")[0]
+    what = ""
+    if code in (codes.FAULT_WALL_SHORT, codes.FAULT_WALL_EXTRA) and detail < 4:
+        what = f"the {SEATS[detail]} wall"
+    elif code == codes.FAULT_MOTOR_STALL and detail in codes.MOTORS:
+        what = f"the {codes.MOTORS[detail][1]}"
+    elif code == codes.FAULT_LIFT_LIMIT:
+        what = f"the {SEATS[detail]} wall's plate" if detail < 4 else "the centre lift"
+    elif code == codes.FAULT_INTERNAL and detail:
+        what = f"firmware error {detail}"
+    where = codes.SUBSYSTEMS.get(subsystem, ("", "", ""))[1]
+    when = f"while {codes.PHASES[phase][1]}" if phase in codes.PHASES and phase else ""
+    parts = [p for p in (what, where, when) if p]
+    return name, text + (" (" + ", ".join(parts) + ")" if parts else ""), advice
 
 
 def utc_now() -> str:
@@ -171,8 +192,16 @@ class TableController:
         self._pending: list[Event] = []
         self._cycle: _Cycle | None = None
         self._ready: _Cycle | None = None
+        #: the set whose walls are up on the table (the hand in play), as far as known
         self._on_top: TileSet | None = None
+        #: False when a lift or collect was cut short, or after a board restart: the
+        #: table top is collected before the next walls rise
+        self._top_known = True
+        #: the set whose complete walls wait under the table (built, manifest maybe unread)
+        self._bench: TileSet | None = None
         self._fault: FaultEvent | None = None
+        self._audit_error: str | None = None
+        self._port_ok = True
         self._board: Any = None
         self._link_up = False
         self._deadline = DeadlineTimer("controller-deadline")
@@ -183,7 +212,11 @@ class TableController:
         self._cycles_dealt = 0
         self._leader = first_leader
         self._rotate_leader = rotate_leader
-        self._prefix = cycle_prefix or _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S")
+        # Start time plus a random part: ids stay unique across restarts even when the
+        # clock is set back (a Pi without a real-time clock after a power cut).
+        self._prefix = cycle_prefix or (
+            _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(2)
+        )
         self._counter = 0
         self._restored_session: str | None = None
         self._link_lost_at: float | None = None
@@ -226,21 +259,29 @@ class TableController:
 
         return unsubscribe
 
-    def restore(self, published: list[dict[str, Any]], board_session: str | None = None) -> None:
-        """After a restart: the dealt states already published (oldest first), from the
-        audit log. They answer get_cycle again; the leader rotation and the set on top
-        continue from the last one. Nothing is re-published."""
+    def restore(
+        self,
+        published: list[dict[str, Any]],
+        board_session: str | None = None,
+        *,
+        on_top: TileSet | None = None,
+        bench: TileSet | None = None,
+        cycles_dealt: int | None = None,
+    ) -> None:
+        """After a restart, from the audit log: the dealt states already published
+        (oldest first) answer get_cycle again and the leader rotation continues; where
+        the two sets stood (``on_top``, ``bench``: from the walls_* records) is trusted
+        only if the board kept its session. Nothing is re-published."""
         with self._lock:
             for data in published[-self._history_size :]:
                 self._history[str(data.get("cycle_id"))] = data
-            self._cycles_dealt = len(published)
+            self._cycles_dealt = len(published) if cycles_dealt is None else cycles_dealt
+            self._restored_session = board_session
+            self._on_top, self._bench = on_top, bench
+            self._top_known = False  # until the board confirms its session
             if published:
                 last = published[-1]
                 self._last_dealt = last
-                top = last.get("tile_set")
-                self._on_top = "A" if top == "A" else "B" if top == "B" else None
-                # Walls stay up only if the board kept its session (it did not restart).
-                self._restored_session = board_session
                 leader = last.get("leader")
                 if self._rotate_leader and leader in SEATS:
                     self._leader = SEATS[(SEATS.index(leader) + 1) % 4]
@@ -276,32 +317,36 @@ class TableController:
     def request(self, action: Action, source: Source) -> CommandResult:
         """SHUFFLE, DEAL, STOP or CLEAR FAULT, from a button, the board or the API."""
         with self._lock:
-            refusal = self._refusal(action)
-            accepted = refusal is None
-            message = refusal or self._start(action)
-            self._queue(
-                ButtonEvent(
-                    at=utc_now(),
-                    cycle=self._current_id(),
-                    action=action,
-                    source=source,
-                    accepted=accepted,
-                    reason=message,
-                )
-            )
-            self._record(
-                "button",
-                {"button": action, "source": source, "accepted": accepted, "reason": message},
-            )
-            result = CommandResult(
-                action=action,
-                accepted=accepted,
-                message=message,
-                state=self.state,
-                cycle=self._current_id(),
-            )
+            result = self._request(action, source)
+            self._check_audit()
         self._flush()
         return result
+
+    def _request(self, action: Action, source: Source) -> CommandResult:
+        refusal = self._refusal(action)
+        accepted = refusal is None
+        message = refusal or self._start(action)
+        self._record(
+            "button",
+            {"button": action, "source": source, "accepted": accepted, "reason": message},
+        )
+        self._queue(
+            ButtonEvent(
+                at=utc_now(),
+                cycle=self._current_id(),
+                action=action,
+                source=source,
+                accepted=accepted,
+                reason=message,
+            )
+        )
+        return CommandResult(
+            action=action,
+            accepted=accepted,
+            message=message,
+            state=self.state,
+            cycle=self._current_id(),
+        )
 
     def enter_dice(self, dice: list[int], source: Source) -> CommandResult:
         """Dice thrown by hand and entered by the dealer (``dice.source = "dealer"``)."""
@@ -317,6 +362,7 @@ class TableController:
                 state=self.state,
                 cycle=self._current_id(),
             )
+            self._check_audit()
         self._flush()
         return result
 
@@ -358,6 +404,7 @@ class TableController:
                     f"the controller failed while handling {type(event).__name__}: {exc}",
                     "report this with the audit log; press CLEAR FAULT to start over",
                 )
+            self._check_audit()
         self._flush()
 
     def _dispatch(self, event: object) -> None:
@@ -373,10 +420,16 @@ class TableController:
         )
 
     def _on_port_down(self, event: Any) -> None:
-        self._on_link_down(event.reason)
+        # The port can come back before the link times out (a glitch): the protocol
+        # engine, which keeps ticking while the port is closed, says when the link is
+        # down. Logged once per loss, not at every reopening attempt.
+        if self._port_ok:
+            log.warning("%s", event.reason)
+        self._port_ok = False
 
     def _on_port_up(self, event: Any) -> None:
-        log.info("port %s open, saying HELLO", event.url)
+        self._port_ok = True
+        log.info("port %s open", event.url)
 
     def _on_link_lost(self, event: Any) -> None:
         self._on_link_down(event.reason)
@@ -393,8 +446,14 @@ class TableController:
             # First contact in this process: whatever the board was doing for a
             # previous controller (a crash mid-cycle), stop it; the table starts idle.
             self._send(m.Stop())
-            if f"{hello.session_id:08x}" != self._restored_session:
-                self._on_top = None  # a new board session: nothing of ours is up
+            if f"{hello.session_id:08x}" == self._restored_session:
+                self._top_known = True  # the same board session: the logged sets hold
+            else:
+                self._on_top, self._bench, self._top_known = None, None, False
+        elif self.state in ("fault", "stopped", "recovering"):
+            # The link came back after a loss during motion: the board may still be
+            # running what it was told (and the engine resends what was not acknowledged).
+            self._send(m.Stop())
         self._board = hello
         self._link_up = True
         info = self._board_info()
@@ -433,10 +492,15 @@ class TableController:
         self._record(
             "board_rebooted", {"old_session": event.old_session, "new_session": event.new_session}
         )
-        self._on_top = None
+        # The restarted board lost track of its walls: collect before raising any.
+        self._on_top, self._bench, self._top_known = None, None, False
         if self.state == "offline":
             self._ready = None
             return
+        if self.state == "stopped":
+            # The restart stopped the motors: STOP needs no further confirmation.
+            self._deadline_gen += 1
+            self._deadline.cancel()
         if self.state == "fault" and self._fault is not None and self._fault.code == "LINK_DOWN":
             # The link went down because the board restarted: say so precisely.
             self._fault = self._fault.model_copy(
@@ -478,25 +542,33 @@ class TableController:
 
     def _start_shuffle(self) -> str:
         tile_set = self._waiting_set() or "A"
+        reread = self._bench == tile_set
         self._counter += 1
         leader = self._leader
-        self._cycle = _Cycle(
+        cycle = _Cycle(
             cycle_id=f"{self.table}-{self._prefix}-{self._counter:04d}",
             tile_set=tile_set,
             leader=leader,
         )
+        self._cycle = cycle
         self._ready = None
+        data: dict[str, Any] = {
+            "tile_set": tile_set,
+            "profile": self.profile.name,
+            "profile_version": self.profile.version,
+            "leader": leader,
+        }
+        if reread:
+            # A cycle cut short after its walls were built (a fault or STOP while reading,
+            # waiting or lifting) left them complete under the table: the board will not
+            # shuffle a built set. Read its manifest again, from the tile reader.
+            data["reread"] = True
+            self._record("shuffle", data, cycle=cycle.cycle_id)
+            self._fire("start_reread")
+            self._send(m.ReadManifest(SET_CODE[tile_set]))
+            return f"set {tile_set} is already built underneath: reading its walls again"
+        self._record("shuffle", data, cycle=cycle.cycle_id)
         self._fire("start_shuffle")
-        self._record(
-            "shuffle",
-            {
-                "tile_set": tile_set,
-                "profile": self.profile.name,
-                "profile_version": self.profile.version,
-                "leader": leader,
-            },
-            cycle=self._cycle.cycle_id,
-        )
         self._send(m.Shuffle(SET_CODE[tile_set]))
         return f"shuffling set {tile_set}"
 
@@ -504,10 +576,11 @@ class TableController:
         cycle = self._ready
         assert cycle is not None  # guaranteed by _refusal
         self._cycle, self._ready = cycle, None
-        if self._on_top is not None:
+        if self._on_top is not None or not self._top_known:
             self._fire("start_collect")
             self._send(m.Collect())
-            return f"collecting set {self._on_top}, then raising set {cycle.tile_set}"
+            played = f"set {self._on_top}" if self._on_top else "the table top"
+            return f"collecting {played}, then raising set {cycle.tile_set}"
         self._fire("start_lift")
         self._send(m.LiftWalls(SET_CODE[cycle.tile_set]))
         return f"raising set {cycle.tile_set}"
@@ -549,6 +622,10 @@ class TableController:
 
     def _on_done(self, event: Any) -> None:
         if self.state == "dice" and event.command == m.DisplayDice.TYPE:
+            cycle = self._cycle
+            if cycle is not None and cycle.shown_dice is not None:
+                values, cycle.shown_dice = cycle.shown_dice, None
+                self._take_throw(cycle, values, "controller")  # shown on the table: taken
             return
         if self.state == "stopped" and event.command == m.Stop.TYPE:
             self._deadline_gen += 1  # the board confirmed: no more waiting on STOP
@@ -558,11 +635,14 @@ class TableController:
             log.debug("DONE for %s in state %s ignored", event.command, self.state)
             return
         if event.result != 0:
+            command = m.message_name(event.command)
+            what = (
+                f"the board stopped {command} before the end"
+                if event.result == codes.RESULT_STOPPED
+                else f"the board ended {command} with error {event.result}"
+            )
             self._fault_now(
-                "COMMAND_FAILED",
-                "board",
-                f"the board finished {m.message_name(event.command)} with result {event.result}",
-                "read the board's fault log (mjtable diag)",
+                "COMMAND_FAILED", "board", what, "read the board's faults: mjtable diag"
             )
             return
         cycle = self._cycle
@@ -585,6 +665,8 @@ class TableController:
                 )
             )
         elif state == "building":
+            self._bench = cycle.tile_set
+            self._record("walls_built", {"tile_set": cycle.tile_set}, cycle=cycle.cycle_id)
             self._fire("built")
             cycle.manifest_codes = bytearray()
             cycle.manifest_total = 0
@@ -592,11 +674,13 @@ class TableController:
         elif state == "reading":
             self._finish_manifest(cycle)
         elif state == "collecting":
-            self._on_top = None
+            self._record("walls_collected", {"tile_set": self._on_top}, cycle=cycle.cycle_id)
+            self._on_top, self._top_known = None, True
             self._fire("collected")
             self._send(m.LiftWalls(SET_CODE[cycle.tile_set]))
         elif state == "lifting":
-            self._on_top = cycle.tile_set
+            self._on_top, self._bench, self._top_known = cycle.tile_set, None, True
+            self._record("walls_lifted", {"tile_set": cycle.tile_set}, cycle=cycle.cycle_id)
             self._record("deal_started", {"leader": cycle.leader}, cycle=cycle.cycle_id)
             self._fire("lifted")
             self._next_throw(cycle)
@@ -604,6 +688,18 @@ class TableController:
     def _on_chunk(self, event: Any) -> None:
         cycle = self._cycle
         if self.state != "reading" or cycle is None:
+            return
+        if event.tile_set != SET_CODE[cycle.tile_set] or (
+            cycle.manifest_total and event.total != cycle.manifest_total
+        ):
+            self._fault_now(
+                "MANIFEST_MISMATCH",
+                "controller",
+                f"a manifest chunk of set {'AB'[event.tile_set & 1]} with {event.total} tiles "
+                f"arrived while set {cycle.tile_set} was read",
+                "check the board's firmware version (mjtable diag); press CLEAR FAULT and "
+                "shuffle again",
+            )
             return
         if event.offset != len(cycle.manifest_codes):
             self._fault_now(
@@ -672,9 +768,10 @@ class TableController:
                 )
             )
             return
-        values = [secrets.randbelow(6) + 1 for _ in range(request.count)]
-        self._send(m.DisplayDice(cycle.dice_tag, values))
-        self._take_throw(cycle, values, "controller")
+        # Thrown here with the OS's generator (no modulo bias), taken once the board
+        # confirms it shows them (DONE for DISPLAY_DICE), within the dice deadline.
+        cycle.shown_dice = [secrets.randbelow(6) + 1 for _ in range(request.count)]
+        self._send(m.DisplayDice(cycle.dice_tag, cycle.shown_dice))
 
     def _on_dice(self, event: Any) -> None:
         cycle = self._cycle
@@ -737,7 +834,8 @@ class TableController:
                 cycle=cycle.cycle_id,
             )
         self._record("breach", {"position": data["breach"]}, cycle=cycle.cycle_id)
-        self._record("dealt", {"state": data}, cycle=cycle.cycle_id)
+        if not self._record("dealt", {"state": data}, cycle=cycle.cycle_id):
+            return  # not durable, so not published: _check_audit faults the table
         self._history[cycle.cycle_id] = data
         while len(self._history) > self._history_size:
             self._history.popitem(last=False)
@@ -760,17 +858,27 @@ class TableController:
             text, advice = f"{text}: {why}", f"{what}; {advice}"
         command = m.message_name(event.command)
         if self.state == "recovering" and event.command == m.ClearFault.TYPE:
+            original = self._fault
+            if original is not None and event.reason == codes.REFUSE_CAUSE_PRESENT:
+                fault = original.model_copy(
+                    update={
+                        "at": utc_now(),
+                        "message": f"not cleared, the cause is still there: {original.message}",
+                    }
+                )
+            else:
+                fault = FaultEvent(
+                    at=utc_now(),
+                    code=name,
+                    source="board",
+                    message=f"the board did not clear the fault: {text}",
+                    advice=advice,
+                    phase=None,
+                )
+            self._fault = fault
+            self._record("fault", fault.model_dump(mode="json"))
             self._fire("fail")
-            self._fault = FaultEvent(
-                at=utc_now(),
-                code=name,
-                source="board",
-                message=f"the board refused CLEAR_FAULT: {text}",
-                advice=advice,
-                phase=None,
-            )
-            self._record("fault", self._fault.model_dump(mode="json"))
-            self._queue(self._fault)
+            self._queue(fault)
             return
         if self.state not in MOTION_STATES:
             log.info("board refused %s (%s) in state %s", command, name, self.state)
@@ -778,21 +886,18 @@ class TableController:
         self._fault_now(name, "board", f"the board refused {command}: {text}", advice)
 
     def _on_fault(self, event: Any) -> None:
-        name, text, advice = codes.fault_info(event.code)
-        where = codes.subsystem_name(event.subsystem)
-        detail = f" (detail {event.detail})" if event.detail else ""
-        self._fault_now(
-            name,
-            "board",
-            f"{text} — {where}, during {codes.phase_name(event.phase)}{detail}",
-            advice,
-            phase=codes.phase_name(event.phase),
-        )
+        name, message, advice = fault_words(event.code, event.subsystem, event.phase, event.detail)
+        phase = codes.phase_name(event.phase) if event.phase else None
+        self._fault_now(name, "board", message, advice, phase=phase)
 
     def _fault_now(
         self, code: str, source: str, message: str, advice: str, *, phase: str | None = None
     ) -> None:
         if self.state == "fault":
+            # Already in fault: the table stays there, but nothing goes unrecorded.
+            extra = {"code": code, "source": source, "message": message, "advice": advice}
+            self._record("fault", {**extra, "while_in_fault": True}, cycle=self._current_id())
+            log.error("FAULT %s (while in fault): %s — check: %s", code, message, advice)
             return
         in_motion = self.state in MOTION_STATES or self.state == "recovering"
         if in_motion and self._link_up:
@@ -811,19 +916,42 @@ class TableController:
             phase=phase,
         )
         self._record("fault", self._fault.model_dump(mode="json"), cycle=self._current_id())
+        self._settle_sets_after_fault()
         self._abort(f"{code}: {message}")
         self._fire("fail")
         self._queue(self._fault)
         log.error("FAULT %s: %s — check: %s", code, message, advice)
+
+    def _settle_sets_after_fault(self) -> None:
+        """What a cut-short phase leaves of the two sets."""
+        state = self.state
+        if state == "building":
+            self._bench = None  # partial walls: the board drops them back on SHUFFLE
+        elif state in ("lifting", "collecting"):
+            self._top_known = False  # a plate may be half way: collect before lifting
+
+    def _check_audit(self) -> None:
+        """After each entry point: a record that could not be written faults the table."""
+        if self._audit_error is None or self.state == "fault":
+            return
+        self._fault_now(
+            "AUDIT_LOG",
+            "controller",
+            f"the audit log cannot be written ({self._audit_error}); nothing is dealt until it can",
+            "check the disk where the audit log lives (df -h, the SD card), then restart "
+            "the service",
+        )
 
     # ------------------------------------------------------------ helpers
 
     def _refusal(self, action: Action) -> str | None:
         state = self.state
         if action == "stop":
-            if state in MOTION_STATES:
+            if state in MOTION_STATES or state == "recovering":
                 return None
             return f"nothing is moving (the table is {state})"
+        if self._audit_error is not None:
+            return f"the audit log cannot be written ({self._audit_error})"
         if action == "clear_fault":
             if state in ("fault", "stopped"):
                 if not self._link_up:
@@ -853,9 +981,16 @@ class TableController:
         return [a for a in actions if self._refusal(a) is None]
 
     def _waiting_set(self) -> TileSet | None:
-        if self._on_top is None:
-            return "A" if self._ready is None or self._ready.tile_set == "A" else "B"
-        return "B" if self._on_top == "A" else "A"
+        """The set to prepare next: the one being prepared, else walls already built
+        underneath, else the one not in play (A when neither is)."""
+        cycle = self._cycle or self._ready
+        if cycle is not None and self.state not in ("dice", "dealt"):
+            return cycle.tile_set
+        if self._bench is not None:
+            return self._bench
+        if self._on_top is not None:
+            return "B" if self._on_top == "A" else "A"
+        return "A"
 
     def _current_id(self) -> str | None:
         cycle = self._cycle or self._ready
@@ -907,16 +1042,16 @@ class TableController:
                     "(mjtable diag)",
                     phase=state,
                 )
-                self._flush()
-                return
-            self._fault_now(
-                "DEADLINE",
-                "deadline",
-                f"the board did not finish {state} within {seconds:g} s",
-                "watch the table: a motor may be blocked or a sensor not reporting; "
-                "check the board's sensors with mjtable diag",
-                phase=state,
-            )
+            else:
+                self._fault_now(
+                    "DEADLINE",
+                    "deadline",
+                    f"the board did not finish {state} within {seconds:g} s",
+                    "watch the table: a motor may be blocked or a sensor not reporting; "
+                    "check the board's sensors with mjtable diag",
+                    phase=state,
+                )
+            self._check_audit()
         self._flush()
 
     def _send(self, message: m.Message) -> None:
@@ -924,9 +1059,19 @@ class TableController:
             raise RuntimeError("the controller has no board link attached")
         self._link.send(message)
 
-    def _record(self, kind: str, data: dict[str, Any], cycle: str | None = None) -> None:
-        if self._record_fn is not None:
+    def _record(self, kind: str, data: dict[str, Any], cycle: str | None = None) -> bool:
+        """Write one audit record; False (and the table faults) when it cannot be written."""
+        if self._record_fn is None:
+            return True
+        if self._audit_error is not None:
+            return False
+        try:
             self._record_fn(kind, data, cycle)
+        except Exception as exc:  # a full disk, a failed SD card: refuse, never lose silently
+            self._audit_error = f"{type(exc).__name__}: {exc}"
+            log.error("the audit log refused a %s record: %s", kind, exc)
+            return False
+        return True
 
     def _abort(self, reason: str) -> None:
         """Record that the cycle in progress (if any) will publish nothing."""

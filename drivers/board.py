@@ -29,7 +29,7 @@ from typing import Any
 
 import serial
 
-from protocol.connection import HOST, Connection
+from protocol.connection import HOST, IDLE, Connection
 from protocol.messages import Message
 
 log = logging.getLogger("mjtable.board")
@@ -171,7 +171,11 @@ class BoardLink:
         self._port_open = True
         self._emit(PortUp(self.url))
         with self._lock:
-            self._conn.connect(now_ms())
+            # The first opening starts the HELLO exchange. After a glitch shorter than
+            # the link timeout the engine is still UP and simply carries on; after a
+            # longer one it is DOWN and says HELLO again by itself.
+            if self._conn.state == IDLE:
+                self._conn.connect(now_ms())
         return True
 
     def _close_port(self) -> None:
@@ -187,11 +191,31 @@ class BoardLink:
         try:
             while not self._stop.is_set():
                 if self._port is None and not self._open_port():
-                    self._stop.wait(self.reopen_interval)
+                    self._wait_closed()
                     continue
-                self._serve(selector)
+                try:
+                    self._serve(selector)
+                except Exception as exc:  # a bug must not end the link silently
+                    log.exception("the board link failed")
+                    self._close_port()
+                    self._emit(PortDown(self.url, f"the link to {self.url} failed: {exc}"))
+                    self._stop.wait(self.reopen_interval)
         finally:
             selector.close()
+
+    def _wait_closed(self) -> None:
+        """While the port is closed the engine's clock still runs (so a lost board
+        becomes LinkDown after the link timeout); wait for the next reopening try."""
+        with self._lock:
+            deadline = self._conn.tick(now_ms())
+            self._conn.data_to_send()  # nowhere to send it: the port is closed
+            events = self._drain()
+        for event in events:
+            self._emit(event)
+        wait = self.reopen_interval
+        if deadline is not None:
+            wait = min(wait, max(0.0, (deadline - now_ms()) / 1000))
+        self._stop.wait(wait)
 
     def _serve(self, selector: selectors.BaseSelector) -> None:
         """Pump bytes until the port fails or the link is stopped."""

@@ -446,6 +446,16 @@ def fault_info(code: int) -> tuple[str, str, str]:
     return _lookup(FAULTS, code)
 
 
+#: DONE.result: how a command ended
+RESULT_OK = 0
+RESULT_STOPPED = 1
+
+RESULTS: dict[int, tuple[str, str, str]] = {
+    RESULT_OK: ("OK", "the command completed", ""),
+    RESULT_STOPPED: ("STOPPED", "STOP interrupted the command before the end", ""),
+}
+
+
 def refusal_info(code: int) -> tuple[str, str, str]:
     """``(NAME, text, advice)`` of a refusal reason."""
     return _lookup(REFUSALS, code)

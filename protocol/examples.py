@@ -190,6 +190,7 @@ def tables_markdown() -> str:
     lines += _table("Fault codes (FAULT.code, SENSOR_DATA.fault; 0 = none)", codes.FAULTS, True)
     lines += _table("Refusal reasons (REFUSED.reason)", codes.REFUSALS, True)
     lines += _table("What blocks a command (REFUSED.detail with BAD_STATE)", codes.BLOCKS, True)
+    lines += _table("Command results (DONE.result)", codes.RESULTS, False)
     lines += _table("Board states (HEARTBEAT.state, SENSOR_DATA.state)", codes.STATES, False)
     lines += _table("Phases (PROGRESS.phase, FAULT.phase)", codes.PHASES, False)
     lines += _table("Motors (MOTOR_TEST.motor, SENSOR_DATA.currents_ma index)", codes.MOTORS, True)

@@ -57,15 +57,13 @@ from protocol.codes import (
     BLOCK_SET_NOT_IN_DISC,
     BLOCK_SET_NOT_SHUFFLED,
     BLOCK_SURFACE_OCCUPIED,
+    RESULT_OK,
+    RESULT_STOPPED,
 )
 from protocol.errors import FieldError, UnknownType, WrongRole
 from protocol.events import BadMessage, HelloReceived
 from simulator.config import MAX_STACKS_PER_WALL, SimConfig, Timings
 from simulator.faults import FOREVER, FaultSpec, parse_fault
-
-#: DONE.result of a command interrupted by STOP
-RESULT_OK = 0
-RESULT_STOPPED = 1
 
 # --- Physical constants --------------------------------------------------------------------------
 

@@ -102,8 +102,14 @@ def test_dealer_dice_are_asked_for_and_checked() -> None:
         assert c.request("shuffle", "panel").accepted
         table.runner.wait_state("ready", 30)
         assert c.request("deal", "panel").accepted
-        table.runner.wait_state("dice", 30)
-        wanted = [e for e in table.events() if e.type == "throw_wanted"]
+        seen: list[Any] = []
+
+        def wanted_seen() -> bool:
+            seen.extend(e for e in table.events() if e.type == "throw_wanted")
+            return bool(seen)
+
+        table.runner.wait_for(wanted_seen, 30, "a throw_wanted event")
+        wanted = seen
         assert [(w.by, w.count, w.purpose) for w in wanted] == [("E", 2, "wall")]
         short = c.enter_dice([3], "api")
         assert not short.accepted and "1 dice were entered" in short.message
@@ -124,7 +130,7 @@ def test_link_lost_at_rest_is_no_fault_and_the_gap_is_reported() -> None:
     with EmbeddedTable("sichuan", seed=12, recorder=log) as table:
         first = table.run_cycle(timeout=60)
         c = table.controller
-        table.board.control.cut_line(2.5)  # longer than the 2 s link timeout
+        table.board.control.cut_line(5)  # well over the 2 s link timeout
         table.runner.wait_for(lambda: not c.status().link_up, 30, "the link to drop")
         refused = c.request("shuffle", "panel")
         assert not refused.accepted and "not connected" in refused.message
@@ -192,10 +198,10 @@ def test_refusals_are_clear_and_change_nothing() -> None:
 
 def test_stop_abandons_the_cycle_and_clear_recovers() -> None:
     log = Log()
-    with EmbeddedTable("wenzhou", seed=2, speed=0.01, recorder=log) as table:
+    with EmbeddedTable("wenzhou", seed=2, speed=0.2, recorder=log) as table:
         c = table.controller
         assert c.request("shuffle", "panel").accepted
-        table.runner.wait_state("building", 30)
+        table.runner.wait_state("building", 60)  # building lasts ~4 s at this speed
         result = c.request("stop", "panel")
         assert result.accepted and c.state == "stopped"
         assert c.request("clear_fault", "panel").accepted
@@ -226,16 +232,31 @@ def test_every_board_fault_in_every_phase_faults_the_cycle(kind: str, phase: str
     log = Log()
     spec = f"{kind}@{phase}"
     with EmbeddedTable("wenzhou", seed=7, faults=[spec], recorder=log) as table:
-        dealt_before = 0
-        if phase == "collect":  # the first cycle has nothing on top to collect
-            table.run_cycle(timeout=60)
-            dealt_before = 1
+        dealt_before = 0  # a collect-phase fault strikes in the first cycle too: at first
+        # contact the controller cannot know the table top is clear, so it collects
         with pytest.raises(CycleFault) as caught:
             table.run_cycle(timeout=60)
         if kind == "reboot":
             # The link drops first (LINK_DOWN); the new session on re-HELLO names the cause.
             table.runner.wait_for(lambda: table.controller.status().link_up, 30)
         status = table.controller.status()
+        # The technician removes the cause and turns the key; the next cycle deals.
+        control = table.board.control
+        control.repair()
+        control.close_cover()
+        control.release_estop()
+        c = table.controller
+        table.runner.wait_for(lambda: c.status().link_up, 30, "the link")
+        table.runner.wait_for(
+            lambda: (
+                c.state == "idle"
+                or (c.state == "fault" and c.request("clear_fault", "cli").accepted)
+            ),
+            60,
+            "the fault to clear",
+        )
+        table.runner.wait_state("idle", 60)
+        after = table.run_cycle(timeout=60)
     fault = caught.value.fault
     if kind == "reboot":
         assert fault.code in ("LINK_DOWN", "BOARD_REBOOTED")
@@ -246,10 +267,13 @@ def test_every_board_fault_in_every_phase_faults_the_cycle(kind: str, phase: str
         expected = codes.fault_name(FAULT_KINDS[kind].code)
     assert fault.code == expected
     assert fault.message and fault.advice
+    assert "detail" not in fault.message  # the detail byte is named, not shown raw
     assert status.state == "fault"
     assert status.cycles_dealt == dealt_before
-    assert log.kinds().count("dealt") == dealt_before
+    assert log.kinds().count("dealt") == dealt_before + 1  # only the clean cycle after
+    assert fault.cycle is not None
     assert "cycle_aborted" in log.kinds(fault.cycle)
+    assert after["cycle_id"] != fault.cycle
 
 
 def test_fault_then_clear_then_a_clean_cycle() -> None:
@@ -316,3 +340,113 @@ def test_a_refusal_names_what_blocks_the_command() -> None:
     assert "not in the shuffle disc" in fault.message
     assert fault.advice.startswith("collect it first")
     assert isinstance(sent[-1], m.Stop)  # motion stopped on the fault
+
+
+def test_walls_left_built_by_a_fault_are_read_again_not_reshuffled() -> None:
+    log = Log()
+    with EmbeddedTable("wenzhou", seed=15, recorder=log) as table:
+        c = table.controller
+        assert c.request("shuffle", "panel").accepted
+        table.runner.wait_state("ready", 30)
+        table.board.control.inject("internal@now")  # the board faults with walls built
+        table.runner.wait_state("fault", 30)
+        assert c.request("clear_fault", "panel").accepted
+        table.runner.wait_state("idle", 30)
+        assert c.status().tile_set_waiting == "A"
+        result = c.request("shuffle", "panel")
+        assert result.accepted and "reading its walls again" in result.message
+        table.runner.wait_state("ready", 30)
+        assert c.request("deal", "panel").accepted
+        table.runner.wait_state("dealt", 30)
+        data = c.last_dealt()
+    assert data is not None and data["tile_set"] == "A"
+    shuffles = [(d, cyc) for k, d, cyc in log.records if k == "shuffle"]
+    assert [d.get("reread", False) for d, _ in shuffles] == [False, True]
+    assert data["cycle_id"] == shuffles[-1][1]
+
+
+def test_link_lost_during_motion_stops_the_board_when_it_returns() -> None:
+    # Real time: the shuffle lasts ~18 s, so the board is still shuffling when the line
+    # comes back after 3 s; only the STOP sent then brings it to rest within seconds.
+    with EmbeddedTable("wenzhou", seed=16, speed=1.0) as table:
+        c = table.controller
+        assert c.request("shuffle", "panel").accepted
+        table.board.control.wait_state("SHUFFLING", timeout=30)  # the board has started
+        table.board.control.cut_line(3)
+        table.runner.wait_state("fault", 30)
+        fault = c.status().fault
+        assert fault is not None and fault.code == "LINK_DOWN"
+        table.runner.wait_for(lambda: c.status().link_up, 30, "the link to return")
+        table.board.control.wait_state("IDLE", "STOPPED", timeout=8)
+        assert c.request("clear_fault", "panel").accepted
+        table.runner.wait_state("idle", 30)
+    # (the next cycle after such a recovery is exercised by the fault matrix)
+
+
+def test_an_audit_log_that_cannot_be_written_stops_publication() -> None:
+    records: list[str] = []
+
+    def failing(kind: str, data: dict[str, Any], cycle: str | None) -> None:
+        if kind == "manifest":
+            raise OSError(28, "No space left on device")
+        records.append(kind)
+
+    with EmbeddedTable("sichuan", seed=17, recorder=failing) as table:
+        with pytest.raises(CycleFault) as caught:
+            table.run_cycle(timeout=60)
+        c = table.controller
+        refused = c.request("shuffle", "panel")
+        deadline_alive = c._deadline._thread.is_alive()
+    assert caught.value.fault.code == "AUDIT_LOG"
+    assert "No space left" in caught.value.fault.message
+    assert not refused.accepted and "audit log" in refused.message
+    assert c.last_dealt() is None and "dealt" not in records
+    assert deadline_alive
+
+
+def test_controller_details_from_the_board_are_checked() -> None:
+    """Unit checks with a recording link: manifest chunks of the wrong set, STOP while
+    recovering, a fault arriving while already in fault, unique cycle ids."""
+    from controller.table import TableController
+    from protocol import messages as m
+    from protocol.events import LinkUp
+    from protocol.examples import example_identity
+
+    log = Log()
+    sent: list[object] = []
+
+    class Link:
+        def send(self, message: m.Message) -> None:
+            sent.append(message)
+
+    def controller() -> TableController:
+        c = TableController(load_profile("wenzhou"), recorder=log)
+        c.attach(Link())
+        c.on_board_event(LinkUp(example_identity()))
+        return c
+
+    c = controller()
+    other = controller()
+    try:
+        assert c.request("shuffle", "panel").accepted
+        c.on_board_event(m.Done(m.Shuffle.TYPE, 0))
+        c.on_board_event(m.Done(m.BuildWalls.TYPE, 0))
+        assert c.state == "reading"
+        c.on_board_event(m.ManifestChunk(1, 136, 0, bytes([0x01] * 10)))  # set B, not A
+        fault = c.status().fault
+        assert fault is not None and fault.code == "MANIFEST_MISMATCH"
+        c.on_board_event(m.Fault(codes.FAULT_OVERHEAT, codes.SUB_POWER, codes.PHASE_BUILD, 0))
+        extra = [d for k, d, _ in log.records if k == "fault" and d.get("while_in_fault")]
+        assert [d["code"] for d in extra] == ["OVERHEAT"]
+        assert c.request("clear_fault", "panel").accepted
+        assert c.state == "recovering"
+        assert c.request("stop", "panel").accepted and c.state == "stopped"
+        assert isinstance(sent[-1], m.Stop)
+        first = log.of("shuffle", c.status().last_cycle or "")  # nothing dealt yet
+        assert first == []
+        assert other.request("shuffle", "panel").accepted
+        ids = [cyc for k, _, cyc in log.records if k == "shuffle"]
+        assert len(ids) == 2 and ids[0] != ids[1]
+    finally:
+        c.close()
+        other.close()
