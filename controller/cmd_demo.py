@@ -12,7 +12,10 @@ import argparse
 import json
 import sys
 import time
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from controller.embedded import EmbeddedTable
 
 VARIANTS = ("wenzhou", "sichuan", "wsom", "simplified")
 
@@ -103,9 +106,8 @@ def run(args: argparse.Namespace) -> int:
     if args.speed < 0:
         raise UsageError(f"--speed must be 0 or more, got {args.speed}")
 
-    from controller.embedded import CycleFault, CycleTimeout, EmbeddedTable
-    from controller.picture import render_text
-    from rules.dealt import DealtState
+    from controller.embedded import CycleTimeout, EmbeddedTable
+    from simulator.config import SimConfigError
     from simulator.faults import FaultSpecError, parse_fault
 
     for spec in args.fault:
@@ -115,49 +117,86 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(str(exc)) from None
 
     err = sys.stderr
-    progress = ProgressPrinter(err)
-    table = EmbeddedTable(
-        args.variant,
-        seed=args.seed,
-        speed=args.speed,
-        faults=args.fault,
-        dice_source=args.dice,
-    )
-    started = time.monotonic()
-    table.start()
     try:
-        status = table.controller.status()
-        board = status.board or {}
-        err.write(
-            f"mjtable demo: {args.variant} on the simulated board at {table.path} "
-            f"(firmware {board.get('firmware')}, serial {board.get('serial')}, "
-            f"seed {board.get('seed')})\n"
+        table = EmbeddedTable(
+            args.variant,
+            seed=args.seed,
+            speed=args.speed,
+            faults=args.fault,
+            dice_source=args.dice,
         )
-        for number in range(1, args.cycles + 1):
-            err.write(f"cycle {number}/{args.cycles}\n")
-            try:
-                dealt = table.run_cycle(on_event=progress)
-            except CycleFault as exc:
-                progress._end_line()
-                err.write(f"mjtable demo: cycle {number} ended in a fault: {exc}\n")
-                return 1
-            except CycleTimeout as exc:
-                err.write(f"mjtable demo: {exc}\n")
-                return 1
-            progress._end_line()
-            state = DealtState.model_validate(dealt)
-            if args.json:
-                sys.stdout.write(json.dumps(dealt, separators=(",", ":")) + "\n")
-            else:
-                sys.stdout.write(render_text(state, glyphs=args.glyphs) + "\n\n")
-            sys.stdout.flush()
-        elapsed = time.monotonic() - started
-        stats = table.link.stats() if table.link else {}
-        err.write(
-            f"mjtable demo: {args.cycles} cycle(s) dealt in {elapsed:.2f} s; link: "
-            f"{stats.get('bytes_out', 0)} bytes out, {stats.get('bytes_in', 0)} bytes in, "
-            f"{stats.get('retransmits', 0)} retransmissions\n"
-        )
-        return 0
+    except SimConfigError as exc:
+        raise UsageError(f"the simulated board refuses the options: {exc}") from None
+    # Everything the table started is stopped on every way out; a failure is one line.
+    try:
+        try:
+            table.start()
+        except CycleTimeout as exc:
+            err.write(
+                f"mjtable demo: the simulated board did not answer: {exc}; "
+                "check the --fault specs: a cut line or heavy noise keeps it from answering\n"
+            )
+            return 1
+        except OSError as exc:
+            err.write(
+                f"mjtable demo: cannot start the simulated board: {exc}; "
+                "check that this system can open a pseudo-terminal (/dev/ptmx)\n"
+            )
+            return 1
+        return _deal(table, args, err)
     finally:
         table.stop()
+
+
+def _deal(table: EmbeddedTable, args: argparse.Namespace, err: TextIO) -> int:
+    """Run the cycles on a started table: 0 when all were dealt, 1 (one line said) if not."""
+    from controller.embedded import CycleFault, CycleRefused, CycleTimeout
+    from controller.picture import render_text
+    from rules.dealt import DealtState
+
+    progress = ProgressPrinter(err)
+    started = time.monotonic()
+    status = table.controller.status()
+    board = status.board or {}
+    err.write(
+        f"mjtable demo: {args.variant} on the simulated board at {table.path} "
+        f"(firmware {board.get('firmware')}, serial {board.get('serial')}, "
+        f"seed {board.get('seed')})\n"
+    )
+    for number in range(1, args.cycles + 1):
+        err.write(f"cycle {number}/{args.cycles}\n")
+        try:
+            dealt = table.run_cycle(on_event=progress)
+        except CycleFault as exc:
+            progress._end_line()
+            err.write(f"mjtable demo: cycle {number} ended in a fault: {exc}\n")
+            return 1
+        except CycleRefused as exc:
+            progress._end_line()
+            err.write(
+                f"mjtable demo: cycle {number} could not start: {exc}; "
+                "check the --fault specs (the simulated board's line or state)\n"
+            )
+            return 1
+        except CycleTimeout as exc:
+            progress._end_line()
+            err.write(
+                f"mjtable demo: cycle {number} did not finish: {exc}; "
+                "check --speed (1 is a real table's pace) and the --fault specs\n"
+            )
+            return 1
+        progress._end_line()
+        state = DealtState.model_validate(dealt)
+        if args.json:
+            sys.stdout.write(json.dumps(dealt, separators=(",", ":")) + "\n")
+        else:
+            sys.stdout.write(render_text(state, glyphs=args.glyphs) + "\n\n")
+        sys.stdout.flush()
+    elapsed = time.monotonic() - started
+    stats = table.link.stats() if table.link else {}
+    err.write(
+        f"mjtable demo: {args.cycles} cycle(s) dealt in {elapsed:.2f} s; link: "
+        f"{stats.get('bytes_out', 0)} bytes out, {stats.get('bytes_in', 0)} bytes in, "
+        f"{stats.get('retransmits', 0)} retransmissions\n"
+    )
+    return 0

@@ -17,6 +17,11 @@ from typing import Any
 
 from protocol import codes
 
+#: The longest motor test diag asks for, in milliseconds. Boards refuse a MOTOR_TEST longer
+#: than they allow (the simulated board: 10 s); a test is for hearing and measuring a
+#: motor, a few hundred milliseconds is enough.
+MAX_MOTOR_MS = 10_000
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -31,8 +36,15 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--sim-fault", action="append", default=[], metavar="SPEC")
     parser.add_argument("--audit", metavar="PATH", help="audit log to summarise")
     parser.add_argument("--no-motors", action="store_true", help="skip the motor tests")
-    parser.add_argument("--motor-ms", type=int, default=300, help="run time of each motor test")
-    parser.add_argument("--faults", type=int, default=5, help="how many recent faults to list")
+    parser.add_argument(
+        "--motor-ms",
+        type=int,
+        default=300,
+        help=f"run time of each motor test, 1 to {MAX_MOTOR_MS} ms (default 300)",
+    )
+    parser.add_argument(
+        "--faults", type=int, default=5, help="how many recent faults to list, 0 or more"
+    )
     parser.add_argument("--json", action="store_true", help="one JSON report")
     parser.set_defaults(func=run)
 
@@ -141,7 +153,7 @@ def _audit_summary(path: str, last: int) -> dict[str, Any]:
         "ok": result.ok,
         "records": result.records,
         "report": str(result),
-        "last_faults": faults[-last:],
+        "last_faults": faults[-last:] if last > 0 else [],
     }
 
 
@@ -149,6 +161,12 @@ def run(args: argparse.Namespace) -> int:
     from controller.cli import UsageError
     from controller.config import ConfigError, load_config
 
+    if not 1 <= args.motor_ms <= MAX_MOTOR_MS:
+        raise UsageError(
+            f"--motor-ms must be from 1 to {MAX_MOTOR_MS} (milliseconds), got {args.motor_ms}"
+        )
+    if args.faults < 0:
+        raise UsageError(f"--faults must be 0 or more, got {args.faults}")
     config = None
     if args.config:
         try:

@@ -192,18 +192,32 @@ class EmbeddedTable:
         self.stop()
 
     def start(self, timeout: float = 10.0) -> None:
-        self.path = self.board.open_pty()
-        self.board.start()
-        self.link = BoardLink(self.path, self.controller.on_board_event)
-        self.controller.attach(self.link)
-        self.link.start()
-        self.runner.wait_link(timeout)
+        """Open the pty, start the board and the link, wait for HELLO.
+
+        When any step fails (the board does not answer within ``timeout``: CycleTimeout),
+        everything started so far is stopped before the error is raised again."""
+        try:
+            self.path = self.board.open_pty()
+            self.board.start()
+            self.link = BoardLink(self.path, self.controller.on_board_event)
+            self.controller.attach(self.link)
+            self.link.start()
+            self.runner.wait_link(timeout)
+        except BaseException:
+            self.stop()
+            raise
 
     def stop(self) -> None:
-        self.controller.close()
-        if self.link is not None:
-            self.link.stop()
-        self.board.stop()
+        """Stop the controller's deadline thread, the link and the board; close the pty.
+        Safe to call twice, and on a table that was never started."""
+        try:
+            self.controller.close()
+        finally:
+            try:
+                if self.link is not None:
+                    self.link.stop()
+            finally:
+                self.board.stop()
 
     def events(self) -> list[Event]:
         return self.runner.events()
