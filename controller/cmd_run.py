@@ -23,41 +23,80 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--sim-control", metavar="PATH", help="Unix socket to press the emulated panel's buttons"
     )
-    parser.add_argument("--variant", help="with --sim and no --config: the rule set")
+    parser.add_argument(
+        "--variant",
+        help="with --sim and no --config: the rule set (wenzhou, sichuan, wsom, simplified "
+        "or a profile TOML file; default wenzhou)",
+    )
     parser.add_argument("--socket", metavar="PATH", help="override api.socket")
     parser.add_argument("--audit", metavar="PATH", help="override audit.path")
     parser.set_defaults(func=run)
 
 
+VARIANT_WITH_CONFIG = (
+    "--variant is for --sim without --config; the configuration names the rule set in rules.profile"
+)
+
+
 def build_config(args: argparse.Namespace) -> Any:
+    """The configuration the service runs with: the file (--config, or the default one),
+    or with --sim and no file one built from --variant; then --socket and --audit on top.
+    Every value goes through the same validation as the file's (UsageError: one line)."""
     from controller.cli import UsageError
-    from controller.config import Config, ConfigError, load_config, parse_config
+    from controller.config import Config, ConfigError, load_config, with_changes
     from controller.service import default_config_path
 
+    if args.variant is not None and (args.config or not args.sim):
+        raise UsageError(VARIANT_WITH_CONFIG)
     try:
         if args.config:
             config: Config = load_config(args.config)
         elif args.sim:
-            variant = args.variant or "wenzhou"
-            config = parse_config(f'[table]\nnumber = 1\n[rules]\nprofile = "{variant}"\n'.encode())
+            config = _sim_config(args.variant if args.variant is not None else "wenzhou")
         else:
             config = load_config(default_config_path())
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
-    updates: dict[str, Any] = {}
-    if args.socket:
-        updates["api"] = config.api.model_copy(update={"socket": args.socket})
-    if args.audit:
-        updates["audit"] = config.audit.model_copy(update={"path": args.audit})
-    if updates:
-        sha, source = config.sha256, config.source
-        config = config.model_copy(update=updates)
-        config._sha256, config._source = sha, source
+    for option, section, key, value in (
+        ("--socket", "api", "socket", args.socket),
+        ("--audit", "audit", "path", args.audit),
+    ):
+        if value is None:
+            continue
+        try:
+            config = with_changes(config, {section: {key: value}})
+        except ConfigError as exc:
+            raise UsageError(f"{option}: {_problem(exc, f'{section}.{key}')}") from None
     if config.board is None and not args.sim:
         raise UsageError(
             "the configuration has no [board] section: give board.port, or run with --sim"
         )
     return config
+
+
+def _sim_config(variant: str) -> Any:
+    """The configuration of `run --sim` without a file: table 1 playing ``variant`` (a
+    built-in rule set or a profile file, checked here so a bad one stops the start)."""
+    from controller.cli import UsageError
+    from controller.config import ConfigError, config_from_dict
+    from rules.profiles import ProfileError, load_profile
+
+    try:
+        config = config_from_dict({"table": {"number": 1}, "rules": {"profile": variant}})
+    except ConfigError as exc:
+        raise UsageError(f"--variant: {_problem(exc, 'rules.profile')}") from None
+    if config.rules.path is not None:
+        try:
+            load_profile(config.rules.path)
+        except ProfileError as exc:
+            raise UsageError(f"--variant: {exc}") from None
+    return config
+
+
+def _problem(exc: Exception, key: str) -> str:
+    """The first problem of a ConfigError, without the key path the option stands for."""
+    problems = getattr(exc, "problems", None) or [str(exc)]
+    return str(problems[0]).removeprefix(f"{key}: ")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import grp
 import hashlib
 import importlib.util
+import json
 import os
 import tomllib
 from pathlib import Path
@@ -193,11 +194,18 @@ class DiceSection(_Section):
 
 _SECONDS = "seconds, a number greater than 0 and at most 3600"
 
+#: Boards declare a shuffle or a build that takes longer than this (seconds) a fault
+#: themselves, and say which part failed.
+BOARD_MOTION_LIMIT_S = 80.0
+#: The controller's own deadline for shuffle and build: past the board's limit, so the
+#: board reports its fault (with its code and detail) before the controller gives up.
+MOTION_DEADLINE_S = BOARD_MOTION_LIMIT_S + 10.0
+
 
 class DeadlinesSection(_Section):
     hello: float = Field(default=2.0, gt=0, le=3600, description=_SECONDS)
-    shuffle: float = Field(default=80.0, gt=0, le=3600, description=_SECONDS)
-    build: float = Field(default=80.0, gt=0, le=3600, description=_SECONDS)
+    shuffle: float = Field(default=MOTION_DEADLINE_S, gt=0, le=3600, description=_SECONDS)
+    build: float = Field(default=MOTION_DEADLINE_S, gt=0, le=3600, description=_SECONDS)
     manifest: float = Field(default=10.0, gt=0, le=3600, description=_SECONDS)
     collect: float = Field(default=30.0, gt=0, le=3600, description=_SECONDS)
     lift: float = Field(default=5.0, gt=0, le=3600, description=_SECONDS)
@@ -341,6 +349,35 @@ def parse_config(
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError([f"not valid TOML: {exc}"], source) from None
+    return _validate(raw, data, source, base_dir)
+
+
+def config_from_dict(raw: dict[str, Any], *, base_dir: Path | None = None) -> Config:
+    """Validate a configuration given as data shaped like the file (sections of keys),
+    e.g. built from command-line options; relative profile paths are taken from
+    ``base_dir`` (default: the working directory). Raises ConfigError like
+    :func:`parse_config`. Its ``sha256`` is that of the data's canonical JSON (sorted
+    keys, no spaces), so the audit log can still tell two such configurations apart."""
+    canonical = json.dumps(
+        raw, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    )
+    return _validate(raw, canonical.encode("utf-8"), None, base_dir)
+
+
+def with_changes(config: Config, changes: dict[str, dict[str, Any]]) -> Config:
+    """``config`` with some keys replaced (``{"api": {"socket": "/run/x.sock"}}``), every
+    key validated again (ConfigError names the key). The result keeps the original's
+    ``sha256`` and ``source``: the file in force, with the changes made on top of it."""
+    raw = config.model_dump()
+    for section, keys in changes.items():
+        current = raw.get(section)
+        raw[section] = {**(current if isinstance(current, dict) else {}), **keys}
+    changed = _validate(raw, b"", config.source, None)
+    changed._sha256 = config.sha256
+    return changed
+
+
+def _validate(raw: Any, data: bytes, source: Path | None, base_dir: Path | None) -> Config:
     try:
         config = Config.model_validate(raw, context={"base_dir": base_dir})
     except ValidationError as exc:

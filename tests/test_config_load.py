@@ -91,7 +91,7 @@ def test_minimal_file_takes_the_defaults() -> None:
     assert config.board is None and config.panel is None
     assert config.table.display_name == "Table 3"
     assert config.dice.source == "board"
-    assert config.deadlines.shuffle == 80.0
+    assert config.deadlines.shuffle == 90.0 and config.deadlines.build == 90.0
     assert config.api.socket == "/run/mjtable/api.sock"
     assert config.api.mode == 0o660 and config.api.group is None
     assert config.audit.path == "/var/lib/mjtable/audit.jsonl"
