@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -157,6 +157,63 @@ class Watcher:
         self.client.close()
 
 
+class Seen(NamedTuple):
+    at: int
+    leds: dict[str, bool]
+
+
+class LedPoller:
+    """Reads the emulated panel's LEDs through the control socket, over and over, in a
+    thread: a state shown for a moment (a refusal's blink) is seen whatever the test's
+    own thread is doing meanwhile."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        self.seen: list[dict[str, bool]] = []
+        self.error: BaseException | None = None
+        self.cond = threading.Condition()
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            while not self.stopping.is_set():
+                leds = self.service.control_call(op="leds")
+                with self.cond:
+                    self.seen.append(leds)
+                    self.cond.notify_all()
+                self.stopping.wait(0.01)
+        except BaseException as exc:  # handed to the test's thread by wait()
+            with self.cond:
+                self.error = exc
+                self.cond.notify_all()
+
+    def wait(self, predicate: Any, since: int = 0, timeout: float = 30) -> Seen:
+        """The first state read at or after index ``since`` that satisfies ``predicate``."""
+
+        def found() -> Seen | None:
+            for index in range(since, len(self.seen)):
+                if predicate(self.seen[index]):
+                    return Seen(index, self.seen[index])
+            return None
+
+        with self.cond:
+            ok = self.cond.wait_for(
+                lambda: found() is not None or self.error is not None, timeout=timeout
+            )
+            if self.error is not None:
+                raise AssertionError(f"reading the LEDs failed: {self.error!r}")
+            assert ok, f"no such LED state in {self.seen[since:][-20:]}"
+            result = found()
+            assert result is not None
+            return result
+
+    def close(self) -> None:
+        self.stopping.set()
+        self.thread.join(30)
+
+
 def test_panel_presses_deal_a_hand_seen_in_api_and_audit_log(service: Service) -> None:
     service.start()
     watcher = Watcher(service.socket)
@@ -170,12 +227,21 @@ def test_panel_presses_deal_a_hand_seen_in_api_and_audit_log(service: Service) -
     # (A press closer than the debounce window to the last release of the same button is
     # contact bounce and ignored: a dealer's second press comes later than that.)
     time.sleep(0.1)
-    mark = watcher.mark()
-    service.press("DEAL")
-    refused = watcher.wait(lambda e: e.type == "button" and not e.accepted, since=mark)
-    assert "SHUFFLE" in refused.reason
-    leds = service.control_call(op="leds")
-    assert leds["ready"] is True
+    poller = LedPoller(service)
+    try:
+        before = poller.wait(lambda leds: True)
+        assert before.leds["ready"] is True and before.leds["blink_fault"] is False
+        mark = watcher.mark()
+        service.press("DEAL")
+        refused = watcher.wait(lambda e: e.type == "button" and not e.accepted, since=mark)
+        assert "SHUFFLE" in refused.reason
+        # the panel's fault LED blinks for the refusal, then stops; the table stays ready.
+        blink = poller.wait(lambda leds: leds["blink_fault"], since=before.at + 1)
+        assert blink.leds["ready"] is True
+        after = poller.wait(lambda leds: not leds["blink_fault"], since=blink.at + 1)
+        assert after.leds == {"ready": True, "busy": False, "fault": False, "blink_fault": False}
+    finally:
+        poller.close()
     watcher.close()
 
     client = TableClient(service.socket)
