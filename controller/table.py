@@ -103,8 +103,8 @@ class Deadlines:
     build: float = 90.0
     manifest: float = 10.0
     collect: float = 30.0
-    lift: float = 15.0
-    dice: float = 15.0
+    lift: float = 5.0
+    dice: float = 30.0
     clear: float = 10.0
     stop: float = 5.0
 

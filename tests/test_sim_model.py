@@ -12,10 +12,7 @@ import pytest
 
 from protocol import codes
 from protocol import messages as m
-from protocol.errors import DecodeError, UnknownType, WrongRole
-from protocol.events import BadMessage
-from simulator import board as sim_board
-from simulator.board import (
+from protocol.codes import (
     BLOCK_BENCH_OCCUPIED,
     BLOCK_COVER_OPEN,
     BLOCK_SET_NOT_BUILT,
@@ -23,9 +20,11 @@ from simulator.board import (
     BLOCK_SET_NOT_SHUFFLED,
     BLOCK_SURFACE_OCCUPIED,
     RESULT_STOPPED,
-    Place,
-    mermaid_diagram,
 )
+from protocol.errors import DecodeError, UnknownType, WrongRole
+from protocol.events import BadMessage
+from simulator import board as sim_board
+from simulator.board import Place, mermaid_diagram
 from simulator.config import SimConfig, SimConfigError, Timings, default_layout
 from tests.simhost import ModelDriver, expected_codes
 
@@ -414,7 +413,7 @@ def test_reset_reboots_and_forgets_everything() -> None:
     assert [d.model.place(0), d.model.place(1)] == [Place.DISC, Place.DISC]
     assert d.sensors().currents_ma == (0,) * 9
     assert d.wait(60_000) == []  # the shuffle that was running is gone
-    refused(d.send(m.Shuffle(0)), codes.REFUSE_BAD_STATE, sim_board.BLOCK_BOOTING)
+    refused(d.send(m.Shuffle(0)), codes.REFUSE_BAD_STATE, codes.BLOCK_BOOTING)
     d.model.handle(BadMessage(0x1C, 1, UnknownType(0x1C)), d.t)  # still answers, in words
     d.drain()
     from protocol.events import HelloReceived
