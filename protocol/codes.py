@@ -303,12 +303,12 @@ REFUSALS: dict[int, tuple[str, str, str]] = {
     REFUSE_BAD_ARGUMENT: (
         "BAD_ARGUMENT",
         "a field of the command is out of range (detail = index of the bad field)",
-        "",
+        "check that the controller and the board firmware speak the same protocol version",
     ),
     REFUSE_UNSUPPORTED: (
         "UNSUPPORTED",
         "the board has no such unit (no dice unit / no reader)",
-        "",
+        "set the configuration to what the table has (dice.source), or fit the unit",
     ),
     REFUSE_CAUSE_PRESENT: (
         "CAUSE_PRESENT",
@@ -319,9 +319,14 @@ REFUSALS: dict[int, tuple[str, str, str]] = {
     REFUSE_BAD_LAYOUT: (
         "BAD_LAYOUT",
         "the wall layout does not fit the tile set",
-        "",
+        "check that the rule set in the configuration matches the tiles in the table "
+        "(108, 136 or 144)",
     ),
-    REFUSE_UNKNOWN_COMMAND: ("UNKNOWN_COMMAND", "the board does not know this command", ""),
+    REFUSE_UNKNOWN_COMMAND: (
+        "UNKNOWN_COMMAND",
+        "the board does not know this command",
+        "update the board firmware to the controller's protocol version",
+    ),
 }
 
 #: REFUSED(BAD_STATE).detail: what blocks the command (0 = not said)
