@@ -130,6 +130,8 @@ class LedWorker:
 
     @staticmethod
     def lights(state: str, blink: bool) -> tuple[bool, bool, bool, bool]:
+        """(ready, busy, fault, blink): ready at rest, busy in motion, fault in fault or
+        stopped; all dark while the board is not connected ("offline")."""
         from controller.lifecycle import MOTION_STATES
 
         return (
@@ -415,13 +417,19 @@ class Service:
             log.info("button panel connected (serial %s)", event.serial)
             self._update_leds()
 
+    def _led_state(self) -> str:
+        """The state the LEDs show: a table whose board is not connected is not ready."""
+        assert self.controller is not None
+        status = self.controller.status()
+        return status.state if status.link_up else "offline"
+
     def _update_leds(self) -> None:
         if self.leds is not None and self.controller is not None:
-            self.leds.show(self.controller.state)
+            self.leds.show(self._led_state())
 
     def _blink_refusal(self) -> None:
         if self.leds is not None and self.controller is not None:
-            self.leds.blink(self.controller.state)
+            self.leds.blink(self._led_state())
 
     # ----------------------------------------------------------------- stop
 
