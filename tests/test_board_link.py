@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import time
 from pathlib import Path
@@ -101,3 +102,82 @@ def test_a_missing_port_is_reported_and_retried(tmp_path: Path) -> None:
         assert link.link_state == "IDLE"
     finally:
         link.stop()
+
+
+class Proxy:
+    """A loopback TCP relay whose client side the test can cut, like a cable glitch."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        import socket
+        import threading
+
+        self.target = target
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.pairs: list[tuple[Any, Any]] = []
+        self.stopping = False
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self) -> None:
+        import socket
+        import threading
+
+        while not self.stopping:
+            try:
+                client, _ = self.server.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(self.target)
+            self.pairs.append((client, upstream))
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(src: Any, dst: Any) -> None:
+        try:
+            while data := src.recv(4096):
+                dst.sendall(data)
+        except OSError:
+            pass
+        for sock in (src, dst):
+            with contextlib.suppress(OSError):
+                sock.close()
+
+    def cut(self) -> None:
+        import socket
+
+        for client, upstream in self.pairs:
+            for sock in (client, upstream):
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+        self.pairs.clear()
+
+    def close(self) -> None:
+        self.stopping = True
+        self.cut()
+        self.server.close()
+
+
+def test_a_glitch_shorter_than_the_link_timeout_keeps_the_session() -> None:
+    board = SimulatedBoard(SimConfig(seed=4))
+    address = board.listen_tcp("127.0.0.1", 0)
+    board.start()
+    proxy = Proxy(address)
+    events = Events()
+    link = BoardLink(f"socket://127.0.0.1:{proxy.port}", events, reopen_interval=0.05)
+    link.start()
+    try:
+        events.wait(LinkUp)
+        proxy.cut()  # the connection drops; the port reopens at once
+        events.wait(PortDown)
+        events.wait(PortUp)
+        link.send(m.Ping(5))
+        assert events.wait(m.Pong).token == 5  # the same session carries on
+        kinds = {type(e).__name__ for e in events.seen}
+        assert "LinkDown" not in kinds and "PeerRebooted" not in kinds
+        assert link.link_state == "UP"
+    finally:
+        link.stop()
+        proxy.close()
+        board.stop()
