@@ -8,9 +8,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from controller.table import TableController
 from drivers.board import BoardLink, PortDown, PortUp
 from protocol import messages as m
 from protocol.events import LinkUp, PeerRebooted
+from rules.profiles import load_profile
 from simulator.server import SimConfig, SimulatedBoard
 
 
@@ -165,7 +167,14 @@ def test_a_glitch_shorter_than_the_link_timeout_keeps_the_session() -> None:
     board.start()
     proxy = Proxy(address)
     events = Events()
-    link = BoardLink(f"socket://127.0.0.1:{proxy.port}", events, reopen_interval=0.05)
+    controller = TableController(load_profile("wenzhou"))
+
+    def both(event: object) -> None:
+        controller.on_board_event(event)
+        events(event)
+
+    link = BoardLink(f"socket://127.0.0.1:{proxy.port}", both, reopen_interval=0.05)
+    controller.attach(link)
     link.start()
     try:
         events.wait(LinkUp)
@@ -177,7 +186,11 @@ def test_a_glitch_shorter_than_the_link_timeout_keeps_the_session() -> None:
         kinds = {type(e).__name__ for e in events.seen}
         assert "LinkDown" not in kinds and "PeerRebooted" not in kinds
         assert link.link_state == "UP"
+        # the controller never saw the link go down: the table stays usable
+        assert controller.status().link_up
+        assert controller.request("shuffle", "panel").accepted
     finally:
+        controller.close()
         link.stop()
         proxy.close()
         board.stop()
