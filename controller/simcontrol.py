@@ -134,4 +134,9 @@ def _plain(value: Any) -> Any:
     dump = getattr(value, "model_dump", None)
     if dump is not None:
         return dump(mode="json")
+    fields = getattr(value, "FIELDS", None)  # a protocol message (SensorData, ...)
+    if isinstance(fields, tuple):
+        return {name: _plain(getattr(value, name)) for name in fields}
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
     return repr(value)

@@ -305,3 +305,13 @@ def test_sigkill_mid_cycle_then_restart(tmp_path: Path) -> None:
     assert [r.cycle for r in aborted] == [cut_cycle]
     assert replay(svc.audit, third.cycle).matched
     assert [r.kind for r in records].count("power_up") == 2
+
+
+def test_sim_control_reports_the_boards_sensors_as_data(service: Service) -> None:
+    service.start()
+    sensors = service.control_call(op="board", verb="sensors")
+    assert set(sensors) >= {"state", "flags", "wall_tiles", "currents_ma", "temperature_dc"}
+    assert len(sensors["wall_tiles"]) == 4 and len(sensors["currents_ma"]) == 9
+    with pytest.raises(AssertionError):
+        service.control_call(op="board", verb="explode")  # refused with a reason
+    assert service.terminate() == 0
