@@ -24,18 +24,11 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from bench.procstat import process_cpu  # noqa: E402
 from controller.embedded import CycleRunner  # noqa: E402
 from controller.table import TableController  # noqa: E402
 from drivers.board import BoardLink  # noqa: E402
 from rules.profiles import load_profile  # noqa: E402
-
-
-def proc_cpu_seconds(pid: int) -> float:
-    """User + system CPU of another process, from /proc (Linux)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    return (int(fields[11]) + int(fields[12])) / ticks
 
 
 def self_cpu_seconds() -> float:
@@ -82,12 +75,12 @@ def main() -> int:
             runner.run_cycle()
         controller.publish_latencies_ns.clear()
 
-        cpu0, sim0, t0 = self_cpu_seconds(), proc_cpu_seconds(sim.pid), time.perf_counter()
+        cpu0, sim0, t0 = self_cpu_seconds(), process_cpu(sim.pid), time.perf_counter()
         for _ in range(args.cycles):
             runner.run_cycle()
         wall = time.perf_counter() - t0
         cpu = self_cpu_seconds() - cpu0
-        sim_cpu = proc_cpu_seconds(sim.pid) - sim0
+        sim_cpu = process_cpu(sim.pid) - sim0
         stats = link.stats()
         link.stop()
     finally:

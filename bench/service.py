@@ -26,21 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.procstat import process_cpu, process_rss_kib  # noqa: E402
 from controller.client import TableClient  # noqa: E402
-
-
-def proc_cpu(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def proc_rss_kib(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def main() -> int:
@@ -75,16 +62,16 @@ def main() -> int:
             linked = time.perf_counter() - t0
 
             time.sleep(1.0)  # let start-up work settle
-            cpu0 = proc_cpu(proc.pid)
+            cpu0 = process_cpu(proc.pid)
             time.sleep(args.idle)
-            idle_cpu = proc_cpu(proc.pid) - cpu0
+            idle_cpu = process_cpu(proc.pid) - cpu0
 
             watcher = TableClient(sock)
             watcher.subscribe()
             events = watcher.events()
-            samples: list[tuple[int, int]] = [(0, proc_rss_kib(proc.pid))]
+            samples: list[tuple[int, int]] = [(0, process_rss_kib(proc.pid))]
             every = max(1, args.cycles // 10)
-            c0, w0 = proc_cpu(proc.pid), time.perf_counter()
+            c0, w0 = process_cpu(proc.pid), time.perf_counter()
             for n in range(1, args.cycles + 1):
                 client.shuffle()
                 for event in events:
@@ -99,9 +86,9 @@ def main() -> int:
                     if event.type == "fault":
                         raise SystemExit(f"fault during the benchmark: {event.message}")
                 if n % every == 0:
-                    samples.append((n, proc_rss_kib(proc.pid)))
+                    samples.append((n, process_rss_kib(proc.pid)))
             wall = time.perf_counter() - w0
-            busy_cpu = proc_cpu(proc.pid) - c0
+            busy_cpu = process_cpu(proc.pid) - c0
             watcher.close()
             client.close()
         finally:

@@ -34,6 +34,7 @@ if str(ROOT) not in sys.path:
 
 import serial  # noqa: E402
 
+from bench.procstat import process_cpu  # noqa: E402
 from protocol import messages as m  # noqa: E402
 from protocol.connection import BOARD, HOST, Connection  # noqa: E402
 from protocol.events import HelloReceived, LinkUp  # noqa: E402
@@ -206,11 +207,6 @@ def bench_embedded(cycles: int, tiles: int) -> tuple[float, float, float]:
         host.close()
         board.stop()
     return cpu / cycles * 1000, cycles / wall, loops / cycles
-
-
-def process_cpu(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def bench_process(cycles: int, tiles: int) -> tuple[float, float]:

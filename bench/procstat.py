@@ -1,0 +1,20 @@
+"""What the benchmarks read of another process from /proc (Linux): CPU time and memory."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def process_cpu(pid: int) -> float:
+    """User + system CPU seconds of process ``pid``."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def process_rss_kib(pid: int) -> int:
+    """Resident memory of process ``pid`` in KiB (0 if the kernel does not say)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
