@@ -1,9 +1,9 @@
 """The whole table in one process: simulated board on a pty, board link, controller.
 
-``EmbeddedTable`` is what ``mjtable demo``, ``mjtable run --sim``, the cycle
-benchmark and the end-to-end tests use. The controller side is the production
-code unchanged: it opens the pty's path with pyserial exactly as it would open
-/dev/mjtable-board; only the board behind it is simulated.
+``EmbeddedTable`` is what ``mjtable demo`` and the controller tests use;
+``CycleRunner`` drives cycles on any controller (the cycle benchmark's too). The
+controller side is the production code unchanged: it opens the pty's path with
+pyserial exactly as it would open /dev/mjtable-board; only the board is simulated.
 """
 
 from __future__ import annotations

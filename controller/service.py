@@ -201,6 +201,7 @@ class Service:
         self.control: Any = None
         self._stop = threading.Event()
         self._hello_watch: threading.Timer | None = None
+        self.stop_reason = "stopped"
         self._unsubscribe: list[Any] = []
 
     # ----------------------------------------------------------------- start
@@ -420,8 +421,7 @@ class Service:
     def _led_state(self) -> str:
         """The state the LEDs show: a table whose board is not connected is not ready."""
         assert self.controller is not None
-        status = self.controller.status()
-        return status.state if status.link_up else "offline"
+        return self.controller.state if self.controller.link_up else "offline"
 
     def _update_leds(self) -> None:
         if self.leds is not None and self.controller is not None:
@@ -434,11 +434,13 @@ class Service:
     # ----------------------------------------------------------------- stop
 
     def request_stop(self, reason: str) -> None:
-        self._stop_reason = reason
+        """Ask the service to stop (from a signal handler); wait() returns the reason."""
+        self.stop_reason = reason
         self._stop.set()
 
-    def wait(self) -> None:
+    def wait(self) -> str:
         self._stop.wait()
+        return self.stop_reason
 
     def stop(self, reason: str = "stopped") -> None:
         sd_notify("STOPPING=1")
@@ -468,11 +470,9 @@ class Service:
 def run_service(config: Config, sim: SimOptions | None) -> int:
     """Start, serve until SIGTERM or SIGINT, stop. Returns the exit status."""
     service = Service(config, sim=sim)
-    reasons: list[str] = []
 
     def on_signal(signum: int, _frame: object) -> None:
-        reasons.append(signal.Signals(signum).name)
-        service.request_stop(signal.Signals(signum).name)
+        service.request_stop(f"signal {signal.Signals(signum).name}")
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
@@ -483,8 +483,7 @@ def run_service(config: Config, sim: SimOptions | None) -> int:
         service.stop(f"start failed: {exc}")
         return 1
     print(json.dumps({"ready": True, "socket": config.api.socket}), flush=True)
-    service.wait()
-    service.stop(f"signal {reasons[0]}" if reasons else "stopped")
+    service.stop(service.wait())
     return 0
 
 

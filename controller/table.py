@@ -56,6 +56,7 @@ from controller.events import (
 from controller.lifecycle import AT_REST, MOTION_STATES, LifecycleModel, build_machine
 from drivers.board import PortDown, PortUp
 from protocol import events as link_events
+from rules.dealt import Manifest
 from rules.profiles import Profile
 from rules.table import (
     Throw,
@@ -131,7 +132,7 @@ class _Cycle:
     started_ns: int = field(default_factory=time.perf_counter_ns)
     manifest_codes: bytearray = field(default_factory=bytearray)
     manifest_total: int = 0
-    manifest: Any = None
+    manifest: Manifest | None = None
     throws: list[Throw] = field(default_factory=list)
     dice_tag: int = 0
     last_die_ns: int = 0
@@ -225,7 +226,7 @@ class TableController:
         #: board and link events by exact type (every event class is final)
         self._handlers: dict[type, Callable[[Any], None]] = {
             link_events.LinkUp: self._on_link_up,
-            link_events.LinkDown: self._on_link_lost,
+            link_events.LinkDown: self._on_link_down,
             link_events.PeerRebooted: self._on_reboot,
             link_events.ProtocolMismatch: self._on_mismatch,
             PortDown: self._on_port_down,
@@ -248,6 +249,11 @@ class TableController:
     def state(self) -> str:
         return self._model.state
 
+    @property
+    def link_up(self) -> bool:
+        """Whether the board answers (without building a whole status)."""
+        return self._link_up
+
     def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
         with self._lock:
             self._subscribers.append(callback)
@@ -266,7 +272,6 @@ class TableController:
         *,
         on_top: TileSet | None = None,
         bench: TileSet | None = None,
-        cycles_dealt: int | None = None,
     ) -> None:
         """After a restart, from the audit log: the dealt states already published
         (oldest first) answer get_cycle again and the leader rotation continues; where
@@ -275,7 +280,7 @@ class TableController:
         with self._lock:
             for data in published[-self._history_size :]:
                 self._history[str(data.get("cycle_id"))] = data
-            self._cycles_dealt = len(published) if cycles_dealt is None else cycles_dealt
+            self._cycles_dealt = len(published)
             self._restored_session = board_session
             self._on_top, self._bench = on_top, bench
             self._top_known = False  # until the board confirms its session
@@ -431,9 +436,6 @@ class TableController:
         self._port_ok = True
         log.info("port %s open", event.url)
 
-    def _on_link_lost(self, event: Any) -> None:
-        self._on_link_down(event.reason)
-
     # ------------------------------------------------------------ link
 
     def _on_link_up(self, event: Any) -> None:
@@ -465,7 +467,8 @@ class TableController:
         if self.state == "offline":
             self._fire("link_up")
 
-    def _on_link_down(self, reason: str) -> None:
+    def _on_link_down(self, event: Any) -> None:
+        reason = event.reason
         was_up = self._link_up
         self._link_up = False
         if was_up:
@@ -741,7 +744,7 @@ class TableController:
         self._fire("manifest_read")
         self._record(
             "manifest",
-            {"tile_set": cycle.tile_set, "walls": _dump(cycle.manifest)["walls"]},
+            {"tile_set": cycle.tile_set, "walls": cycle.manifest.model_dump(mode="json")["walls"]},
             cycle=cycle.cycle_id,
         )
 
@@ -818,6 +821,7 @@ class TableController:
     def _publish(self, cycle: _Cycle) -> None:
         # Simplified: the single-die round picks player A, who deals.
         leader = dice_leader(self.profile, cycle.throws) or cycle.leader
+        assert cycle.manifest is not None  # read before the walls rose (state reading)
         dealt = deal(
             self.profile,
             cycle.manifest,
@@ -1106,8 +1110,3 @@ class TableController:
         with self._lock:
             self._deadline_gen += 1
         self._deadline.close()
-
-
-def _dump(value: Any) -> Any:
-    dump = getattr(value, "model_dump", None)
-    return dump(mode="json") if dump is not None else value
