@@ -25,8 +25,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from bench.procstat import process_cpu  # noqa: E402
-from controller.embedded import CycleRunner  # noqa: E402
-from controller.table import TableController  # noqa: E402
+from controller.cycle.controller import CycleController  # noqa: E402
+from controller.service.embedded import CycleRunner  # noqa: E402
 from drivers.board import BoardLink  # noqa: E402
 from rules.profiles import load_profile  # noqa: E402
 
@@ -65,7 +65,7 @@ def main() -> int:
     try:
         assert sim.stdout is not None
         path = sim.stdout.readline().strip()
-        controller = TableController(profile)
+        controller = CycleController(profile)
         runner = CycleRunner(controller, everything=False)
         link = BoardLink(path, controller.on_board_event)
         controller.attach(link)

@@ -27,7 +27,7 @@ from mahjong.agari import Agari
 
 from rules import shapes
 from rules.hand import Variant, build_hand
-from tests import rules_handgen as gen
+from tests.support import handgen as gen
 
 # ours: ... E S W N C F B; theirs: ... E S W N haku hatsu chun
 _TO_THEIRS = [*range(27), 27, 28, 29, 30, 33, 32, 31]

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.procstat import process_cpu, process_rss_kib  # noqa: E402
-from controller.client import TableClient  # noqa: E402
+from controller.api.client import ApiClient  # noqa: E402
 
 
 def main() -> int:
@@ -56,7 +56,7 @@ def main() -> int:
             ready = json.loads(proc.stdout.readline())
             startup = time.perf_counter() - t0
             assert ready["ready"]
-            client = TableClient(sock)
+            client = ApiClient(sock)
             while not client.status().link_up:
                 time.sleep(0.01)
             linked = time.perf_counter() - t0
@@ -66,7 +66,7 @@ def main() -> int:
             time.sleep(args.idle)
             idle_cpu = process_cpu(proc.pid) - cpu0
 
-            watcher = TableClient(sock)
+            watcher = ApiClient(sock)
             watcher.subscribe()
             events = watcher.events()
             samples: list[tuple[int, int]] = [(0, process_rss_kib(proc.pid))]

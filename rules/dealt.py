@@ -1,9 +1,9 @@
 """Seats, wall positions, throws, the wall manifest and the dealt state (TABLE.md sections 2, 8).
 
 These pydantic models are the data that crosses the boundary between the table procedures
-(:mod:`rules.table`) and the rest of the project: the controller builds a :class:`Manifest`
+(:mod:`rules.deal`) and the rest of the project: the controller builds a :class:`Manifest`
 from what the board reports and a list of :class:`Throw` from the dice, and publishes the
-:class:`DealtState` that :func:`rules.table.deal` returns. The JSON schema of the dealt state
+:class:`DealtState` that :func:`rules.deal.deal` returns. The JSON schema of the dealt state
 is generated from :class:`DealtState` (see :func:`dealt_state_schema`).
 
 Conventions:
@@ -37,15 +37,15 @@ TILE_PATTERN = r"^([1-9][mps]|[ESWNCFB]|[1-8]f|\?)$"
 Tile = Annotated[str, Field(pattern=TILE_PATTERN)]
 
 
-class TableError(ValueError):
+class DealError(ValueError):
     """Bad input to a table procedure (profile, manifest, throws, seat); the text names it."""
 
 
-class ManifestError(TableError):
+class ManifestError(DealError):
     """A wall manifest that does not fit the profile or is malformed."""
 
 
-class ThrowError(TableError):
+class ThrowError(DealError):
     """A dice throw that is out of range, by the wrong seat, or not expected at all."""
 
 
@@ -55,14 +55,14 @@ def seat_at(index: int) -> Seat:
 
 
 def parse_seat(text: str) -> Seat:
-    """``E``/``S``/``W``/``N`` (case-insensitive, ``O`` accepted for West) or TableError."""
+    """``E``/``S``/``W``/``N`` (case-insensitive, ``O`` accepted for West) or DealError."""
     key = text.strip().upper()
     if key == "O":
         key = "W"
     for seat in SEATS:
         if seat == key:
             return seat
-    raise TableError(f"unknown seat {text!r}: expected E, S, W or N")
+    raise DealError(f"unknown seat {text!r}: expected E, S, W or N")
 
 
 class Pos(BaseModel):
@@ -208,7 +208,7 @@ class ProfileRef(BaseModel):
 class DealtState(BaseModel):
     """The record the controller publishes after a deal (TABLE.md section 8).
 
-    Recomputable: :func:`rules.table.deal` given ``manifest``, ``leader`` and ``throws``
+    Recomputable: :func:`rules.deal.deal` given ``manifest``, ``leader`` and ``throws``
     with the same profile returns an equal record, byte for byte in JSON.
     """
 

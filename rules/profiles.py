@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from rules.dealt import SEATS, Seat, TableError, first_error
+from rules.dealt import SEATS, DealError, Seat, first_error
 
 Height = Annotated[int, Field(ge=1, le=2)]
 Variant = Literal["wenzhou", "sichuan", "wsom", "simplified"]
@@ -28,7 +28,7 @@ BUILTIN_PROFILES: tuple[str, ...] = ("wenzhou", "sichuan", "wsom", "simplified")
 PROFILE_DIR = Path(__file__).resolve().parent / "profiles"
 
 
-class ProfileError(TableError):
+class ProfileError(DealError):
     """A profile that cannot be read or cannot work; the text names the field."""
 
 

@@ -41,6 +41,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from rules.deal import WallExhausted, WallState, draw, replacement, wall_state
 from rules.dealt import SEAT_INDEX, SEATS, UNKNOWN, DealtState, Seat, Tile
 from rules.hand import Hand, HandError, Meld, MeldKind, Variant, WinSource, make_meld
 from rules.profiles import Profile, load_profile
@@ -56,7 +57,6 @@ from rules.scoring import (
 )
 from rules.seating import WenzhouGame, wenzhou_after_hand
 from rules.settle import Payment, net, sichuan_exhaustion, win_payments
-from rules.table import WallExhausted, WallState, draw, replacement, wall_state
 from rules.tiles import is_bonus, sort_key, sorted_tiles, tile_set
 
 

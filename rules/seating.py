@@ -9,7 +9,7 @@
   counts, draws counter-clockwise from the player the second count picks.
 
 Also the ranking engine :func:`rank_by_throws` that orders players by throws with re-throws
-of ties; the Simplified single-die round of :mod:`rules.table` uses it too.
+of ties; the Simplified single-die round of :mod:`rules.deal` uses it too.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rules.dealt import SEAT_INDEX, SEATS, Seat, TableError, ThrowError, seat_at
+from rules.dealt import SEAT_INDEX, SEATS, DealError, Seat, ThrowError, seat_at
 
 P = TypeVar("P", bound=Hashable)
 
@@ -122,7 +122,7 @@ def rank_prefix(
     """As :func:`rank_by_throws`, but throws after the settling one are left alone: the
     ranking says in ``used`` how many it consumed."""
     if len(set(players)) != len(players) or not players:
-        raise TableError("players must be distinct and at least one")
+        raise DealError("players must be distinct and at least one")
     try:
         order, used = _rank(list(players), throws, 0, ties=ties, resolve=resolve)
     except _NeedThrow as need:
@@ -167,13 +167,13 @@ class Seating(BaseModel):
         for seat, who in self.seats.items():
             if who == player:
                 return seat
-        raise TableError(f"unknown player {player!r}")
+        raise DealError(f"unknown player {player!r}")
 
 
 def _four_players(players: Sequence[str]) -> list[str]:
     names = list(players)
     if len(names) != 4 or len(set(names)) != 4:
-        raise TableError(f"four distinct players are needed, got {names!r}")
+        raise DealError(f"four distinct players are needed, got {names!r}")
     return names
 
 
@@ -186,7 +186,7 @@ def wind_draw(players: Sequence[str], winds: Sequence[str]) -> Seating:
     that wind's place; East is the first leader. ``winds`` must be E, S, W, N in some order."""
     names = _four_players(players)
     if sorted(winds, key=lambda w: SEAT_INDEX.get(w, 9)) != list(SEATS):
-        raise TableError(f"winds must be E, S, W, N in some order, got {list(winds)!r}")
+        raise DealError(f"winds must be E, S, W, N in some order, got {list(winds)!r}")
     by_seat: dict[Seat, str] = {
         seat_at(SEAT_INDEX[w]): p for p, w in zip(names, winds, strict=True)
     }
@@ -212,7 +212,7 @@ def wenzhou_after_hand(game: WenzhouGame, winner: Seat | None) -> WenzhouGame:
     the winds are drawn again with :func:`wind_draw`).
     """
     if game.over:
-        raise TableError("the game is over: draw the winds again for a new game")
+        raise DealError("the game is over: draw the winds again for a new game")
     played = game.hands_played + 1
     if winner == game.leader:
         streak = game.streak + 1
@@ -253,7 +253,7 @@ def sichuan_seating(
     his right in the order of their throws, highest first."""
     names = _four_players(players)
     if leader_seat not in SEAT_INDEX:
-        raise TableError(f"unknown seat {leader_seat!r}: expected E, S, W or N")
+        raise DealError(f"unknown seat {leader_seat!r}: expected E, S, W or N")
     values = [(p, _check_dice(d, 2, f"throw {i + 1}")) for i, (p, d) in enumerate(throws)]
     ranking = rank_by_throws(names, values, ties="tied", resolve="all")
     if ranking.order is None:
@@ -283,9 +283,9 @@ def wsom_seating(
     """
     names = _four_players(players)
     if sorted(row, key=lambda w: SEAT_INDEX.get(w, 9)) != list(SEATS):
-        raise TableError(f"row must hold the winds E, S, W, N in some order, got {list(row)!r}")
+        raise DealError(f"row must hold the winds E, S, W, N in some order, got {list(row)!r}")
     if first_thrower not in names:
-        raise TableError(f"unknown player {first_thrower!r}")
+        raise DealError(f"unknown player {first_thrower!r}")
     t1 = _check_dice(first, 2, "first throw")
     t2 = _check_dice(second, 2, "second throw")
     second_thrower = (names.index(first_thrower) + t1 - 1) % 4

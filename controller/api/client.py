@@ -1,0 +1,341 @@
+"""A small Python client for the table's local API (see docs/api.md).
+
+    with ApiClient("/run/mjtable/api.sock") as table:
+        print(table.status().state)
+        result = table.shuffle()
+        for event in table.events():
+            ...
+
+One connection per client object, opened on first use. Not thread-safe: use one
+client per thread. Errors are typed and worded for the person at the terminal:
+:class:`ServiceNotRunning`, :class:`PermissionDenied`, :class:`ServiceTimeout`,
+:class:`ConnectionLost`, :class:`Dropped`, :class:`RequestError`.
+"""
+
+from __future__ import annotations
+
+import collections
+import grp
+import json
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from controller.api.messages import DroppedNotice, parse_event
+from controller.cycle.reports import CommandResult, Event, Status
+from controller.service.config import DEFAULT_SOCKET_PATH
+
+MAX_RESPONSE_BYTES = 16 * 1024 * 1024
+
+
+class ClientError(Exception):
+    """Base of the client's errors; the message is meant for a person."""
+
+
+class ServiceNotRunning(ClientError):
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        super().__init__(
+            f"no mjtable service answers on {path}: is it running? (systemctl status mjtable)"
+        )
+
+
+class PermissionDenied(ClientError):
+    def __init__(self, path: Path, group: str | None) -> None:
+        self.path = path
+        self.group = group
+        who = f"the group {group!r}" if group else "the socket's group"
+        hint = f" (sudo usermod -aG {group} $USER, then log in again)" if group else ""
+        super().__init__(
+            f"permission denied on {path}: only members of {who} may use the table's API{hint}"
+        )
+
+
+class ServiceTimeout(ClientError):
+    pass
+
+
+class ConnectionLost(ClientError):
+    pass
+
+
+class ProtocolError(ClientError):
+    """The service sent something that is not the API's wire format."""
+
+
+class Dropped(ClientError):
+    """The service disconnected this subscriber (it read events too slowly)."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"the mjtable service on {path} disconnected this client: {reason}")
+
+
+class RequestError(ClientError):
+    """The service answered with an error (``code`` is the wire error code)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        self.code = code
+        super().__init__(message)
+
+
+def _group_of(path: Path) -> str | None:
+    for candidate in (path, *path.parents):
+        try:
+            gid = os.stat(candidate).st_gid
+        except PermissionError:
+            continue
+        except OSError:
+            return None
+        try:
+            return grp.getgrgid(gid).gr_name
+        except KeyError:
+            return str(gid)
+    return None
+
+
+class ApiClient:
+    """A connection to the mjtable service's API socket."""
+
+    def __init__(
+        self, path: str | os.PathLike[str] = DEFAULT_SOCKET_PATH, *, timeout: float | None = 10.0
+    ) -> None:
+        self.path = Path(path)
+        self.timeout = timeout
+        self._sock: socket.socket | None = None
+        self._buffer = bytearray()
+        self._events: collections.deque[dict[str, Any]] = collections.deque()
+        self._subscribed = False
+        self._next_id = 0
+
+    # -- connection
+
+    def connect(self) -> None:
+        if self._sock is not None:
+            return
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(str(self.path))
+        except (FileNotFoundError, ConnectionRefusedError, NotADirectoryError):
+            sock.close()
+            raise ServiceNotRunning(self.path) from None
+        except PermissionError:
+            sock.close()
+            raise PermissionDenied(self.path, _group_of(self.path)) from None
+        except TimeoutError:
+            sock.close()
+            raise ServiceTimeout(
+                f"the mjtable service on {self.path} did not accept the connection "
+                f"within {self.timeout} s"
+            ) from None
+        except OSError as exc:
+            sock.close()
+            raise ClientError(f"cannot connect to {self.path}: {exc.strerror or exc}") from None
+        self._sock = sock
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+        self._buffer.clear()
+        self._events.clear()
+        self._subscribed = False
+
+    def __enter__(self) -> ApiClient:
+        self.connect()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- wire
+
+    def _write(self, message: dict[str, Any]) -> None:
+        self.connect()
+        assert self._sock is not None
+        data = json.dumps(message, separators=(",", ":")).encode() + b"\n"
+        try:
+            self._sock.sendall(data)
+        except TimeoutError:
+            raise ServiceTimeout(
+                f"the mjtable service on {self.path} did not take the request "
+                f"within {self.timeout} s"
+            ) from None
+        except OSError as exc:
+            self.close()
+            raise ConnectionLost(
+                f"lost the connection to the mjtable service on {self.path}: {exc.strerror or exc}"
+            ) from None
+
+    def _read_line(self, timeout: float | None) -> dict[str, Any]:
+        assert self._sock is not None
+        while True:
+            newline = self._buffer.find(b"\n")
+            if newline >= 0:
+                line = bytes(self._buffer[:newline])
+                del self._buffer[: newline + 1]
+                if not line.strip():
+                    continue
+                try:
+                    message = json.loads(line)
+                except ValueError:
+                    raise ProtocolError(
+                        f"the service on {self.path} sent a line that is not JSON"
+                    ) from None
+                if not isinstance(message, dict):
+                    raise ProtocolError(f"the service on {self.path} sent a non-object line")
+                return message
+            if len(self._buffer) > MAX_RESPONSE_BYTES:
+                raise ProtocolError(
+                    f"the service on {self.path} sent a line longer than {MAX_RESPONSE_BYTES} bytes"
+                )
+            self._sock.settimeout(timeout)
+            try:
+                data = self._sock.recv(65536)
+            except TimeoutError:
+                raise ServiceTimeout(
+                    f"the mjtable service on {self.path} did not answer within {timeout} s"
+                ) from None
+            except OSError as exc:
+                self.close()
+                raise ConnectionLost(
+                    f"lost the connection to the mjtable service on {self.path}: "
+                    f"{exc.strerror or exc}"
+                ) from None
+            if not data:
+                self.close()
+                raise ConnectionLost(f"the mjtable service on {self.path} closed the connection")
+            self._buffer += data
+
+    def call(self, op: str, **fields: Any) -> Any:
+        """Send one request and return its ``result``; raise RequestError on an error answer.
+
+        Event lines that arrive meanwhile are kept for :meth:`events`.
+        """
+        self._next_id += 1
+        request_id = self._next_id
+        self._write({"id": request_id, "op": op, **fields})
+        while True:
+            message = self._read_line(self.timeout)
+            if "event" in message:
+                self._on_event_line(message)
+                continue
+            if message.get("id") != request_id:
+                if message.get("ok") is False and message.get("id") is None:
+                    error = message.get("error") or {}
+                    raise RequestError(str(error.get("code")), str(error.get("message")))
+                continue  # an answer to an earlier request that timed out
+            if message.get("ok") is True:
+                return message.get("result")
+            error = message.get("error")
+            if not isinstance(error, dict):
+                raise ProtocolError(f"the service on {self.path} sent an error without details")
+            raise RequestError(str(error.get("code")), str(error.get("message")))
+
+    def _on_event_line(self, message: dict[str, Any]) -> None:
+        event = message.get("event")
+        if not isinstance(event, dict):
+            raise ProtocolError(f"the service on {self.path} sent an event that is not an object")
+        if event.get("type") == "dropped":
+            self.close()
+            raise Dropped(self.path, str(event.get("reason")))
+        if self._subscribed:
+            self._events.append(event)
+
+    # -- operations
+
+    def status(self) -> Status:
+        return Status.model_validate(self.call("status"))
+
+    def shuffle(self) -> CommandResult:
+        return CommandResult.model_validate(self.call("shuffle"))
+
+    def deal(self) -> CommandResult:
+        return CommandResult.model_validate(self.call("deal"))
+
+    def stop(self) -> CommandResult:
+        return CommandResult.model_validate(self.call("stop"))
+
+    def throw(self, dice: list[int]) -> CommandResult:
+        """Enter the dice of a throw made by hand (dice.source = dealer)."""
+        return CommandResult.model_validate(self.call("throw", dice=list(dice)))
+
+    def clear_fault(self) -> CommandResult:
+        return CommandResult.model_validate(self.call("clear_fault"))
+
+    def last_dealt(self) -> dict[str, Any] | None:
+        result = self.call("last_dealt")
+        if result is not None and not isinstance(result, dict):
+            raise ProtocolError(
+                f"the service on {self.path} sent a dealt state that is not an object"
+            )
+        return result
+
+    def get_cycle(self, cycle_id: str) -> dict[str, Any] | None:
+        """The dealt state of cycle ``cycle_id``, or None if the table does not know it."""
+        try:
+            result = self.call("get_cycle", cycle=cycle_id)
+        except RequestError as exc:
+            if exc.code == "not_found":
+                return None
+            raise
+        if not isinstance(result, dict):
+            raise ProtocolError(
+                f"the service on {self.path} sent a dealt state that is not an object"
+            )
+        return result
+
+    def subscribe(self) -> Status:
+        """Start receiving events; returns a status snapshot taken after the start."""
+        self._subscribed = True
+        try:
+            result = self.call("subscribe")
+        except BaseException:
+            self._subscribed = False
+            raise
+        return Status.model_validate(result["status"])
+
+    def unsubscribe(self) -> None:
+        self.call("unsubscribe")
+        self._subscribed = False
+        self._events.clear()
+
+    def raw_events(self, idle_timeout: float | None = None) -> Iterator[dict[str, Any]]:
+        """Subscribe now (if not yet) and return an iterator over the events, each the JSON
+        object received.
+
+        The iterator blocks until the next event; ``idle_timeout`` (seconds) raises
+        ServiceTimeout after that long without one. It ends only by an error:
+        Dropped, ConnectionLost.
+        """
+        if not self._subscribed:
+            self.subscribe()
+        return self._iter_raw(idle_timeout)
+
+    def events(self, idle_timeout: float | None = None) -> Iterator[Event]:
+        """Like :meth:`raw_events`, each event validated into its model."""
+        return self._iter_events(self.raw_events(idle_timeout))
+
+    def _iter_raw(self, idle_timeout: float | None) -> Iterator[dict[str, Any]]:
+        while True:
+            while self._events:
+                yield self._events.popleft()
+            if self._sock is None:
+                raise ConnectionLost(f"not connected to the mjtable service on {self.path}")
+            message = self._read_line(idle_timeout)
+            if "event" in message:
+                self._on_event_line(message)
+
+    def _iter_events(self, raw: Iterator[dict[str, Any]]) -> Iterator[Event]:
+        for data in raw:
+            try:
+                event = parse_event(data)
+            except ValueError as exc:
+                raise ProtocolError(
+                    f"the service on {self.path} sent an event this client does not know: {exc}"
+                ) from None
+            assert not isinstance(event, DroppedNotice)
+            yield event

@@ -1,0 +1,305 @@
+"""The local API's messages: requests, responses and event lines, and their JSON schemas.
+
+One request per line, one response per request, and for subscribers a stream of
+``{"event": {...}}`` lines. Every message is a pydantic model below (requests,
+responses) or in controller/cycle/reports.py (events); their JSON schemas are written
+into docs/api/ by :func:`write_schemas` (``python -m controller.api --write DIR``)
+and a test checks the committed files match. See docs/api.md for the wire format.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    TypeAdapter,
+    create_model,
+)
+
+from controller.cycle.reports import CommandResult, Event, Status
+
+if TYPE_CHECKING:
+    pass
+
+
+# --- requests -------------------------------------------------------------------
+
+RequestId = StrictInt | StrictFloat | StrictStr | StrictBool | None
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: RequestId = Field(
+        default=None, description="any JSON scalar; echoed unchanged in the response"
+    )
+
+
+class StatusRequest(_Request):
+    """Ask for a snapshot of the table."""
+
+    op: Literal["status"]
+
+
+class ShuffleRequest(_Request):
+    """Press SHUFFLE: shuffle and build the waiting tile set."""
+
+    op: Literal["shuffle"]
+
+
+class DealRequest(_Request):
+    """Press DEAL: raise the walls, throw the dice and compute the dealt state."""
+
+    op: Literal["deal"]
+
+
+class StopRequest(_Request):
+    """Press STOP: stop all motion."""
+
+    op: Literal["stop"]
+
+
+class ClearFaultRequest(_Request):
+    """Turn the technician key: clear a fault once its cause is dealt with."""
+
+    op: Literal["clear_fault"]
+
+
+class ThrowRequest(_Request):
+    """Enter the dice of a throw made by hand (the configuration's dice.source is dealer),
+    after a ``throw_wanted`` event said who throws and how many dice."""
+
+    op: Literal["throw"]
+    dice: list[Annotated[int, Field(ge=1, le=6)]] = Field(
+        min_length=1, max_length=3, description="the faces shown, 1 to 6 each"
+    )
+
+
+class LastDealtRequest(_Request):
+    """Ask for the last published dealt state (null before the first deal)."""
+
+    op: Literal["last_dealt"]
+
+
+class GetCycleRequest(_Request):
+    """Ask for the dealt state of one cycle by its id."""
+
+    op: Literal["get_cycle"]
+    cycle: str = Field(min_length=1, description="the cycle id, as in events and status")
+
+
+class SubscribeRequest(_Request):
+    """Start receiving events on this connection."""
+
+    op: Literal["subscribe"]
+
+
+class UnsubscribeRequest(_Request):
+    """Stop receiving events on this connection."""
+
+    op: Literal["unsubscribe"]
+
+
+REQUEST_MODELS: dict[str, type[_Request]] = {
+    "status": StatusRequest,
+    "shuffle": ShuffleRequest,
+    "deal": DealRequest,
+    "stop": StopRequest,
+    "clear_fault": ClearFaultRequest,
+    "throw": ThrowRequest,
+    "last_dealt": LastDealtRequest,
+    "get_cycle": GetCycleRequest,
+    "subscribe": SubscribeRequest,
+    "unsubscribe": UnsubscribeRequest,
+}
+OPS: tuple[str, ...] = tuple(REQUEST_MODELS)
+
+Request = Annotated[
+    StatusRequest
+    | ShuffleRequest
+    | DealRequest
+    | StopRequest
+    | ClearFaultRequest
+    | ThrowRequest
+    | LastDealtRequest
+    | GetCycleRequest
+    | SubscribeRequest
+    | UnsubscribeRequest,
+    Field(discriminator="op"),
+]
+
+# --- responses ------------------------------------------------------------------
+
+ErrorCode = Literal[
+    "bad_json", "bad_request", "unknown_op", "line_too_long", "not_found", "busy", "internal"
+]
+
+
+class ErrorDetail(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    code: ErrorCode = Field(description="machine name of the error")
+    message: str = Field(description="what was wrong, in plain words, naming the field")
+
+
+class _Response(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: RequestId = Field(description="the request's id (null if it could not be read)")
+
+
+class StatusResponse(_Response):
+    """Answer to ``status``."""
+
+    ok: Literal[True] = True
+    result: Status
+
+
+class CommandResponse(_Response):
+    """Answer to ``shuffle``, ``deal``, ``stop`` and ``clear_fault``: whether the table took
+    the command (a refused command is still ``ok``: the request itself was fine)."""
+
+    ok: Literal[True] = True
+    result: CommandResult
+
+
+class DealtResponse(_Response):
+    """Answer to ``last_dealt`` and ``get_cycle``: a dealt state (null from ``last_dealt``
+    when nothing was dealt yet)."""
+
+    ok: Literal[True] = True
+    result: dict[str, Any] | None
+
+
+class SubscriptionResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    subscribed: bool
+    status: Status | None = Field(
+        description="on subscribe, a snapshot taken after the subscription started"
+    )
+
+
+class SubscriptionResponse(_Response):
+    """Answer to ``subscribe`` and ``unsubscribe``."""
+
+    ok: Literal[True] = True
+    result: SubscriptionResult
+
+
+class ErrorResponse(_Response):
+    """The request could not be served."""
+
+    ok: Literal[False] = False
+    error: ErrorDetail
+
+
+RESPONSE_MODELS: dict[str, type[_Response]] = {
+    "status": StatusResponse,
+    "command": CommandResponse,
+    "dealt": DealtResponse,
+    "subscription": SubscriptionResponse,
+    "error": ErrorResponse,
+}
+
+# --- events ---------------------------------------------------------------------
+
+
+class DroppedNotice(BaseModel):
+    """The last line a dropped subscriber receives, when it still reads."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: Literal["dropped"] = "dropped"
+    at: str = Field(description="UTC time, ISO 8601")
+    reason: str = Field(description="why the server closes this connection")
+
+
+EVENT_MODELS: tuple[type[BaseModel], ...] = tuple(get_args(get_args(Event)[0]))
+_EVENT_FORM: Any = Event  # an Annotated union, which mypy cannot pass as a type
+_EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(_EVENT_FORM)
+
+
+def _event_type(model: type[BaseModel]) -> str:
+    default = model.model_fields["type"].default
+    assert isinstance(default, str)
+    return default
+
+
+def _event_line_model() -> type[BaseModel]:
+    members: Any = Union[(*EVENT_MODELS, DroppedNotice)]  # built at run time
+    field: Any = Annotated[members, Field(discriminator="type")]
+    return create_model(
+        "EventMessage",
+        __config__=ConfigDict(extra="forbid"),
+        __doc__="One line of the event stream sent to subscribers.",
+        event=(field, ...),
+    )
+
+
+EventMessage: type[BaseModel] = _event_line_model()
+
+
+def parse_event(data: dict[str, Any]) -> Event | DroppedNotice:
+    """Validate the ``event`` object of an event line."""
+    if data.get("type") == "dropped":
+        return DroppedNotice.model_validate(data)
+    event: Event = _EVENT_ADAPTER.validate_python(data)
+    return event
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+# --- schemas --------------------------------------------------------------------
+
+
+def api_schemas() -> dict[str, dict[str, Any]]:
+    """Every message's JSON schema, by file name under docs/api/."""
+    out: dict[str, dict[str, Any]] = {}
+    request_form: Any = Request
+    request_schema = TypeAdapter(request_form).json_schema()
+    request_schema["title"] = "Request"
+    request_schema["description"] = "One line sent by a client: a request, selected by op."
+    out["request.json"] = request_schema
+    for op, model in REQUEST_MODELS.items():
+        out[f"request-{op}.json"] = model.model_json_schema()
+    for name, response in RESPONSE_MODELS.items():
+        out[f"response-{name}.json"] = response.model_json_schema(mode="serialization")
+    out["event.json"] = EventMessage.model_json_schema(mode="serialization")
+    event_models: tuple[type[BaseModel], ...] = (*EVENT_MODELS, DroppedNotice)
+    for event in event_models:
+        out[f"event-{_event_type(event)}.json"] = event.model_json_schema(mode="serialization")
+    return out
+
+
+def schema_text(schema: dict[str, Any]) -> str:
+    return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def write_schemas(directory: str | os.PathLike[str]) -> list[Path]:
+    """Write every schema into ``directory``; remove stale ``*.json`` files there."""
+    target = Path(directory)
+    target.mkdir(parents=True, exist_ok=True)
+    schemas = api_schemas()
+    for old in target.glob("*.json"):
+        if old.name not in schemas:
+            old.unlink()
+    written = []
+    for name, schema in schemas.items():
+        path = target / name
+        path.write_text(schema_text(schema), encoding="utf-8")
+        written.append(path)
+    return written

@@ -1,0 +1,286 @@
+"""`mjtable status`, `watch`, `shuffle`, `stop`, `clear-fault`: the running service, from a shell.
+
+Each talks to the service's API socket (``--socket PATH``, or the socket named by
+``--config FILE``). Exit status: 0 done, 1 the table refused the command,
+3 the service could not be reached or broke the connection.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from controller.cycle.reports import CommandResult, Status
+
+# The same default as controller.service.config.DEFAULT_SOCKET_PATH (kept here so that
+# building the parser does not import pydantic; a test checks they agree).
+DEFAULT_SOCKET = "/run/mjtable/api.sock"
+
+EXIT_REFUSED = 1
+EXIT_UNREACHABLE = 3
+
+
+def _add_target(parser: argparse.ArgumentParser) -> None:
+    target = parser.add_mutually_exclusive_group()
+    target.add_argument(
+        "--socket",
+        metavar="PATH",
+        help=f"the service's API socket (default: {DEFAULT_SOCKET})",
+    )
+    target.add_argument(
+        "--config", metavar="FILE", help="take the socket path from this configuration file"
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    status = subparsers.add_parser(
+        "status", help="show the running table's state", description="Show the table's state."
+    )
+    _add_target(status)
+    status.set_defaults(func=_status)
+
+    watch = subparsers.add_parser(
+        "watch",
+        help="print the table's events as they happen",
+        description="Print the table's events, one per line, until interrupted (Ctrl-C).",
+    )
+    _add_target(watch)
+    watch.set_defaults(func=_watch)
+
+    for name, action, text in (
+        ("shuffle", "shuffle", "shuffle and build the waiting tile set"),
+        ("stop", "stop", "stop all motion"),
+        ("clear-fault", "clear_fault", "clear a fault once its cause is dealt with"),
+    ):
+        parser = subparsers.add_parser(
+            name,
+            help=f"{text} (on the running service)",
+            description=f"Ask the running service to {text}. Exit 1 if the table refuses.",
+        )
+        _add_target(parser)
+        parser.set_defaults(func=_command, action=action)
+
+    throw = subparsers.add_parser(
+        "throw",
+        help="enter the dice of a throw made by hand (on the running service)",
+        description="Enter the dice the dealer threw by hand, when the service's dice.source "
+        "is dealer and it waits for a throw (a throw_wanted event). Exit 1 if refused.",
+    )
+    throw.add_argument("dice", metavar="A+B", help="the faces, e.g. 3+4, or 5 for one die")
+    _add_target(throw)
+    throw.set_defaults(func=_throw)
+
+
+def _throw(args: argparse.Namespace) -> int:
+    from controller.api.client import ApiClient, ClientError
+    from controller.cli import UsageError
+
+    try:
+        dice = [int(part) for part in args.dice.split("+")]
+    except ValueError:
+        raise UsageError(
+            f"throw: {args.dice!r} is not dice (write 3+4, or 5 for one die)"
+        ) from None
+    try:
+        with ApiClient(socket_path(args)) as client:
+            result = client.throw(dice)
+    except ClientError as exc:
+        return _fail("throw", exc)
+    if args.json:
+        print(result.model_dump_json())
+    else:
+        print(format_result(result))
+    return 0 if result.accepted else EXIT_REFUSED
+
+
+def socket_path(args: argparse.Namespace) -> str:
+    """The socket chosen on the command line: --socket, --config, or the default."""
+    if getattr(args, "socket", None):
+        return str(args.socket)
+    config_file = getattr(args, "config", None)
+    if config_file:
+        from controller.cli import UsageError
+        from controller.service.config import ConfigError, load_config
+
+        try:
+            return load_config(config_file).api.socket
+        except ConfigError as exc:
+            raise UsageError(f"{config_file}: {exc}") from None
+    return DEFAULT_SOCKET
+
+
+def _fail(command: str, exc: Exception) -> int:
+    print(f"mjtable {command}: {exc}", file=sys.stderr)
+    return EXIT_UNREACHABLE
+
+
+# -- status
+
+
+def _status(args: argparse.Namespace) -> int:
+    from controller.api.client import ApiClient, ClientError
+
+    try:
+        with ApiClient(socket_path(args)) as client:
+            status = client.status()
+    except ClientError as exc:
+        return _fail("status", exc)
+    if args.json:
+        print(status.model_dump_json(indent=2))
+    else:
+        print(format_status(status))
+    return 0
+
+
+def _board_text(status: Status) -> str:
+    if not status.link_up:
+        return "link down"
+    board = status.board or {}
+    parts = [f"{key} {board[key]}" for key in ("firmware", "serial") if key in board]
+    return "link up" + (": " + ", ".join(parts) if parts else "")
+
+
+def format_status(status: Status) -> str:
+    """The readable form printed by `mjtable status`."""
+    sets = []
+    if status.tile_set_on_top:
+        sets.append(f"{status.tile_set_on_top} on top")
+    if status.tile_set_waiting:
+        sets.append(f"{status.tile_set_waiting} waiting")
+    if status.fault is None:
+        fault = "none"
+    else:
+        f = status.fault
+        fault = f"{f.code} from {f.source}: {f.message}; check: {f.advice}"
+    dealt = f"{status.cycles_dealt} cycles"
+    if status.last_cycle:
+        dealt += f", last {status.last_cycle}"
+    rows = [
+        ("table", status.table),
+        ("state", status.state),
+        ("cycle", status.cycle or "-"),
+        ("variant", status.variant),
+        ("tile sets", ", ".join(sets) or "-"),
+        ("board", _board_text(status)),
+        ("fault", fault),
+        ("dealt", dealt),
+        ("allowed", ", ".join(status.allowed) or "nothing"),
+    ]
+    return "\n".join(f"{key:<10} {value}" for key, value in rows)
+
+
+# -- commands
+
+
+def format_result(result: CommandResult) -> str:
+    verdict = "accepted" if result.accepted else "refused"
+    where = f"state {result.state}"
+    if result.cycle:
+        where += f", cycle {result.cycle}"
+    return f"{result.action} {verdict}: {result.message} ({where})"
+
+
+def _run_command(command: str, action: str, path: str, json_output: bool) -> int:
+    from controller.api.client import ApiClient, ClientError
+
+    try:
+        with ApiClient(path) as client:
+            result = {
+                "shuffle": client.shuffle,
+                "deal": client.deal,
+                "stop": client.stop,
+                "clear_fault": client.clear_fault,
+            }[action]()
+    except ClientError as exc:
+        return _fail(command, exc)
+    if json_output:
+        print(result.model_dump_json())
+    else:
+        print(format_result(result))
+    return 0 if result.accepted else EXIT_REFUSED
+
+
+def _command(args: argparse.Namespace) -> int:
+    return _run_command(args.command, args.action, socket_path(args), args.json)
+
+
+def deal_via_service(socket_path: str, json_output: bool) -> int:
+    """`mjtable deal --socket PATH`: press DEAL on the running service; print the result.
+
+    Returns the exit status: 0 accepted, 1 refused, 3 unreachable.
+    """
+    return _run_command("deal", "deal", socket_path, json_output)
+
+
+# -- watch
+
+
+def _dice(value: Any) -> str:
+    if isinstance(value, list) and all(isinstance(d, int) for d in value):
+        return "+".join(str(d) for d in value) + f" = {sum(value)}"
+    return str(value)
+
+
+def format_event(event: dict[str, Any]) -> str:
+    """One readable line for an event as received on the wire."""
+    kind = str(event.get("type", "?"))
+    g = event.get
+    if kind == "phase":
+        text = f"{g('previous')} -> {g('state')}"
+    elif kind == "progress":
+        text = f"{g('phase')} {g('percent')}%" + (f" {g('detail')}" if g("detail") else "")
+    elif kind == "fault":
+        where = f" during {g('phase')}" if g("phase") else ""
+        text = f"{g('code')} from {g('source')}{where}: {g('message')}; check: {g('advice')}"
+    elif kind == "fault_cleared":
+        text = f"fault cleared; state {g('state')}"
+    elif kind == "throw":
+        text = f"{g('by')} threw {_dice(g('dice'))} for {g('purpose')} ({g('source')})"
+    elif kind == "throw_wanted":
+        dice = "one die" if g("count") == 1 else f"{g('count')} dice"
+        text = f"waiting for {g('by')} to throw {dice} for {g('purpose')}: mjtable throw A+B"
+    elif kind == "dealt":
+        dealt = g("dealt")
+        keys = ", ".join(sorted(dealt)) if isinstance(dealt, dict) else ""
+        text = f"dealt state published ({keys})" if keys else "dealt state published"
+    elif kind == "link":
+        text = f"board link {'up' if g('up') else 'down'}: {g('reason')}"
+    elif kind == "button":
+        verdict = "accepted" if g("accepted") else "refused"
+        text = f"{g('action')} from {g('source')} {verdict}: {g('reason')}"
+    elif kind == "dropped":
+        text = f"the service dropped this client: {g('reason')}"
+    else:
+        rest = {k: v for k, v in event.items() if k not in ("type", "at", "cycle")}
+        text = json.dumps(rest, separators=(",", ":"), sort_keys=True)
+    return f"{g('at', '-')}  {g('cycle') or '-':<10} {kind:<13} {text}"
+
+
+def _watch(args: argparse.Namespace) -> int:
+    from controller.api.client import ApiClient, ClientError
+
+    path = socket_path(args)
+    try:
+        with ApiClient(path) as client:
+            snapshot = client.subscribe()
+            if not args.json:
+                print(
+                    f"watching {path}: table {snapshot.table}, state {snapshot.state} "
+                    "(Ctrl-C to stop)",
+                    flush=True,
+                )
+            for event in client.raw_events():
+                if args.json:
+                    line = json.dumps({"event": event}, separators=(",", ":"))
+                else:
+                    line = format_event(event)
+                print(line, flush=True)
+    except KeyboardInterrupt:
+        return 0
+    except ClientError as exc:
+        return _fail("watch", exc)
+    return 0

@@ -1,0 +1,79 @@
+"""`mjtable config check FILE`: validate a service configuration without starting anything.
+
+Exit status: 0 the file is valid (warnings about this machine may follow),
+1 it is not (every problem printed, one per line, naming the key).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    config = subparsers.add_parser(
+        "config",
+        help="check the service configuration",
+        description="Work with the service configuration (see docs/config.md).",
+    )
+    actions = config.add_subparsers(dest="config_action", metavar="ACTION")
+    actions.required = True
+    check = actions.add_parser(
+        "check",
+        help="validate a configuration file without starting the service",
+        description=(
+            "Validate FILE: exit 0 when the service could start with it, "
+            "1 with every problem listed otherwise."
+        ),
+    )
+    check.add_argument("file", metavar="FILE", help="the configuration file, e.g. config.toml")
+    check.set_defaults(func=_check)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from controller.service.config import ConfigError, check_environment, load_config
+
+    try:
+        config = load_config(args.file)
+    except ConfigError as exc:
+        for problem in exc.problems:
+            print(f"{args.file}: {problem}", file=sys.stderr)
+        count = len(exc.problems)
+        print(
+            f"{args.file}: not valid ({count} problem{'s' if count != 1 else ''})",
+            file=sys.stderr,
+        )
+        return 1
+
+    board = "none (only `mjtable run --sim`)"
+    if config.board is not None:
+        board = f"{config.board.port} at {config.board.baud} baud"
+    panel = "none"
+    if config.panel is not None:
+        p = config.panel
+        panel = f"USB {p.vendor_id:04x}:{p.product_id:04x}"
+        if p.serial:
+            panel += f" serial {p.serial}"
+        panel += f", debounce {p.debounce_ms} ms"
+        panel += "" if p.enabled else " (disabled)"
+    api = f"{config.api.socket} (mode {config.api.mode:#o}"
+    api += f", group {config.api.group})" if config.api.group else ")"
+    deadlines = ", ".join(f"{k} {v:g} s" for k, v in config.deadlines.model_dump().items())
+    rows = [
+        ("table", f"{config.table.number} ({config.table.display_name})"),
+        ("board", board),
+        ("panel", panel),
+        ("rules", config.rules.profile),
+        ("dice", config.dice.source),
+        ("deadlines", deadlines),
+        ("api", api),
+        ("audit", f"{config.audit.path} (rotate at {config.audit.rotate_bytes} bytes)"),
+        ("logging", config.logging.level),
+        ("sha256", config.sha256 or "-"),
+    ]
+    print(f"{args.file}: valid")
+    for key, value in rows:
+        print(f"  {key:<10} {value}")
+    for warning in check_environment(config):
+        print(f"warning: {warning}", file=sys.stderr)
+    return 0

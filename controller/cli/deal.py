@@ -1,0 +1,193 @@
+"""`mjtable deal`: the dealt state for a manifest and dice throws, computed without hardware.
+
+    mjtable deal --variant V --leader SEAT --throws A+B[,C+D...] --manifest FILE [--json]
+    mjtable deal --variant V --random [--seed N] [--leader SEAT] [--json]
+    mjtable deal --schema
+    mjtable deal --socket PATH [--json]       (press DEAL on the running service)
+
+Throws are written without their thrower: groups separated by commas, the dice of one throw
+joined by ``+``, a single die alone. The thrower of each group follows from the profile's
+dice procedure. Simplified takes either player A's deciding die and his two dice
+(``--leader S --throws 5,3+4``) or the whole single-die round in the order E, S, W, N with
+its re-throws (``--throws 5,5,3,1,2,6,3+4``: E and S tie on 5, re-throw 2 and 6, S is
+player A and throws 3+4); ``--leader`` may then be left out.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from controller.cli import UsageError
+from controller.cli.picture import render_text
+
+if TYPE_CHECKING:
+    from rules.dealt import DealtState, Manifest, Seat, Throw
+    from rules.profiles import Profile
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "deal",
+        help="compute a dealt state from a wall manifest and dice throws (no hardware)",
+        description=(
+            "Compute where the wall is broken and which tiles each seat receives, from a "
+            "wall manifest and the dice. Prints a picture of the table, or the dealt state "
+            "as JSON."
+        ),
+    )
+    parser.add_argument(
+        "--variant",
+        metavar="V",
+        help="wenzhou, sichuan, wsom, simplified, or the path of a profile .toml",
+    )
+    parser.add_argument("--leader", metavar="SEAT", help="the leader's seat: E, S, W or N")
+    parser.add_argument(
+        "--throws",
+        metavar="A+B[,C+D...]",
+        help="the throws in order, e.g. 3+4,5+6; a single die alone (simplified: 5,3+4)",
+    )
+    parser.add_argument(
+        "--manifest",
+        metavar="FILE",
+        help='JSON {"walls": {"E": [[top, bottom], ...], "S": ..., "W": ..., "N": ...}}',
+    )
+    parser.add_argument(
+        "--random", action="store_true", help="make a shuffled manifest and throw the dice"
+    )
+    parser.add_argument("--seed", metavar="N", help="seed for --random (default: a fresh one)")
+    parser.add_argument("--tile-set", metavar="A|B", default="A", help="tile set dealt (A)")
+    parser.add_argument("--cycle-id", metavar="ID", default="", help="cycle id to record")
+    parser.add_argument("--json", action="store_true", help="print the dealt state as JSON")
+    parser.add_argument(
+        "--schema", action="store_true", help="print the JSON schema of the dealt state"
+    )
+    parser.add_argument("--glyphs", action="store_true", help="draw tiles as mahjong glyphs")
+    parser.add_argument(
+        "--socket",
+        metavar="PATH",
+        help="instead: press DEAL on the service listening on PATH and print its answer",
+    )
+    parser.set_defaults(func=run)
+
+
+def parse_throws(text: str) -> list[list[int]]:
+    """``3+4,5+6`` -> [[3, 4], [5, 6]]; UsageError naming the bad group."""
+    groups: list[list[int]] = []
+    for number, group in enumerate(text.split(","), start=1):
+        parts = group.strip().split("+")
+        try:
+            dice = [int(part) for part in parts]
+        except ValueError:
+            raise UsageError(
+                f"--throws: throw {number} {group.strip()!r} is not dice "
+                "(write A+B, a single die alone, throws separated by commas)"
+            ) from None
+        groups.append(dice)
+    return groups
+
+
+def run(args: argparse.Namespace) -> int:
+    from rules.dealt import DealError, dealt_state_schema
+
+    if args.schema:
+        print(dealt_state_schema(), end="")
+        return 0
+    if args.socket:
+        pure = ("variant", "leader", "throws", "manifest", "random", "seed", "glyphs")
+        given = [f"--{name}" for name in pure if getattr(args, name)]
+        if given:
+            raise UsageError(
+                f"--socket asks the running service to deal; {', '.join(given)} "
+                "belong to the computation without hardware"
+            )
+        from controller.cli.client import deal_via_service
+
+        return deal_via_service(args.socket, args.json)
+    if not args.variant:
+        raise UsageError("--variant is required (wenzhou, sichuan, wsom, simplified or a .toml)")
+    try:
+        state = _compute(args)
+    except DealError as exc:
+        raise UsageError(str(exc)) from None
+    if args.json:
+        print(state.to_json())
+    else:
+        print(render_text(state, glyphs=args.glyphs))
+    return 0
+
+
+def _compute(args: argparse.Namespace) -> DealtState:
+    from rules.deal import deal, dice_leader, throws_from_dice
+    from rules.dealt import parse_seat
+    from rules.profiles import load_profile
+
+    profile = load_profile(args.variant)
+    if args.tile_set not in ("A", "B"):
+        raise UsageError(f"--tile-set: {args.tile_set!r} is not A or B")
+    leader: Seat | None = parse_seat(args.leader) if args.leader else None
+    if args.random:
+        if args.manifest or args.throws:
+            raise UsageError(
+                "--random makes its own manifest and throws: leave out --manifest and --throws"
+            )
+        manifest, leader, throws = _random_inputs(profile, leader, args.seed)
+    else:
+        if args.seed is not None:
+            raise UsageError("--seed goes with --random")
+        if not args.manifest or not args.throws:
+            raise UsageError("give --manifest FILE and --throws A+B[,C+D...], or --random")
+        manifest = _read_manifest(args.manifest)
+        throws = throws_from_dice(profile, leader, parse_throws(args.throws))
+        if leader is None:
+            leader = dice_leader(profile, throws)
+            if leader is None:
+                raise UsageError("--leader is required")
+    return deal(profile, manifest, leader, throws, cycle_id=args.cycle_id, tile_set=args.tile_set)
+
+
+def _read_manifest(path: str) -> Manifest:
+    from rules.dealt import Manifest
+
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise UsageError(f"--manifest: cannot read {path}: {exc.strerror or exc}") from None
+    return Manifest.from_json(data)
+
+
+def _random_inputs(
+    profile: Profile, leader: Seat | None, seed_text: str | None
+) -> tuple[Manifest, Seat, list[Throw]]:
+    import random
+    import secrets
+    import sys
+
+    from rules.deal import dice_leader, manifest_from_ring, next_throw
+    from rules.dealt import Throw
+    from rules.tiles import tile_list
+
+    if profile.dice.procedure == "single_die_round" and leader is not None:
+        raise UsageError(
+            f"--leader: in {profile.name} the single-die round picks the leader; leave it out"
+        )
+    if seed_text is None:
+        seed = secrets.randbelow(2**31)
+        print(f"mjtable deal: seed {seed}", file=sys.stderr)
+    else:
+        try:
+            seed = int(seed_text)
+        except ValueError:
+            raise UsageError(f"--seed: {seed_text!r} is not an integer") from None
+    rng = random.Random(seed)
+    tiles = tile_list(int(profile.tile_set))
+    rng.shuffle(tiles)
+    manifest = manifest_from_ring(profile, tiles)
+    start: Seat = leader or "E"
+    throws: list[Throw] = []
+    while (req := next_throw(profile, start, throws)) is not None:
+        dice = [rng.randint(1, profile.dice.faces) for _ in range(req.count)]
+        throws.append(Throw(by=req.by, dice=dice))
+    chosen = dice_leader(profile, throws) or start
+    return manifest, chosen, throws

@@ -1,0 +1,202 @@
+"""`mjtable demo`: complete deal cycles on the embedded simulated table.
+
+The simulator is started on a pseudo-terminal, the controller opens that path
+with pyserial as it would open the real board, and each cycle runs SHUFFLE,
+BUILD, READ_MANIFEST, LIFT, the dice and the deal. Progress goes to stderr;
+the picture (or, with --json, one dealt state per line) goes to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from controller.service.embedded import EmbeddedTable
+
+VARIANTS = ("wenzhou", "sichuan", "wsom", "simplified")
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "demo",
+        help="deal complete cycles on the embedded simulated table",
+        description="Start the simulated board on a pty, connect to it through pyserial, "
+        "run complete deal cycles and show the table.",
+    )
+    parser.add_argument("--variant", default="wenzhou", help="rule set: " + ", ".join(VARIANTS))
+    parser.add_argument("--cycles", type=int, default=1, help="how many deals (default 1)")
+    parser.add_argument(
+        "--speed",
+        type=float,
+        default=0.02,
+        help="simulated time scale: 1 = real table, 0 = as fast as possible (default 0.02)",
+    )
+    parser.add_argument("--seed", type=int, default=None, help="seed the board for a replay")
+    parser.add_argument("--json", action="store_true", help="one dealt state per line, no picture")
+    parser.add_argument(
+        "--fault", action="append", default=[], metavar="SPEC", help="inject a board fault"
+    )
+    parser.add_argument(
+        "--dice",
+        choices=("board", "controller"),
+        default="board",
+        help="who throws: the board's dice unit, or the controller (shown with DISPLAY_DICE)",
+    )
+    parser.add_argument("--glyphs", action="store_true", help="draw tiles as mahjong glyphs")
+    parser.set_defaults(func=run)
+
+
+class ProgressPrinter:
+    """Phase and percent, on one updating line on a terminal, or one line per phase."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.phase = ""
+        self.marks: list[int] = []
+
+    def __call__(self, event: Any) -> None:
+        kind = event.type
+        if kind == "progress":
+            if event.phase.lower() != self.phase:
+                self._end_line()
+                self.phase = event.phase.lower()
+                self.marks = []
+            self.marks.append(event.percent)
+            if self.tty:
+                bar = "#" * (event.percent // 5)
+                self.stream.write(f"\r  {self.phase:<10} [{bar:<20}] {event.percent:3d}%")
+                self.stream.flush()
+        elif kind == "phase":
+            self._end_line()
+            self.stream.write(f"  · {event.state}\n")
+        elif kind == "throw":
+            self._end_line()
+            dice = "+".join(str(d) for d in event.dice)
+            self.stream.write(f"  · {event.by} throws {dice} ({event.purpose})\n")
+        elif kind == "fault":
+            self._end_line()
+            self.stream.write(f"  ! FAULT {event.code}: {event.message}\n")
+            self.stream.write(f"    check: {event.advice}\n")
+        self.stream.flush()
+
+    def _end_line(self) -> None:
+        if not self.phase:
+            return
+        if self.tty:
+            self.stream.write("\n")
+        else:
+            shown = " ".join(f"{p}%" for p in self.marks)
+            self.stream.write(f"  {self.phase:<10} {shown}\n")
+        self.phase = ""
+        self.marks = []
+
+
+def run(args: argparse.Namespace) -> int:
+    from controller.cli import UsageError
+
+    if args.variant not in VARIANTS:
+        raise UsageError(f"unknown variant {args.variant!r}: expected one of {', '.join(VARIANTS)}")
+    if args.cycles < 1:
+        raise UsageError(f"--cycles must be at least 1, got {args.cycles}")
+    if args.speed < 0:
+        raise UsageError(f"--speed must be 0 or more, got {args.speed}")
+
+    from controller.service.embedded import CycleTimeout, EmbeddedTable
+    from simulator.config import SimConfigError
+    from simulator.faults import FaultSpecError, parse_fault
+
+    for spec in args.fault:
+        try:
+            parse_fault(spec)
+        except FaultSpecError as exc:
+            raise UsageError(str(exc)) from None
+
+    err = sys.stderr
+    try:
+        table = EmbeddedTable(
+            args.variant,
+            seed=args.seed,
+            speed=args.speed,
+            faults=args.fault,
+            dice_source=args.dice,
+        )
+    except SimConfigError as exc:
+        raise UsageError(f"the simulated board refuses the options: {exc}") from None
+    # Everything the table started is stopped on every way out; a failure is one line.
+    try:
+        try:
+            table.start()
+        except CycleTimeout as exc:
+            err.write(
+                f"mjtable demo: the simulated board did not answer: {exc}; "
+                "check the --fault specs: a cut line or heavy noise keeps it from answering\n"
+            )
+            return 1
+        except OSError as exc:
+            err.write(
+                f"mjtable demo: cannot start the simulated board: {exc}; "
+                "check that this system can open a pseudo-terminal (/dev/ptmx)\n"
+            )
+            return 1
+        return _deal(table, args, err)
+    finally:
+        table.stop()
+
+
+def _deal(table: EmbeddedTable, args: argparse.Namespace, err: TextIO) -> int:
+    """Run the cycles on a started table: 0 when all were dealt, 1 (one line said) if not."""
+    from controller.cli.picture import render_text
+    from controller.service.embedded import CycleFault, CycleRefused, CycleTimeout
+    from rules.dealt import DealtState
+
+    progress = ProgressPrinter(err)
+    started = time.monotonic()
+    status = table.controller.status()
+    board = status.board or {}
+    err.write(
+        f"mjtable demo: {args.variant} on the simulated board at {table.path} "
+        f"(firmware {board.get('firmware')}, serial {board.get('serial')}, "
+        f"seed {board.get('seed')})\n"
+    )
+    for number in range(1, args.cycles + 1):
+        err.write(f"cycle {number}/{args.cycles}\n")
+        try:
+            dealt = table.run_cycle(on_event=progress)
+        except CycleFault as exc:
+            progress._end_line()
+            err.write(f"mjtable demo: cycle {number} ended in a fault: {exc}\n")
+            return 1
+        except CycleRefused as exc:
+            progress._end_line()
+            err.write(
+                f"mjtable demo: cycle {number} could not start: {exc}; "
+                "check the --fault specs (the simulated board's line or state)\n"
+            )
+            return 1
+        except CycleTimeout as exc:
+            progress._end_line()
+            err.write(
+                f"mjtable demo: cycle {number} did not finish: {exc}; "
+                "check --speed (1 is a real table's pace) and the --fault specs\n"
+            )
+            return 1
+        progress._end_line()
+        state = DealtState.model_validate(dealt)
+        if args.json:
+            sys.stdout.write(json.dumps(dealt, separators=(",", ":")) + "\n")
+        else:
+            sys.stdout.write(render_text(state, glyphs=args.glyphs) + "\n\n")
+        sys.stdout.flush()
+    elapsed = time.monotonic() - started
+    stats = table.link.stats() if table.link else {}
+    err.write(
+        f"mjtable demo: {args.cycles} cycle(s) dealt in {elapsed:.2f} s; link: "
+        f"{stats.get('bytes_out', 0)} bytes out, {stats.get('bytes_in', 0)} bytes in, "
+        f"{stats.get('retransmits', 0)} retransmissions\n"
+    )
+    return 0

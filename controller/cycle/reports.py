@@ -1,0 +1,178 @@
+"""What the controller tells the world: events, status and command results.
+
+These pydantic models are the contract between the table controller and its
+readers (the local API, the audit log, the demo's picture). Their JSON schemas
+are generated into docs/api/ from these classes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Seat = Literal["E", "S", "W", "N"]
+Action = Literal["shuffle", "deal", "stop", "clear_fault"]
+#: Everything a CommandResult can answer: the four buttons, and dice entered by the dealer.
+Command = Literal["shuffle", "deal", "stop", "clear_fault", "throw"]
+Source = Literal["panel", "board", "api", "cli", "controller"]
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, json_schema_serialization_defaults_required=True
+    )
+
+    at: str = Field(description="UTC time of the event, ISO 8601")
+    cycle: str | None = Field(default=None, description="the deal cycle this event belongs to")
+
+
+class PhaseEvent(_Event):
+    """The table's lifecycle moved from one state to another."""
+
+    type: Literal["phase"] = "phase"
+    state: str
+    previous: str
+
+
+class ProgressEvent(_Event):
+    """The board reports progress of a long phase (shuffle, build, lift, dice)."""
+
+    type: Literal["progress"] = "progress"
+    phase: str
+    percent: int = Field(ge=0, le=100)
+    detail: str | None = None
+
+
+class FaultEvent(_Event):
+    """Something went wrong; motion is stopped and no dealt state is published for the cycle."""
+
+    type: Literal["fault"] = "fault"
+    code: str = Field(description="machine name of the fault, e.g. SORT_TIMEOUT, DEADLINE")
+    source: Literal["board", "deadline", "link", "reboot", "controller"]
+    message: str = Field(description="what happened, in plain words")
+    advice: str = Field(description="what the technician should check")
+    phase: str | None = None
+
+
+class FaultClearedEvent(_Event):
+    type: Literal["fault_cleared"] = "fault_cleared"
+    state: str
+
+
+class ThrowEvent(_Event):
+    """One throw of the dice, with who threw it and what it was for."""
+
+    type: Literal["throw"] = "throw"
+    by: Seat
+    dice: list[int]
+    purpose: str
+    source: Literal["board", "controller", "dealer"]
+
+
+class ThrowWantedEvent(_Event):
+    """The rule set asks for a throw the dealer makes by hand (``dice.source = "dealer"``):
+    who throws, how many dice, what for. Answer with the ``throw`` request."""
+
+    type: Literal["throw_wanted"] = "throw_wanted"
+    by: Seat
+    count: int = Field(ge=1, le=3)
+    purpose: str
+
+
+class DealtEvent(_Event):
+    """A cycle completed cleanly: its dealt state, as published to the rules layer."""
+
+    type: Literal["dealt"] = "dealt"
+    dealt: dict[str, Any]
+
+
+class LinkEvent(_Event):
+    """The serial link to the board came up or went down."""
+
+    type: Literal["link"] = "link"
+    up: bool
+    reason: str
+    board: dict[str, Any] | None = None
+
+
+class ButtonEvent(_Event):
+    """A dealer or technician pressed a button (panel, board or API)."""
+
+    type: Literal["button"] = "button"
+    action: Action
+    source: Source
+    accepted: bool
+    reason: str
+
+
+Event = Annotated[
+    PhaseEvent
+    | ProgressEvent
+    | FaultEvent
+    | FaultClearedEvent
+    | ThrowEvent
+    | ThrowWantedEvent
+    | DealtEvent
+    | LinkEvent
+    | ButtonEvent,
+    Field(discriminator="type"),
+]
+
+
+class Status(BaseModel):
+    """A snapshot of the table for `status` requests and `mjtable status`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    state: str
+    cycle: str | None
+    variant: str
+    table: str
+    tile_set_on_top: Literal["A", "B"] | None
+    tile_set_waiting: Literal["A", "B"] | None
+    link_up: bool
+    board: dict[str, Any] | None = Field(
+        default=None, description="the board's HELLO: firmware, serial, capabilities"
+    )
+    fault: FaultEvent | None = None
+    last_cycle: str | None = None
+    cycles_dealt: int = 0
+    allowed: list[Action] = Field(description="actions that make sense in this state")
+
+
+class CommandResult(BaseModel):
+    """The answer to shuffle / deal / stop / clear_fault."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: Command
+    accepted: bool
+    message: str
+    state: str
+    cycle: str | None = None
+
+
+class ApiBackend(Protocol):
+    """What the local API (and the panel, and the CLI) need from the table controller.
+
+    Every method is safe to call from any thread.
+    """
+
+    def status(self) -> Status: ...
+
+    def request(self, action: Action, source: Source) -> CommandResult: ...
+
+    def enter_dice(self, dice: list[int], source: Source) -> CommandResult:
+        """The dice of a throw made by hand, when the table waits for one (throw_wanted)."""
+        ...
+
+    def last_dealt(self) -> dict[str, Any] | None: ...
+
+    def get_cycle(self, cycle_id: str) -> dict[str, Any] | None: ...
+
+    def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
+        """Call ``callback`` for every event, from the controller's thread, until the
+        returned function is called. The callback must not block."""
+        ...

@@ -1,0 +1,278 @@
+"""`mjtable status / watch / shuffle / stop / clear-fault` and deal_via_service against a
+real server over a real Unix socket."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from controller.api.server import ApiServer
+from controller.cli import UsageError
+from controller.cli import client as cmd_client
+from controller.cycle.reports import Status
+from controller.service.config import DEFAULT_SOCKET_PATH
+from tests.support.fake_controller import WAIT, FakeTable, short_tempdir
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="mjtable")
+    sub = parser.add_subparsers(dest="command", required=True)
+    cmd_client.register(sub)
+    args = parser.parse_args(argv)
+    status: int = args.func(args)
+    return status
+
+
+@pytest.fixture
+def sockdir() -> Iterator[Path]:
+    path = short_tempdir()
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def table() -> FakeTable:
+    return FakeTable()
+
+
+@pytest.fixture
+def server(table: FakeTable, sockdir: Path) -> Iterator[ApiServer]:
+    with ApiServer(table, sockdir / "api.sock") as srv:
+        yield srv
+
+
+def test_default_socket_matches_the_configuration_default() -> None:
+    assert cmd_client.DEFAULT_SOCKET == DEFAULT_SOCKET_PATH
+
+
+def test_status_readable(server: ApiServer, table: FakeTable, capsys) -> None:
+    table.trip()
+    assert run(["status", "--socket", str(server.path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "table      7"
+    assert "state      fault" in out
+    assert "board      link up: firmware 1.4.2, serial TB-00042" in out
+    assert any(line.startswith("fault      SORT_TIMEOUT from board: ") for line in out)
+    assert "allowed    clear_fault, stop" in out
+
+
+def test_status_json(server: ApiServer, capsys) -> None:
+    assert run(["status", "--socket", str(server.path), "--json"]) == 0
+    status = Status.model_validate_json(capsys.readouterr().out)
+    assert status.state == "idle" and status.table == "7"
+
+
+def test_commands_and_exit_codes(server: ApiServer, table: FakeTable, capsys) -> None:
+    path = str(server.path)
+    assert run(["shuffle", "--socket", path]) == 0
+    assert capsys.readouterr().out == "shuffle accepted: shuffle accepted (state ready)\n"
+    assert run(["shuffle", "--socket", path]) == 1
+    assert "shuffle refused: shuffle makes no sense while the table is ready" in (
+        capsys.readouterr().out
+    )
+    assert cmd_client.deal_via_service(path, json_output=False) == 0
+    assert capsys.readouterr().out == (
+        "deal accepted: deal accepted (state idle, cycle c-000001)\n"
+    )
+    assert cmd_client.deal_via_service(path, json_output=True) == 1
+    refused = json.loads(capsys.readouterr().out)
+    assert refused["action"] == "deal" and refused["accepted"] is False
+    assert run(["clear-fault", "--socket", path]) == 1
+    capsys.readouterr()
+    table.trip()
+    assert run(["clear-fault", "--socket", path, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["accepted"] is True
+    assert run(["stop", "--socket", path]) == 0
+    assert "stop accepted" in capsys.readouterr().out
+    assert [a for a, _ in table.requests] == [
+        "shuffle",
+        "shuffle",
+        "deal",
+        "deal",
+        "clear_fault",
+        "clear_fault",
+        "stop",
+    ]
+
+
+@pytest.mark.parametrize("command", ["status", "watch", "shuffle", "stop", "clear-fault"])
+def test_service_not_running(command: str, sockdir: Path, capsys) -> None:
+    path = sockdir / "api.sock"
+    assert run([command, "--socket", str(path)]) == 3
+    err = capsys.readouterr().err
+    assert err == (
+        f"mjtable {command}: no mjtable service answers on {path}: is it running? "
+        "(systemctl status mjtable)\n"
+    )
+
+
+def test_deal_via_service_not_running(sockdir: Path, capsys) -> None:
+    assert cmd_client.deal_via_service(str(sockdir / "api.sock"), json_output=False) == 3
+    assert "mjtable deal: no mjtable service answers" in capsys.readouterr().err
+
+
+def test_socket_from_a_config_file(server: ApiServer, sockdir: Path, capsys) -> None:
+    config = sockdir / "config.toml"
+    config.write_text(
+        textwrap.dedent(
+            f"""
+            [table]
+            number = 7
+            [rules]
+            profile = "wenzhou"
+            [api]
+            socket = "{server.path}"
+            """
+        )
+    )
+    assert run(["status", "--config", str(config)]) == 0
+    assert "state      idle" in capsys.readouterr().out
+    config.write_text("[table]\nnumber = 0\n[rules]\nprofile = 'wenzhou'\n")
+    with pytest.raises(UsageError, match=r"table\.number: expected a whole number"):
+        run(["status", "--config", str(config)])
+
+
+def test_format_event_lines() -> None:
+    fmt = cmd_client.format_event
+    at = "2026-01-01T00:00:00.000Z"
+    assert fmt(
+        {"type": "phase", "at": at, "cycle": None, "state": "ready", "previous": "idle"}
+    ) == (f"{at}  -          phase         idle -> ready")
+    assert fmt(
+        {"type": "throw", "at": at, "cycle": "c-1", "by": "S", "dice": [3, 4],
+         "purpose": "wall", "source": "board"}
+    ).endswith("throw         S threw 3+4 = 7 for wall (board)")  # fmt: skip
+    assert fmt(
+        {"type": "progress", "at": at, "cycle": "c-1", "phase": "shuffle", "percent": 40,
+         "detail": "stacking"}
+    ).endswith("progress      shuffle 40% stacking")  # fmt: skip
+    assert "SORT_TIMEOUT from board during shuffle: stuck; check: the disc" in fmt(
+        {"type": "fault", "at": at, "code": "SORT_TIMEOUT", "source": "board",
+         "message": "stuck", "advice": "the disc", "phase": "shuffle"}
+    )  # fmt: skip
+    assert fmt({"type": "link", "at": at, "up": False, "reason": "unplugged"}).endswith(
+        "board link down: unplugged"
+    )
+    assert fmt(
+        {"type": "button", "at": at, "action": "deal", "source": "panel",
+         "accepted": False, "reason": "not ready"}
+    ).endswith("deal from panel refused: not ready")  # fmt: skip
+    assert fmt({"type": "dealt", "at": at, "cycle": "c-2", "dealt": {"b": 1, "a": 2}}).endswith(
+        "dealt state published (a, b)"
+    )
+    assert fmt({"type": "fault_cleared", "at": at, "state": "idle"}).endswith(
+        "fault cleared; state idle"
+    )
+    assert fmt({"type": "dropped", "at": at, "reason": "too slow"}).endswith(
+        "the service dropped this client: too slow"
+    )
+    assert fmt({"type": "novel", "at": at, "x": 1}).endswith('novel         {"x":1}')
+
+
+WATCH_SCRIPT = """
+import argparse, sys
+from controller.cli import client as cmd_client
+parser = argparse.ArgumentParser(prog="mjtable")
+sub = parser.add_subparsers(dest="command", required=True)
+cmd_client.register(sub)
+args = parser.parse_args(sys.argv[1:])
+sys.exit(args.func(args))
+"""
+
+
+class Lines:
+    """Lines from a child's stdout, read with select so a silent child fails the test."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stdout is not None
+        self.fd = proc.stdout.fileno()
+        self.buffer = b""
+
+    def next(self) -> str:
+        while b"\n" not in self.buffer:
+            ready, _, _ = select.select([self.fd], [], [], WAIT)
+            assert ready, "watch printed nothing"
+            data = os.read(self.fd, 65536)
+            assert data, f"watch ended; it printed {self.buffer!r}"
+            self.buffer += data
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line.decode()
+
+
+@pytest.mark.parametrize("json_output", [False, True])
+def test_watch_prints_events_until_interrupted(
+    server: ApiServer, table: FakeTable, json_output: bool
+) -> None:
+    argv = ["watch", "--socket", str(server.path)] + (["--json"] if json_output else [])
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WATCH_SCRIPT, *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=ROOT,
+    )
+    lines = Lines(proc)
+    try:
+        if not json_output:
+            header = lines.next()
+            assert header.startswith(f"watching {server.path}: table 7, state idle")
+        else:
+            # No header in JSON mode: wait until the subscription is in place.
+            while server.stats().subscribers == 0:
+                assert proc.poll() is None
+                select.select([], [], [], 0.05)
+        table.request("shuffle", "panel")
+        first, second = lines.next(), lines.next()
+        if json_output:
+            assert json.loads(first)["event"]["type"] == "phase"
+            assert json.loads(second)["event"] == json.loads(second)["event"] | {
+                "type": "progress",
+                "percent": 100,
+            }
+        else:
+            assert "phase" in first and "idle -> ready" in first
+            assert "progress" in second and "shuffle 100%" in second
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(WAIT) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()
+        proc.stderr.close()
+
+
+def test_watch_ends_when_the_service_stops(table: FakeTable, sockdir: Path, capsys) -> None:
+    import threading
+
+    srv = ApiServer(table, sockdir / "api.sock")
+    srv.start()
+    result: list[int] = []
+    watcher = threading.Thread(
+        target=lambda: result.append(run(["watch", "--socket", str(srv.path)]))
+    )
+    watcher.start()
+    try:
+        while srv.stats().subscribers == 0:
+            assert watcher.is_alive()
+            select.select([], [], [], 0.05)
+    finally:
+        srv.stop()
+    watcher.join(WAIT)
+    assert result == [3]
+    assert "closed the connection" in capsys.readouterr().err

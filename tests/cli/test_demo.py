@@ -1,0 +1,86 @@
+"""`mjtable demo` as a user runs it, and its JSON fed back to `mjtable deal`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rules.dealt import DealtState
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def mjtable(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "controller.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("variant", ["wenzhou", "sichuan", "wsom", "simplified"])
+def test_demo_json_is_reproduced_by_deal(variant: str, tmp_path: Path) -> None:
+    run = mjtable("demo", "--variant", variant, "--cycles", "2", "--speed", "0", "--json")
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert len(lines) == 2
+    assert "cycle 2/2" in run.stderr and "dealt" in run.stderr
+    for line in lines:
+        data = json.loads(line)
+        state = DealtState.model_validate(data)
+        manifest = tmp_path / f"{state.cycle_id}.json"
+        manifest.write_text(json.dumps(data["manifest"]))
+        throws = ",".join("+".join(str(d) for d in t["dice"]) for t in data["throws"])
+        again = mjtable(
+            "deal",
+            "--variant",
+            variant,
+            "--leader",
+            data["leader"],
+            "--throws",
+            throws,
+            "--manifest",
+            str(manifest),
+            "--tile-set",
+            data["tile_set"],
+            "--cycle-id",
+            data["cycle_id"],
+            "--json",
+        )
+        assert again.returncode == 0, again.stderr
+        assert json.loads(again.stdout) == data
+
+
+def test_demo_picture_and_glyphs() -> None:
+    run = mjtable("demo", "--speed", "0", "--seed", "8")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("wenzhou (profile wenzhou")
+    for seat in "ESWN":
+        assert f"wall {seat}" in run.stdout
+    assert "joker:" in run.stdout and "colline (16 tiles" in run.stdout
+    assert "E (leader, 17)" in run.stdout
+    glyphs = mjtable("demo", "--speed", "0", "--seed", "8", "--glyphs")
+    assert glyphs.returncode == 0, glyphs.stderr
+    assert any(0x1F000 <= ord(c) <= 0x1F02B for c in glyphs.stdout)
+
+
+def test_demo_with_a_fault_says_what_to_check() -> None:
+    run = mjtable("demo", "--speed", "0", "--fault", "jam@build:wall=2")
+    assert run.returncode == 1
+    assert "SORT_TIMEOUT" in run.stderr and "check:" in run.stderr
+    assert run.stdout == ""  # nothing published for a faulted cycle
+
+
+def test_demo_bad_input_is_one_line() -> None:
+    run = mjtable("demo", "--variant", "mahjongg")
+    assert run.returncode == 2
+    assert run.stderr.strip().count("\n") == 0 and "unknown variant" in run.stderr
+    bad_fault = mjtable("demo", "--fault", "explode@now")
+    assert bad_fault.returncode == 2 and "Traceback" not in bad_fault.stderr

@@ -1,0 +1,136 @@
+"""`mjtable diag` and `mjtable demo` on bad input and on failures: one line, nothing left."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.audit.log import AuditLog
+from controller.cli import build_parser
+from controller.cli import diag as cmd_diag
+from controller.service import embedded
+from simulator.config import Timings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def mjtable(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "controller.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def one_line(stderr: str) -> str:
+    assert "Traceback" not in stderr, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    return lines[0]
+
+
+# -- diag ------------------------------------------------------------------------------
+
+
+def test_diag_motor_limit_is_the_boards() -> None:
+    assert Timings().max_motor_test_ms == cmd_diag.MAX_MOTOR_MS
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--motor-ms", "0"], "--motor-ms must be from 1 to 10000 (milliseconds), got 0"),
+        (["--motor-ms", "70000"], "--motor-ms must be from 1 to 10000 (milliseconds), got 70000"),
+        (["--motor-ms", "10001"], "--motor-ms must be from 1 to 10000 (milliseconds), got 10001"),
+        (["--faults", "-1"], "--faults must be 0 or more, got -1"),
+    ],
+)
+def test_diag_out_of_range_is_one_line(args: list[str], words: str) -> None:
+    run = mjtable("diag", "--sim", *args)
+    assert run.returncode == 2
+    assert one_line(run.stderr) == f"mjtable diag: {words}"
+    assert run.stdout == ""  # refused before anything was started or asked
+
+
+def test_diag_motor_limits_are_accepted(tmp_path: Path) -> None:
+    run = mjtable("diag", "--sim", "--motor-ms", "1", "--json")
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert len(report["motors"]) == 9
+    assert all("current_ma" in motor for motor in report["motors"])  # none refused
+
+
+def test_diag_faults_counts_the_last_ones(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    log = AuditLog.open(path)
+    for code in ("SORT_TIMEOUT", "HEAD_JAM", "LIFT_LIMIT"):
+        log.append("fault", {"code": code, "message": f"{code} happened", "advice": "look"})
+    log.close()
+
+    def last_faults(count: str) -> list[str]:
+        run = mjtable("diag", "--sim", "--no-motors", "--audit", str(path), "--faults", count)
+        assert run.returncode == 0, run.stderr
+        out = run.stdout
+        return [code for code in ("SORT_TIMEOUT", "HEAD_JAM", "LIFT_LIMIT") if f" {code}:" in out]
+
+    assert last_faults("2") == ["HEAD_JAM", "LIFT_LIMIT"]
+    assert last_faults("0") == []  # none asked, none listed (not all of them)
+
+
+# -- demo ------------------------------------------------------------------------------
+
+
+def test_demo_board_that_never_answers_is_one_line() -> None:
+    # The line is cut from the start for longer than the demo waits for HELLO (10 s).
+    run = mjtable("demo", "--speed", "0", "--fault", "cut:seconds=120")
+    assert run.returncode == 1
+    line = one_line(run.stderr)
+    assert line.startswith("mjtable demo: the simulated board did not answer: ")
+    assert "HELLO" in line and "check the --fault specs" in line
+    assert run.stdout == ""
+
+
+def test_demo_bad_seed_is_a_usage_error() -> None:
+    run = mjtable("demo", "--seed", "-1")
+    assert run.returncode == 2
+    assert "seed = -1" in one_line(run.stderr)
+
+
+def resources() -> tuple[set[threading.Thread], int]:
+    return set(threading.enumerate()), len(os.listdir("/proc/self/fd"))
+
+
+def test_demo_refused_cycle_is_one_line_and_stops_everything(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The table is at rest, the line is cut: SHUFFLE is refused (no board), no fault."""
+
+    class CutAtRest(embedded.EmbeddedTable):
+        def start(self, timeout: float = 10.0) -> None:
+            super().start(timeout)
+            self.board.cut_line(120)
+            self.runner.wait_for(lambda: not self.controller.status().link_up, 60, "link down")
+
+    monkeypatch.setattr(embedded, "EmbeddedTable", CutAtRest)
+    threads, fds = resources()
+    args: Any = build_parser().parse_args(["demo", "--speed", "0", "--seed", "3"])
+    assert args.func(args) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("mjtable demo: cycle 1 could not start: shuffle refused: ")
+    assert "not connected" in last and "check" in last
+    assert "FAULT" not in err  # a line cut at rest is no fault
+    left, open_fds = resources()
+    assert not left - threads, left - threads
+    assert open_fds == fds

@@ -1,0 +1,165 @@
+"""`mjtable install --prefix DIR` into a temporary root."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from controller.cli import UsageError
+from controller.cli import install as cmd_install
+from controller.service.install import CONFIG, DROPIN, RULES, SYSUSERS, UNIT, install
+from tests.service.test_install_files import check_rules, rule_tokens, unit_options
+
+UDEV = Path(__file__).resolve().parents[2] / "udev"
+PROGRAM = Path(sys.executable).parent / "mjtable"
+
+
+def run(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="mjtable")
+    sub = parser.add_subparsers(dest="command")
+    cmd_install.register(sub)
+    args = parser.parse_args(argv)
+    try:
+        status: int = args.func(args)
+    except UsageError as exc:
+        print(f"mjtable {args.command}: {exc}")
+        return 2
+    return status
+
+
+def test_install_puts_every_file_in_place(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(["install", "--prefix", str(tmp_path), "--exec", str(PROGRAM)]) == 0
+    out = capsys.readouterr().out
+    for relative in (CONFIG, RULES, UNIT, SYSUSERS):
+        target = tmp_path / relative
+        assert target.is_file(), relative
+        assert f"created   {target}" in out
+        assert target.stat().st_mode & 0o777 == 0o644
+    assert not (tmp_path / DROPIN).exists()
+    assert (tmp_path / CONFIG).read_text() == (UDEV / "config.example.toml").read_text()
+    assert (tmp_path / SYSUSERS).read_text() == (UDEV / "mjtable.sysusers").read_text()
+    unit = unit_options((tmp_path / UNIT).read_text())
+    assert unit["Service"]["ExecStart"] == [f"{PROGRAM} run --config /etc/mjtable/config.toml"]
+    assert check_rules((tmp_path / RULES).read_text()) == []
+    # The next steps, in the order that works (the group before udev uses it).
+    steps = out[out.index("next:") :].splitlines()[1:]
+    assert [s.strip() for s in steps[:4]] == [
+        "sudo systemd-sysusers",
+        "sudo udevadm control --reload && sudo udevadm trigger",
+        "sudo systemctl daemon-reload",
+        "sudo systemctl enable --now mjtable",
+    ]
+    analyze = shutil.which("systemd-analyze")
+    assert analyze is not None
+    done = subprocess.run(
+        [analyze, "verify", str(tmp_path / UNIT)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0 and "mjtable.service" not in done.stderr, done.stderr
+
+
+def test_existing_config_is_kept_and_gives_the_panel_ids(tmp_path: Path) -> None:
+    config = tmp_path / CONFIG
+    config.parent.mkdir(parents=True)
+    mine = (UDEV / "config.example.toml").read_text().replace("0x4d4a", "0x00f3")
+    mine = mine.replace("vendor_id = 0x1209", "vendor_id = 0x16c0")
+    config.write_text(mine)
+    report = install(tmp_path, exec_path=PROGRAM)
+    assert report.action_for(CONFIG).what == "kept"
+    assert config.read_text() == mine
+    rules = rule_tokens((tmp_path / RULES).read_text())
+    ids = {(t.attr, t.value) for rule in rules[1:] for t in rule if t.key.startswith("ATTR")}
+    assert ids == {("idVendor", "16c0"), ("idProduct", "00f3")}
+    board_ids = {(t.attr, t.value) for t in rules[0] if t.key == "ATTRS"}
+    assert ("idVendor", "2e8a") in board_ids  # the board's ids are not the panel's
+
+
+def test_board_serial_narrows_the_rule(tmp_path: Path) -> None:
+    report = install(tmp_path, exec_path=PROGRAM, board_serial="E6614103E7452D2F")
+    serial = [t for t in rule_tokens((tmp_path / RULES).read_text())[0] if t.attr == "serial"]
+    assert [t.value for t in serial] == ["E6614103E7452D2F"]
+    assert not any("--board-serial" in n for n in report.notes)
+    without = install(tmp_path / ".", exec_path=PROGRAM)
+    assert any("--board-serial" in n for n in without.notes)
+
+
+def test_bad_board_serial_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["install", "--prefix", str(tmp_path), "--board-serial", 'x", MODE="0666']) == 2
+    assert "board serial" in capsys.readouterr().out
+    assert not (tmp_path / RULES).exists()  # nothing half-done
+
+
+def test_second_run_changes_nothing_and_backs_up_local_edits(tmp_path: Path) -> None:
+    install(tmp_path, exec_path=PROGRAM)
+    again = install(tmp_path, exec_path=PROGRAM)
+    assert {a.what for a in again.actions} == {"kept", "unchanged"}
+    rules = tmp_path / RULES
+    rules.write_text(rules.read_text() + "# local edit\n")
+    third = install(tmp_path, exec_path=PROGRAM)
+    assert third.action_for(RULES).what == "updated"
+    assert rules.with_name("99-mjtable.rules.bak").read_text().endswith("# local edit\n")
+    assert not rules.read_text().endswith("# local edit\n")
+
+
+def test_network_board_gets_a_narrow_dropin(tmp_path: Path) -> None:
+    config = tmp_path / CONFIG
+    config.parent.mkdir(parents=True)
+    text = (UDEV / "config.example.toml").read_text()
+    config.write_text(text.replace('"/dev/mjtable-board"', '"socket://192.0.2.10:5000"'))
+    install(tmp_path, exec_path=PROGRAM)
+    dropin = unit_options((tmp_path / DROPIN).read_text())["Service"]
+    assert dropin["RestrictAddressFamilies"] == ["AF_INET AF_INET6"]
+    assert dropin["IPAddressAllow"] == ["192.0.2.10"]
+    # By name: allowed, with a note that it cannot be narrowed.
+    config.write_text(text.replace('"/dev/mjtable-board"', '"socket://board.local:5000"'))
+    report = install(tmp_path, exec_path=PROGRAM)
+    assert unit_options((tmp_path / DROPIN).read_text())["Service"]["IPAddressDeny"] == [""]
+    assert any("not an IP address" in n for n in report.notes)
+    # Back to a serial board: the drop-in goes.
+    config.write_text(text)
+    report = install(tmp_path, exec_path=PROGRAM)
+    assert report.action_for(DROPIN).what == "removed"
+    assert not (tmp_path / DROPIN).exists()
+
+
+def test_dropin_is_accepted_by_systemd(tmp_path: Path) -> None:
+    config = tmp_path / CONFIG
+    config.parent.mkdir(parents=True)
+    text = (UDEV / "config.example.toml").read_text()
+    config.write_text(text.replace('"/dev/mjtable-board"', '"socket://192.0.2.10:5000"'))
+    install(tmp_path, exec_path=PROGRAM)
+    analyze = shutil.which("systemd-analyze")
+    assert analyze is not None
+    done = subprocess.run(
+        [analyze, "verify", str(tmp_path / UNIT)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_bad_prefix_and_program(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["install", "--prefix", str(tmp_path / "missing")]) == 2
+    assert "is not a directory" in capsys.readouterr().out
+    assert run(["install", "--prefix", str(tmp_path), "--exec", "relative/mjtable"]) == 2
+    assert "must be absolute" in capsys.readouterr().out
+    assert list(tmp_path.iterdir()) == []  # nothing half-done
+
+
+def test_prefix_is_required() -> None:
+    with pytest.raises(SystemExit) as exc:
+        run(["install"])
+    assert exc.value.code == 2

@@ -1,0 +1,196 @@
+"""drivers.board.BoardLink over real transports: a pty that goes away and comes back, TCP."""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import time
+from pathlib import Path
+from typing import Any
+
+from controller.cycle.controller import CycleController
+from drivers.board import BoardLink, PortDown, PortUp
+from protocol import messages as m
+from protocol.events import LinkUp, PeerRebooted
+from rules.profiles import load_profile
+from simulator.server import SimConfig, SimulatedBoard
+
+
+class Events:
+    def __init__(self) -> None:
+        self.q: queue.Queue[object] = queue.Queue()
+        self.seen: list[object] = []
+
+    def __call__(self, event: object) -> None:
+        self.q.put(event)
+
+    def wait(self, kind: type, timeout: float = 20.0) -> Any:
+        end = time.monotonic() + timeout
+        while True:
+            remaining = end - time.monotonic()
+            assert remaining > 0, f"no {kind.__name__}; saw {[type(e).__name__ for e in self.seen]}"
+            try:
+                event = self.q.get(timeout=remaining)
+            except queue.Empty:
+                continue
+            self.seen.append(event)
+            if isinstance(event, kind):
+                return event
+
+
+def test_reconnects_when_the_device_comes_back(tmp_path: Path) -> None:
+    link_path = str(tmp_path / "mjtable-board")
+    first = SimulatedBoard(SimConfig(seed=1))
+    first.open_pty(link=link_path)
+    first.start()
+    events = Events()
+    link = BoardLink(link_path, events, reopen_interval=0.05)
+    link.start()
+    second: SimulatedBoard | None = None
+    try:
+        up = events.wait(LinkUp)
+        session = up.hello_reply.session_id
+        first.stop()  # the device disappears: pty closed, link removed
+        down = events.wait(PortDown)
+        assert link_path in down.reason
+        assert not link.port_open
+        second = SimulatedBoard(SimConfig(seed=2))
+        second.open_pty(link=link_path)  # it comes back under the same name
+        second.start()
+        events.wait(PortUp)
+        rebooted = events.wait(PeerRebooted)
+        assert rebooted.old_session == session
+        assert rebooted.new_session != session
+        events.wait(LinkUp)
+        link.send(m.Ping(77))
+        pong = events.wait(m.Pong)
+        assert pong.token == 77
+    finally:
+        link.stop()
+        first.stop()
+        if second is not None:
+            second.stop()
+
+
+def test_socket_url_is_the_same_to_the_link() -> None:
+    board = SimulatedBoard(SimConfig(seed=3))
+    host, port = board.listen_tcp("127.0.0.1", 0)
+    board.start()
+    events = Events()
+    link = BoardLink(f"socket://{host}:{port}", events)
+    link.start()
+    try:
+        up = events.wait(LinkUp)
+        assert up.hello_reply.capabilities
+        link.send(m.Sensors())
+        data = events.wait(m.SensorData)
+        assert len(data.wall_tiles) == 4
+        assert link.stats()["bytes_in"] > 0
+    finally:
+        link.stop()
+        board.stop()
+
+
+def test_a_missing_port_is_reported_and_retried(tmp_path: Path) -> None:
+    missing = str(tmp_path / "no-such-board")
+    events = Events()
+    link = BoardLink(missing, events, reopen_interval=0.05)
+    link.start()
+    try:
+        first = events.wait(PortDown)
+        second = events.wait(PortDown)
+        assert missing in first.reason and "cannot open" in first.reason
+        assert second.reason == first.reason
+        assert link.link_state == "IDLE"
+    finally:
+        link.stop()
+
+
+class Proxy:
+    """A loopback TCP relay whose client side the test can cut, like a cable glitch."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        import socket
+        import threading
+
+        self.target = target
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.pairs: list[tuple[Any, Any]] = []
+        self.stopping = False
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self) -> None:
+        import socket
+        import threading
+
+        while not self.stopping:
+            try:
+                client, _ = self.server.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(self.target)
+            self.pairs.append((client, upstream))
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(src: Any, dst: Any) -> None:
+        try:
+            while data := src.recv(4096):
+                dst.sendall(data)
+        except OSError:
+            pass
+        for sock in (src, dst):
+            with contextlib.suppress(OSError):
+                sock.close()
+
+    def cut(self) -> None:
+        import socket
+
+        for client, upstream in self.pairs:
+            for sock in (client, upstream):
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+        self.pairs.clear()
+
+    def close(self) -> None:
+        self.stopping = True
+        self.cut()
+        self.server.close()
+
+
+def test_a_glitch_shorter_than_the_link_timeout_keeps_the_session() -> None:
+    board = SimulatedBoard(SimConfig(seed=4))
+    address = board.listen_tcp("127.0.0.1", 0)
+    board.start()
+    proxy = Proxy(address)
+    events = Events()
+    controller = CycleController(load_profile("wenzhou"))
+
+    def both(event: object) -> None:
+        controller.on_board_event(event)
+        events(event)
+
+    link = BoardLink(f"socket://127.0.0.1:{proxy.port}", both, reopen_interval=0.05)
+    controller.attach(link)
+    link.start()
+    try:
+        events.wait(LinkUp)
+        proxy.cut()  # the connection drops; the port reopens at once
+        events.wait(PortDown)
+        events.wait(PortUp)
+        link.send(m.Ping(5))
+        assert events.wait(m.Pong).token == 5  # the same session carries on
+        kinds = {type(e).__name__ for e in events.seen}
+        assert "LinkDown" not in kinds and "PeerRebooted" not in kinds
+        assert link.link_state == "UP"
+        # the controller never saw the link go down: the table stays usable
+        assert controller.status().link_up
+        assert controller.request("shuffle", "panel").accepted
+    finally:
+        controller.close()
+        link.stop()
+        proxy.close()
+        board.stop()

@@ -1,0 +1,108 @@
+"""`mjtable config check FILE`: exit codes and what it prints."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from controller.cli import config as cmd_config
+
+
+def run(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="mjtable")
+    sub = parser.add_subparsers(dest="command", required=True)
+    cmd_config.register(sub)
+    args = parser.parse_args(argv)
+    status: int = args.func(args)
+    return status
+
+
+VALID = """
+[table]
+number = 12
+[board]
+port = "socket://127.0.0.1:5000"
+[panel]
+vendor_id = 0x1209
+product_id = 0x4D4A
+enabled = false
+[rules]
+profile = "simplified"
+[api]
+socket = "{dir}/api.sock"
+[audit]
+path = "{dir}/audit.jsonl"
+"""
+
+
+def test_valid_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(VALID.format(dir=tmp_path))
+    assert run(["config", "check", str(path)]) == 0
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert lines[0] == f"{path}: valid"
+    assert "  table      12 (Table 12)" in lines
+    assert "  board      socket://127.0.0.1:5000 at 115200 baud" in lines
+    assert "  panel      USB 1209:4d4a, debounce 30 ms (disabled)" in lines
+    assert f"  sha256     {hashlib.sha256(path.read_bytes()).hexdigest()}" in lines
+    assert err == ""
+
+
+def test_valid_file_with_warnings_still_exits_0(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text('[table]\nnumber = 1\n[rules]\nprofile = "wsom"\n[api]\ngroup = "no-such-mj"\n')
+    assert run(["config", "check", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert "warning: api.group: no group 'no-such-mj' on this machine" in err
+    assert "warning: board: no [board] section" in err
+
+
+def test_invalid_file_lists_every_problem(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(
+        VALID.format(dir=tmp_path).replace("number = 12", "number = 0")
+        + '[logging]\nlevel = "loud"\n'
+    )
+    assert run(["config", "check", str(path)]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines() == [
+        f"{path}: table.number: expected a whole number from 1 to 9999, got 0",
+        f"{path}: logging.level: expected one of DEBUG, INFO, WARNING, ERROR, got 'loud'",
+        f"{path}: not valid (2 problems)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (None, "cannot read the configuration file: No such file or directory"),
+        ("[table\n", "not valid TOML"),
+        ("", "table: missing"),
+    ],
+)
+def test_unusable_files_exit_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | None, words: str
+) -> None:
+    path = tmp_path / "config.toml"
+    if content is not None:
+        path.write_text(content)
+    assert run(["config", "check", str(path)]) == 1
+    assert words in capsys.readouterr().err
+
+
+def test_check_needs_a_file(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        run(["config", "check"])
+    assert caught.value.code == 2
+    with pytest.raises(SystemExit) as caught:
+        run(["config"])
+    assert caught.value.code == 2

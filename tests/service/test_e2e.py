@@ -1,0 +1,317 @@
+"""`mjtable run --sim` as a real process: panel presses, API events, audit log, SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+
+from controller.api.client import ApiClient
+from controller.audit.log import iter_records, replay, verify
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Service:
+    """One `mjtable run --sim` process with its paths, started and stopped by the test."""
+
+    def __init__(self, tmp: Path, *, speed: float = 0.0, seed: int = 21) -> None:
+        self.tmp = tmp
+        self.socket = str(tmp / "api.sock")
+        self.control = str(tmp / "sim.sock")
+        self.audit = tmp / "audit" / "audit.jsonl"
+        self.config = tmp / "config.toml"
+        self.config.write_text(
+            "[table]\nnumber = 7\n"
+            '[rules]\nprofile = "wenzhou"\n'
+            f'[api]\nsocket = "{self.socket}"\n'
+            f'[audit]\npath = "{self.audit}"\n'
+            '[logging]\nlevel = "DEBUG"\n'
+        )
+        self.speed = speed
+        self.seed = seed
+        self.proc: subprocess.Popen[str] | None = None
+        self.stderr = tmp / "service.log"
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "controller.cli",
+                "run",
+                "--sim",
+                "--config",
+                str(self.config),
+                "--sim-control",
+                self.control,
+                "--sim-seed",
+                str(self.seed),
+                "--sim-speed",
+                str(self.speed),
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr.open("a"),
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        assert line, f"the service exited: {self.stderr.read_text()[-3000:]}"
+        assert json.loads(line)["ready"] is True
+        client = ApiClient(self.socket)
+        deadline = time.monotonic() + 30
+        while not client.status().link_up:
+            assert time.monotonic() < deadline, "the board never answered HELLO"
+            time.sleep(0.05)
+        client.close()
+
+    def control_call(self, **request: Any) -> Any:
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.settimeout(10)
+            sock.connect(self.control)
+            sock.sendall(json.dumps(request).encode() + b"\n")
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = sock.recv(65536)
+                assert chunk, "the control socket closed"
+                data += chunk
+        reply = json.loads(data)
+        assert reply["ok"], reply
+        return reply["result"]
+
+    def press(self, button: str) -> None:
+        self.control_call(op="press", button=button)
+
+    def terminate(self) -> int:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(30)
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(30)
+
+    def cleanup(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(30)
+        if self.proc is not None and self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[Service]:
+    svc = Service(tmp_path)
+    try:
+        yield svc
+    finally:
+        svc.cleanup()
+
+
+class Watcher:
+    """A real API client subscribed to the event stream, in a thread."""
+
+    def __init__(self, path: str) -> None:
+        self.client = ApiClient(path)
+        self.client.subscribe()
+        self.events: list[Any] = []
+        self.cond = threading.Condition()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            for event in self.client.events():
+                with self.cond:
+                    self.events.append(event)
+                    self.cond.notify_all()
+        except Exception:  # the stream ends when the service stops
+            return
+
+    def mark(self) -> int:
+        """Index of the next event: wait(..., since=mark) ignores what came before."""
+        with self.cond:
+            return len(self.events)
+
+    def wait(self, predicate: Any, timeout: float = 60, since: int = 0) -> Any:
+        with self.cond:
+            ok = self.cond.wait_for(
+                lambda: any(predicate(e) for e in self.events[since:]), timeout=timeout
+            )
+            assert ok, f"no matching event in {[e.type for e in self.events[since:]]}"
+            return next(e for e in self.events[since:] if predicate(e))
+
+    def close(self) -> None:
+        self.client.close()
+
+
+class Seen(NamedTuple):
+    at: int
+    leds: dict[str, bool]
+
+
+class LedPoller:
+    """Reads the emulated panel's LEDs through the control socket, over and over, in a
+    thread: a state shown for a moment (a refusal's blink) is seen whatever the test's
+    own thread is doing meanwhile."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        self.seen: list[dict[str, bool]] = []
+        self.error: BaseException | None = None
+        self.cond = threading.Condition()
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            while not self.stopping.is_set():
+                leds = self.service.control_call(op="leds")
+                with self.cond:
+                    self.seen.append(leds)
+                    self.cond.notify_all()
+                self.stopping.wait(0.01)
+        except BaseException as exc:  # handed to the test's thread by wait()
+            with self.cond:
+                self.error = exc
+                self.cond.notify_all()
+
+    def wait(self, predicate: Any, since: int = 0, timeout: float = 30) -> Seen:
+        """The first state read at or after index ``since`` that satisfies ``predicate``."""
+
+        def found() -> Seen | None:
+            for index in range(since, len(self.seen)):
+                if predicate(self.seen[index]):
+                    return Seen(index, self.seen[index])
+            return None
+
+        with self.cond:
+            ok = self.cond.wait_for(
+                lambda: found() is not None or self.error is not None, timeout=timeout
+            )
+            if self.error is not None:
+                raise AssertionError(f"reading the LEDs failed: {self.error!r}")
+            assert ok, f"no such LED state in {self.seen[since:][-20:]}"
+            result = found()
+            assert result is not None
+            return result
+
+    def close(self) -> None:
+        self.stopping.set()
+        self.thread.join(30)
+
+
+def test_panel_presses_deal_a_hand_seen_in_api_and_audit_log(service: Service) -> None:
+    service.start()
+    watcher = Watcher(service.socket)
+    service.press("SHUFFLE")
+    watcher.wait(lambda e: e.type == "phase" and e.state == "ready")
+    press = watcher.wait(lambda e: e.type == "button")
+    assert (press.action, press.source, press.accepted) == ("shuffle", "panel", True)
+    service.press("DEAL")
+    dealt = watcher.wait(lambda e: e.type == "dealt")
+    # a press that makes no sense now is refused, and the panel blinks its fault LED.
+    # (A press closer than the debounce window to the last release of the same button is
+    # contact bounce and ignored: a dealer's second press comes later than that.)
+    time.sleep(0.1)
+    poller = LedPoller(service)
+    try:
+        before = poller.wait(lambda leds: True)
+        assert before.leds["ready"] is True and before.leds["blink_fault"] is False
+        mark = watcher.mark()
+        service.press("DEAL")
+        refused = watcher.wait(lambda e: e.type == "button" and not e.accepted, since=mark)
+        assert "SHUFFLE" in refused.reason
+        # the panel's fault LED blinks for the refusal, then stops; the table stays ready.
+        blink = poller.wait(lambda leds: leds["blink_fault"], since=before.at + 1)
+        assert blink.leds["ready"] is True
+        after = poller.wait(lambda leds: not leds["blink_fault"], since=blink.at + 1)
+        assert after.leds == {"ready": True, "busy": False, "fault": False, "blink_fault": False}
+    finally:
+        poller.close()
+    watcher.close()
+
+    client = ApiClient(service.socket)
+    assert client.last_dealt() == dealt.dealt
+    assert client.get_cycle(dealt.cycle) == dealt.dealt
+    assert client.status().state == "dealt"
+    client.close()
+    assert service.terminate() == 0
+
+    chain = verify(service.audit)
+    assert chain.ok, str(chain)
+    result = replay(service.audit, dealt.cycle)
+    assert result.matched, result.difference
+    kinds = [r.record.kind for r in iter_records(service.audit)]
+    for kind in ("power_up", "config_loaded", "hello", "shuffle", "manifest", "throw", "dealt"):
+        assert kind in kinds
+    assert kinds[-1] == "stopped"
+
+
+def test_sigkill_mid_cycle_then_restart(tmp_path: Path) -> None:
+    svc = Service(tmp_path, speed=0.05)
+    try:
+        svc.start()
+        watcher = Watcher(svc.socket)
+        svc.press("SHUFFLE")
+        watcher.wait(lambda e: e.type == "phase" and e.state == "ready")
+        svc.press("DEAL")
+        first = watcher.wait(lambda e: e.type == "dealt")
+        mark = watcher.mark()
+        svc.press("SHUFFLE")
+        watcher.wait(lambda e: e.type == "phase" and e.state == "building", since=mark)
+        watcher.close()
+        svc.kill()  # mid-build: the second cycle never completes
+        shuffles = [r.record for r in iter_records(svc.audit) if r.record.kind == "shuffle"]
+        cut_cycle = shuffles[-1].cycle
+        assert cut_cycle is not None and cut_cycle != first.cycle
+
+        svc.start()
+        client = ApiClient(svc.socket)
+        status = client.status()
+        assert status.state == "idle"
+        assert client.get_cycle(first.cycle) == first.dealt  # still answered, not re-published
+        assert client.get_cycle(cut_cycle) is None  # never invented
+        client.close()
+        watcher = Watcher(svc.socket)
+        svc.press("SHUFFLE")
+        watcher.wait(lambda e: e.type == "phase" and e.state == "ready", 120)
+        svc.press("DEAL")
+        third = watcher.wait(lambda e: e.type == "dealt", 120)
+        watcher.close()
+        assert svc.terminate() == 0
+    finally:
+        svc.cleanup()
+
+    chain = verify(svc.audit)
+    assert chain.ok, str(chain)
+    records = [r.record for r in iter_records(svc.audit)]
+    dealt = [r.cycle for r in records if r.kind == "dealt"]
+    assert dealt == [first.cycle, third.cycle]  # none repeated, none lost
+    aborted = [r for r in records if r.kind == "cycle_aborted"]
+    assert [r.cycle for r in aborted] == [cut_cycle]
+    assert replay(svc.audit, third.cycle).matched
+    assert [r.kind for r in records].count("power_up") == 2
+
+
+def test_sim_control_reports_the_boards_sensors_as_data(service: Service) -> None:
+    service.start()
+    sensors = service.control_call(op="board", verb="sensors")
+    assert set(sensors) >= {"state", "flags", "wall_tiles", "currents_ma", "temperature_dc"}
+    assert len(sensors["wall_tiles"]) == 4 and len(sensors["currents_ma"]) == 9
+    with pytest.raises(AssertionError):
+        service.control_call(op="board", verb="explode")  # refused with a reason
+    assert service.terminate() == 0

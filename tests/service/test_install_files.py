@@ -1,0 +1,441 @@
+"""The files in udev/: rules syntax, the unit's options, the sysusers file, the example config.
+
+The udev rules are read by a checker that follows udev's own rule parser
+(systemd's udev-rules.c: keys, attributes, operators, double-quoted values,
+delimiters). ``udevadm verify`` (systemd 254 and later) is run as well where
+it exists. The unit is checked by parsing it for the options the service needs
+and by ``systemd-analyze verify``; its exposure by ``systemd-analyze security``.
+"""
+
+from __future__ import annotations
+
+import configparser
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from controller.service.config import load_config
+from controller.service.install import DEFAULT_EXEC, render_unit, source_dir
+
+UDEV = Path(__file__).resolve().parents[2] / "udev"
+RULES = UDEV / "99-mjtable.rules"
+UNIT = UDEV / "mjtable.service"
+SYSUSERS = UDEV / "mjtable.sysusers"
+EXAMPLE = UDEV / "config.example.toml"
+
+# ---------------------------------------------------------------- a udev rules checker
+
+MATCH_OPS = ("==", "!=")
+ASSIGN_OPS = ("=", "+=", "-=", ":=")
+OPS = ("==", "!=", "+=", "-=", ":=", "=")
+
+# key -> (attribute: "no" | "required" | "optional", allowed operators)
+KEYS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "ACTION": ("no", MATCH_OPS),
+    "DEVPATH": ("no", MATCH_OPS),
+    "KERNEL": ("no", MATCH_OPS),
+    "SYMLINK": ("no", (*MATCH_OPS, "=", "+=", "-=", ":=")),
+    "NAME": ("no", (*MATCH_OPS, "=", ":=")),
+    "ENV": ("required", (*MATCH_OPS, "=", "+=")),
+    "CONST": ("required", MATCH_OPS),
+    "TAG": ("no", (*MATCH_OPS, "=", "+=", "-=")),
+    "SUBSYSTEM": ("no", MATCH_OPS),
+    "DRIVER": ("no", MATCH_OPS),
+    "ATTR": ("required", (*MATCH_OPS, "=")),
+    "SYSCTL": ("required", (*MATCH_OPS, "=")),
+    "KERNELS": ("no", MATCH_OPS),
+    "SUBSYSTEMS": ("no", MATCH_OPS),
+    "DRIVERS": ("no", MATCH_OPS),
+    "ATTRS": ("required", MATCH_OPS),
+    "TAGS": ("no", MATCH_OPS),
+    "TEST": ("optional", MATCH_OPS),
+    "PROGRAM": ("no", (*MATCH_OPS, "=", "+=", ":=")),
+    "IMPORT": ("required", (*MATCH_OPS, "=", "+=", ":=")),
+    "RESULT": ("no", MATCH_OPS),
+    "OPTIONS": ("no", ("=", "+=", ":=")),
+    "OWNER": ("no", ("=", ":=")),
+    "GROUP": ("no", ("=", ":=")),
+    "MODE": ("no", ("=", ":=")),
+    "SECLABEL": ("required", ("=", "+=")),
+    "RUN": ("optional", ("=", "+=", ":=")),
+    "GOTO": ("no", ("=",)),
+    "LABEL": ("no", ("=",)),
+}
+ENV_READ_ONLY = {
+    "ACTION", "DEVLINKS", "DEVNAME", "DEVPATH", "DEVTYPE", "DRIVER",
+    "IFINDEX", "MAJOR", "MINOR", "SEQNUM", "SUBSYSTEM", "TAGS",
+}  # fmt: skip
+IMPORT_TYPES = {"file", "program", "builtin", "db", "cmdline", "parent"}
+CONST_NAMES = {"arch", "virt"}
+
+
+@dataclass(frozen=True)
+class Token:
+    key: str
+    attr: str | None
+    op: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Problem:
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}"
+
+
+def _logical_lines(text: str) -> list[tuple[int, str]]:
+    """Join backslash-continued lines; drop comments and blank lines."""
+    out: list[tuple[int, str]] = []
+    pending, start = "", 0
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.rstrip()
+        if not pending:
+            start = number
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+        if line.endswith("\\"):
+            pending += line[:-1]
+            continue
+        out.append((start, pending + line))
+        pending = ""
+    if pending:
+        out.append((start, pending))
+    return out
+
+
+def _parse_value(text: str, pos: int) -> tuple[str, int]:
+    escaped = text.startswith('e"', pos)
+    pos += 1 if escaped else 0
+    if pos >= len(text) or text[pos] != '"':
+        raise ValueError("the value must be in double quotes")
+    out: list[str] = []
+    i = pos + 1
+    while True:
+        if i >= len(text):
+            raise ValueError("the value's closing double quote is missing")
+        c = text[i]
+        if c == '"':
+            return "".join(out), i + 1
+        if c == "\\" and i + 1 < len(text) and (escaped or text[i + 1] == '"'):
+            out.append(text[i + 1])
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+
+
+def parse_rule_line(text: str) -> tuple[list[Token], list[str]]:
+    """Tokens of one rule line, and style remarks (udev's comma/whitespace notices)."""
+    tokens: list[Token] = []
+    style: list[str] = []
+    pos = 0
+    while True:
+        gap_start = pos
+        while pos < len(text) and text[pos] in " \t,":
+            pos += 1
+        gap = text[gap_start:pos]
+        if pos >= len(text):
+            if "," in gap:
+                style.append("stray trailing comma")
+            return tokens, style
+        if tokens:
+            commas = gap.count(",")
+            if commas != 1:
+                style.append("one comma between tokens is expected")
+            elif not gap.endswith((" ", "\t")) or gap.startswith((" ", "\t")):
+                style.append("write ', ' between tokens")
+        elif "," in gap:
+            style.append("stray leading comma")
+        match = re.match(r"[A-Za-z_]+", text[pos:])
+        if not match:
+            raise ValueError(f"a key is expected at column {pos + 1}")
+        key = match.group(0)
+        pos += len(key)
+        attr = None
+        if text.startswith("{", pos):
+            end = text.find("}", pos)
+            if end < 0:
+                raise ValueError(f"{key}{{: the closing brace is missing")
+            attr = text[pos + 1 : end]
+            pos = end + 1
+        while pos < len(text) and text[pos] in " \t":
+            pos += 1
+        op = next((o for o in OPS if text.startswith(o, pos)), None)
+        if op is None:
+            raise ValueError(f"{key}: an operator (==, !=, =, +=, -=, :=) is expected")
+        pos += len(op)
+        while pos < len(text) and text[pos] in " \t":
+            pos += 1
+        value, pos = _parse_value(text, pos)
+        tokens.append(Token(key, attr, op, value))
+
+
+def check_rules(text: str) -> list[Problem]:
+    """Every problem udev would report (errors, warnings and style notices)."""
+    problems: list[Problem] = []
+    labels: set[str] = set()
+    gotos: list[tuple[int, str]] = []
+    for number, line in _logical_lines(text):
+        try:
+            tokens, style = parse_rule_line(line)
+        except ValueError as exc:
+            problems.append(Problem(number, f"invalid key/value pair: {exc}"))
+            continue
+        problems.extend(Problem(number, f"style: {s}") for s in style)
+        for t in tokens:
+            where = f"{t.key}{'{' + t.attr + '}' if t.attr is not None else ''}{t.op}"
+            if t.key not in KEYS:
+                problems.append(Problem(number, f"invalid key {t.key!r}"))
+                continue
+            attr_rule, ops = KEYS[t.key]
+            if attr_rule == "no" and t.attr is not None:
+                problems.append(Problem(number, f"{where}: {t.key} takes no attribute"))
+            if attr_rule == "required" and not t.attr:
+                problems.append(Problem(number, f"{where}: {t.key} needs an attribute"))
+            if t.op not in ops:
+                problems.append(Problem(number, f"{where}: operator {t.op} not valid here"))
+            if t.key == "ENV" and t.op in ASSIGN_OPS and t.attr in ENV_READ_ONLY:
+                problems.append(Problem(number, f"{where}: ENV{{{t.attr}}} cannot be set"))
+            if t.key == "IMPORT" and t.attr not in IMPORT_TYPES:
+                problems.append(Problem(number, f"{where}: unknown IMPORT type"))
+            if t.key == "CONST" and t.attr not in CONST_NAMES:
+                problems.append(Problem(number, f"{where}: CONST is arch or virt"))
+            if t.key in ("ATTR", "ATTRS", "SYSCTL", "ENV") and not t.attr:
+                problems.append(Problem(number, f"{where}: empty attribute"))
+            if t.key == "MODE" and not re.fullmatch(r"0?[0-7]{3,4}", t.value):
+                problems.append(Problem(number, f"{where}: mode {t.value!r} is not octal"))
+            if t.key == "GOTO":
+                gotos.append((number, t.value))
+            if t.key == "LABEL":
+                labels.add(t.value)
+    for number, label in gotos:
+        if label not in labels:
+            problems.append(Problem(number, f"GOTO={label!r} has no LABEL"))
+    return problems
+
+
+def rule_tokens(text: str) -> list[list[Token]]:
+    return [parse_rule_line(line)[0] for _, line in _logical_lines(text)]
+
+
+# ---------------------------------------------------------------- the checker itself
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ('SUBSYSTEM="tty", GROUP="x"', "operator = not valid here"),
+        ('ATTRS{idVendor}="2e8a"', "operator = not valid here"),
+        ('GROUP=="mjtable"', "operator == not valid here"),
+        ('KERNEL=="tty*", MODDE="0660"', "invalid key 'MODDE'"),
+        ('ATTR=="1"', "needs an attribute"),
+        ('KERNEL{x}=="a"', "takes no attribute"),
+        ('KERNEL=="tty', "closing double quote is missing"),
+        ("KERNEL==tty", "must be in double quotes"),
+        ('KERNEL=="a" GROUP="b"', "style: one comma between tokens"),
+        ('KERNEL=="a",GROUP="b"', "style: write ', ' between tokens"),
+        ('KERNEL=="a", GROUP="b",', "stray trailing comma"),
+        ('ENV{DEVNAME}="x"', "cannot be set"),
+        ('KERNEL=="a", MODE="rw"', "is not octal"),
+        ('KERNEL=="a", GOTO="end"', "has no LABEL"),
+        ('IMPORT{nope}="x"', "unknown IMPORT type"),
+    ],
+)
+def test_checker_catches_mistakes(line: str, expected: str) -> None:
+    problems = check_rules(line + "\n")
+    assert any(expected in str(p) for p in problems), problems
+
+
+def test_checker_accepts_usual_rules() -> None:
+    text = (
+        "# comment\n"
+        'ACTION=="add", SUBSYSTEM=="usb", \\\n'
+        '  ATTR{idVendor}=="1209", GROUP="plugdev", MODE="0660", TAG+="uaccess"\n'
+        'KERNEL=="ttyACM*", IMPORT{builtin}="usb_id", ENV{ID_X}="1", GOTO="end"\n'
+        'SUBSYSTEM=="net", NAME:="lan0", RUN+="/bin/true \\"q\\""\n'
+        'LABEL="end"\n'
+    )
+    assert check_rules(text) == []
+    assert rule_tokens(text)[0][-1] == Token("TAG", None, "+=", "uaccess")
+    assert rule_tokens(text)[2][-1].value == '/bin/true "q"'
+
+
+# ---------------------------------------------------------------- the rules file
+
+
+def test_rules_file_syntax() -> None:
+    text = RULES.read_text(encoding="utf-8")
+    assert check_rules(text) == []
+    udevadm = shutil.which("udevadm")
+    if udevadm is not None:
+        has_verify = subprocess.run(
+            [udevadm, "verify", "--help"], capture_output=True, text=True, check=False
+        )
+        if has_verify.returncode == 0:
+            done = subprocess.run(
+                [udevadm, "verify", str(RULES)], capture_output=True, text=True, check=False
+            )
+            assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_rules_give_the_board_its_name_and_the_group_its_access() -> None:
+    rules = rule_tokens(RULES.read_text(encoding="utf-8"))
+    assert len(rules) == 3
+
+    def find(tokens: list[Token], key: str, attr: str | None = None) -> Token:
+        return next(t for t in tokens if t.key == key and t.attr == attr)
+
+    board, usb, hidraw = rules
+    assert find(board, "SUBSYSTEM").value == "tty"
+    assert find(board, "ATTRS", "idVendor").op == "=="
+    assert find(board, "ATTRS", "serial").op == "=="
+    assert find(board, "SYMLINK") == Token("SYMLINK", None, "+=", "mjtable-board")
+    for rule in rules:
+        assert find(rule, "GROUP").value == "mjtable"
+        assert find(rule, "MODE").value == "0660"
+    assert find(usb, "SUBSYSTEM").value == "usb"
+    assert find(usb, "ENV", "DEVTYPE") == Token("ENV", "DEVTYPE", "==", "usb_device")
+    assert find(hidraw, "SUBSYSTEM").value == "hidraw"
+    # The panel's ids agree with the example configuration.
+    config = tomllib.loads(EXAMPLE.read_text(encoding="utf-8"))
+    for rule, key in ((usb, "ATTR"), (hidraw, "ATTRS")):
+        assert int(find(rule, key, "idVendor").value, 16) == config["panel"]["vendor_id"]
+        assert int(find(rule, key, "idProduct").value, 16) == config["panel"]["product_id"]
+
+
+# ---------------------------------------------------------------- the unit
+
+
+def unit_options(text: str) -> dict[str, dict[str, list[str]]]:
+    """Section -> option -> every value given (systemd options may repeat)."""
+    parser = configparser.ConfigParser(
+        strict=False, interpolation=None, delimiters=("=",), comment_prefixes=("#", ";")
+    )
+    parser.optionxform = str  # type: ignore[assignment,method-assign]
+    out: dict[str, dict[str, list[str]]] = {}
+    section = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("#", ";")):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1]
+            out.setdefault(section, {})
+            continue
+        key, sep, value = line.partition("=")
+        assert sep, f"not an option line: {raw!r}"
+        out[section].setdefault(key.strip(), []).append(value.strip())
+    parser.read_string(text)  # configparser agrees it is a well-formed INI file
+    return out
+
+
+def test_unit_has_the_required_options() -> None:
+    options = unit_options(UNIT.read_text(encoding="utf-8"))
+    service = options["Service"]
+
+    def one(key: str) -> str:
+        assert key in service, f"{key}= is missing"
+        return service[key][-1]
+
+    assert one("Type") == "notify"
+    assert one("Restart") == "on-failure"
+    assert one("User") == "mjtable" and one("Group") == "mjtable"
+    assert one("NoNewPrivileges") == "yes"
+    assert one("ProtectSystem") == "strict"
+    assert one("PrivateTmp") == "yes"
+    assert one("CapabilityBoundingSet") == ""
+    assert one("RestrictAddressFamilies").split() == ["AF_UNIX", "AF_NETLINK"]
+    assert one("DevicePolicy") == "closed"
+    assert sorted(service["DeviceAllow"]) == ["char-ttyACM rw", "char-usb_device rw"]
+    assert one("StateDirectory") == "mjtable"
+    assert one("RuntimeDirectory") == "mjtable"
+    assert one("ExecStart") == f"{DEFAULT_EXEC} run --config /etc/mjtable/config.toml"
+    assert "PrivateDevices" not in service  # it would hide the board and the panel
+    assert options["Install"]["WantedBy"] == ["multi-user.target"]
+    # The paths of the example configuration live in the unit's directories.
+    config = load_config(EXAMPLE)
+    assert config.audit.path.startswith(f"/var/lib/{one('StateDirectory')}/")
+    assert config.api.socket.startswith(f"/run/{one('RuntimeDirectory')}/")
+    assert config.board is not None and config.board.port == "/dev/mjtable-board"
+    assert config.api.group == one("Group")
+
+
+def _runnable_unit(tmp_path: Path) -> Path:
+    """The unit with ExecStart on a program that exists here (systemd checks it)."""
+    program = Path(sys.executable).parent / "mjtable"
+    if not program.exists():
+        program = Path(shutil.which("true") or "/bin/true")
+    unit = tmp_path / "mjtable.service"
+    unit.write_text(render_unit(UNIT.read_text(encoding="utf-8"), program), encoding="utf-8")
+    return unit
+
+
+def test_systemd_analyze_verify(tmp_path: Path) -> None:
+    analyze = shutil.which("systemd-analyze")
+    assert analyze is not None, "systemd-analyze is needed for this check (package systemd)"
+    unit = _runnable_unit(tmp_path)
+    done = subprocess.run(
+        [analyze, "verify", str(unit)], capture_output=True, text=True, check=False, timeout=120
+    )
+    mentions = [line for line in done.stderr.splitlines() if "mjtable.service" in line]
+    assert done.returncode == 0 and mentions == [], done.stderr
+
+
+def test_systemd_analyze_security(tmp_path: Path) -> None:
+    analyze = shutil.which("systemd-analyze")
+    assert analyze is not None, "systemd-analyze is needed for this check (package systemd)"
+    unit = _runnable_unit(tmp_path)
+    done = subprocess.run(
+        [analyze, "security", "--offline=true", "--no-pager", str(unit)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    match = re.search(r"Overall exposure level for mjtable\.service: (\d+\.\d+) (\w+)", done.stdout)
+    assert match is not None, done.stdout
+    assert float(match.group(1)) <= 2.0, done.stdout  # "OK" is below 3.0 on systemd's scale
+
+
+# ---------------------------------------------------------------- sysusers and config
+
+
+def test_sysusers_file_creates_the_user(tmp_path: Path) -> None:
+    sysusers = shutil.which("systemd-sysusers")
+    assert sysusers is not None, "systemd-sysusers is needed for this check (package systemd)"
+    (tmp_path / "etc").mkdir()
+    done = subprocess.run(
+        [sysusers, f"--root={tmp_path}", str(SYSUSERS)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    passwd = (tmp_path / "etc/passwd").read_text(encoding="utf-8").splitlines()
+    user = next(line.split(":") for line in passwd if line.startswith("mjtable:"))
+    assert user[5:] == ["/var/lib/mjtable", "/usr/sbin/nologin"]
+    assert int(user[2]) < 1000  # a system user
+    group = (tmp_path / "etc/group").read_text(encoding="utf-8")
+    assert re.search(r"^mjtable:x:\d+:", group, re.M)
+
+
+def test_example_config_is_valid() -> None:
+    config = load_config(EXAMPLE)
+    assert config.panel is not None and config.panel.enabled
+    assert (config.panel.vendor_id, config.panel.product_id) == (0x1209, 0x4D4A)
+    assert config.rules.profile == "wenzhou"
+
+
+def test_source_dir_is_this_folder() -> None:
+    assert source_dir() == UDEV

@@ -1,0 +1,545 @@
+"""The simulated board behind real serial lines: `mjtable sim --pty` and `--tcp` in a subprocess
+opened with pyserial, the embedded SimulatedBoard, the control channel, noise, cuts, reboots and
+bad input on the line."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import serial
+
+from protocol import codes
+from protocol import messages as m
+from protocol.events import LinkDown, LinkUp, PeerRebooted
+from protocol.framing import FrameDecoder, encode_frame
+from simulator.config import SimConfig, default_layout
+from simulator.control import ControlServer
+from simulator.server import SimulatedBoard, SimulatorError
+from tests.support.simhost import (
+    ROOT,
+    SimHost,
+    expected_codes,
+    full_cycle,
+    mjtable_command,
+    sim_process,
+)
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def check_cycle(host: SimHost, tiles: int, tile_set: int = 0) -> list[int]:
+    out = full_cycle(host, tile_set, default_layout(tiles))
+    assert sorted(out["tiles"]) == expected_codes(tiles)
+    assert len(out["dice_values"]) == 2 and all(1 <= v <= 6 for v in out["dice_values"])
+    progress = [e for e in out["shuffle"] if isinstance(e, m.Progress)]
+    assert len(progress) >= 9 and all(p.phase == codes.PHASE_SHUFFLE for p in progress)
+    tiles_read: list[int] = out["tiles"]
+    return tiles_read
+
+
+def test_mjtable_sim_pty_full_cycle_and_clean_stop(tmp_path: Path) -> None:
+    link = tmp_path / "board"
+    with sim_process(
+        "--pty", "--seed", "11", "--speed", "0", "--tiles", "144", "--link", str(link)
+    ) as (proc, path):
+        assert path.startswith("/dev/")
+        assert os.path.realpath(link) == os.path.realpath(path)
+        host = SimHost(str(link))  # opened through the symlink, as /dev/mjtable-board
+        try:
+            reply = host.connect()
+            assert (reply.tiles, reply.stacks_per_wall, reply.seed, reply.tile_sets) == (
+                144,
+                18,
+                11,
+                2,
+            )
+            assert reply.has(codes.CAP_READER) and reply.has(codes.CAP_DICE)
+            assert reply.has(codes.CAP_SEEDED)
+            first = check_cycle(host, 144)
+        finally:
+            host.close()
+        # the pty survives the host closing it; a new host (new session) works at once
+        host = SimHost(path)
+        try:
+            assert host.connect().session_id == reply.session_id
+            check_cycle(host, 144, tile_set=1)
+        finally:
+            host.close()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+    assert not os.path.lexists(link)
+    # the same seed gives the same first manifest
+    with sim_process("--pty", "--seed", "11", "--speed", "0", "--tiles", "144") as (_, path):
+        host = SimHost(path)
+        try:
+            host.connect()
+            assert check_cycle(host, 144) == first
+        finally:
+            host.close()
+
+
+def test_mjtable_sim_tcp_full_cycle_and_client_replacement() -> None:
+    with sim_process("--tcp", "127.0.0.1:0", "--speed", "0", "--tiles", "108") as (proc, url):
+        assert url.startswith("socket://127.0.0.1:")
+        first = SimHost(url)
+        try:
+            reply = first.connect()
+            assert reply.tiles == 108 and reply.stacks_per_wall == 14
+            assert not reply.has(codes.CAP_SEEDED) and reply.seed == 0
+            check_cycle(first, 108)
+            # a new connection replaces the old one
+            second = SimHost(url)
+            try:
+                second.connect()
+                assert second.command(m.Ping(77))[-1] == m.Pong(77)
+                check_cycle(second, 108, tile_set=1)
+            finally:
+                second.close()
+        finally:
+            first.close()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(30) == 0
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT)
+    return subprocess.run(
+        [*mjtable_command(), "sim", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--tcp", "192.0.2.1:5000"], "not a loopback address"),
+        (["--tcp", "localhost"], "expected HOST:PORT"),
+        (["--tcp", "127.0.0.1:99999"], "out of range"),
+        ([], "choose where to serve"),
+        (["--pty", "--tiles", "100"], "tiles = 100"),
+        (["--pty", "--speed", "-1"], "--speed"),
+        (["--pty", "--seed", "-5"], "seed = -5"),
+        (["--pty", "--fault", "jam@lunch"], "unknown phase 'lunch'"),
+        (["--pty", "--scenario", "/nonexistent/s.toml"], "cannot read it"),
+        (["--tcp", "127.0.0.1:0", "--link", "x"], "--link only goes with --pty"),
+    ],
+)
+def test_cli_bad_input_is_one_clear_line(args: list[str], words: str) -> None:
+    result = run_cli(*args)
+    assert result.returncode == 2, result
+    assert words in result.stderr and result.stderr.count("\n") == 1, result.stderr
+    assert result.stdout == ""
+
+
+def test_cli_refuses_to_replace_a_file_with_its_link(tmp_path: Path) -> None:
+    target = tmp_path / "precious"
+    target.write_text("keep me")
+    result = run_cli("--pty", "--link", str(target))
+    assert result.returncode == 2 and "not a symlink" in result.stderr
+    assert target.read_text() == "keep me"
+
+
+def test_cli_diagram() -> None:
+    result = run_cli("--diagram")
+    assert result.returncode == 0 and result.stdout.startswith("stateDiagram-v2\n")
+
+
+def test_faults_from_flags_and_scenario_reach_the_host(tmp_path: Path) -> None:
+    scenario = tmp_path / "s.toml"
+    scenario.write_text('[[fault]]\nspec = "dice@dice"\n', encoding="utf-8")
+    with sim_process(
+        "--pty", "--speed", "0", "--fault", "jam@build:wall=1", "--scenario", str(scenario)
+    ) as (_, path):
+        host = SimHost(path)
+        try:
+            host.connect()
+            host.command(m.Shuffle(0))
+            events = host.command(m.BuildWalls(0, default_layout(136)))
+            fault = events[-1]
+            assert fault == m.Fault(codes.FAULT_SORT_TIMEOUT, codes.SUB_SHUFFLER, 2, 1)
+            sensors = host.command(m.Sensors())[-1]
+            assert isinstance(sensors, m.SensorData)
+            assert sensors.state == codes.STATE_FAULT and sensors.fault == codes.FAULT_SORT_TIMEOUT
+            assert sensors.wall_tiles[0] == 34 and 0 < sensors.wall_tiles[1] < 34
+            refused = host.command(m.Shuffle(0))[-1]
+            assert refused == m.Refused(m.Shuffle.TYPE, codes.REFUSE_FAULTED, 1)
+            assert host.command(m.ClearFault())[-1] == m.Done(m.ClearFault.TYPE, 0)
+            dice = host.command(m.RollDice(3, 2))[-1]
+            assert dice == m.Fault(codes.FAULT_DICE_FAULT, codes.SUB_DICE, codes.PHASE_DICE, 0)
+            host.command(m.ClearFault())
+            check_cycle(host, 136)
+        finally:
+            host.close()
+
+
+class ControlClient:
+    def __init__(self, path: str) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(30)
+        self.sock.connect(path)
+        self.file = self.sock.makefile("rwb")
+
+    def raw(self, line: bytes) -> dict[str, object]:
+        self.file.write(line + b"\n")
+        self.file.flush()
+        answer: dict[str, object] = json.loads(self.file.readline())
+        return answer
+
+    def __call__(self, verb: str, **args: object) -> object:
+        answer = self.raw(json.dumps({"verb": verb, "id": 1, **args}).encode())
+        assert answer["ok"] is True and answer["id"] == 1, answer
+        return answer["result"]
+
+    def close(self) -> None:
+        self.file.close()
+        self.sock.close()
+
+
+def wait_for(predicate: object, timeout: float = 30.0) -> None:
+    end = time.monotonic() + timeout
+    while not predicate():  # type: ignore[operator]
+        assert time.monotonic() < end, "condition not met in time"
+        time.sleep(0.01)
+
+
+def test_control_channel_of_the_cli(tmp_path: Path) -> None:
+    sock_path = str(tmp_path / "ctl.sock")
+    with sim_process("--pty", "--speed", "0", "--control", sock_path) as (proc, path):
+        ctl = ControlClient(sock_path)
+        host = SimHost(path)
+        try:
+            assert ctl("state") == "BOOT"
+            host.connect()
+            assert ctl("state") == "IDLE"
+            status = ctl("status")
+            assert isinstance(status, dict) and status["sets"] == {"A": "disc", "B": "disc"}
+            assert ctl("inject", spec="stall@shuffle:motor=0,at=20") == "stall:motor=0,at=20"
+            fault = host.command(m.Shuffle(0))[-1]
+            assert fault == m.Fault(codes.FAULT_MOTOR_STALL, codes.SUB_SHUFFLER, 1, 0)
+            sensors = ctl("sensors")
+            assert isinstance(sensors, dict) and sensors["fault"] == codes.FAULT_MOTOR_STALL
+            host.command(m.ClearFault())
+            ctl("press_estop")
+            assert host.wait(lambda e: isinstance(e, m.Fault)) == m.Fault(11, 7, 0, 0)
+            assert host.command(m.Shuffle(0))[-1] == m.Refused(m.Shuffle.TYPE, 3, 11)
+            ctl("release_estop")
+            assert host.command(m.ClearFault())[-1] == m.Done(m.ClearFault.TYPE, 0)
+            ctl("press_button", button=codes.BUTTON_DEAL, seat=3)
+            assert host.wait(lambda e: isinstance(e, m.Button)) == m.Button(2, 3, 1)
+            ctl("open_cover")
+            assert host.command(m.Shuffle(0))[-1] == m.Refused(m.Shuffle.TYPE, 1, 7)
+            ctl("close_cover")
+            ctl("inject", spec="dice@dice:times=0")
+            ctl("clear_faults")
+            assert isinstance(host.command(m.RollDice(1, 2))[-1], m.Dice)
+            ctl("set_noise", error_rate=0.0, drop_rate=0.0)
+            # bad requests get an answer in words, and the channel keeps serving
+            for line, words in (
+                (b"not json", "not a JSON object"),
+                (b"[1, 2]", "a request is a JSON object"),
+                (b'{"verb": "explode"}', "unknown verb 'explode'"),
+                (b'{"verb": "inject"}', "inject needs"),
+                (b'{"verb": "inject", "spec": "jam@now"}', "cannot strike in phase now"),
+                (b'{"verb": "press_button", "button": "x", "seat": 0}', "must be an integer"),
+                (b'{"verb": "set_noise", "error_rate": 3}', "probability"),
+                (b'{"verb": "cut_line", "seconds": -1}', "must be > 0"),
+            ):
+                answer = ctl.raw(line)
+                assert answer["ok"] is False and words in str(answer["error"]), (line, answer)
+            assert ctl("state") == "STOPPED"
+            ctl("reboot")
+            host.wait(lambda e: isinstance(e, PeerRebooted))
+            assert ctl("state") in ("BOOT", "IDLE")
+        finally:
+            host.close()
+            ctl.close()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+    assert not os.path.exists(sock_path)
+
+
+@pytest.fixture
+def board() -> object:
+    sim = SimulatedBoard(SimConfig(seed=5, speed=0, tiles=136))
+    yield sim
+    sim.stop()
+
+
+def start_host(sim: SimulatedBoard) -> SimHost:
+    path = sim.open_pty()
+    sim.start()
+    host = SimHost(path)
+    host.connect()
+    return host
+
+
+class Reserved1C(m.Message):
+    """A command TYPE the board does not know (0x1C is reserved), sent through the engine."""
+
+    TYPE = 0x1C
+    NAME = "RESERVED_1C"
+    KIND = "command"
+
+    def encode(self) -> bytes:
+        return b"\x01\x02"
+
+
+class RawBuildWalls(m.BuildWalls):
+    """BUILD_WALLS whose payload the board's codec refuses (wall 1 has no stack)."""
+
+    def encode(self) -> bytes:
+        return bytes([0, 1, 2, 0, 1, 2, 1, 2])
+
+
+def test_garbage_out_of_order_and_unknown_commands(board: SimulatedBoard) -> None:
+    host = start_host(board)
+    try:
+        # an unknown command TYPE
+        refused = host.command(Reserved1C())[-1]
+        assert refused == m.Refused(0x1C, codes.REFUSE_UNKNOWN_COMMAND, 0x1C)
+        # garbage on the line
+        host.port.write(bytes(range(256)) * 3 + b"\xff" * 50)
+        assert host.command(m.Ping(1234))[-1] == m.Pong(1234)
+        # commands out of order
+        assert host.command(m.LiftWalls(0))[-1] == m.Refused(8, codes.REFUSE_BAD_STATE, 4)
+        assert host.command(m.ReadManifest(1))[-1] == m.Refused(12, codes.REFUSE_BAD_STATE, 4)
+        # an impossible layout (heights that do not sum to the set)
+        host.command(m.Shuffle(0))
+        bad = m.BuildWalls(0, [[2] * 17, [2] * 17, [2] * 17, [2] * 15])
+        assert host.command(bad)[-1] == m.Refused(7, codes.REFUSE_BAD_LAYOUT, 4)
+        # a payload the board's codec refuses (a wall with no stack)
+        raw = RawBuildWalls(0, default_layout(136))
+        assert host.command(raw)[-1] == m.Refused(7, codes.REFUSE_BAD_LAYOUT, 1)
+        # the next good command works
+        assert host.command(m.BuildWalls(0, default_layout(136)))[-1] == m.Done(7, 0)
+        assert board.control.state() == "BUILT"
+    finally:
+        host.close()
+
+
+def test_wrong_protocol_version(board: SimulatedBoard) -> None:
+    path = board.open_pty()
+    board.start()
+    port = serial.Serial(path, timeout=0.05)
+    try:
+        port.write(encode_frame(m.Hello.TYPE, 0, m.Hello(2, 0, 99).encode()))
+        decoder = FrameDecoder()
+        end = time.monotonic() + 30
+        frames: list[tuple[int, int, bytes]] = []
+        while not frames and time.monotonic() < end:
+            frames = decoder.feed(port.read(256))
+        type_code, _, payload = frames[0]
+        reply = m.HelloReply.decode(payload)
+        # the board answers with its own version (a 2.x host refuses the link on seeing it)
+        assert type_code == m.HelloReply.TYPE and (reply.proto_major, reply.host_session) == (1, 99)
+        # and opens no session: a command is answered NO_SESSION
+        port.write(encode_frame(m.Ping.TYPE, 0, m.Ping(1).encode()))
+        frames = []
+        while not frames and time.monotonic() < end:
+            frames = decoder.feed(port.read(256))
+        assert frames[0][0] == m.NoSession.TYPE
+    finally:
+        port.close()
+    assert board.control.state() == "BOOT"  # no session was opened
+    host = SimHost(path)
+    try:
+        host.connect()
+        assert board.control.state() == "IDLE"
+        assert host.command(m.Ping(3))[-1] == m.Pong(3)
+    finally:
+        host.close()
+
+
+def test_reboot_gives_a_new_session_and_forgets_the_state(board: SimulatedBoard) -> None:
+    host = start_host(board)
+    try:
+        old = board.session_id
+        host.command(m.Shuffle(0))
+        assert board.control.status()["sets"] == {"A": "shuffled", "B": "disc"}
+        host.send(m.Reset())  # no answer: the board restarts
+        event = host.wait(lambda e: isinstance(e, PeerRebooted))
+        assert isinstance(event, PeerRebooted) and event.old_session == old
+        assert event.new_session == board.session_id != old
+        host.wait(lambda e: isinstance(e, LinkUp))
+        assert board.control.status()["sets"] == {"A": "disc", "B": "disc"}
+        refused = host.command(m.BuildWalls(0, default_layout(136)))[-1]
+        assert refused == m.Refused(7, codes.REFUSE_BAD_STATE, 3)
+        # a reboot in the middle of a shuffle: motors stop, nothing is finished
+        host.send(m.Shuffle(1))
+        host.wait(lambda e: isinstance(e, m.Progress))
+        board.control.reboot()
+        host.wait(lambda e: isinstance(e, PeerRebooted))
+        host.wait(lambda e: isinstance(e, LinkUp))
+        assert board.reboots == 2 and board.control.state() == "IDLE"
+        assert board.control.sensors().currents_ma == (0,) * 9
+        check_cycle(host, 136)
+    finally:
+        host.close()
+
+
+def test_noise_on_the_line_is_survived(board: SimulatedBoard) -> None:
+    host = start_host(board)
+    try:
+        board.control.set_noise(0.004, 0.002)
+        check_cycle(host, 136, tile_set=0)
+        check_cycle(host, 136, tile_set=1)
+        mine, theirs = host.conn.stats, board.control.status()["stats"]
+        assert mine["retransmits"] + theirs["retransmits"] > 0
+        errors = ("crc_errors", "header_errors")
+        assert sum(mine[k] + theirs[k] for k in errors) > 0
+        board.control.set_noise(0.0, 0.0)
+        check_cycle(host, 136, tile_set=0)
+    finally:
+        host.close()
+
+
+def test_line_cut_for_seconds(board: SimulatedBoard) -> None:
+    host = start_host(board)
+    try:
+        board.control.cut_line(2.5)
+        host.send(m.Ping(9))
+        down = host.wait(lambda e: isinstance(e, LinkDown))
+        assert isinstance(down, LinkDown)
+        assert host.wait(lambda e: isinstance(e, m.Pong)) == m.Pong(9)
+        assert not any(isinstance(e, PeerRebooted) for e in host.log)  # same session after
+        check_cycle(host, 136)
+    finally:
+        host.close()
+
+
+def test_cut_injected_as_a_fault_spec(board: SimulatedBoard) -> None:
+    host = start_host(board)
+    try:
+        board.control.inject("cut@shuffle:at=50,seconds=3")
+        events = host.command(m.Shuffle(0))
+        assert events[-1] == m.Done(m.Shuffle.TYPE, 0)
+        assert any(isinstance(e, LinkDown) for e in events)
+    finally:
+        host.close()
+
+
+def test_real_time_scaling() -> None:
+    sim = SimulatedBoard(SimConfig(seed=2, speed=0.002, tiles=108))
+    host = start_host(sim)
+    try:
+        events = host.command(m.Shuffle(1))
+        assert sum(isinstance(e, m.Progress) for e in events) == 9
+        host.send(m.BuildWalls(1, default_layout(108)))
+        host.wait(lambda e: isinstance(e, m.Progress) and e.percent >= 30)
+        sensors = host.command(m.Sensors())[-1]
+        assert isinstance(sensors, m.SensorData)
+        assert sensors.state == codes.STATE_BUILDING and 0 < sum(sensors.wall_tiles) < 108
+        host.wait(lambda e: isinstance(e, m.Done))
+        assert sim.control.state() == "BUILT"
+    finally:
+        host.close()
+        sim.stop()
+
+
+def test_embedded_start_and_stop_many_times_without_leaks() -> None:
+    def fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    threads = threading.active_count()
+    before = fds()
+    for i in range(25):
+        sim = SimulatedBoard(SimConfig(seed=i, speed=0, tiles=136))
+        if i % 2:
+            sim.listen_tcp("127.0.0.1", 0)
+        else:
+            sim.open_pty(link=None)
+        sim.start()
+        if i % 5 == 0:
+            host = SimHost(sim.path or f"socket://127.0.0.1:{sim.address[1]}")  # type: ignore[index]
+            host.connect()
+            host.command(m.Ping(i))
+            host.close()
+        sim.stop()
+        sim.stop()  # idempotent
+        assert not sim.running
+    # boards dropped without stop() release their descriptors too
+    for _ in range(5):
+        SimulatedBoard(SimConfig(speed=0)).open_pty()
+    import gc
+
+    gc.collect()
+    assert fds() <= before
+    assert threading.active_count() == threads
+
+
+def test_api_misuse_is_refused_in_words(tmp_path: Path) -> None:
+    sim = SimulatedBoard(SimConfig(speed=0))
+    try:
+        with pytest.raises(SimulatorError, match="open a transport first"):
+            sim.start()
+        with pytest.raises(SimulatorError, match="not a loopback address"):
+            sim.listen_tcp("192.0.2.1", 5000)
+        sim.open_pty(link=str(tmp_path / "ttyBOARD"))
+        with pytest.raises(SimulatorError, match="a pty is open already"):
+            sim.open_pty()
+        sim.start()
+        with pytest.raises(SimulatorError, match="running already"):
+            sim.start()
+        with pytest.raises(SimulatorError, match="open transports first"):
+            sim.listen_tcp("127.0.0.1", 0)
+        assert os.path.islink(tmp_path / "ttyBOARD")
+    finally:
+        sim.stop()
+    assert not os.path.lexists(tmp_path / "ttyBOARD")
+    with pytest.raises(SimulatorError, match="was stopped"):
+        sim.open_pty()
+
+
+def test_control_server_in_process(tmp_path: Path) -> None:
+    sim = SimulatedBoard(SimConfig(speed=0))
+    path = str(tmp_path / "c.sock")
+    server = ControlServer(sim.control, path)
+    server.start()
+    try:
+        ctl = ControlClient(path)
+        assert ctl("state") == "BOOT"
+        assert ctl("manifest", tile_set=0) is None
+        ctl.close()
+        with pytest.raises(ValueError, match="another process serves"):
+            ControlServer(sim.control, path)
+    finally:
+        server.stop()
+        sim.stop()
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ValueError, match="not a socket"):
+        ControlServer(sim.control, str(tmp_path / "file"))
+
+
+def test_a_bug_in_the_model_is_a_firmware_fault_not_a_dead_board(
+    board: SimulatedBoard, caplog: pytest.LogCaptureFixture
+) -> None:
+    host = start_host(board)
+
+    def broken(message: object, now: int) -> None:
+        raise RuntimeError("boom")
+
+    try:
+        with board._lock:
+            board.model._handlers[m.Collect] = broken
+        event = host.command(m.Collect())[-1]
+        assert event == m.Fault(codes.FAULT_INTERNAL, codes.SUB_BOARD, 0, 0xEE)
+        assert board.internal_errors == ["RuntimeError('boom')"]
+        assert "internal error" in caplog.text
+        assert host.command(m.ClearFault())[-1] == m.Done(m.ClearFault.TYPE, 0)
+        assert host.command(m.Ping(8))[-1] == m.Pong(8)
+        assert board.running
+    finally:
+        host.close()

@@ -1,0 +1,282 @@
+"""A tiny host for the simulator tests: protocol Connection(role=HOST) over a pyserial port.
+
+It is the least a host needs (HELLO, send a command, collect events until the command ends),
+written here so the simulator's tests do not depend on the production driver.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import serial
+
+from protocol import codes
+from protocol import messages as m
+from protocol.connection import HOST, UP, Connection
+from protocol.events import LinkUp
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class SimHost:
+    """Host side of the link: pyserial port + protocol engine, pumped by the caller."""
+
+    def __init__(self, url: str, *, rto_ms: int = 100) -> None:
+        self.port = serial.serial_for_url(url, timeout=0.005, write_timeout=5)
+        self.conn = Connection(HOST, rto_ms=rto_ms)
+        self._t0 = time.monotonic()
+        self.log: list[object] = []  # every event received, in order
+        self._unread: list[object] = []
+
+    def now(self) -> int:
+        return int((time.monotonic() - self._t0) * 1000)
+
+    def close(self) -> None:
+        self.port.close()
+
+    def pump(self) -> None:
+        """One round: read what is there, run the engine's timers, write what it has."""
+        waiting = self.port.in_waiting
+        data = self.port.read(waiting or 1)
+        now = self.now()
+        if data:
+            self.conn.receive_data(data, now)
+        self.conn.tick(now)
+        out = self.conn.data_to_send()
+        if out:
+            self.port.write(out)
+        for event in self.conn.events():
+            self.log.append(event)
+            self._unread.append(event)
+
+    def wait(self, match: Callable[[object], bool], timeout: float = 30.0) -> object:
+        """Pump until an event matching ``match`` arrives; return it (TimeoutError if not)."""
+        end = time.monotonic() + timeout
+        while True:
+            for i, event in enumerate(self._unread):
+                if match(event):
+                    del self._unread[: i + 1]
+                    return event
+            self._unread.clear()
+            if time.monotonic() > end:
+                raise TimeoutError(
+                    f"no matching event within {timeout} s; log tail {self.log[-5:]}"
+                )
+            self.pump()
+
+    def connect(self, timeout: float = 30.0) -> m.HelloReply:
+        self.conn.connect(self.now())
+        event = self.wait(lambda e: isinstance(e, LinkUp), timeout)
+        assert isinstance(event, LinkUp)
+        return event.hello_reply
+
+    def send(self, message: m.Message) -> None:
+        self.conn.send(message, self.now())
+        self.pump()
+
+    def command(self, message: m.Message, timeout: float = 60.0) -> list[object]:
+        """Send a command; return the events up to the one that ends it (inclusive)."""
+        start = len(self.log)
+        self._unread.clear()
+        self.send(message)
+        end = self.wait(lambda e: ends(message, e), timeout)
+        events = self.log[start:]
+        return events[: events.index(end) + 1]
+
+    def settle(self, timeout: float = 10.0) -> None:
+        """Pump until everything sent has been acknowledged."""
+        end = time.monotonic() + timeout
+        while not self.conn.idle or self.conn.state != UP:
+            if time.monotonic() > end:
+                raise TimeoutError("the board did not acknowledge in time")
+            self.pump()
+
+
+def ends(command: m.Message, event: object) -> bool:
+    """Whether ``event`` is the last answer to ``command``."""
+    if isinstance(event, m.Refused) and event.command == command.TYPE:
+        return True
+    if isinstance(event, m.Fault):
+        return True
+    if isinstance(command, m.Ping):
+        return isinstance(event, m.Pong) and event.token == command.token
+    if isinstance(command, m.Sensors):
+        return isinstance(event, m.SensorData)
+    if isinstance(command, m.RollDice):
+        return isinstance(event, m.Dice) and event.tag == command.tag
+    if isinstance(command, m.MotorTest):
+        return isinstance(event, m.MotorResult)
+    return isinstance(event, m.Done) and event.command == command.TYPE
+
+
+def full_cycle(
+    host: SimHost, tile_set: int, layout: tuple[tuple[int, ...], ...], timeout: float = 60.0
+) -> dict[str, Any]:
+    """SHUFFLE, BUILD_WALLS, COLLECT, LIFT_WALLS, ROLL_DICE, READ_MANIFEST; the answers."""
+    out: dict[str, Any] = {}
+    for name, message in (
+        ("shuffle", m.Shuffle(tile_set)),
+        ("build", m.BuildWalls(tile_set, layout)),
+        ("collect", m.Collect()),
+        ("lift", m.LiftWalls(tile_set)),
+        ("dice", m.RollDice(7, 2)),
+        ("manifest", m.ReadManifest(tile_set)),
+    ):
+        events = host.command(message, timeout)
+        last = events[-1]
+        if isinstance(last, m.Refused | m.Fault):
+            raise AssertionError(f"{name}: {last!r}")
+        out[name] = events
+    chunks = [e for e in out["manifest"] if isinstance(e, m.ManifestChunk)]
+    tiles: list[int] = []
+    for chunk in chunks:
+        assert chunk.offset == len(tiles)
+        tiles.extend(chunk.tiles)
+    out["tiles"] = tiles
+    dice = out["dice"][-1]
+    assert isinstance(dice, m.Dice)
+    out["dice_values"] = dice.values
+    return out
+
+
+def expected_codes(tiles: int) -> list[int]:
+    """The multiset of one tile set, built from rules.tiles (independent of the simulator)."""
+    from rules.tiles import tile_list
+
+    return sorted(codes.tile_to_code(t) for t in tile_list(tiles))
+
+
+def mjtable_command() -> list[str]:
+    """The `mjtable` entry point of this environment (or its exact equivalent)."""
+    script = Path(sys.executable).with_name("mjtable")
+    if script.exists():
+        return [sys.executable, str(script)]
+    return [sys.executable, "-c", "import sys; from controller.cli import main; sys.exit(main())"]
+
+
+@contextmanager
+def sim_process(*args: str, timeout: float = 30.0) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """Run ``mjtable sim ARGS`` in a subprocess; yield (process, first line). SIGTERM at the end."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT)
+    proc = subprocess.Popen(
+        [*mjtable_command(), "sim", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        line = read_line(proc, timeout)
+        yield proc, line
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if proc.stdout:
+            proc.stdout.close()
+        if proc.stderr:
+            proc.stderr.close()
+
+
+def read_line(proc: subprocess.Popen[str], timeout: float) -> str:
+    import selectors
+
+    assert proc.stdout is not None
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    try:
+        if not sel.select(timeout):
+            raise TimeoutError(f"mjtable sim printed nothing within {timeout} s")
+    finally:
+        sel.close()
+    line = proc.stdout.readline().strip()
+    if not line:
+        err = proc.stderr.read() if proc.stderr else ""
+        raise AssertionError(f"mjtable sim printed no path; stderr: {err}")
+    return line
+
+
+class ModelDriver:
+    """Drives a BoardModel directly (no serial line), with the table clock in hand."""
+
+    def __init__(self, **config: Any) -> None:
+        import random
+
+        from protocol.events import HelloReceived
+        from simulator.board import BoardModel
+        from simulator.config import SimConfig
+
+        config.setdefault("seed", 1)
+        config.setdefault("speed", 0)
+        self.config = SimConfig(**config)
+        self.model = BoardModel(self.config, random.Random(self.config.seed))
+        self.t = 0
+        self.model.handle(HelloReceived(m.Hello(1, 0, 7)), self.t)
+
+    def drain(self) -> list[m.Message]:
+        out = list(self.model.outbox)
+        self.model.outbox.clear()
+        return out
+
+    def send(self, message: object) -> list[m.Message]:
+        """Hand a command to the model now; the events it answers at once."""
+        self.model.handle(message, self.t)
+        return self.drain()
+
+    def run(self, message: object, limit_ms: int = 600_000) -> list[m.Message]:
+        """Hand a command over and let table time run until the motion is over."""
+        self.model.handle(message, self.t)
+        self.finish(limit_ms)
+        return self.drain()
+
+    def finish(self, limit_ms: int = 600_000) -> None:
+        end = self.t + limit_ms
+        while self.model.busy:
+            nxt = self.model.next_deadline()
+            assert nxt is not None, "a busy model must have something scheduled"
+            assert nxt <= end, f"the motion did not end within {limit_ms} ms"
+            self.t = max(self.t, nxt)
+            self.model.advance(self.t)
+
+    def wait(self, ms: int) -> list[m.Message]:
+        """Let ``ms`` of table time pass."""
+        end = self.t + ms
+        while True:
+            nxt = self.model.next_deadline()
+            if nxt is None or nxt > end:
+                break
+            self.t = max(self.t, nxt)
+            self.model.advance(self.t)
+        self.t = end
+        self.model.advance(self.t)
+        return self.drain()
+
+    def until(self, at_ms: int) -> list[m.Message]:
+        return self.wait(at_ms - self.t)
+
+    def sensors(self) -> m.SensorData:
+        return self.model.sensors(self.t)
+
+    def ready(self, tile_set: int = 0, layout: tuple[tuple[int, ...], ...] | None = None) -> None:
+        """Shuffle and build a set (asserting both succeed)."""
+        from simulator.config import default_layout
+
+        lay = layout or default_layout(self.config.tiles)
+        for message in (m.Shuffle(tile_set), m.BuildWalls(tile_set, lay)):
+            last = self.run(message)[-1]
+            assert isinstance(last, m.Done), last
