@@ -1,7 +1,9 @@
 """The board wire protocol: a sans-I/O engine (bytes in, events out) that also runs under
 MicroPython. See docs/protocol.md.
 
-The public names are re-exported here: ``from protocol import Connection, HOST, Shuffle``.
+The public names are re-exported here: ``from protocol import Connection, HOST, Shuffle``. The
+type unions of the events (``LinkEvent``, ``ConnectionEvent``) exist for the type checker only:
+import them from ``protocol.events`` under ``if TYPE_CHECKING:``.
 """
 
 from protocol.codes import (
@@ -50,7 +52,6 @@ from protocol.events import (
     BadMessage,
     HelloReceived,
     LinkDown,
-    LinkEvent,
     LinkUp,
     PeerRebooted,
     ProtocolMismatch,
@@ -152,7 +153,6 @@ __all__ = [
     "HelloReply",
     "LiftWalls",
     "LinkDown",
-    "LinkEvent",
     "LinkUp",
     "ManifestChunk",
     "Message",

@@ -33,24 +33,34 @@ MicroPython-compatible: imports only the protocol's own modules (and os or rando
 id when none is given).
 """
 
+from protocol.arq import (
+    HEARTBEAT_MS,
+    HELLO_INTERVAL_MS,
+    LINK_TIMEOUT_MS,
+    MAX_RETRIES,
+    MAX_WINDOW,
+    QUEUE_LIMIT,
+    RTO_MS,
+    WINDOW,
+    GoBackN,
+)
 from protocol.codes import STATE_IDLE
-from protocol.errors import (
-    DecodeError,
-    NotConnected,
-    ProtocolError,
-    QueueFull,
-    UnknownType,
-    WrongRole,
+from protocol.errors import DecodeError, NotConnected, ProtocolError, UnknownType, WrongRole
+from protocol.events import BadMessage, HelloReceived, LinkDown, LinkUp, ProtocolMismatch
+from protocol.framing import FrameDecoder
+from protocol.linkstate import (
+    BOARD,
+    CONNECTING,
+    DOWN,
+    HOST,
+    IDLE,
+    MISMATCH,
+    ROLE_NAMES,
+    TRANSITIONS,
+    UP,
+    WAITING,
+    state_diagram,
 )
-from protocol.events import (
-    BadMessage,
-    HelloReceived,
-    LinkDown,
-    LinkUp,
-    PeerRebooted,
-    ProtocolMismatch,
-)
-from protocol.framing import FrameDecoder, encode_frame
 from protocol.messages import (
     MESSAGE_TYPES,
     PROTO_MAJOR,
@@ -62,73 +72,6 @@ from protocol.messages import (
     Message,
     NoSession,
 )
-
-HOST = 0
-BOARD = 1
-ROLE_NAMES = {HOST: "host", BOARD: "board"}
-
-# Link states
-IDLE = "IDLE"  # host: nothing started yet
-CONNECTING = "CONNECTING"  # host: sending HELLO every hello_interval_ms
-UP = "UP"  # both: session open, frames flow
-DOWN = "DOWN"  # both: link lost (host re-HELLOs from its next tick; board waits)
-MISMATCH = "MISMATCH"  # host: the board speaks another major version (terminal)
-WAITING = "WAITING"  # board: no session with a host yet (answers NO_SESSION)
-
-# Defaults (milliseconds, counts)
-RTO_MS = 100
-MAX_RETRIES = 10
-HEARTBEAT_MS = 500
-LINK_TIMEOUT_MS = 2000
-HELLO_INTERVAL_MS = 250
-QUEUE_LIMIT = 64
-WINDOW = 4
-#: the largest window a 3-bit SEQ allows: with 8 SEQ values a window of 8 would make "all
-#: acknowledged" and "none acknowledged" the same cumulative ACK
-MAX_WINDOW = 7
-
-#: the ACK frame for each SEQ, built once (an ACK has no payload)
-_ACK_FRAMES = tuple(encode_frame(Ack.TYPE, _seq, b"") for _seq in range(8))
-
-#: (role, state, trigger, new state): every legal transition; anything else is a bug and raises
-TRANSITIONS: "tuple[tuple[int, str, str, str], ...]" = (
-    (HOST, IDLE, "connect", CONNECTING),
-    (HOST, CONNECTING, "hello_sent", CONNECTING),
-    (HOST, CONNECTING, "hello_reply", UP),
-    (HOST, CONNECTING, "major_mismatch", MISMATCH),
-    (HOST, UP, "hello_reply", UP),
-    (HOST, UP, "link_timeout", DOWN),
-    (HOST, UP, "retries_exhausted", DOWN),
-    (HOST, UP, "board_lost_session", DOWN),
-    (HOST, UP, "major_mismatch", MISMATCH),
-    (HOST, DOWN, "hello_sent", CONNECTING),
-    (HOST, DOWN, "hello_reply", UP),
-    (HOST, DOWN, "major_mismatch", MISMATCH),
-    (BOARD, WAITING, "hello", UP),
-    (BOARD, WAITING, "major_mismatch", WAITING),
-    (BOARD, UP, "hello", UP),
-    (BOARD, UP, "link_timeout", DOWN),
-    (BOARD, UP, "retries_exhausted", DOWN),
-    (BOARD, DOWN, "hello", UP),
-    (BOARD, DOWN, "traffic", UP),
-)
-
-_TABLE: "dict[tuple[int, str, str], str]" = {}
-for _role, _state, _trigger, _new in TRANSITIONS:
-    _TABLE[(_role, _state, _trigger)] = _new
-
-_INITIAL = {HOST: IDLE, BOARD: WAITING}
-
-
-def state_diagram(role: int) -> str:
-    """The state machine of one role as a mermaid ``stateDiagram-v2`` (for docs/protocol.md)."""
-    lines = ["stateDiagram-v2", "    [*] --> " + _INITIAL[role]]
-    for r, state, trigger, new in TRANSITIONS:
-        if r == role:
-            lines.append("    " + state + " --> " + new + ": " + trigger)
-    if role == HOST:
-        lines.append("    " + MISMATCH + " --> [*]")
-    return "\n".join(lines)
 
 
 def _random_session() -> int:
@@ -149,7 +92,7 @@ def _seconds(ms: int) -> str:
     return str(ms // 1000) + "." + str((ms % 1000) // 100) + " s"
 
 
-class Connection:
+class Connection(GoBackN):
     """One side of the link. See the module text for the life cycle; every time is in ms."""
 
     def __init__(
@@ -168,23 +111,17 @@ class Connection:
     ) -> None:
         if role != HOST and role != BOARD:
             raise WrongRole("role must be HOST (0) or BOARD (1), not " + repr(role))
-        for name, value in (
-            ("rto_ms", rto_ms),
-            ("max_retries", max_retries),
-            ("heartbeat_ms", heartbeat_ms),
-            ("link_timeout_ms", link_timeout_ms),
-            ("hello_interval_ms", hello_interval_ms),
-            ("queue_limit", queue_limit),
-        ):
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(name + " must be a positive integer, not " + repr(value))
-        if not isinstance(window, int) or window < 1 or window > MAX_WINDOW:
-            raise ValueError(
-                "window must be an integer 1.."
-                + str(MAX_WINDOW)
-                + " (frames outstanding with a 3-bit SEQ), not "
-                + repr(window)
-            )
+        GoBackN.__init__(
+            self,
+            role,
+            rto_ms,
+            max_retries,
+            heartbeat_ms,
+            link_timeout_ms,
+            hello_interval_ms,
+            queue_limit,
+            window,
+        )
         if role == BOARD:
             if not isinstance(identity, HelloReply):
                 raise WrongRole("a board connection needs identity=HelloReply(...)")
@@ -196,11 +133,9 @@ class Connection:
             own_session = _random_session() if session is None else session
             if not isinstance(own_session, int) or own_session < 1 or own_session > 0xFFFFFFFF:
                 raise ValueError("session must be 1..0xFFFFFFFF, not " + repr(own_session))
-        self.role = role
         self.identity = identity
         #: this side's session id (host: chosen at start; board: identity.session_id)
         self.session = own_session
-        self.state = _INITIAL[role]
         #: host: the board's HelloReply; board: the host's Hello (None before the first)
         self.peer: HelloReply | Hello | None = None
         #: the peer's session id, None before the first HELLO exchange
@@ -209,61 +144,9 @@ class Connection:
         self.local_state = STATE_IDLE
         #: last state the peer reported in a heartbeat
         self.peer_state: int | None = None
-        self.rto_ms = rto_ms
-        self.max_retries = max_retries
-        self.heartbeat_ms = heartbeat_ms
-        self.link_timeout_ms = link_timeout_ms
-        self.hello_interval_ms = hello_interval_ms
-        self.queue_limit = queue_limit
-        #: sequenced frames this side keeps outstanding at most (1..7)
-        self.window = window
-
         self._decoder = FrameDecoder()
-        #: frames waiting for data_to_send(), oldest first
-        self._out: list[bytes] = []
-        self._events: list[object] = []
-        #: messages waiting for room in the window: (message, payload)
-        self._queue: list[tuple[Message, bytes]] = []
-        #: the outstanding frames, oldest first: (message, frame); SEQ of the first is _base
-        self._win: list[tuple[Message, bytes]] = []
-        self._base = 0
-        #: SEQ of the next new frame
-        self._tx_seq = 0
-        #: tries of the oldest outstanding frame without progress (1 after its first send)
-        self._tries = 0
-        #: when the retransmission timer of the oldest outstanding frame started
-        self._sent_at = 0
-        #: frames of the window were queued again in _out since the last drain (go back N)
-        self._resent = False
-        #: the SEQ the receiver delivers next; everything before it was delivered
-        self._rx_next = 0
-        #: frames came in since the last drain: data_to_send() adds one cumulative ACK
-        self._ack_due = False
-        self._ack_at = 0
         self._last_rx = 0
-        self._last_tx = 0
         self._next_hello = 0
-        self._counters: dict[str, int] = {
-            "sent": 0,
-            "delivered": 0,
-            "frames_sent": 0,
-            "bytes_sent": 0,
-            "retransmits": 0,
-            "timeouts": 0,
-            "acks_sent": 0,
-            "acks_received": 0,
-            "duplicates": 0,
-            "out_of_order": 0,
-            "bad_messages": 0,
-            "ignored": 0,
-            "hellos_sent": 0,
-            "hello_replies_sent": 0,
-            "heartbeats_sent": 0,
-            "no_session_sent": 0,
-            "link_downs": 0,
-            "peer_reboots": 0,
-            "dropped": 0,
-        }
 
     # --- public API ----------------------------------------------------------------------------
 
@@ -273,26 +156,6 @@ class Connection:
         merged = dict(self._counters)
         merged.update(self._decoder.stats)
         return merged
-
-    @property
-    def idle(self) -> bool:
-        """True when no sequenced message is outstanding or queued."""
-        return not self._win and not self._queue
-
-    @property
-    def queued(self) -> int:
-        """Messages waiting behind the window (not sent yet)."""
-        return len(self._queue)
-
-    @property
-    def in_flight(self) -> int:
-        """Messages sent and not yet acknowledged (0..window)."""
-        return len(self._win)
-
-    @property
-    def outstanding(self) -> "Message | None":
-        """The oldest message sent and not yet acknowledged, if any."""
-        return self._win[0][0] if self._win else None
 
     def connect(self, now: int) -> None:
         """Host: start the HELLO exchange (HELLO now, then every hello_interval_ms)."""
@@ -305,75 +168,10 @@ class Connection:
         if self.state in (CONNECTING, DOWN):
             self._send_hello(now)
 
-    def send(self, message: Message, now: int) -> None:
-        """Queue a command (host) or an event (board); it goes out as soon as the link allows.
-
-        Raises WrongRole for a message of the other side or a link message, FieldError for a
-        field out of range, QueueFull when queue_limit messages wait, NotConnected on a refused
-        link. Nothing is queued when it raises.
-        """
-        if not isinstance(message, Message):
-            raise WrongRole("not a protocol message: " + repr(message))
-        kind = "command" if self.role == HOST else "event"
-        if kind != message.KIND:
-            raise WrongRole(
-                "the " + ROLE_NAMES[self.role] + " sends " + kind + "s; "
-                "cannot send " + message.NAME + " (" + (message.KIND or "internal") + ")"
-            )
-        if self.state == MISMATCH:
-            raise NotConnected("the board speaks another protocol version; the link is refused")
-        payload = message.encode()
-        if len(self._queue) >= self.queue_limit:
-            raise QueueFull(
-                "send queue full ("
-                + str(self.queue_limit)
-                + " messages wait); "
-                + message.NAME
-                + " not queued"
-            )
-        self._queue.append((message, payload))
-        self._counters["sent"] += 1
-        self._pump(now)
-
     def receive_data(self, data: bytes, now: int) -> None:
         """Bytes read from the wire; complete frames are handled at once."""
         for type_code, seq, payload in self._decoder.feed(data):
             self._handle_frame(type_code, seq, payload, now)
-
-    def next_event(self) -> object:
-        """The next message or link event, or None when there is none."""
-        if self._events:
-            return self._events.pop(0)
-        return None
-
-    def events(self) -> "list[object]":
-        """Every pending message and link event, in order (drains them)."""
-        pending = self._events
-        self._events = []
-        return pending
-
-    def data_to_send(self) -> bytes:
-        """The bytes to write to the wire now (drains them).
-
-        When sequenced frames came in since the last call, one cumulative ACK (for the last SEQ
-        delivered in order) is added here, after everything else: however many frames a read
-        brought, they cost one ACK.
-        """
-        out = self._out
-        if self._ack_due:
-            self._ack_due = False
-            out.append(_ACK_FRAMES[(self._rx_next - 1) & 7])
-            self._counters["acks_sent"] += 1
-            if self._ack_at > self._last_tx:
-                self._last_tx = self._ack_at
-        if not out:
-            return b""
-        self._out = []
-        self._resent = False
-        data = out[0] if len(out) == 1 else b"".join(out)
-        self._counters["frames_sent"] += len(out)
-        self._counters["bytes_sent"] += len(data)
-        return data
 
     def tick(self, now: int) -> "int | None":
         """Run the timers (HELLO, retransmit, link timeout, heartbeat).
@@ -412,19 +210,6 @@ class Connection:
 
     # --- internals -----------------------------------------------------------------------------
 
-    def _fire(self, trigger: str) -> None:
-        new = _TABLE.get((self.role, self.state, trigger))
-        if new is None:
-            raise ProtocolError(
-                "illegal transition: "
-                + ROLE_NAMES[self.role]
-                + " in "
-                + self.state
-                + " on "
-                + trigger
-            )
-        self.state = new
-
     def _heartbeats_on(self) -> bool:
         if self.role == HOST:
             return self.state == UP
@@ -446,86 +231,11 @@ class Connection:
                 deadline = c
         return deadline
 
-    def _emit(self, frame: bytes, now: int) -> None:
-        self._out.append(frame)
-        self._last_tx = now
-
-    def _send_link(self, message: Message, seq: int, now: int) -> None:
-        self._emit(encode_frame(message.TYPE, seq, message.encode()), now)
-
     def _send_hello(self, now: int) -> None:
         self._send_link(Hello(PROTO_MAJOR, PROTO_MINOR, self.session), 0, now)
         self._counters["hellos_sent"] += 1
         self._next_hello = now + self.hello_interval_ms
         self._fire("hello_sent")
-
-    def _pump(self, now: int) -> None:
-        """Send queued messages while the window has room and the link is up."""
-        queue = self._queue
-        win = self._win
-        if not queue or self.state != UP or len(win) >= self.window:
-            return
-        if not win:
-            self._base = self._tx_seq
-            self._tries = 1
-            self._sent_at = now  # the timer runs for the oldest outstanding frame
-        while queue and len(win) < self.window:
-            message, payload = queue.pop(0)
-            seq = self._tx_seq
-            self._tx_seq = (seq + 1) & 7
-            frame = encode_frame(message.TYPE, seq, payload)
-            win.append((message, frame))
-            self._emit(frame, now)
-
-    def _resend_window(self, now: int) -> None:
-        """Go back N: queue every outstanding frame again, oldest first; restart the timer."""
-        self._sent_at = now
-        self._resent = True
-        for _message, frame in self._win:
-            self._emit(frame, now)
-
-    def _release(self, count: int, now: int) -> None:
-        """The peer acknowledged the ``count`` oldest outstanding frames."""
-        released = self._win[:count]
-        self._win = self._win[count:]
-        self._base = (self._base + count) & 7
-        self._tries = 1
-        self._sent_at = now  # progress: the timer restarts for the new oldest frame
-        if self._resent:
-            self._counters["retransmits"] -= self._withdraw(released)
-        self._pump(now)
-
-    def _withdraw(self, frames: "list[tuple[Message, bytes]]") -> int:
-        """Take every copy of these frames back out of the undrained output; return how many.
-
-        After a go-back-N resend, an ACK may release frames whose copies still wait in _out.
-        They are not sent: so the sequenced frames of one drain always lie within one window
-        (at most 7 consecutive SEQs), and a chunk of bytes that reaches the peer twice can never
-        bring an old frame back under a SEQ the peer now expects.
-        """
-        out = self._out
-        kept: list[bytes] = []
-        withdrawn = 0
-        for data in out:
-            old = False
-            for _message, frame in frames:
-                if data is frame:
-                    old = True
-                    break
-            if old:
-                withdrawn += 1
-            else:
-                kept.append(data)
-        if withdrawn:
-            self._out = kept
-        return withdrawn
-
-    def _resume(self, now: int) -> None:
-        """After the link comes up: resend the outstanding frames (fresh tries), fill the window."""
-        if self._win:
-            self._tries = 1
-            self._resend_window(now)
-        self._pump(now)
 
     def _go_down(self, reason: str, trigger: str, now: int) -> None:
         self._fire(trigger)
@@ -533,24 +243,6 @@ class Connection:
         self._events.append(LinkDown(reason))
         if self.role == HOST:
             self._next_hello = now  # re-HELLO at the next tick
-
-    def _drop_all(self, old: int, new: int) -> None:
-        """The peer's session changed: drop everything unacknowledged, report it, reset SEQs."""
-        dropped: list[Message] = []
-        for message, _frame in self._win:
-            dropped.append(message)
-        for message, _payload in self._queue:
-            dropped.append(message)
-        self._withdraw(self._win)  # nothing of the old session goes out after this point
-        self._win = []
-        self._queue = []
-        self._base = 0
-        self._tx_seq = 0
-        self._rx_next = 0
-        self._ack_due = False
-        self._counters["peer_reboots"] += 1
-        self._counters["dropped"] += len(dropped)
-        self._events.append(PeerRebooted(old, new, dropped))
 
     def _bad(self, type_code: int, seq: int, error: ProtocolError) -> None:
         self._counters["bad_messages"] += 1
@@ -774,12 +466,20 @@ __all__ = [
     "BOARD",
     "CONNECTING",
     "DOWN",
+    "HEARTBEAT_MS",
+    "HELLO_INTERVAL_MS",
     "HOST",
     "IDLE",
+    "LINK_TIMEOUT_MS",
+    "MAX_RETRIES",
+    "MAX_WINDOW",
     "MISMATCH",
+    "QUEUE_LIMIT",
+    "RTO_MS",
     "TRANSITIONS",
     "UP",
     "WAITING",
+    "WINDOW",
     "Connection",
     "state_diagram",
 ]

@@ -1,7 +1,13 @@
 """Link events: what the connection reports besides the messages it delivers.
 
-``Connection.next_event()`` returns, in order, message objects (commands on the board, events on
-the host) and the objects below. They are tiny plain classes with ``__eq__`` and ``__repr__``.
+``Connection.next_event()`` and ``Connection.events()`` hand out, in order, message objects
+(commands on the board, events on the host) and the link events below: together a
+``ConnectionEvent``. The link events are tiny plain classes with ``__eq__`` and ``__repr__``; none
+is subclassed, so a reader may dispatch on ``type(event)``.
+
+The unions ``LinkEvent`` and ``ConnectionEvent`` are declared at the end, for the type checker
+only: they name no object at run time (MicroPython has no ``typing``), so import them under
+``if TYPE_CHECKING:`` and write them in quoted annotations.
 
 MicroPython-compatible: no imports at run time.
 """
@@ -15,8 +21,8 @@ if TYPE_CHECKING:
     from protocol.messages import Hello, HelloReply, Message
 
 
-class LinkEvent:
-    """Base of the link events."""
+class _LinkEventBase:
+    """What every link event shares: equality by fields, a readable repr."""
 
     FIELDS: "tuple[str, ...]" = ()
 
@@ -39,7 +45,7 @@ class LinkEvent:
         return type(self).__name__ + "(" + ", ".join(parts) + ")"
 
 
-class LinkUp(LinkEvent):
+class LinkUp(_LinkEventBase):
     """The link is up: on the host, the board's HELLO_REPLY; on the board, the reply it sent."""
 
     FIELDS = ("hello_reply",)
@@ -48,7 +54,7 @@ class LinkUp(LinkEvent):
         self.hello_reply = hello_reply
 
 
-class LinkDown(LinkEvent):
+class LinkDown(_LinkEventBase):
     """The link is down; ``reason`` says why in plain words."""
 
     FIELDS = ("reason",)
@@ -57,7 +63,7 @@ class LinkDown(LinkEvent):
         self.reason = reason
 
 
-class PeerRebooted(LinkEvent):
+class PeerRebooted(_LinkEventBase):
     """The peer's session id changed (it restarted): the messages never acknowledged are dropped.
 
     ``old_session`` and ``new_session`` are the peer's session ids; ``dropped`` lists the messages
@@ -72,7 +78,7 @@ class PeerRebooted(LinkEvent):
         self.dropped = dropped
 
 
-class ProtocolMismatch(LinkEvent):
+class ProtocolMismatch(_LinkEventBase):
     """The peer speaks another major protocol version; the host stays refused (terminal)."""
 
     FIELDS = ("peer_major", "peer_minor", "message")
@@ -83,7 +89,7 @@ class ProtocolMismatch(LinkEvent):
         self.message = message
 
 
-class HelloReceived(LinkEvent):
+class HelloReceived(_LinkEventBase):
     """Board side: a HELLO opened (or reopened) the session with the host."""
 
     FIELDS = ("hello",)
@@ -92,7 +98,7 @@ class HelloReceived(LinkEvent):
         self.hello = hello
 
 
-class BadMessage(LinkEvent):
+class BadMessage(_LinkEventBase):
     """An intact frame whose payload does not decode (unknown TYPE, field out of range, a
     message of the wrong direction). Sequenced ones are acknowledged and reported once, so the
     board can answer REFUSED(UNKNOWN_COMMAND or BAD_ARGUMENT with ``error.index``)."""
@@ -106,3 +112,11 @@ class BadMessage(LinkEvent):
 
     def field_values(self) -> "tuple[object, ...]":
         return (self.type_code, self.seq, type(self.error).__name__, str(self.error))
+
+
+if TYPE_CHECKING:
+    #: every link event: what the link itself reports, beside the peer's messages
+    LinkEvent = LinkUp | LinkDown | PeerRebooted | ProtocolMismatch | HelloReceived | BadMessage
+    #: everything a connection hands out: a peer's message (a command on the board, an event on
+    #: the host) or a link event
+    ConnectionEvent = Message | LinkEvent

@@ -9,6 +9,13 @@ sides' timers. MicroPython-compatible (no random module needed).
 from protocol.connection import BOARD, HOST, Connection
 from protocol.errors import WrongRole
 
+# mypy treats a name TYPE_CHECKING as true; at run time (CPython or MicroPython) it is False,
+# so the typing module is never imported.
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from protocol.events import ConnectionEvent
+
 
 class XorShift32:
     """Marsaglia's xorshift32: a tiny deterministic generator (not for anything secret)."""
@@ -109,7 +116,7 @@ class Loopback:
             raise WrongRole("replace_board needs a BOARD connection")
         self.board = board
 
-    def step(self) -> "tuple[list[object], list[object]]":
+    def step(self) -> "tuple[list[ConnectionEvent], list[ConnectionEvent]]":
         """Advance the clock by one step; return the events (host, board) that came out."""
         self.now += self.step_ms
         now = self.now

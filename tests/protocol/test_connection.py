@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import given, settings
@@ -65,6 +66,9 @@ HOST_SESSION = 0x1111_2222
 BOARD_SESSION = 0xB0A2_D001
 
 Filter = Callable[[bytes], bytes]
+
+if TYPE_CHECKING:
+    from protocol.events import ConnectionEvent
 
 
 def passthrough(data: bytes) -> bytes:
@@ -315,7 +319,7 @@ def test_retry_limit_declares_the_link_down() -> None:
     board.receive_data(host.data_to_send(), 10)
     board.data_to_send()
     now = 10
-    events: list[object] = []
+    events: list[ConnectionEvent] = []
     while not events:
         now += 100
         host.tick(now)
@@ -608,7 +612,7 @@ def test_retries_count_timeouts_without_progress() -> None:
         host.data_to_send()  # lost
     assert host.state == UP and host.stats["timeouts"] == 8
     host.receive_data(board.data_to_send(), now)  # ACK 0: progress, a fresh count of tries
-    events: list[object] = []
+    events: list[ConnectionEvent] = []
     while not events:
         now += 100
         host.tick(now)
