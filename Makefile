@@ -44,11 +44,11 @@ unit: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -q
 
 bench: $(STAMP)
-	$(BIN)/python bench/protocol.py
-	$(BIN)/python bench/rules.py
-	$(BIN)/python bench/simulator.py
-	$(BIN)/python bench/cycle.py
-	$(BIN)/python bench/service.py
+	$(BIN)/python -m bench.protocol
+	$(BIN)/python -m bench.rules
+	$(BIN)/python -m bench.simulator
+	$(BIN)/python -m bench.cycle
+	$(BIN)/python -m bench.service
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build *.egg-info tools/micropython/node_modules

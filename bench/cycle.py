@@ -6,7 +6,7 @@ machine, the deal computation and the dealt-state model) and the simulator's
 are measured apart. Also printed: the time from the last die to the dealt state
 being published, measured inside the controller.
 
-    .venv/bin/python bench/cycle.py [--cycles 300] [--variant wenzhou]
+    .venv/bin/python -m bench.cycle [--cycles 300] [--variant wenzhou]
 
 Figures only; compare ratios between runs on a shared machine, not absolutes.
 """
@@ -14,21 +14,17 @@ Figures only; compare ratios between runs on a shared machine, not absolutes.
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import statistics
 import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-
-from bench.procstat import process_cpu  # noqa: E402
-from controller.cycle.controller import CycleController  # noqa: E402
-from controller.service.embedded import CycleRunner  # noqa: E402
-from drivers.board import BoardLink  # noqa: E402
-from rules.profiles import load_profile  # noqa: E402
+from bench.procstat import process_cpu
+from controller.cycle.controller import CycleController
+from controller.service.embedded import CycleRunner
+from drivers.board import BoardLink
+from rules.profiles import load_profile
 
 
 def self_cpu_seconds() -> float:
@@ -58,7 +54,6 @@ def main() -> int:
             "--tiles",
             str(profile.layout.tiles()),
         ],
-        cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,
     )

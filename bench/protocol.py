@@ -11,7 +11,7 @@ MicroPython runs, against pymavlink's _x25crc_slow), then each with the C CRC it
 on CPython (ours: binascii.crc_hqx; pymavlink: the fastcrc extension when installed). The bench
 reports which path ran. Figures only; nothing is asserted.
 
-    .venv/bin/python bench/protocol.py [--seconds S]
+    .venv/bin/python -m bench.protocol [--seconds S]
 """
 
 from __future__ import annotations
@@ -21,18 +21,12 @@ import sys
 import time
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 from typing import Any
 
-# this file is bench/protocol.py: keep its folder off the path so `protocol` is the package
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
-sys.path.insert(0, str(_HERE.parent))
+from pymavlink.dialects.v20 import common as mavlink
 
-from pymavlink.dialects.v20 import common as mavlink  # noqa: E402
-
-from protocol import framing  # noqa: E402
-from protocol.messages import BuildWalls, Message, SensorData, decode_message  # noqa: E402
+from protocol import framing
+from protocol.messages import BuildWalls, Message, SensorData, decode_message
 
 
 class Candidate:

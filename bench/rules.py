@@ -8,7 +8,7 @@ Each library gets the hands as its own 34-slot count tuple (its tile order diffe
 ours for the dragons). Our verdicts use memo tables: "cold" clears them before the pass,
 "warm" is a second pass over the same hands. Figures only; nothing is asserted.
 
-    .venv/bin/python bench/rules.py [--hands N] [--seed S]
+    .venv/bin/python -m bench.rules [--hands N] [--seed S]
 """
 
 from __future__ import annotations
@@ -19,15 +19,12 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mahjong.agari import Agari
 
+from bench import handgen as gen
 from rules import shapes
 from rules.hand import Variant, build_hand
-from tests.support import handgen as gen
 
 # ours: ... E S W N C F B; theirs: ... E S W N haku hatsu chun
 _TO_THEIRS = [*range(27), 27, 28, 29, 30, 33, 32, 31]
@@ -73,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     rnd = random.Random(args.seed)
     n = args.hands
 
-    print(f"bench/rules.py: {n} hands per set, seed {args.seed}, Python {sys.version.split()[0]}")
+    print(f"bench.rules: {n} hands per set, seed {args.seed}, Python {sys.version.split()[0]}")
     winning = [tuple(shapes.counts_of(gen.winning_faces(rnd, 4))) for _ in range(n)]
     compare("joker-free 14-tile winning hands", winning)
     random_hands = [tuple(shapes.counts_of(gen.random_faces(rnd, 14))) for _ in range(n)]

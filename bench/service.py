@@ -7,7 +7,7 @@ Starts `mjtable run --sim` (embedded simulator at speed 0, emulated panel), then
 - cycles through the real Unix-socket API (shuffle, deal, wait for the dealt event),
   with the resident memory (RSS) sampled as they go: it should stay flat.
 
-    .venv/bin/python bench/service.py [--cycles 2000] [--idle 5]
+    .venv/bin/python -m bench.service [--cycles 2000] [--idle 5]
 
 Figures only; the machine is shared, so compare ratios, not absolute times.
 """
@@ -23,11 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench.procstat import process_cpu, process_rss_kib  # noqa: E402
-from controller.api.client import ApiClient  # noqa: E402
+from bench.procstat import process_cpu, process_rss_kib
+from controller.api.client import ApiClient
 
 
 def main() -> int:
@@ -47,7 +44,6 @@ def main() -> int:
         t0 = time.perf_counter()
         proc = subprocess.Popen(
             [sys.executable, "-m", "controller.cli", "run", "--sim", "--config", str(config)],
-            cwd=ROOT,
             stdout=subprocess.PIPE,
             text=True,
         )

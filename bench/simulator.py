@@ -1,6 +1,6 @@
 """CPU cost of the simulated board per deal cycle at speed 0, and cycles per second.
 
-    .venv/bin/python bench/simulator.py [--cycles N] [--tiles 108|136|144]
+    .venv/bin/python -m bench.simulator [--cycles N] [--tiles 108|136|144]
 
 A cycle is what the table does for one hand, alternating the two sets: SHUFFLE, BUILD_WALLS,
 COLLECT (the other set drops in), LIFT_WALLS, ROLL_DICE, READ_MANIFEST. The figures, side by
@@ -26,21 +26,20 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+import serial
 
-import serial  # noqa: E402
+from bench.procstat import process_cpu
+from protocol import messages as m
+from protocol.connection import BOARD, HOST, Connection
+from protocol.events import HelloReceived, LinkUp
+from simulator.board import BoardModel
+from simulator.config import SimConfig, default_layout
+from simulator.server import SimulatedBoard
 
-from bench.procstat import process_cpu  # noqa: E402
-from protocol import messages as m  # noqa: E402
-from protocol.connection import BOARD, HOST, Connection  # noqa: E402
-from protocol.events import HelloReceived, LinkUp  # noqa: E402
-from simulator.board import BoardModel  # noqa: E402
-from simulator.config import SimConfig, default_layout  # noqa: E402
-from simulator.server import SimulatedBoard  # noqa: E402
+if TYPE_CHECKING:
+    from protocol.events import ConnectionEvent
 
 GOAL_MS = 2.0
 
@@ -156,7 +155,7 @@ class Host:
     def now(self) -> int:
         return int((time.monotonic() - self.t0) * 1000)
 
-    def pump(self) -> list[object]:
+    def pump(self) -> list[ConnectionEvent]:
         self.wakeups += 1
         data = self.port.read(self.port.in_waiting or 1)
         now = self.now()
@@ -216,14 +215,11 @@ def bench_process(cycles: int, tiles: int) -> tuple[float, float]:
         if script.exists()
         else [sys.executable, "-c", "import sys; from controller.cli import main; sys.exit(main())"]
     )
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen(
         [*command, "sim", "--pty", "--speed", "0", "--seed", "1", "--tiles", str(tiles)],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
-        env=env,
-        cwd=ROOT,
     )
     try:
         assert proc.stdout is not None

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mahjong.agari import Agari
 
+from bench import handgen as gen
 from rules import shapes
 from rules.hand import Variant, build_hand, parse_hand
 from rules.shapes import (
@@ -27,7 +28,6 @@ from rules.shapes import (
     wenzhou_is_win,
     winning_tiles,
 )
-from tests.support import handgen as gen
 from tests.support import shapes_reference as ref
 
 PROPERTY = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -1,6 +1,8 @@
-"""Random hands for the rules tests and the benchmark: winning, nearly winning, or random.
+"""Random hands: winning, nearly winning, or random; the workload of bench.rules.
 
-Every generated hand respects the physical set: at most four copies of a face.
+Every generated hand respects the physical set: at most four copies of a face. The shape tests
+draw their random hands from here too (tests may use the benchmarks' tooling; the benchmarks
+import nothing from the tests).
 """
 
 from __future__ import annotations
