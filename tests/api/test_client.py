@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import select
-import shutil
 import socket
 import threading
 from collections.abc import Callable, Iterator
@@ -23,25 +22,7 @@ from controller.api.client import (
 )
 from controller.api.server import ApiServer
 from controller.cycle.reports import DealtEvent, PhaseEvent, ProgressEvent, ThrowEvent
-from tests.support.fake_controller import WAIT, FakeTable, now, short_tempdir
-
-
-@pytest.fixture
-def sockdir() -> Iterator[Path]:
-    path = short_tempdir()
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
-@pytest.fixture
-def table() -> FakeTable:
-    return FakeTable()
-
-
-@pytest.fixture
-def server(table: FakeTable, sockdir: Path) -> Iterator[ApiServer]:
-    with ApiServer(table, sockdir / "api.sock") as srv:
-        yield srv
+from tests.support.fake_controller import WAIT, FakeTable, now
 
 
 @pytest.fixture

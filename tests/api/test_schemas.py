@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +22,7 @@ from controller.api.messages import (
     schema_text,
     write_schemas,
 )
-from controller.api.server import ApiServer
-from tests.support.fake_controller import FakeTable, RawConn, short_tempdir
+from tests.support.fake_controller import RawConn
 
 DOCS_API = Path(__file__).resolve().parents[2] / "docs" / "api"
 
@@ -69,20 +66,7 @@ def test_check_and_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert "request.json: differs from the models" in capsys.readouterr().err
 
 
-@pytest.fixture
-def live() -> Iterator[RawConn]:
-    directory = short_tempdir()
-    table = FakeTable()
-    with ApiServer(table, directory / "api.sock") as srv:
-        conn = RawConn(srv.path)
-        yield conn
-        conn.close()
-    shutil.rmtree(directory, ignore_errors=True)
-
-
-def test_real_messages_fit_the_documented_models(live: RawConn) -> None:
-    conn = live
-
+def test_real_messages_fit_the_documented_models(conn: RawConn) -> None:
     def fits(model: type[BaseModel], message: dict[str, Any]) -> None:
         parsed = model.model_validate(message)
         assert parsed.model_dump(mode="json") == message

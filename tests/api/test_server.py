@@ -5,11 +5,9 @@ from __future__ import annotations
 import grp
 import json
 import os
-import shutil
 import socket
 import stat
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,34 +15,7 @@ import pytest
 
 from controller.api.server import ApiServer, ApiServerError
 from controller.cycle.reports import DealtEvent, ProgressEvent
-from tests.support.fake_controller import WAIT, FakeTable, RawConn, now, short_tempdir
-
-
-@pytest.fixture
-def sockdir() -> Iterator[Path]:
-    path = short_tempdir()
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
-@pytest.fixture
-def table() -> FakeTable:
-    return FakeTable()
-
-
-@pytest.fixture
-def server(table: FakeTable, sockdir: Path) -> Iterator[ApiServer]:
-    srv = ApiServer(table, sockdir / "api.sock")
-    srv.start()
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture
-def conn(server: ApiServer) -> Iterator[RawConn]:
-    c = RawConn(server.path)
-    yield c
-    c.close()
+from tests.support.fake_controller import WAIT, FakeTable, RawConn, now
 
 
 def ok(answer: dict[str, Any], request_id: object) -> object:

@@ -2,29 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import pytest
 
 from controller.audit.log import AuditLog
-from controller.cli import UsageError
-from controller.cli import audit as cmd_audit
-from tests.audit.test_replay import play_cycle
-
-
-def run(argv: list[str]) -> int:
-    """Parse and run like controller.cli.main does (UsageError is exit 2)."""
-    parser = argparse.ArgumentParser(prog="mjtable")
-    sub = parser.add_subparsers(dest="command")
-    cmd_audit.register(sub)
-    args = parser.parse_args(argv)
-    try:
-        status: int = args.func(args)
-    except UsageError as exc:
-        print(f"mjtable {args.command}: {exc}")
-        return 2
-    return status
+from controller.cli import main as run
+from tests.support.audit_cycles import play_cycle
 
 
 @pytest.fixture
@@ -57,7 +41,7 @@ def test_verify_break(logpath: Path, capsys: pytest.CaptureFixture[str]) -> None
 
 def test_verify_missing_file_is_usage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["audit", "verify", str(tmp_path / "nothing.jsonl")]) == 2
-    assert "no audit log at" in capsys.readouterr().out
+    assert "no audit log at" in capsys.readouterr().err
 
 
 def test_replay_match(logpath: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -81,7 +65,7 @@ def test_replay_mismatch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
 
 def test_replay_unknown_cycle_is_usage(logpath: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["audit", "replay", str(logpath), "--cycle", "nope"]) == 2
-    assert "no records for cycle 'nope'" in capsys.readouterr().out
+    assert "no records for cycle 'nope'" in capsys.readouterr().err
 
 
 def test_replay_requires_cycle(logpath: Path) -> None:

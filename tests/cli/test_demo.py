@@ -3,26 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from rules.dealt import DealtState
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def mjtable(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "controller.cli", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+from tests.support.commands import mjtable
 
 
 @pytest.mark.parametrize("variant", ["wenzhou", "sichuan", "wsom", "simplified"])

@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -17,19 +13,8 @@ from controller.cli import build_parser
 from controller.cli import diag as cmd_diag
 from controller.service import embedded
 from simulator.config import Timings
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def mjtable(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "controller.cli", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+from tests.support.commands import mjtable
+from tests.support.leaks import resources
 
 
 def one_line(stderr: str) -> str:
@@ -104,10 +89,6 @@ def test_demo_bad_seed_is_a_usage_error() -> None:
     run = mjtable("demo", "--seed", "-1")
     assert run.returncode == 2
     assert "seed = -1" in one_line(run.stderr)
-
-
-def resources() -> tuple[set[threading.Thread], int]:
-    return set(threading.enumerate()), len(os.listdir("/proc/self/fd"))
 
 
 def test_demo_refused_cycle_is_one_line_and_stops_everything(

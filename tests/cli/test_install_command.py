@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import subprocess
 import sys
@@ -10,26 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import UsageError
-from controller.cli import install as cmd_install
+from controller.cli import main as run
 from controller.service.install import CONFIG, DROPIN, RULES, SYSUSERS, UNIT, install
-from tests.service.test_install_files import check_rules, rule_tokens, unit_options
+from tests.support.install_files import check_rules, rule_tokens, unit_options
 
 UDEV = Path(__file__).resolve().parents[2] / "udev"
 PROGRAM = Path(sys.executable).parent / "mjtable"
-
-
-def run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="mjtable")
-    sub = parser.add_subparsers(dest="command")
-    cmd_install.register(sub)
-    args = parser.parse_args(argv)
-    try:
-        status: int = args.func(args)
-    except UsageError as exc:
-        print(f"mjtable {args.command}: {exc}")
-        return 2
-    return status
 
 
 def test_install_puts_every_file_in_place(
@@ -95,7 +80,7 @@ def test_board_serial_narrows_the_rule(tmp_path: Path) -> None:
 
 def test_bad_board_serial_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["install", "--prefix", str(tmp_path), "--board-serial", 'x", MODE="0666']) == 2
-    assert "board serial" in capsys.readouterr().out
+    assert "board serial" in capsys.readouterr().err
     assert not (tmp_path / RULES).exists()  # nothing half-done
 
 
@@ -153,9 +138,9 @@ def test_dropin_is_accepted_by_systemd(tmp_path: Path) -> None:
 
 def test_bad_prefix_and_program(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["install", "--prefix", str(tmp_path / "missing")]) == 2
-    assert "is not a directory" in capsys.readouterr().out
+    assert "is not a directory" in capsys.readouterr().err
     assert run(["install", "--prefix", str(tmp_path), "--exec", "relative/mjtable"]) == 2
-    assert "must be absolute" in capsys.readouterr().out
+    assert "must be absolute" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []  # nothing half-done
 
 

@@ -17,16 +17,12 @@ from rules.deal import (
 from rules.dealt import SEATS, Manifest, Seat, Throw
 from rules.profiles import Profile, load_profile, profile_from_data
 from rules.tiles import tile_list
-from tests.support.deals import check_accounting, labels, shuffled_manifest, stacks
+from tests.support.deals import T, check_accounting, labels, shuffled_manifest, stacks
 
 WENZHOU = load_profile("wenzhou")
 SICHUAN = load_profile("sichuan")
 WSOM = load_profile("wsom")
 SIMPLIFIED = load_profile("simplified")
-
-
-def T(by: str, *dice: int) -> Throw:
-    return Throw.model_validate({"by": by, "dice": list(dice)})
 
 
 # --------------------------------------------------------------------------- by hand

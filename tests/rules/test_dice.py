@@ -17,15 +17,11 @@ from rules.deal import (
 )
 from rules.dealt import SEATS, Throw
 from rules.profiles import load_profile
-from tests.support.deals import check_accounting, shuffled_manifest
+from tests.support.deals import T, check_accounting, shuffled_manifest
 
 WENZHOU = load_profile("wenzhou")
 SICHUAN = load_profile("sichuan")
 SIMPLIFIED = load_profile("simplified")
-
-
-def T(by: str, *dice: int) -> Throw:
-    return Throw.model_validate({"by": by, "dice": list(dice)})
 
 
 def R(by: str, count: int, purpose: str) -> ThrowRequest:

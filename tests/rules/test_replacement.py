@@ -5,17 +5,13 @@ from __future__ import annotations
 import pytest
 
 from rules.deal import WallExhausted, deal, draw, replacement, take_live_end, wall_state
-from rules.dealt import DealtState, Throw
+from rules.dealt import DealtState
 from rules.profiles import load_profile
-from tests.support.deals import labels, shuffled_manifest
+from tests.support.deals import T, labels, shuffled_manifest
 
 WENZHOU = load_profile("wenzhou")
 SICHUAN = load_profile("sichuan")
 SIMPLIFIED = load_profile("simplified")
-
-
-def T(by: str, *dice: int) -> Throw:
-    return Throw.model_validate({"by": by, "dice": list(dice)})
 
 
 def _wenzhou_example() -> DealtState:

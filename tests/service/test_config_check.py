@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 from pathlib import Path
 
 import pytest
 
-from controller.cli import config as cmd_config
-
-
-def run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="mjtable")
-    sub = parser.add_subparsers(dest="command", required=True)
-    cmd_config.register(sub)
-    args = parser.parse_args(argv)
-    status: int = args.func(args)
-    return status
-
+from controller.cli import main as run
 
 VALID = """
 [table]

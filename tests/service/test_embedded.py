@@ -8,10 +8,7 @@ import threading
 import pytest
 
 from controller.service.embedded import CycleTimeout, EmbeddedTable
-
-
-def resources() -> tuple[set[threading.Thread], int]:
-    return set(threading.enumerate()), len(os.listdir("/proc/self/fd"))
+from tests.support.leaks import resources
 
 
 def test_start_that_gets_no_hello_stops_what_it_started() -> None:

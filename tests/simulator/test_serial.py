@@ -23,12 +23,12 @@ from protocol.framing import FrameDecoder, encode_frame
 from simulator.config import SimConfig, default_layout
 from simulator.control import ControlServer
 from simulator.server import SimulatedBoard, SimulatorError
+from tests.support.commands import mjtable_command
 from tests.support.simhost import (
     ROOT,
     SimHost,
     expected_codes,
     full_cycle,
-    mjtable_command,
     sim_process,
 )
 

@@ -1,4 +1,4 @@
-"""Shared helpers for the table-procedure tests: manifests and position labels."""
+"""Shared helpers for the deal tests: throws, manifests and position labels."""
 
 from __future__ import annotations
 
@@ -6,9 +6,14 @@ import random
 from collections.abc import Iterable
 
 from rules.deal import manifest_from_ring
-from rules.dealt import SEATS, DealtState, Manifest, Pos
+from rules.dealt import SEATS, DealtState, Manifest, Pos, Throw
 from rules.profiles import Profile
 from rules.tiles import tile_list
+
+
+def T(by: str, *dice: int) -> Throw:
+    """A throw written short: ``T("E", 3, 4)`` is East throwing 3 and 4."""
+    return Throw.model_validate({"by": by, "dice": list(dice)})
 
 
 def shuffled_manifest(profile: Profile, seed: int = 1) -> Manifest:

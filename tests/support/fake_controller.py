@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import socket
-import tempfile
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -208,11 +207,6 @@ class FakeTable:
 # -- helpers shared by the API tests -----------------------------------------------
 
 WAIT = 60.0  # seconds: generous, for a loaded 2-core machine; never a timing assertion
-
-
-def short_tempdir() -> Path:
-    """A fresh directory with a short path (Unix socket paths are limited to 107 bytes)."""
-    return Path(tempfile.mkdtemp(prefix="mjapi-"))
 
 
 class RawConn:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -22,6 +21,7 @@ from protocol import codes
 from protocol import messages as m
 from protocol.connection import HOST, UP, Connection
 from protocol.events import LinkUp
+from tests.support.commands import mjtable_command
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -152,14 +152,6 @@ def expected_codes(tiles: int) -> list[int]:
     from rules.tiles import tile_list
 
     return sorted(codes.tile_to_code(t) for t in tile_list(tiles))
-
-
-def mjtable_command() -> list[str]:
-    """The `mjtable` entry point of this environment (or its exact equivalent)."""
-    script = Path(sys.executable).with_name("mjtable")
-    if script.exists():
-        return [sys.executable, str(script)]
-    return [sys.executable, "-c", "import sys; from controller.cli import main; sys.exit(main())"]
 
 
 @contextmanager

@@ -1,0 +1,45 @@
+"""Fixtures shared by more than one area: an API server over a real Unix socket.
+
+The API tests (tests/api) and the command-line client tests (tests/cli) both run the real
+server in front of a FakeTable (tests/support/fake_controller.py). The controller's modules are
+imported inside the fixtures, so that a broken import fails the tests that use them, not the
+collection of every area.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from controller.api.server import ApiServer
+    from tests.support.fake_controller import FakeTable
+
+
+@pytest.fixture
+def sockdir() -> Iterator[Path]:
+    """A fresh directory with a short path (Unix socket paths are limited to 107 bytes)."""
+    path = Path(tempfile.mkdtemp(prefix="mjapi-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def table() -> FakeTable:
+    from tests.support.fake_controller import FakeTable
+
+    return FakeTable()
+
+
+@pytest.fixture
+def server(table: FakeTable, sockdir: Path) -> Iterator[ApiServer]:
+    """The real API server in front of ``table``, on ``sockdir/api.sock``."""
+    from controller.api.server import ApiServer
+
+    with ApiServer(table, sockdir / "api.sock") as srv:
+        yield srv

@@ -1,0 +1,53 @@
+"""One deal cycle written to an audit log as the service writes it, with a real deal."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from controller.audit.log import AuditLog
+from rules.deal import deal, dice_leader, manifest_from_ring, next_throw
+from rules.dealt import DealtState, Seat, Throw
+from rules.profiles import load_profile
+from rules.tiles import tile_list
+
+
+def play_cycle(
+    log: AuditLog,
+    cycle: str,
+    *,
+    profile_name: str = "wenzhou",
+    leader: Seat = "E",
+    seed: int = 1,
+    tamper: Any = None,
+) -> DealtState:
+    """Log one cycle the way the service does, with a real deal; return the dealt state."""
+    rng = random.Random(seed)
+    profile = load_profile(profile_name)
+    tiles = tile_list(int(profile.tile_set))
+    rng.shuffle(tiles)
+    manifest = manifest_from_ring(profile, tiles)
+    log.append(
+        "shuffle",
+        {"tile_set": "B", "profile": profile.name, "profile_version": profile.version},
+        cycle=cycle,
+    )
+    log.append("manifest", {"tile_set": "B", **manifest.model_dump(mode="json")}, cycle=cycle)
+    log.append("deal_started", {"leader": leader}, cycle=cycle)
+    throws: list[Throw] = []
+    while (request := next_throw(profile, leader, throws)) is not None:
+        throw = Throw(by=request.by, dice=[rng.randint(1, 6) for _ in range(request.count)])
+        throws.append(throw)
+        log.append(
+            "throw", {**throw.model_dump(mode="json"), "purpose": request.purpose}, cycle=cycle
+        )
+    leads = dice_leader(profile, throws) or leader  # Simplified: the dice pick player A
+    state = deal(profile, manifest, leads, throws, cycle_id=cycle, tile_set="B")
+    if state.joker is not None:
+        log.append("joker", state.joker.model_dump(mode="json"), cycle=cycle)
+    log.append("breach", {"position": state.breach.model_dump(mode="json")}, cycle=cycle)
+    published = state.model_dump(mode="json")
+    if tamper is not None:
+        tamper(published)
+    log.append("dealt", {"state": published}, cycle=cycle)
+    return state

@@ -1,0 +1,31 @@
+"""Running the `mjtable` command as a user does: in a subprocess, from this environment."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def mjtable_command() -> list[str]:
+    """The `mjtable` entry point of this environment (or its exact equivalent)."""
+    script = Path(sys.executable).with_name("mjtable")
+    if script.exists():
+        return [sys.executable, str(script)]
+    return [sys.executable, "-c", "import sys; from controller.cli import main; sys.exit(main())"]
+
+
+def mjtable(
+    *args: str, timeout: float = 120, cwd: Path | str = ROOT
+) -> subprocess.CompletedProcess[str]:
+    """Run ``mjtable ARGS`` to completion; its exit status and output, never an exception."""
+    return subprocess.run(
+        [sys.executable, "-m", "controller.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
