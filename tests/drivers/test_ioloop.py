@@ -1,0 +1,351 @@
+"""drivers.ioloop.IoLoop: one thread, a selector, a wake-up pair, and nothing left behind."""
+
+from __future__ import annotations
+
+import gc
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from drivers.ioloop import EVENT_READ, EVENT_WRITE, IoLoop, IoLoopError
+
+WAIT = 10.0
+
+
+def fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = WAIT) -> None:
+    end = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < end, "timed out"
+        time.sleep(0.002)
+
+
+@pytest.fixture
+def pair() -> Iterator[tuple[socket.socket, socket.socket]]:
+    a, b = socket.socketpair()
+    a.setblocking(False)
+    yield a, b
+    a.close()
+    b.close()
+
+
+def test_start_and_stop_leave_no_thread_and_no_descriptor() -> None:
+    threads, before = set(threading.enumerate()), fds()
+    for _ in range(20):
+        loop = IoLoop("test-loop")
+        loop.start()
+        assert loop.running
+        assert any(t.name == "test-loop" for t in threading.enumerate())
+        assert loop.stop()
+        assert not loop.running and loop.closed
+        assert loop.stop()  # idempotent
+    assert set(threading.enumerate()) == threads
+    assert fds() == before
+    # never started, or dropped without stop(): the descriptors go too
+    IoLoop("never-started").stop()
+    IoLoop("dropped")
+    gc.collect()
+    assert fds() == before
+
+
+def test_a_loop_starts_once() -> None:
+    loop = IoLoop("once")
+    loop.start()
+    with pytest.raises(IoLoopError, match="started once"):
+        loop.start()
+    loop.stop()
+    with pytest.raises(IoLoopError, match="started once"):
+        loop.start()
+    with pytest.raises(IoLoopError, match="stopped"):
+        loop.call_soon(print)
+
+
+def test_call_soon_from_another_thread_runs_in_the_loop_in_order() -> None:
+    seen: list[tuple[int, str]] = []
+    done = threading.Event()
+    loop = IoLoop("calls")
+    loop.start()
+    try:
+        for n in range(100):
+            loop.call_soon(lambda n=n: seen.append((n, threading.current_thread().name)))
+        loop.call_soon(done.set)
+        assert done.wait(WAIT)
+        assert [n for n, _ in seen] == list(range(100))
+        assert {name for _, name in seen} == {"calls"}
+    finally:
+        loop.stop()
+
+
+def test_the_loop_sleeps_until_woken_and_tick_sets_the_timeout() -> None:
+    ticks: list[float] = []
+    due = [None, 0.05, None]  # the second tick asks to be called again 50 ms later
+
+    def tick() -> float | None:
+        ticks.append(time.monotonic())
+        return due[len(ticks) - 1] if len(ticks) <= len(due) else None
+
+    loop = IoLoop("ticks", tick=tick)
+    loop.start()
+    try:
+        wait_for(lambda: len(ticks) == 1)
+        time.sleep(0.1)
+        assert len(ticks) == 1  # nothing due, nothing ready: no wake-up (no polling)
+        loop.wake()
+        wait_for(lambda: len(ticks) == 3)
+        assert ticks[2] - ticks[1] >= 0.045
+        time.sleep(0.1)
+        assert len(ticks) == 3
+        assert loop.iterations == 3  # woken, timed out, and now asleep in the third select
+    finally:
+        loop.stop()
+
+
+def test_a_file_callback_gets_its_mask_and_modify_changes_it(
+    pair: tuple[socket.socket, socket.socket],
+) -> None:
+    a, b = pair
+    masks: list[int] = []
+
+    def ready(mask: int) -> None:
+        masks.append(mask)
+        if mask & EVENT_READ:
+            a.recv(100)
+        if mask & EVENT_WRITE:
+            loop.modify(a, EVENT_READ)  # written: read only again
+
+    loop = IoLoop("files")
+    loop.register(a, EVENT_READ, ready)
+    loop.start()
+    try:
+        b.send(b"x")
+        wait_for(lambda: masks == [EVENT_READ])
+        loop.call_soon(loop.modify, a, EVENT_READ | EVENT_WRITE)
+        wait_for(lambda: len(masks) == 2)
+        assert masks[1] == EVENT_WRITE
+        time.sleep(0.05)
+        assert len(masks) == 2
+    finally:
+        loop.stop()
+
+
+def test_a_callback_that_raises_is_logged_and_the_loop_goes_on(
+    pair: tuple[socket.socket, socket.socket], caplog: pytest.LogCaptureFixture
+) -> None:
+    a, b = pair
+    ran = threading.Event()
+
+    def broken(mask: int) -> None:
+        a.recv(100)
+        raise RuntimeError("boom in a callback")
+
+    def broken_call() -> None:
+        raise ValueError("boom in a call")
+
+    loop = IoLoop("errors")
+    loop.register(a, EVENT_READ, broken)
+    loop.start()
+    try:
+        with caplog.at_level(logging.ERROR, logger="mjtable.ioloop"):
+            b.send(b"x")
+            loop.call_soon(broken_call)
+            loop.call_soon(ran.set)
+            assert ran.wait(WAIT)
+            wait_for(lambda: loop.errors == 2)
+        assert "boom in a callback" in caplog.text and "boom in a call" in caplog.text
+        assert loop.running and loop.fatal is None
+        again = threading.Event()
+        loop.call_soon(again.set)
+        assert again.wait(WAIT)
+    finally:
+        loop.stop()
+
+
+def test_a_tick_that_raises_is_retried_after_the_error_delay(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    calls: list[float] = []
+
+    def tick() -> float | None:
+        calls.append(time.monotonic())
+        if len(calls) < 3:
+            raise RuntimeError("tick failed")
+        return None
+
+    loop = IoLoop("tick-errors", tick=tick, error_delay=0.02)
+    with caplog.at_level(logging.ERROR, logger="mjtable.ioloop"):
+        loop.start()
+        try:
+            wait_for(lambda: len(calls) == 3)
+            time.sleep(0.05)
+            assert len(calls) == 3 and loop.errors == 2
+            assert calls[2] - calls[1] >= 0.015
+        finally:
+            loop.stop()
+    failures = [r for r in caplog.records if "the tick failed" in r.getMessage()]
+    assert len(failures) == 2 and all(r.exc_info for r in failures)
+
+
+def test_unregister_by_number_after_the_file_closed_and_its_number_was_reused() -> None:
+    """A serial port unplugged: its descriptor is closed, the number comes back for the next
+    file opened; the loop forgets the old one by number and watches the new one."""
+    old_a, old_b = socket.socketpair()
+    fd = old_a.fileno()
+    seen: list[str] = []
+    loop = IoLoop("replug")
+    loop.register(fd, EVENT_READ, lambda mask: seen.append("old"))
+    loop.start()
+    try:
+        old_a.close()  # unplugged, still registered
+        new_a, new_b = socket.socketpair()
+        try:
+            if new_a.fileno() != fd:  # the kernel gives the lowest free number back
+                new_a, new_b = new_b, new_a
+            assert new_a.fileno() == fd
+            new_a.setblocking(False)
+
+            def replug() -> None:
+                loop.unregister(fd)  # by number: the port can no longer tell it
+                assert not loop.registered(fd)
+                loop.unregister(fd)  # twice: nothing happens
+                loop.register(new_a, EVENT_READ, lambda mask: seen.append(new_a.recv(10).decode()))
+
+            loop.call_soon(replug)
+            new_b.send(b"new")
+            wait_for(lambda: seen == ["new"])
+            done = threading.Event()
+            loop.call_soon(loop.unregister, new_a)  # a file object, this time
+            loop.call_soon(done.set)
+            assert done.wait(WAIT)
+            assert not loop.registered(new_a)
+        finally:
+            new_a.close()
+            new_b.close()
+    finally:
+        loop.stop()
+        old_b.close()
+
+
+def test_register_takes_over_a_stale_number_and_unregister_finds_a_closed_object() -> None:
+    first, peer = socket.socketpair()
+    fd = first.fileno()
+    seen: list[bytes] = []
+    loop = IoLoop("stale")
+    loop.register(first, EVENT_READ, lambda mask: seen.append(b"stale"))
+    first.close()  # closed without unregister
+    second, peer2 = socket.socketpair()
+    if second.fileno() != fd:
+        second, peer2 = peer2, second
+    assert second.fileno() == fd
+    second.setblocking(False)
+    loop.register(second, EVENT_READ, lambda mask: seen.append(second.recv(10)))
+    loop.unregister(first)  # a closed object, no longer registered: nothing happens
+    assert loop.registered(second)
+    loop.start()
+    try:
+        peer2.send(b"ok")
+        wait_for(lambda: seen == [b"ok"])
+    finally:
+        loop.stop()
+        for s in (second, peer, peer2):
+            s.close()
+
+
+def test_a_file_unregistered_by_an_earlier_callback_is_not_called(
+    pair: tuple[socket.socket, socket.socket],
+) -> None:
+    a, b = pair
+    c, d = socket.socketpair()
+    c.setblocking(False)
+    calls: list[str] = []
+
+    def ready(name: str) -> Callable[[int], None]:
+        def callback(mask: int) -> None:
+            calls.append(name)
+            for sock in (a, c):
+                sock.recv(10)
+                loop.unregister(sock)
+
+        return callback
+
+    loop = IoLoop("stale-news")
+    loop.register(a, EVENT_READ, ready("a"))
+    loop.register(c, EVENT_READ, ready("c"))
+    try:
+        b.send(b"x")
+        d.send(b"y")
+        time.sleep(0.01)  # both readable before the first select: one wake-up reports both
+        loop.start()
+        wait_for(lambda: len(calls) >= 1)
+        time.sleep(0.05)
+        assert calls in (["a"], ["c"])  # whichever ran first unregistered the other
+    finally:
+        loop.stop()
+        c.close()
+        d.close()
+
+
+def test_files_are_registered_from_the_loops_thread_only(
+    pair: tuple[socket.socket, socket.socket],
+) -> None:
+    a, _ = pair
+    loop = IoLoop("owner")
+    loop.start()
+    try:
+        with pytest.raises(IoLoopError, match="loop's thread"):
+            loop.register(a, EVENT_READ, print)
+    finally:
+        loop.stop()
+    with pytest.raises(IoLoopError, match="stopped"):
+        loop.register(a, EVENT_READ, print)
+    loop.unregister(a)  # after stop: nothing to do
+
+
+def test_the_lock_is_held_while_the_loop_works_not_while_it_sleeps() -> None:
+    lock = threading.Lock()
+    in_tick, proceed = threading.Event(), threading.Event()
+    ticks: list[float] = []
+
+    def tick() -> float | None:
+        ticks.append(time.monotonic())
+        if len(ticks) == 2:
+            in_tick.set()
+            proceed.wait(WAIT)
+        return None
+
+    loop = IoLoop("locked", tick=tick, lock=lock)
+    loop.start()
+    try:
+        wait_for(lambda: len(ticks) == 1)
+        loop.wake()
+        assert in_tick.wait(WAIT)
+        assert not lock.acquire(blocking=False)  # the loop works: it holds the lock
+        proceed.set()
+        assert lock.acquire(timeout=WAIT)  # the loop sleeps: the lock is free
+        try:
+            loop.wake()
+            time.sleep(0.05)
+            assert len(ticks) == 2  # woken, but it waits for the lock
+        finally:
+            lock.release()
+        wait_for(lambda: len(ticks) == 3)
+    finally:
+        loop.stop()
+
+
+def test_stop_from_inside_the_loop_ends_it_and_closes_everything() -> None:
+    before = fds()
+    loop = IoLoop("self-stop")
+    loop.start()
+    loop.call_soon(loop.stop)
+    wait_for(lambda: not loop.running)
+    assert loop.closed
+    assert loop.cpu_seconds >= 0.0
+    assert fds() == before
