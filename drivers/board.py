@@ -5,10 +5,10 @@ pyserial's ``serial_for_url``, so ``/dev/mjtable-board``, ``/dev/ttyACM0``, a pt
 printed by ``mjtable sim --pty`` and ``socket://127.0.0.1:5000`` are all the same
 to everything above this module.
 
-The link owns one I/O thread. It waits in ``select`` on the port and on a wake-up
-socket, with the protocol engine's next deadline as the timeout: no polling loop,
-no CPU while nothing happens. Bytes from the port go into the sans-I/O
-``protocol.Connection``; every event the engine produces is handed to the
+The link owns one I/O thread (a ``drivers.ioloop.IoLoop``). It waits in ``select``
+on the port and on a wake-up socket, with the protocol engine's next deadline as
+the timeout: no polling loop, no CPU while nothing happens. Bytes from the port
+go into the sans-I/O ``protocol.Connection``; every event the engine produces is handed to the
 ``on_event`` callback, in order, on the I/O thread. When the device disappears
 (unplugged, simulator stopped) the port is closed, a ``PortDown`` event is
 delivered, and the link tries to reopen it every ``reopen_interval`` seconds,
@@ -19,18 +19,20 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import selectors
-import socket
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import serial
 
+from drivers.ioloop import EVENT_READ, IoLoop
 from protocol.connection import HOST, IDLE, Connection
 from protocol.messages import Message
+
+if TYPE_CHECKING:
+    from protocol.events import ConnectionEvent
 
 log = logging.getLogger("mjtable.board")
 
@@ -59,7 +61,11 @@ class BoardLinkError(Exception):
     """The link cannot do what was asked (not started, already stopped)."""
 
 
-EventCallback = Callable[[object], None]
+#: Every event the link hands to ``on_event``: the protocol engine's (the board's messages and
+#: the link events) and the port's own. Each class is final: dispatch on ``type(event)``.
+BoardEvent: TypeAlias = "ConnectionEvent | PortUp | PortDown"
+
+EventCallback = Callable[[BoardEvent], None]
 
 
 class BoardLink:
@@ -90,11 +96,9 @@ class BoardLink:
             link_timeout_ms=link_timeout_ms,
         )
         self._port: Any = None
-        self._wake_r, self._wake_w = socket.socketpair()
-        self._wake_r.setblocking(False)
-        self._wake_w.setblocking(False)
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._fd: int | None = None
+        self._reopen_at = 0.0
+        self._loop: IoLoop | None = None
         self._port_open = False
         self.bytes_in = 0
         self.bytes_out = 0
@@ -102,28 +106,27 @@ class BoardLink:
     # ----------------------------------------------------------------- public
 
     def start(self) -> None:
-        if self._thread is not None:
+        if self._loop is not None:
             raise BoardLinkError("the board link is already started")
-        self._thread = threading.Thread(target=self._run, name="board-link", daemon=True)
-        self._thread.start()
+        self._loop = IoLoop("board-link", tick=self._tick, logger=log)
+        self._loop.start()
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop the I/O thread and close the port. Safe to call twice."""
-        self._stop.set()
-        self._wake()
-        if self._thread is not None:
-            self._thread.join(timeout)
+        loop = self._loop
+        if loop is not None and not loop.stop(timeout):
+            log.warning("the board link's thread did not stop within %g s", timeout)
+            self._loop = None  # still in its thread: it finds the port closed
         self._close_port()
-        for sock in (self._wake_r, self._wake_w):
-            with contextlib.suppress(OSError):
-                sock.close()
 
     def send(self, message: Message) -> None:
         """Queue a message for the board (thread-safe). Raises protocol errors
         (NotConnected, QueueFull, DecodeError for out-of-range fields) at once."""
         with self._lock:
             self._conn.send(message, now_ms())
-        self._wake()
+        loop = self._loop
+        if loop is not None:
+            loop.wake()
 
     @property
     def link_state(self) -> str:
@@ -149,11 +152,7 @@ class BoardLink:
 
     # --------------------------------------------------------------- internal
 
-    def _wake(self) -> None:
-        with contextlib.suppress(OSError):  # already awake (buffer full), or stopping
-            self._wake_w.send(b"\0")
-
-    def _emit(self, event: object) -> None:
+    def _emit(self, event: BoardEvent) -> None:
         try:
             self._on_event(event)
         except Exception:  # the callback's bug must not kill the link
@@ -168,7 +167,10 @@ class BoardLink:
             self._emit(PortDown(self.url, f"cannot open {self.url}: {exc}"))
             return False
         self._port = port
+        self._fd = port.fileno()  # kept: a closed port can no longer tell its descriptor
         self._port_open = True
+        assert self._loop is not None
+        self._loop.register(self._fd, EVENT_READ, self._on_readable)
         self._emit(PortUp(self.url))
         with self._lock:
             # The first opening starts the HELLO exchange. After a glitch shorter than
@@ -181,99 +183,84 @@ class BoardLink:
     def _close_port(self) -> None:
         port, self._port = self._port, None
         self._port_open = False
+        fd, self._fd = self._fd, None
+        loop = self._loop
+        if fd is not None and loop is not None:
+            loop.unregister(fd)
         if port is not None:
             with contextlib.suppress(serial.SerialException, OSError):
                 port.close()
 
-    def _run(self) -> None:
-        selector = selectors.DefaultSelector()
-        selector.register(self._wake_r, selectors.EVENT_READ)
-        try:
-            while not self._stop.is_set():
-                if self._port is None and not self._open_port():
-                    self._wait_closed()
-                    continue
-                try:
-                    self._serve(selector)
-                except Exception as exc:  # a bug must not end the link silently
-                    log.exception("the board link failed")
-                    self._close_port()
-                    self._emit(PortDown(self.url, f"the link to {self.url} failed: {exc}"))
-                    self._stop.wait(self.reopen_interval)
-        finally:
-            selector.close()
+    def _lost(self, reason: str, retry_in: float) -> None:
+        """The port failed: close it, say so, and try to reopen it ``retry_in`` s from now."""
+        self._close_port()
+        self._emit(PortDown(self.url, reason))
+        self._reopen_at = time.monotonic() + retry_in
 
-    def _wait_closed(self) -> None:
-        """While the port is closed the engine's clock still runs (so a lost board
-        becomes LinkDown after the link timeout); wait for the next reopening try."""
-        with self._lock:
-            deadline = self._conn.tick(now_ms())
-            self._conn.data_to_send()  # nowhere to send it: the port is closed
-            events = self._drain()
-        for event in events:
-            self._emit(event)
-        wait = self.reopen_interval
-        if deadline is not None:
-            wait = min(wait, max(0.0, (deadline - now_ms()) / 1000))
-        self._stop.wait(wait)
+    def _tick(self) -> float | None:
+        """After every wake-up: (re)open the port when it is time, run the engine's clock,
+        hand its events over and write what it has to send; return the seconds to wait.
 
-    def _serve(self, selector: selectors.BaseSelector) -> None:
-        """Pump bytes until the port fails or the link is stopped."""
-        port = self._port
-        fd = port.fileno()  # kept: a closed port can no longer tell its descriptor
-        selector.register(fd, selectors.EVENT_READ)
+        While the port is closed the engine's clock still runs (so a lost board becomes
+        LinkDown after the link timeout) and what it sends goes nowhere."""
+        deadline: int | None = None
         try:
-            while not self._stop.is_set():
-                with self._lock:
-                    deadline = self._conn.tick(now_ms())
-                    out = self._conn.data_to_send()
-                    events = self._drain()
-                for event in events:
-                    self._emit(event)
-                if out:
-                    self._write(port, out)
-                timeout = None if deadline is None else max(0.0, (deadline - now_ms()) / 1000)
-                for key, _ in selector.select(timeout):
-                    if key.fileobj is self._wake_r:
-                        self._drain_wake()
-                    else:
-                        self._read(port)
+            due = self._port is None and time.monotonic() >= self._reopen_at
+            if due and not self._open_port():
+                self._reopen_at = time.monotonic() + self.reopen_interval
+            with self._lock:
+                deadline = self._conn.tick(now_ms())
+                out = self._conn.data_to_send()
+                events = self._drain()
+            for event in events:
+                self._emit(event)
+            port = self._port
+            if out and port is not None:
+                port.write(out)
+                self.bytes_out += len(out)
         except (serial.SerialException, OSError) as exc:
-            reason = f"lost {self.url}: {exc}"
-            log.warning("%s", reason)
-            self._close_port()
-            self._emit(PortDown(self.url, reason))
-        finally:
-            with contextlib.suppress(KeyError, ValueError, OSError):
-                selector.unregister(fd)
+            self._lost_port(exc)
+        except Exception as exc:  # a bug must not end the link silently
+            self._failed(exc)
+        timeout = None if deadline is None else max(0.0, (deadline - now_ms()) / 1000)
+        if self._port is None:
+            until_reopen = max(0.0, self._reopen_at - time.monotonic())
+            timeout = until_reopen if timeout is None else min(timeout, until_reopen)
+        return timeout
 
-    def _drain(self) -> list[object]:
-        events: list[object] = []
+    def _on_readable(self, mask: int) -> None:
+        port = self._port
+        if port is None:
+            return
+        try:
+            waiting = port.in_waiting
+            data = port.read(waiting if waiting else 1)
+            if not data:
+                raise serial.SerialException("the device reported data but returned none")
+            self.bytes_in += len(data)
+            with self._lock:
+                self._conn.receive_data(bytes(data), now_ms())
+        except (serial.SerialException, OSError) as exc:
+            self._lost_port(exc)
+        except Exception as exc:
+            self._failed(exc)
+
+    def _lost_port(self, exc: Exception) -> None:
+        reason = f"lost {self.url}: {exc}"
+        log.warning("%s", reason)
+        self._lost(reason, 0.0)  # try again at once: a short glitch keeps the session
+
+    def _failed(self, exc: Exception) -> None:
+        log.exception("the board link failed")
+        self._lost(f"the link to {self.url} failed: {exc}", self.reopen_interval)
+
+    def _drain(self) -> list[ConnectionEvent]:
+        events: list[ConnectionEvent] = []
         while True:
             event = self._conn.next_event()
             if event is None:
                 return events
             events.append(event)
 
-    def _drain_wake(self) -> None:
-        try:
-            while self._wake_r.recv(512):
-                pass
-        except (BlockingIOError, OSError):
-            pass
 
-    def _read(self, port: Any) -> None:
-        waiting = port.in_waiting
-        data = port.read(waiting if waiting else 1)
-        if not data:
-            raise serial.SerialException("the device reported data but returned none")
-        self.bytes_in += len(data)
-        with self._lock:
-            self._conn.receive_data(bytes(data), now_ms())
-
-    def _write(self, port: Any, data: bytes) -> None:
-        port.write(data)
-        self.bytes_out += len(data)
-
-
-__all__ = ["BoardLink", "BoardLinkError", "PortDown", "PortUp", "now_ms"]
+__all__ = ["BoardEvent", "BoardLink", "BoardLinkError", "PortDown", "PortUp", "now_ms"]
