@@ -1,8 +1,10 @@
 """Acting on a running simulated board: BoardControl (threads) and the JSON-lines control channel.
 
-BoardControl is thread-safe: each call takes the board's lock, acts on the model at the table's
-current time, and wakes the board's loop so the consequences (a FAULT event, a new session...)
-go out at once.
+BoardControl is thread-safe: it acts through the board's public methods (:class:`ControlledBoard`:
+``with_model``, ``set_noise``, ``cut_line``, ``clear_line``, ``snapshot``), each of which takes the
+board's lock, acts at the table's current time, and wakes the board's loop so the consequences (a
+FAULT event, a new session...) go out at once. This module does not import the board's server:
+simulator/server.py builds a BoardControl around itself.
 
 The control channel (``mjtable sim --control PATH``) serves the same verbs to other processes on
 a Unix socket, one JSON object per line each way::
@@ -22,36 +24,52 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import selectors
 import socket
 import stat
-import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from drivers.lineserver import LineServer
 from protocol import messages as m
 from protocol.errors import ProtocolError
 from simulator.faults import FaultSpec, FaultSpecError, parse_fault
 
 if TYPE_CHECKING:
     from simulator.board import BoardModel
-    from simulator.server import SimulatedBoard
 
 MAX_LINE = 65536
+
+T = TypeVar("T")
 
 
 class ControlError(ValueError):
     """A control request is wrong (unknown verb, missing or bad argument)."""
 
 
-class BoardControl:
-    """Thread-safe handle on a SimulatedBoard's model and line."""
+class ControlledBoard(Protocol):
+    """What BoardControl needs of a board (SimulatedBoard has it); every method is thread-safe."""
 
-    def __init__(self, board: SimulatedBoard) -> None:
+    def with_model(self, action: Callable[[BoardModel, int], T]) -> T:
+        """Run ``action(model, table_now)`` under the board's lock, then wake its loop."""
+        ...
+
+    def set_noise(self, error_rate: float, drop_rate: float) -> None: ...
+
+    def cut_line(self, seconds: float) -> None: ...
+
+    def clear_line(self) -> None: ...
+
+    def snapshot(self) -> dict[str, Any]: ...
+
+
+class BoardControl:
+    """Thread-safe handle on a simulated board's model and line."""
+
+    def __init__(self, board: ControlledBoard) -> None:
         self._board = board
 
-    def _act(self, action: Callable[[BoardModel, int], Any]) -> Any:
+    def _act(self, action: Callable[[BoardModel, int], T]) -> T:
         return self._board.with_model(action)
 
     # --- faults and the physical world ------------------------------------------------------------
@@ -60,27 +78,21 @@ class BoardControl:
         """Inject a fault (spec string or FaultSpec); FaultSpecError names what is wrong."""
         parsed = parse_fault(spec) if isinstance(spec, str) else spec
         if parsed.kind in ("noise", "cut") and parsed.phase is None:
-            with self._board._lock:
-                if parsed.kind == "noise":
-                    self._board.set_noise(parsed.error, parsed.drop)
-                else:
-                    self._board.cut_line(parsed.seconds)
-            self._board._wake()
+            if parsed.kind == "noise":
+                self._board.set_noise(parsed.error, parsed.drop)
+            else:
+                self._board.cut_line(parsed.seconds)
             return parsed
         self._act(lambda model, now: model.inject(parsed, now))
         return parsed
 
     def set_noise(self, error_rate: float, drop_rate: float = 0.0) -> None:
         """Each byte, both ways: corrupted with probability error_rate, lost with drop_rate."""
-        with self._board._lock:
-            self._board.set_noise(error_rate, drop_rate)
-        self._board._wake()
+        self._board.set_noise(error_rate, drop_rate)
 
     def cut_line(self, seconds: float) -> None:
         """Lose every byte, both ways, for that many (real) seconds."""
-        with self._board._lock:
-            self._board.cut_line(seconds)
-        self._board._wake()
+        self._board.cut_line(seconds)
 
     def reboot(self) -> None:
         """The board restarts: new session id, state lost, motors stopped."""
@@ -104,10 +116,8 @@ class BoardControl:
 
     def clear_faults(self) -> None:
         """Disarm every injected fault still waiting for its phase; stop the line noise."""
-        with self._board._lock:
-            self._board.model.disarm()
-            self._board.clear_line()
-        self._board._wake()
+        self._act(lambda model, now: model.disarm())
+        self._board.clear_line()
 
     def press_button(self, button: int, seat: int) -> None:
         """A seat's button (codes.BUTTON_*) is pressed and released: two BUTTON events."""
@@ -117,22 +127,19 @@ class BoardControl:
 
     def state(self) -> str:
         """The board state's name (protocol names: IDLE, SHUFFLING, ..., FAULT, ESTOP)."""
-        return str(self._act(lambda model, now: model.state))
+        return self._act(lambda model, now: str(model.state))
 
     def sensors(self) -> m.SensorData:
         """What SENSORS would answer now."""
-        result: m.SensorData = self._act(lambda model, now: model.sensors(now))
-        return result
+        return self._act(lambda model, now: model.sensors(now))
 
     def status(self) -> dict[str, Any]:
         """State, fault, sets, session, link, noise, pending faults, stats: plain data."""
-        with self._board._lock:
-            return self._board.snapshot()
+        return self._board.snapshot()
 
     def manifest(self, tile_set: int) -> list[int] | None:
         """The physical truth: tile codes of a built or raised set in manifest order."""
-        result: list[int] | None = self._act(lambda model, now: model.truth(tile_set))
-        return result
+        return self._act(lambda model, now: model.truth(tile_set))
 
     def wait_state(self, *states: str, timeout: float = 10.0) -> str:
         """Block until the board is in one of ``states``; return it (TimeoutError if not)."""
@@ -245,86 +252,33 @@ class ControlServer:
                 raise ControlError(f"--control {path}: another process serves that socket")
             finally:
                 probe.close()
-        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            self._sock.bind(path)
+            sock.bind(path)
         except OSError as exc:
-            self._sock.close()
+            sock.close()
             raise ControlError(f"--control {path}: cannot bind ({exc.strerror})") from None
-        self._sock.listen(8)
-        self._sock.setblocking(False)
-        self._r, self._w = os.pipe()
-        self._clients: dict[socket.socket, bytearray] = {}
-        self._thread = threading.Thread(target=self._serve, name="sim-control", daemon=True)
+        sock.listen(8)
+        too_long = {"ok": False, "error": f"request line longer than {MAX_LINE} bytes"}
+        self._server = LineServer(
+            sock,
+            self._answer,
+            name="sim-control",
+            max_line=MAX_LINE,
+            too_long=json.dumps(too_long).encode() + b"\n",
+        )
         self._stopped = False
 
+    def _answer(self, line: bytes) -> bytes | None:
+        return answer(self.control, line) if line.strip() else None
+
     def start(self) -> None:
-        self._thread.start()
+        self._server.start()
 
     def stop(self) -> None:
         if self._stopped:
             return
         self._stopped = True
-        with contextlib.suppress(OSError):
-            os.write(self._w, b"x")
-        if self._thread.is_alive():
-            self._thread.join(5.0)
-        for client in list(self._clients):
-            client.close()
-        self._clients.clear()
-        self._sock.close()
-        os.close(self._r)
-        os.close(self._w)
+        self._server.stop()
         with contextlib.suppress(OSError):
             os.unlink(self.path)
-
-    def _serve(self) -> None:
-        sel = selectors.DefaultSelector()
-        sel.register(self._sock, selectors.EVENT_READ, None)
-        sel.register(self._r, selectors.EVENT_READ, None)
-        try:
-            while True:
-                for key, _ in sel.select():
-                    if key.fileobj == self._r:
-                        return
-                    if key.fileobj is self._sock:
-                        with contextlib.suppress(BlockingIOError, InterruptedError):
-                            client, _ = self._sock.accept()
-                            client.setblocking(True)
-                            client.settimeout(5.0)
-                            self._clients[client] = bytearray()
-                            sel.register(client, selectors.EVENT_READ, None)
-                        continue
-                    conn = key.fileobj
-                    assert isinstance(conn, socket.socket)
-                    if not self._on_readable(conn):
-                        sel.unregister(conn)
-                        conn.close()
-                        self._clients.pop(conn, None)
-        finally:
-            sel.close()
-
-    def _on_readable(self, client: socket.socket) -> bool:
-        try:
-            data = client.recv(4096)
-        except OSError:
-            return False
-        if not data:
-            return False
-        buf = self._clients[client]
-        buf += data
-        while b"\n" in buf:
-            line, _, rest = bytes(buf).partition(b"\n")
-            buf[:] = rest
-            if not line.strip():
-                continue
-            try:
-                client.sendall(answer(self.control, line))
-            except OSError:
-                return False
-        if len(buf) > MAX_LINE:
-            with contextlib.suppress(OSError):
-                reply = {"ok": False, "error": f"request line longer than {MAX_LINE} bytes"}
-                client.sendall(json.dumps(reply).encode() + b"\n")
-            return False
-        return True

@@ -11,7 +11,9 @@ fault, cut the line, reboot it). Newline-delimited JSON, one request per line:
     {"op": "board", "verb": "inject", "args": ["jam@build"]}
     {"op": "board", "verb": "state"}
 
-The production path never opens this socket: it exists only with --sim.
+The production path never opens this socket: it exists only with --sim. One
+thread serves every client (drivers/lineserver.py on drivers/ioloop.py); each
+request is answered at once, in that thread.
 """
 
 from __future__ import annotations
@@ -19,10 +21,16 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import logging
 import os
-import socketserver
-import threading
+import socket
 from typing import Any
+
+from drivers.lineserver import LineServer
+
+log = logging.getLogger("mjtable.simcontrol")
+
+MAX_LINE = 65536
 
 BOARD_VERBS = frozenset(
     {
@@ -42,28 +50,6 @@ BOARD_VERBS = frozenset(
 )
 
 
-class _Handler(socketserver.StreamRequestHandler):
-    server: _Server
-
-    def handle(self) -> None:
-        for raw in self.rfile:
-            try:
-                request = json.loads(raw)
-                if not isinstance(request, dict):
-                    raise ValueError("a request is a JSON object")
-                result = self.server.owner.execute(request)
-                reply: dict[str, Any] = {"ok": True, "result": _plain(result)}
-            except Exception as exc:  # every error goes back to the caller, in words
-                reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-            self.wfile.write(json.dumps(reply).encode() + b"\n")
-            self.wfile.flush()
-
-
-class _Server(socketserver.ThreadingUnixStreamServer):
-    daemon_threads = True
-    owner: SimControlServer
-
-
 class SimControlServer:
     """Serves the control verbs on a Unix socket in a background thread."""
 
@@ -72,22 +58,43 @@ class SimControlServer:
         self.service = service
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
-        self._server = _Server(path, _Handler)
-        self._server.owner = self
-        os.chmod(path, 0o600)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, name="sim-control", daemon=True
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.bind(path)
+            os.chmod(path, 0o600)  # before listen(): nobody else can connect meanwhile
+            sock.listen(8)
+        except BaseException:
+            sock.close()
+            raise
+        too_long = {"ok": False, "error": f"ValueError: request line longer than {MAX_LINE} bytes"}
+        self._server = LineServer(
+            sock,
+            self.answer,
+            name="sim-control",
+            max_line=MAX_LINE,
+            too_long=json.dumps(too_long).encode() + b"\n",
+            logger=log,
         )
 
     def start(self) -> None:
-        self._thread.start()
+        self._server.start()
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(5)
+        self._server.stop()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.path)
+
+    def answer(self, line: bytes) -> bytes:
+        """One request line in, one answer line out (errors are answers too, in words)."""
+        try:
+            request = json.loads(line)
+            if not isinstance(request, dict):
+                raise ValueError("a request is a JSON object")
+            result = self.execute(request)
+            reply: dict[str, Any] = {"ok": True, "result": _plain(result)}
+        except Exception as exc:  # every error goes back to the caller, in words
+            reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        return json.dumps(reply).encode() + b"\n"
 
     def execute(self, request: dict[str, Any]) -> Any:
         op = request.get("op")

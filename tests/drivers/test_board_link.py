@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.cycle.controller import CycleController
-from drivers.board import BoardLink, PortDown, PortUp
+from drivers.board import BoardEvent, BoardLink, PortDown, PortUp
 from protocol import messages as m
 from protocol.events import LinkUp, PeerRebooted
 from rules.profiles import load_profile
@@ -169,7 +169,7 @@ def test_a_glitch_shorter_than_the_link_timeout_keeps_the_session() -> None:
     events = Events()
     controller = CycleController(load_profile("wenzhou"))
 
-    def both(event: object) -> None:
+    def both(event: BoardEvent) -> None:
         controller.on_board_event(event)
         events(event)
 

@@ -4,6 +4,7 @@ bad input on the line."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import signal
@@ -512,6 +513,13 @@ def test_control_server_in_process(tmp_path: Path) -> None:
         ctl = ControlClient(path)
         assert ctl("state") == "BOOT"
         assert ctl("manifest", tile_set=0) is None
+        ctl("set_noise", error_rate=0.25)
+        status = ctl("status")
+        assert isinstance(status, dict) and status["noise"]["error_rate"] == 0.25
+        assert sim.error_rate == 0.25
+        answer = ctl.raw(b"x" * 70000)  # an over-long line: refused in words, then closed
+        assert answer["ok"] is False and "longer than 65536" in str(answer["error"])
+        assert ctl.file.readline() == b""
         ctl.close()
         with pytest.raises(ValueError, match="another process serves"):
             ControlServer(sim.control, path)
@@ -523,6 +531,21 @@ def test_control_server_in_process(tmp_path: Path) -> None:
         ControlServer(sim.control, str(tmp_path / "file"))
 
 
+def test_the_control_acts_through_the_boards_public_methods_without_importing_it() -> None:
+    """No import circle: simulator/server.py builds the BoardControl; control.py never names
+    the server (not even for the type checker) nor a private attribute of the board."""
+    source = (ROOT / "simulator" / "control.py").read_text()
+    imported = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            imported.add(node.module)
+        elif isinstance(node, ast.Import):
+            imported.update(alias.name for alias in node.names)
+    assert "simulator.server" not in imported
+    assert "drivers.lineserver" in imported
+    assert "_board._" not in source
+
+
 def test_a_bug_in_the_model_is_a_firmware_fault_not_a_dead_board(
     board: SimulatedBoard, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -532,8 +555,7 @@ def test_a_bug_in_the_model_is_a_firmware_fault_not_a_dead_board(
         raise RuntimeError("boom")
 
     try:
-        with board._lock:
-            board.model._handlers[m.Collect] = broken
+        board.with_model(lambda model, now: model._handlers.__setitem__(m.Collect, broken))
         event = host.command(m.Collect())[-1]
         assert event == m.Fault(codes.FAULT_INTERNAL, codes.SUB_BOARD, 0, 0xEE)
         assert board.internal_errors == ["RuntimeError('boom')"]
