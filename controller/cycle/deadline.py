@@ -1,4 +1,8 @@
-"""One timer thread for the controller's phase deadlines.
+"""The controller's phase deadlines: how long each may last, and the one timer thread.
+
+``Deadlines`` holds the seconds of each deadline; its defaults (``DEFAULT_DEADLINES``) are
+written here once, and the service's configuration (``[deadlines]``) takes them from here.
+Which state each deadline bounds is in the state table (controller/cycle/states.py).
 
 A phase arms a deadline; the next phase replaces it. Creating a thread per
 phase (``threading.Timer``) costs more than the rest of a cycle's bookkeeping,
@@ -12,8 +16,43 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
 
 log = logging.getLogger("mjtable.controller")
+
+#: Boards declare a shuffle or a build that takes longer than this (seconds) a fault
+#: themselves, and say which part failed.
+BOARD_MOTION_LIMIT_S = 80.0
+#: The controller's own deadline for shuffle and build: past the board's limit, so the
+#: board reports its fault (with its code and detail) before the controller gives up.
+MOTION_DEADLINE_S = BOARD_MOTION_LIMIT_S + 10.0
+
+#: The names of the deadlines: the fields of Deadlines, the keys of ``[deadlines]``.
+DeadlineName = Literal["shuffle", "build", "manifest", "collect", "lift", "dice", "clear", "stop"]
+
+
+@dataclass(frozen=True)
+class Deadlines:
+    """Seconds each phase may take before the controller declares a fault."""
+
+    shuffle: float = MOTION_DEADLINE_S
+    build: float = MOTION_DEADLINE_S
+    manifest: float = 10.0
+    collect: float = 30.0
+    lift: float = 5.0
+    dice: float = 30.0
+    clear: float = 10.0
+    stop: float = 5.0
+
+    def seconds(self, name: DeadlineName) -> float:
+        """The seconds of the deadline ``name``."""
+        value: float = getattr(self, name)
+        return value
+
+
+#: The defaults, for the service's configuration and the docs.
+DEFAULT_DEADLINES = Deadlines()
 
 
 class DeadlineTimer:

@@ -12,11 +12,15 @@ from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Seat = Literal["E", "S", "W", "N"]
+from rules.dealt import DealtState
+from rules.words import DiceSource, Seat, TileSetName
+
 Action = Literal["shuffle", "deal", "stop", "clear_fault"]
 #: Everything a CommandResult can answer: the four buttons, and dice entered by the dealer.
 Command = Literal["shuffle", "deal", "stop", "clear_fault", "throw"]
 Source = Literal["panel", "board", "api", "cli", "controller"]
+#: Where a fault comes from (controller/cycle/faults.py declares the controller's own).
+FaultSource = Literal["board", "deadline", "link", "reboot", "controller"]
 
 
 class _Event(BaseModel):
@@ -50,7 +54,7 @@ class FaultEvent(_Event):
 
     type: Literal["fault"] = "fault"
     code: str = Field(description="machine name of the fault, e.g. SORT_TIMEOUT, DEADLINE")
-    source: Literal["board", "deadline", "link", "reboot", "controller"]
+    source: FaultSource
     message: str = Field(description="what happened, in plain words")
     advice: str = Field(description="what the technician should check")
     phase: str | None = None
@@ -68,7 +72,7 @@ class ThrowEvent(_Event):
     by: Seat
     dice: list[int]
     purpose: str
-    source: Literal["board", "controller", "dealer"]
+    source: DiceSource
 
 
 class ThrowWantedEvent(_Event):
@@ -85,7 +89,7 @@ class DealtEvent(_Event):
     """A cycle completed cleanly: its dealt state, as published to the rules layer."""
 
     type: Literal["dealt"] = "dealt"
-    dealt: dict[str, Any]
+    dealt: DealtState
 
 
 class LinkEvent(_Event):
@@ -130,8 +134,8 @@ class Status(BaseModel):
     cycle: str | None
     variant: str
     table: str
-    tile_set_on_top: Literal["A", "B"] | None
-    tile_set_waiting: Literal["A", "B"] | None
+    tile_set_on_top: TileSetName | None
+    tile_set_waiting: TileSetName | None
     link_up: bool
     board: dict[str, Any] | None = Field(
         default=None, description="the board's HELLO: firmware, serial, capabilities"
@@ -168,9 +172,9 @@ class ApiBackend(Protocol):
         """The dice of a throw made by hand, when the table waits for one (throw_wanted)."""
         ...
 
-    def last_dealt(self) -> dict[str, Any] | None: ...
+    def last_dealt(self) -> DealtState | None: ...
 
-    def get_cycle(self, cycle_id: str) -> dict[str, Any] | None: ...
+    def get_cycle(self, cycle_id: str) -> DealtState | None: ...
 
     def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
         """Call ``callback`` for every event, from the controller's thread, until the

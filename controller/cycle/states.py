@@ -1,65 +1,288 @@
-"""The table's lifecycle as data: states, transitions, and the Machine built from them.
+"""The table's lifecycle as data: its states, what each one means, the transitions, the Machine.
 
-The table is read top to bottom; ``docs/controller.md`` carries a mermaid diagram
-generated from these same lists (``mermaid()``), and a test checks the committed
-diagram still matches, so the picture cannot drift from the code.
+Read top to bottom: the names of the states; one row per state (what it means, the deadline
+that bounds it, the DONE that ends it, the buttons it accepts and the words of a refusal, the
+LEDs of the dealer's panel); the transitions; the Machine built from them. docs/controller.md
+carries the table (``table_markdown()``) and the diagram (``mermaid()``) generated from these
+same declarations, and tests check both still match, so the docs cannot drift from the code.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, NamedTuple
 
 from transitions import Machine
 
-#: States, in the order of a cycle, then the exceptional ones.
-STATES: tuple[str, ...] = (
-    "offline",  # no HELLO answered yet (or the controller just started)
-    "idle",  # board connected, nothing built underneath
-    "shuffling",  # SHUFFLE of the waiting set
-    "building",  # BUILD_WALLS of the waiting set
-    "reading",  # READ_MANIFEST: which tile lies where
-    "ready",  # walls built underneath, manifest known: DEAL may be pressed
-    "collecting",  # COLLECT: the played set drops through the trap
-    "lifting",  # LIFT_WALLS: the new walls rise
-    "dice",  # throws of the dice, as the rule set asks
-    "dealt",  # dealt state published; the hand is in play
-    "stopped",  # STOP pressed: motion halted, the cycle abandoned
-    "fault",  # a fault: motion halted, nothing published for the cycle
-    "recovering",  # CLEAR_FAULT sent, waiting for the board to confirm
+import protocol.messages as m
+from controller.cycle.deadline import DeadlineName
+from controller.cycle.faults import DEADLINE, STOP_UNCONFIRMED, FaultKind
+from controller.cycle.reports import Action
+
+State = Literal[
+    "offline",
+    "idle",
+    "shuffling",
+    "building",
+    "reading",
+    "ready",
+    "collecting",
+    "lifting",
+    "dice",
+    "dealt",
+    "stopped",
+    "fault",
+    "recovering",
+]
+
+OFFLINE: Final = "offline"
+IDLE: Final = "idle"
+SHUFFLING: Final = "shuffling"
+BUILDING: Final = "building"
+READING: Final = "reading"
+READY: Final = "ready"
+COLLECTING: Final = "collecting"
+LIFTING: Final = "lifting"
+DICE: Final = "dice"
+DEALT: Final = "dealt"
+STOPPED: Final = "stopped"
+FAULT: Final = "fault"
+RECOVERING: Final = "recovering"
+
+#: The states of the machine, in the order of a cycle, then the exceptional ones.
+STATES: tuple[State, ...] = (
+    OFFLINE,
+    IDLE,
+    SHUFFLING,
+    BUILDING,
+    READING,
+    READY,
+    COLLECTING,
+    LIFTING,
+    DICE,
+    DEALT,
+    STOPPED,
+    FAULT,
+    RECOVERING,
 )
 
-MOTION_STATES: frozenset[str] = frozenset(
-    {"shuffling", "building", "reading", "collecting", "lifting", "dice"}
+
+class Leds(NamedTuple):
+    """The LEDs of the dealer's panel (docs/panel.md)."""
+
+    ready: bool
+    busy: bool
+    fault: bool
+
+
+DARK = Leds(ready=False, busy=False, fault=False)
+READY_LED = Leds(ready=True, busy=False, fault=False)
+BUSY_LED = Leds(ready=False, busy=True, fault=False)
+FAULT_LED = Leds(ready=False, busy=False, fault=True)
+
+#: The words of a refused button, unless the state's row says better ({state}: its name).
+REFUSALS: Mapping[Action, str] = {
+    "shuffle": "the table is busy ({state})",
+    "deal": "there are no walls ready to deal (the table is {state})",
+    "stop": "nothing is moving (the table is {state})",
+    "clear_fault": "there is no fault to clear (the table is {state})",
+}
+#: Refusals that do not depend on the state.
+NOT_CONNECTED = "the board is not connected"
+NOT_CONNECTED_CLEAR = "the board is not connected; the fault cannot be cleared yet"
+AUDIT_UNWRITABLE = "the audit log cannot be written ({error})"
+
+
+@dataclass(frozen=True)
+class StateRow:
+    """What one state of the table means."""
+
+    state: State
+    #: one line, for people
+    meaning: str
+    #: the panel's LEDs in this state
+    leds: Leds
+    #: the buttons this state accepts (a lost link or an unwritable log may still refuse them)
+    accepts: frozenset[Action] = frozenset()
+    #: the words of a refused button, where the generic ones (REFUSALS) would say less
+    refusals: Mapping[Action, str] = field(default_factory=dict)
+    #: the deadline (a field of Deadlines) that bounds the time spent here, if any
+    deadline: DeadlineName | None = None
+    #: the fault declared when that deadline passes
+    overdue: FaultKind = DEADLINE
+    #: the command whose DONE the state waits for, if any
+    done: type[m.Message] | None = None
+    #: a step of the deal cycle: the board works on a command and reports its progress, and
+    #: a refused command faults the cycle
+    motion: bool = False
+    #: nothing moves: a lost link or a board restart here costs no fault
+    at_rest: bool = False
+
+    @property
+    def moving(self) -> bool:
+        """The board may be moving: STOP is accepted here, and sent on a fault."""
+        return "stop" in self.accepts
+
+    def refusal(self, action: Action) -> str:
+        """Why ``action`` makes no sense in this state, in one sentence."""
+        return self.refusals.get(action, REFUSALS[action]).format(state=self.state)
+
+
+_IN_FAULT = "the table is in fault: a technician must clear it first"
+_WAS_STOPPED = "the table was stopped: press CLEAR FAULT to start over"
+_STOP: frozenset[Action] = frozenset({"stop"})
+
+#: One row per state, in the order of STATES.
+STATE_TABLE: tuple[StateRow, ...] = (
+    StateRow(OFFLINE, "no HELLO answered yet (or the controller just started)", DARK),
+    StateRow(
+        IDLE,
+        "board connected, nothing built underneath",
+        READY_LED,
+        accepts=frozenset({"shuffle"}),
+        at_rest=True,
+    ),
+    StateRow(
+        SHUFFLING,
+        "SHUFFLE of the waiting set",
+        BUSY_LED,
+        accepts=_STOP,
+        deadline="shuffle",
+        done=m.Shuffle,
+        motion=True,
+    ),
+    StateRow(
+        BUILDING,
+        "BUILD_WALLS of the waiting set",
+        BUSY_LED,
+        accepts=_STOP,
+        deadline="build",
+        done=m.BuildWalls,
+        motion=True,
+    ),
+    StateRow(
+        READING,
+        "READ_MANIFEST: which tile lies where",
+        BUSY_LED,
+        accepts=_STOP,
+        deadline="manifest",
+        done=m.ReadManifest,
+        motion=True,
+    ),
+    StateRow(
+        READY,
+        "walls built underneath, manifest known: DEAL may be pressed",
+        READY_LED,
+        accepts=frozenset({"deal"}),
+        refusals={"shuffle": "walls are already built and waiting: press DEAL"},
+        at_rest=True,
+    ),
+    StateRow(
+        COLLECTING,
+        "COLLECT: the played set drops through the trap",
+        BUSY_LED,
+        accepts=_STOP,
+        deadline="collect",
+        done=m.Collect,
+        motion=True,
+    ),
+    StateRow(
+        LIFTING,
+        "LIFT_WALLS: the new walls rise",
+        BUSY_LED,
+        accepts=_STOP,
+        deadline="lift",
+        done=m.LiftWalls,
+        motion=True,
+    ),
+    StateRow(
+        DICE,
+        "throws of the dice, as the rule set asks",
+        BUSY_LED,
+        accepts=_STOP,
+        deadline="dice",
+        done=m.DisplayDice,  # dice the controller threw, shown on the table: taken
+        motion=True,
+    ),
+    StateRow(
+        DEALT,
+        "dealt state published; the hand is in play",
+        READY_LED,
+        accepts=frozenset({"shuffle"}),
+        refusals={"deal": "the next walls are not built yet: press SHUFFLE first"},
+        at_rest=True,
+    ),
+    StateRow(
+        STOPPED,
+        "STOP pressed: motion halted, the cycle abandoned",
+        FAULT_LED,
+        accepts=frozenset({"clear_fault"}),
+        refusals={"shuffle": _WAS_STOPPED, "deal": _WAS_STOPPED},
+        deadline="stop",
+        overdue=STOP_UNCONFIRMED,
+        done=m.Stop,
+        at_rest=True,
+    ),
+    StateRow(
+        FAULT,
+        "a fault: motion halted, nothing published for the cycle",
+        FAULT_LED,
+        accepts=frozenset({"clear_fault"}),
+        refusals={"shuffle": _IN_FAULT, "deal": _IN_FAULT},
+    ),
+    StateRow(
+        RECOVERING,
+        "CLEAR_FAULT sent, waiting for the board to confirm",
+        BUSY_LED,
+        accepts=_STOP,
+        deadline="clear",
+        done=m.ClearFault,
+    ),
 )
-#: States in which nothing moves: a link lost or a board restart here is no fault.
-AT_REST: frozenset[str] = frozenset({"idle", "ready", "dealt", "stopped"})
-ANY_BUT_FAULT: list[str] = [s for s in STATES if s != "fault"]
+
+#: state name -> its row
+ROWS: dict[str, StateRow] = {row.state: row for row in STATE_TABLE}
+#: the steps of the cycle in which the board works on a command
+MOTION_STATES: frozenset[str] = frozenset(row.state for row in STATE_TABLE if row.motion)
+#: the states in which the board may be moving (STOP accepted)
+MOVING: tuple[State, ...] = tuple(row.state for row in STATE_TABLE if row.moving)
+#: states in which nothing moves: a link lost or a board restart here is no fault
+AT_REST: frozenset[str] = frozenset(row.state for row in STATE_TABLE if row.at_rest)
+ANY_BUT_FAULT: list[str] = [s for s in STATES if s != FAULT]
+
+
+def panel_leds(state: str) -> Leds:
+    """The panel's LEDs for a state (all dark for a name that is not a state)."""
+    row = ROWS.get(state)
+    return row.leds if row is not None else DARK
+
 
 #: (trigger, source(s), destination); a list source means any of them.
 TRANSITIONS: tuple[tuple[str, str | list[str], str], ...] = (
-    ("link_up", "offline", "idle"),
-    ("start_shuffle", ["idle", "dealt"], "shuffling"),
-    ("start_reread", ["idle", "dealt"], "reading"),
-    ("shuffled", "shuffling", "building"),
-    ("built", "building", "reading"),
-    ("manifest_read", "reading", "ready"),
-    ("start_collect", "ready", "collecting"),
-    ("collected", "collecting", "lifting"),
-    ("start_lift", "ready", "lifting"),
-    ("lifted", "lifting", "dice"),
-    ("publish", "dice", "dealt"),
-    ("board_reset", ["ready", "dealt"], "idle"),
-    ("halt", [*sorted(MOTION_STATES), "recovering"], "stopped"),
-    ("fail", ANY_BUT_FAULT, "fault"),
-    ("clear", ["fault", "stopped"], "recovering"),
-    ("recovered", "recovering", "idle"),
+    ("link_up", OFFLINE, IDLE),
+    ("start_shuffle", [IDLE, DEALT], SHUFFLING),
+    ("start_reread", [IDLE, DEALT], READING),
+    ("shuffled", SHUFFLING, BUILDING),
+    ("built", BUILDING, READING),
+    ("manifest_read", READING, READY),
+    ("start_collect", READY, COLLECTING),
+    ("collected", COLLECTING, LIFTING),
+    ("start_lift", READY, LIFTING),
+    ("lifted", LIFTING, DICE),
+    ("publish", DICE, DEALT),
+    ("board_reset", [READY, DEALT], IDLE),
+    ("halt", list(MOVING), STOPPED),
+    ("fail", ANY_BUT_FAULT, FAULT),
+    ("clear", [FAULT, STOPPED], RECOVERING),
+    ("recovered", RECOVERING, IDLE),
 )
 
 
 class LifecycleModel:
     """The object the Machine drives; the controller reads ``state`` from it."""
 
-    state: str
+    state: State
 
 
 def build_machine(model: LifecycleModel) -> Any:
@@ -71,7 +294,7 @@ def build_machine(model: LifecycleModel) -> Any:
             {"trigger": trigger, "source": source, "dest": dest}
             for trigger, source, dest in TRANSITIONS
         ],
-        initial="offline",
+        initial=OFFLINE,
         auto_transitions=False,
         ignore_invalid_triggers=False,
     )
@@ -79,7 +302,7 @@ def build_machine(model: LifecycleModel) -> Any:
 
 def mermaid() -> str:
     """The state diagram in mermaid syntax, generated from TRANSITIONS."""
-    lines = ["stateDiagram-v2", "    [*] --> offline"]
+    lines = ["stateDiagram-v2", f"    [*] --> {OFFLINE}"]
     for trigger, source, dest in TRANSITIONS:
         sources = source if isinstance(source, list) else [source]
         if trigger == "fail":
@@ -88,3 +311,19 @@ def mermaid() -> str:
         for src in sources:
             lines.append(f"    {src} --> {dest}: {trigger}")
     return "\n".join(lines) + "\n"
+
+
+def table_markdown() -> str:
+    """The state table as the markdown table of docs/controller.md."""
+    lights = ("ready", "busy", "fault")
+    rows = [
+        "| state | what it means | deadline | waits for | buttons accepted | panel LEDs |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in STATE_TABLE:
+        deadline = f"`deadlines.{row.deadline}`" if row.deadline else "—"
+        done = f"`DONE` of `{row.done.NAME}`" if row.done else "—"
+        accepts = ", ".join(a.upper().replace("_", " ") for a in sorted(row.accepts)) or "—"
+        leds = ", ".join(name for name, on in zip(lights, row.leds, strict=True) if on) or "dark"
+        rows.append(f"| `{row.state}` | {row.meaning} | {deadline} | {done} | {accepts} | {leds} |")
+    return "\n".join(rows) + "\n"

@@ -121,7 +121,7 @@ def test_dealer_dice_are_asked_for_and_checked() -> None:
         table.runner.wait_state("dealt", 30)
         data = c.last_dealt()
     assert data is not None
-    assert [t["dice"] for t in data["throws"]] == [[2, 3], [6, 6]]
+    assert [t.dice for t in data.throws] == [[2, 3], [6, 6]]
     assert [d["source"] for k, d, _ in log.records if k == "throw"] == ["dealer", "dealer"]
 
 
@@ -157,7 +157,7 @@ def test_board_restart_at_rest_starts_afresh_without_fault() -> None:
         table.board.control.reboot()
         table.runner.wait_state("idle", 30)
         assert c.status().fault is None
-        assert c.last_dealt() == first  # what was published stays published
+        assert c.last_dealt() == DealtState.model_validate(first)  # published stays published
         again = table.run_cycle(timeout=60)
     assert ready_cycle is not None
     assert log.of("cycle_aborted", ready_cycle)
@@ -359,10 +359,10 @@ def test_walls_left_built_by_a_fault_are_read_again_not_reshuffled() -> None:
         assert c.request("deal", "panel").accepted
         table.runner.wait_state("dealt", 30)
         data = c.last_dealt()
-    assert data is not None and data["tile_set"] == "A"
+    assert data is not None and data.tile_set == "A"
     shuffles = [(d, cyc) for k, d, cyc in log.records if k == "shuffle"]
     assert [d.get("reread", False) for d, _ in shuffles] == [False, True]
-    assert data["cycle_id"] == shuffles[-1][1]
+    assert data.cycle_id == shuffles[-1][1]
 
 
 def test_link_lost_during_motion_stops_the_board_when_it_returns() -> None:

@@ -1,0 +1,248 @@
+"""What the deal cycle keeps, and the plumbing every part of it uses.
+
+``CycleCore`` holds the controller's state (the machine, the cycle in progress, where the two
+tile sets stand, the fault, the published deals) and the means to act: send to the board,
+write an audit record, queue an event for the subscribers and deliver it after the lock.
+The parts of the cycle build on it, each in its own file: guards.py (deadlines and faults),
+steps.py (the cycle's steps), links.py (the link to the board), controller.py (the public
+``CycleController``: requests, status, the dispatch of board events).
+
+Threads: board events arrive on the link's I/O thread; requests come from the API, the
+panel or the CLI on theirs; deadlines fire on the timer thread. All of them go through
+``self._lock``; subscribers are called outside it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+import secrets
+import threading
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import protocol.codes as codes
+import protocol.messages as m
+from controller.cycle.deadline import DEFAULT_DEADLINES, Deadlines, DeadlineTimer
+from controller.cycle.reports import Event, FaultEvent
+from controller.cycle.states import DEALT, DICE, LifecycleModel, build_machine
+from rules.dealt import DealtState, Manifest, Throw
+from rules.profiles import Profile
+from rules.words import DiceSource, Seat, TileSetName
+
+log = logging.getLogger("mjtable.controller")
+
+#: the tile set's code on the wire (SHUFFLE, BUILD_WALLS, ...)
+SET_CODE: dict[str, int] = {"A": 0, "B": 1}
+
+#: Recorder: called with (kind, data, cycle id or None); returns once the record is
+#: durable (the audit log's append), so events are announced only after.
+Recorder = Callable[[str, dict[str, Any], str | None], None]
+
+
+class Sender(Protocol):
+    """What the controller needs from the board link (drivers.board.BoardLink)."""
+
+    def send(self, message: m.Message) -> None: ...
+
+
+@dataclass
+class Cycle:
+    """What the controller knows of the cycle in progress."""
+
+    cycle_id: str
+    tile_set: TileSetName
+    leader: Seat
+    started_ns: int = field(default_factory=time.perf_counter_ns)
+    manifest_codes: bytearray = field(default_factory=bytearray)
+    manifest_total: int = 0
+    manifest: Manifest | None = None
+    throws: list[Throw] = field(default_factory=list)
+    dice_tag: int = 0
+    last_die_ns: int = 0
+    shown_dice: list[int] | None = None
+
+
+def utc_now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class CycleCore:
+    """The controller's state and plumbing; ``CycleController`` is the class to use."""
+
+    def __init__(
+        self,
+        profile: Profile,
+        *,
+        table: str = "1",
+        dice_source: DiceSource = "board",
+        deadlines: Deadlines | None = None,
+        recorder: Recorder | None = None,
+        history: int = 64,
+        first_leader: Seat = "E",
+        rotate_leader: bool = True,
+        cycle_prefix: str | None = None,
+    ) -> None:
+        self.profile = profile
+        self.table = table
+        self.dice_source = dice_source
+        self.deadlines = deadlines or DEFAULT_DEADLINES
+        self._record_fn = recorder
+        self._lock = threading.RLock()
+        self._deliver_lock = threading.RLock()
+        self._model = LifecycleModel()
+        self._machine = build_machine(self._model)
+        self._link: Sender | None = None
+        self._subscribers: list[Callable[[Event], None]] = []
+        self._pending: list[Event] = []
+        self._cycle: Cycle | None = None
+        self._ready: Cycle | None = None
+        #: the set whose walls are up on the table (the hand in play), as far as known
+        self._on_top: TileSetName | None = None
+        #: False when a lift or collect was cut short, or after a board restart: the
+        #: table top is collected before the next walls rise
+        self._top_known = True
+        #: the set whose complete walls wait under the table (built, manifest maybe unread)
+        self._bench: TileSetName | None = None
+        self._fault: FaultEvent | None = None
+        self._audit_error: str | None = None
+        self._port_ok = True
+        self._board: m.HelloReply | None = None
+        self._link_up = False
+        self._deadline = DeadlineTimer("controller-deadline")
+        self._deadline_gen = 0
+        self._history: OrderedDict[str, DealtState] = OrderedDict()
+        self._history_size = history
+        self._last_dealt: DealtState | None = None
+        self._cycles_dealt = 0
+        self._leader = first_leader
+        self._rotate_leader = rotate_leader
+        # Start time plus a random part: ids stay unique across restarts even when the
+        # clock is set back (a Pi without a real-time clock after a power cut).
+        self._prefix = cycle_prefix or (
+            _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(2)
+        )
+        self._counter = 0
+        self._restored_session: str | None = None
+        self._link_lost_at: float | None = None
+        #: last die -> dealt state published, for the benchmark (the latest 10000)
+        self.publish_latencies_ns: deque[int] = deque(maxlen=10000)
+
+    # ------------------------------------------------------------ wiring
+
+    def attach(self, link: Sender) -> None:
+        """Give the controller the link it sends on (a BoardLink)."""
+        self._link = link
+
+    @property
+    def state(self) -> str:
+        """The state of the table (one of states.STATES)."""
+        return self._model.state
+
+    @property
+    def link_up(self) -> bool:
+        """Whether the board answers (without building a whole status)."""
+        return self._link_up
+
+    def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
+        with self._lock:
+            self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if callback in self._subscribers:
+                    self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def close(self) -> None:
+        with self._lock:
+            self._deadline_gen += 1
+        self._deadline.close()
+
+    # ------------------------------------------------------------ what is where
+
+    def _waiting_set(self) -> TileSetName | None:
+        """The set to prepare next: the one being prepared, else walls already built
+        underneath, else the one not in play (A when neither is)."""
+        cycle = self._cycle or self._ready
+        if cycle is not None and self.state not in (DICE, DEALT):
+            return cycle.tile_set
+        if self._bench is not None:
+            return self._bench
+        if self._on_top is not None:
+            return "B" if self._on_top == "A" else "A"
+        return "A"
+
+    def _current_id(self) -> str | None:
+        cycle = self._cycle or self._ready
+        return cycle.cycle_id if cycle else None
+
+    def _board_info(self) -> dict[str, Any] | None:
+        hello = self._board
+        if hello is None:
+            return None
+        return {
+            "firmware": f"{hello.fw_major}.{hello.fw_minor}.{hello.fw_patch}",
+            "serial": hello.serial,
+            "session": f"{hello.session_id:08x}",
+            "protocol": f"{hello.proto_major}.{hello.proto_minor}",
+            "reader": bool(hello.capabilities & codes.CAP_READER),
+            "dice": bool(hello.capabilities & codes.CAP_DICE),
+            "tile_sets": hello.tile_sets,
+            "tiles": hello.tiles,
+            "seed": hello.seed if hello.capabilities & codes.CAP_SEEDED else None,
+        }
+
+    # ------------------------------------------------------------ acting
+
+    def _send(self, message: m.Message) -> None:
+        if self._link is None:
+            raise RuntimeError("the controller has no board link attached")
+        self._link.send(message)
+
+    def _record(self, kind: str, data: dict[str, Any], cycle: str | None = None) -> bool:
+        """Write one audit record; False (and the table faults) when it cannot be written."""
+        if self._record_fn is None:
+            return True
+        if self._audit_error is not None:
+            return False
+        try:
+            self._record_fn(kind, data, cycle)
+        except Exception as exc:  # a full disk, a failed SD card: refuse, never lose silently
+            self._audit_error = f"{type(exc).__name__}: {exc}"
+            log.error("the audit log refused a %s record: %s", kind, exc)
+            return False
+        return True
+
+    def _abort(self, reason: str) -> None:
+        """Record that the cycle in progress (if any) will publish nothing."""
+        cycle = self._cycle or self._ready
+        if cycle is not None:
+            self._record("cycle_aborted", {"reason": reason}, cycle=cycle.cycle_id)
+        self._cycle = None
+        self._ready = None
+
+    def _queue(self, event: Event) -> None:
+        self._pending.append(event)
+
+    def _flush(self) -> None:
+        """Hand queued events to subscribers, outside the lock, in order.
+
+        Batches are taken and delivered under ``_deliver_lock`` so two threads
+        flushing at once cannot reorder events."""
+        if not self._pending:
+            return
+        with self._deliver_lock:
+            with self._lock:
+                pending, self._pending = self._pending, []
+                subscribers = list(self._subscribers)
+            for event in pending:
+                for callback in subscribers:
+                    try:
+                        callback(event)
+                    except Exception:
+                        log.exception("subscriber failed on %s", event.type)

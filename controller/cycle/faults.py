@@ -1,0 +1,199 @@
+"""The controller's fault catalogue: what the controller itself declares a fault, as data.
+
+Each kind has the machine name shown in ``FaultEvent.code``, its source, the words of what
+happened (a template: the details of the moment fill the ``{named}`` fields) and the advice:
+what a person at the table does about it. The board's own faults and refusals are worded from
+the protocol's tables (``protocol.codes``) by ``board_fault_words`` and ``refusal_words``.
+
+docs/controller.md shows this catalogue as a table made by ``catalogue_markdown()`` (a test
+keeps the two equal).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import protocol.codes as codes
+from controller.cycle.reports import FaultSource
+from rules.words import SEATS
+
+
+@dataclass(frozen=True)
+class FaultKind:
+    """One fault the controller declares: its code, source, words and advice."""
+
+    code: str
+    source: FaultSource
+    #: what happened, with ``{named}`` details filled in when the fault strikes
+    text: str
+    #: what a person does about it
+    advice: str
+
+    def message(self, **details: object) -> str:
+        """The words of what happened, with the details of this occurrence."""
+        return self.text.format(**details)
+
+
+_CLEAR = "press CLEAR FAULT and shuffle again"
+#: a ``{detail}`` of a template, with its format if any
+_DETAIL = re.compile(r"\{(\w+)(?::[^}]*)?\}")
+
+DEADLINE = FaultKind(
+    "DEADLINE",
+    "deadline",
+    "the board did not finish {state} within {seconds:g} s",
+    "watch the table: a motor may be blocked or a sensor not reporting; check the board's "
+    "sensors with mjtable diag",
+)
+STOP_UNCONFIRMED = FaultKind(
+    "STOP_UNCONFIRMED",
+    "deadline",
+    "the board did not confirm STOP within {seconds:g} s: motion may go on",
+    "press the table's emergency stop now, then check the link to the board (mjtable diag)",
+)
+LINK_DOWN = FaultKind(
+    "LINK_DOWN",
+    "link",
+    "the serial link to the board is down: {reason}",
+    "check the cable between the controller and the board and that the board has power; the "
+    "link comes back by itself, then press CLEAR FAULT",
+)
+BOARD_REBOOTED = FaultKind(
+    "BOARD_REBOOTED",
+    "reboot",
+    "the board restarted (new session): its motors stopped and its state was lost",
+    "check the board's power supply and its fault log; press CLEAR FAULT to start over with a "
+    "fresh shuffle",
+)
+PROTOCOL_MISMATCH = FaultKind(
+    "PROTOCOL_MISMATCH",
+    "link",
+    "board speaks protocol {board}.x, this controller speaks {controller}.x: update the "
+    "controller or the board firmware",
+    "update the controller or the firmware",
+)
+COMMAND_STOPPED = FaultKind(
+    "COMMAND_FAILED",
+    "board",
+    "the board stopped {command} before the end",
+    "read the board's faults: mjtable diag",
+)
+COMMAND_FAILED = FaultKind(
+    "COMMAND_FAILED",
+    "board",
+    "the board ended {command} with error {result}",
+    "read the board's faults: mjtable diag",
+)
+MANIFEST_MISMATCH = FaultKind(
+    "MANIFEST_MISMATCH",
+    "controller",
+    "a manifest chunk of set {chunk_set} with {total} tiles arrived while set {tile_set} was read",
+    f"check the board's firmware version (mjtable diag); {_CLEAR}",
+)
+MANIFEST_GAP = FaultKind(
+    "MANIFEST_GAP",
+    "controller",
+    "manifest chunk at offset {offset} while {received} tiles were received",
+    f"check the serial link for noise; {_CLEAR}",
+)
+MANIFEST_SIZE = FaultKind(
+    "MANIFEST_SIZE",
+    "controller",
+    "the board reported {got} tiles in the manifest, the rule set needs {expected}",
+    "check that the tile set in the table matches the configured rule set",
+)
+MANIFEST_INVALID = FaultKind(
+    "MANIFEST_INVALID",
+    "controller",
+    "the wall manifest from the board is not a valid set: {error}",
+    "check the tile reader (mjtable diag) and that no tile is missing or foreign",
+)
+DICE_COUNT = FaultKind(
+    "DICE_COUNT",
+    "board",
+    "the dice unit gave {got} dice, {asked} were asked",
+    "check the dice unit (mjtable diag)",
+)
+AUDIT_LOG = FaultKind(
+    "AUDIT_LOG",
+    "controller",
+    "the audit log cannot be written ({error}); nothing is dealt until it can",
+    "check the disk where the audit log lives (df -h, the SD card), then restart the service",
+)
+CONTROLLER = FaultKind(
+    "CONTROLLER",
+    "controller",
+    "the controller failed while handling {event}: {error}",
+    "press CLEAR FAULT to start over; if it happens again, keep the service's journal "
+    "(journalctl -u mjtable) and the audit log for the maintainers",
+)
+
+#: every fault the controller declares itself, in the order of the docs' table
+CATALOGUE: tuple[FaultKind, ...] = (
+    DEADLINE,
+    STOP_UNCONFIRMED,
+    LINK_DOWN,
+    BOARD_REBOOTED,
+    PROTOCOL_MISMATCH,
+    COMMAND_STOPPED,
+    COMMAND_FAILED,
+    MANIFEST_MISMATCH,
+    MANIFEST_GAP,
+    MANIFEST_SIZE,
+    MANIFEST_INVALID,
+    DICE_COUNT,
+    AUDIT_LOG,
+    CONTROLLER,
+)
+
+# --- the board's faults and refusals, in the controller's words ---------------------------------
+
+#: a command of the cycle refused by the board: FaultEvent.message
+REFUSED = "the board refused {command}: {text}"
+#: CLEAR_FAULT refused with CAUSE_PRESENT: the original fault stays, its message prefixed
+NOT_CLEARED = "not cleared, the cause is still there: {message}"
+#: CLEAR_FAULT refused for another reason
+CLEAR_REFUSED = "the board did not clear the fault: {text}"
+
+
+def board_fault_words(code: int, subsystem: int, phase: int, detail: int) -> tuple[str, str, str]:
+    """A board FAULT as (NAME, what happened, what to check), in plain words: the detail
+    byte named (the wall, the motor, the lift plate), where and when it struck."""
+    name, text, advice = codes.fault_info(code)
+    text = text.split(" (detail")[0]
+    what = ""
+    if code in (codes.FAULT_WALL_SHORT, codes.FAULT_WALL_EXTRA) and detail < 4:
+        what = f"the {SEATS[detail]} wall"
+    elif code == codes.FAULT_MOTOR_STALL and detail in codes.MOTORS:
+        what = f"the {codes.MOTORS[detail][1]}"
+    elif code == codes.FAULT_LIFT_LIMIT:
+        what = f"the {SEATS[detail]} wall's plate" if detail < 4 else "the centre lift"
+    elif code == codes.FAULT_INTERNAL and detail:
+        what = f"firmware error {detail}"
+    where = codes.SUBSYSTEMS.get(subsystem, ("", "", ""))[1]
+    when = f"while {codes.PHASES[phase][1]}" if phase in codes.PHASES and phase else ""
+    parts = [p for p in (what, where, when) if p]
+    return name, text + (" (" + ", ".join(parts) + ")" if parts else ""), advice
+
+
+def refusal_words(reason: int, detail: int) -> tuple[str, str, str]:
+    """A board REFUSED as (NAME, why, what to do); for BAD_STATE the detail names what
+    blocks the command (protocol.codes.BLOCKS) and what to do first."""
+    name, text, advice = codes.refusal_info(reason)
+    if reason == codes.REFUSE_BAD_STATE and detail in codes.BLOCKS:
+        _block, why, what = codes.block_info(detail)
+        text, advice = f"{text}: {why}", f"{what}; {advice}"
+    return name, text, advice
+
+
+def catalogue_markdown() -> str:
+    """The catalogue as the markdown table of docs/controller.md."""
+    rows = [
+        "| code | source | what happened | advice |",
+        "|---|---|---|---|",
+    ]
+    for kind in CATALOGUE:
+        text = _DETAIL.sub(lambda found: f"*{found.group(1)}*", kind.text)
+        rows.append(f"| `{kind.code}` | {kind.source} | {text} | {kind.advice} |")
+    return "\n".join(rows) + "\n"

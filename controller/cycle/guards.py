@@ -1,0 +1,176 @@
+"""What ends a cycle badly: the state's deadline, a fault, an unwritable audit log.
+
+Every state may have a deadline (its row in states.py names it); ``_fire`` moves the machine
+and arms the new state's deadline. A fault from the board, a refusal, a deadline passed, the
+link lost or the board rebooted all end the same way (``_fault_now``): STOP is sent when the
+board may be moving, the machine enters ``fault`` with plain words on what happened and what to
+do, the cycle in progress is closed in the audit log, and nothing is published for it. The
+words are the catalogue's (faults.py) or the protocol's tables.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import protocol.codes as codes
+import protocol.messages as m
+from controller.cycle.core import CycleCore, utc_now
+from controller.cycle.faults import (
+    AUDIT_LOG,
+    CLEAR_REFUSED,
+    NOT_CLEARED,
+    REFUSED,
+    FaultKind,
+    board_fault_words,
+    refusal_words,
+)
+from controller.cycle.reports import FaultEvent, FaultSource, PhaseEvent
+from controller.cycle.states import (
+    BUILDING,
+    COLLECTING,
+    FAULT,
+    LIFTING,
+    MOTION_STATES,
+    RECOVERING,
+    ROWS,
+)
+
+log = logging.getLogger("mjtable.controller")
+
+
+class CycleGuards(CycleCore):
+    """Deadlines and faults; ``CycleController`` is the class to use."""
+
+    # ------------------------------------------------------------ the machine and deadlines
+
+    def _fire(self, trigger: str) -> None:
+        previous = self.state
+        getattr(self._model, trigger)()
+        self._arm_deadline()
+        self._queue(
+            PhaseEvent(at=utc_now(), cycle=self._current_id(), state=self.state, previous=previous)
+        )
+
+    def _arm_deadline(self) -> None:
+        self._deadline.cancel()
+        self._deadline_gen += 1
+        name = ROWS[self.state].deadline
+        if name is None:
+            return
+        seconds = self.deadlines.seconds(name)
+        gen, state = self._deadline_gen, self.state
+        self._deadline.arm(seconds, lambda: self._deadline_passed(gen, state, seconds))
+
+    def _cancel_deadline(self) -> None:
+        """The state's deadline no longer applies (what it waited for has happened)."""
+        self._deadline_gen += 1
+        self._deadline.cancel()
+
+    def _deadline_passed(self, gen: int, state: str, seconds: float) -> None:
+        with self._lock:
+            if gen != self._deadline_gen or self.state != state:
+                return
+            kind = ROWS[state].overdue
+            self._declare(kind, phase=state, state=state, seconds=seconds)
+            self._check_audit()
+        self._flush()
+
+    # ------------------------------------------------------------ faults
+
+    def _declare(self, kind: FaultKind, *, phase: str | None = None, **details: object) -> None:
+        """Fault the table with one of the controller's own faults (faults.py)."""
+        self._fault_now(kind.code, kind.source, kind.message(**details), kind.advice, phase=phase)
+
+    def _fault_now(
+        self,
+        code: str,
+        source: FaultSource,
+        message: str,
+        advice: str,
+        *,
+        phase: str | None = None,
+    ) -> None:
+        if self.state == FAULT:
+            # Already in fault: the table stays there, but nothing goes unrecorded.
+            extra = {"code": code, "source": source, "message": message, "advice": advice}
+            self._record("fault", {**extra, "while_in_fault": True}, cycle=self._current_id())
+            log.error("FAULT %s (while in fault): %s — check: %s", code, message, advice)
+            return
+        in_motion = ROWS[self.state].moving
+        if in_motion and self._link_up:
+            try:
+                self._send(m.Stop())
+            except Exception as exc:  # the link may be the very thing that failed
+                log.warning("could not send STOP: %s", exc)
+        phase = phase or (self.state if in_motion else None)
+        self._fault = FaultEvent(
+            at=utc_now(),
+            cycle=self._current_id(),
+            code=code,
+            source=source,
+            message=message,
+            advice=advice,
+            phase=phase,
+        )
+        self._record("fault", self._fault.model_dump(mode="json"), cycle=self._current_id())
+        self._settle_sets_after_fault()
+        self._abort(f"{code}: {message}")
+        self._fire("fail")
+        self._queue(self._fault)
+        log.error("FAULT %s: %s — check: %s", code, message, advice)
+
+    def _settle_sets_after_fault(self) -> None:
+        """What a cut-short phase leaves of the two sets."""
+        state = self.state
+        if state == BUILDING:
+            self._bench = None  # partial walls: the board drops them back on SHUFFLE
+        elif state in (LIFTING, COLLECTING):
+            self._top_known = False  # a plate may be half way: collect before lifting
+
+    def _check_audit(self) -> None:
+        """After each entry point: a record that could not be written faults the table."""
+        if self._audit_error is None or self.state == FAULT:
+            return
+        self._declare(AUDIT_LOG, error=self._audit_error)
+
+    # ------------------------------------------------------------ the board's faults
+
+    def _on_fault(self, event: m.Fault) -> None:
+        name, message, advice = board_fault_words(
+            event.code, event.subsystem, event.phase, event.detail
+        )
+        phase = codes.phase_name(event.phase) if event.phase else None
+        self._fault_now(name, "board", message, advice, phase=phase)
+
+    def _on_refused(self, event: m.Refused) -> None:
+        name, text, advice = refusal_words(event.reason, event.detail)
+        command = m.message_name(event.command)
+        if self.state == RECOVERING and event.command == m.ClearFault.TYPE:
+            self._clear_refused(event.reason, name, text, advice)
+            return
+        if self.state not in MOTION_STATES:
+            log.info("board refused %s (%s) in state %s", command, name, self.state)
+            return
+        self._fault_now(name, "board", REFUSED.format(command=command, text=text), advice)
+
+    def _clear_refused(self, reason: int, name: str, text: str, advice: str) -> None:
+        """CLEAR_FAULT refused: the table stays in fault (the original one while its cause
+        is still there)."""
+        original = self._fault
+        if original is not None and reason == codes.REFUSE_CAUSE_PRESENT:
+            fault = original.model_copy(
+                update={"at": utc_now(), "message": NOT_CLEARED.format(message=original.message)}
+            )
+        else:
+            fault = FaultEvent(
+                at=utc_now(),
+                code=name,
+                source="board",
+                message=CLEAR_REFUSED.format(text=text),
+                advice=advice,
+                phase=None,
+            )
+        self._fault = fault
+        self._record("fault", fault.model_dump(mode="json"))
+        self._fire("fail")
+        self._queue(fault)

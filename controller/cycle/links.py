@@ -1,0 +1,134 @@
+"""The link to the board: it comes up, goes down, finds the board restarted.
+
+At rest (``AT_REST`` in states.py) nothing moves, so a cable pulled and plugged back costs no
+fault: the loss and the return are logged and announced, and the table carries on where it
+was once the board answers HELLO with the same session. During motion a lost link or a board
+restart faults the cycle. When the link returns after a loss in motion, STOP goes first: the
+board may still be running what it was last told.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import protocol.messages as m
+from controller.cycle.core import utc_now
+from controller.cycle.faults import BOARD_REBOOTED, LINK_DOWN, PROTOCOL_MISMATCH
+from controller.cycle.guards import CycleGuards
+from controller.cycle.reports import LinkEvent
+from controller.cycle.states import (
+    AT_REST,
+    DEALT,
+    FAULT,
+    OFFLINE,
+    READY,
+    RECOVERING,
+    STOPPED,
+)
+from drivers.board import PortDown, PortUp
+from protocol.events import LinkDown, LinkUp, PeerRebooted, ProtocolMismatch
+
+log = logging.getLogger("mjtable.controller")
+
+
+class LinkWatch(CycleGuards):
+    """The link's events; ``CycleController`` is the class to use."""
+
+    def _on_port_down(self, event: PortDown) -> None:
+        # The port can come back before the link times out (a glitch): the protocol
+        # engine, which keeps ticking while the port is closed, says when the link is
+        # down. Logged once per loss, not at every reopening attempt.
+        if self._port_ok:
+            log.warning("%s", event.reason)
+        self._port_ok = False
+
+    def _on_port_up(self, event: PortUp) -> None:
+        self._port_ok = True
+        log.info("port %s open", event.url)
+
+    def _on_mismatch(self, event: ProtocolMismatch) -> None:
+        self._declare(PROTOCOL_MISMATCH, board=event.peer_major, controller=m.PROTO_MAJOR)
+
+    def _on_link_up(self, event: LinkUp) -> None:
+        hello = event.hello_reply
+        gap = ""
+        if self._link_lost_at is not None:
+            gap = f" after a gap of {time.monotonic() - self._link_lost_at:.1f} s"
+            self._link_lost_at = None
+        if self.state == OFFLINE:
+            # First contact in this process: whatever the board was doing for a
+            # previous controller (a crash mid-cycle), stop it; the table starts idle.
+            self._send(m.Stop())
+            if f"{hello.session_id:08x}" == self._restored_session:
+                self._top_known = True  # the same board session: the logged sets hold
+            else:
+                self._on_top, self._bench, self._top_known = None, None, False
+        elif self.state in (FAULT, STOPPED, RECOVERING):
+            # The link came back after a loss during motion: the board may still be
+            # running what it was told (and the engine resends what was not acknowledged).
+            self._send(m.Stop())
+        self._board = hello
+        self._link_up = True
+        info = self._board_info()
+        self._record("hello", info or {})
+        self._record("link_up", {"gap": gap.strip()} if gap else {})
+        self._queue(
+            LinkEvent(at=utc_now(), up=True, reason=f"board answered HELLO{gap}", board=info)
+        )
+        if self.state == OFFLINE:
+            self._fire("link_up")
+
+    def _on_link_down(self, event: LinkDown) -> None:
+        reason = event.reason
+        was_up = self._link_up
+        self._link_up = False
+        if was_up:
+            self._record("link_down", {"reason": reason})
+            self._queue(LinkEvent(at=utc_now(), up=False, reason=reason))
+            self._link_lost_at = time.monotonic()
+        if self.state in (OFFLINE, FAULT):
+            return
+        if self.state in AT_REST:
+            # Nothing is moving: a cable pulled and plugged back, or a board restart,
+            # costs no fault. Requests are refused until the board answers again.
+            log.warning("the link to the board is down (%s); the table waits for it", reason)
+            return
+        self._declare(LINK_DOWN, reason=reason)
+
+    def _on_reboot(self, event: PeerRebooted) -> None:
+        self._record(
+            "board_rebooted", {"old_session": event.old_session, "new_session": event.new_session}
+        )
+        # The restarted board lost track of its walls: collect before raising any.
+        self._on_top, self._bench, self._top_known = None, None, False
+        if self.state == OFFLINE:
+            self._ready = None
+            return
+        if self.state == STOPPED:
+            # The restart stopped the motors: STOP needs no further confirmation.
+            self._cancel_deadline()
+        if self.state == FAULT and self._fault is not None and self._fault.code == LINK_DOWN.code:
+            # The link went down because the board restarted: say so precisely.
+            self._fault = self._fault.model_copy(
+                update={
+                    "code": BOARD_REBOOTED.code,
+                    "source": BOARD_REBOOTED.source,
+                    "message": BOARD_REBOOTED.message(),
+                    "advice": BOARD_REBOOTED.advice,
+                }
+            )
+            self._record("fault", self._fault.model_dump(mode="json"))
+            self._queue(self._fault)
+            return
+        if self.state in AT_REST:
+            # The walls the board built (ready) or raised (dealt) are no longer known to
+            # it: start again from a fresh shuffle. A published deal stays published.
+            self._abort("the board restarted before the walls were dealt")
+            if self.state in (READY, DEALT):
+                self._fire("board_reset")
+            log.warning(
+                "the board restarted while the table was at rest: %s", BOARD_REBOOTED.message()
+            )
+            return
+        self._declare(BOARD_REBOOTED)
