@@ -1,36 +1,60 @@
 """The `mjtable` command: one entry point, one module per subcommand.
 
+This room is the top floor: nothing in the project imports it, only the tests and the
+console script (``mjtable = controller.cli:main``, and ``python -m controller.cli``).
 Each subcommand lives in its own module exposing ``register(subparsers)``; that
 function adds its parser and sets ``func`` (called with the parsed namespace,
-returning the exit status). Modules are listed here so a missing one is an
+returning the exit status). They are imported here plainly, so a missing one is an
 import error at once, not a silently absent command.
+
+Building the parser must stay cheap (``mjtable status`` is typed by hand, and often):
+a subcommand module imports at its top only the standard library and this room; what
+it works with (the controller, the API client, the simulator, pydantic models) is
+imported inside the function that runs it, each such import marked ``# lazy:``.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-# Order is the order shown by `mjtable --help`.
-SUBCOMMAND_MODULES: tuple[str, ...] = (
-    "controller.cli.demo",
-    "controller.cli.run",
-    "controller.cli.diag",
-    "controller.cli.deal",
-    "controller.cli.hand",
-    "controller.cli.sim",
-    "controller.cli.link_demo",
-    "controller.cli.config",
-    "controller.cli.client",
-    "controller.cli.audit",
-    "controller.cli.install",
+from controller.cli.errors import UsageError
+
+# isort: split
+# UsageError is bound first: some subcommands import it from this package.
+from controller.cli import (
+    audit,
+    client,
+    config,
+    deal,
+    demo,
+    diag,
+    hand,
+    install,
+    link_demo,
+    run,
+    sim,
 )
 
+__all__ = ["SUBCOMMANDS", "UsageError", "build_parser", "main"]
 
-class UsageError(Exception):
-    """Bad input from the command line: printed as one line, exit status 2."""
+Register = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
+
+#: Each subcommand's ``register``, in the order `mjtable --help` shows them.
+SUBCOMMANDS: tuple[Register, ...] = (
+    demo.register,
+    run.register,
+    diag.register,
+    deal.register,
+    hand.register,
+    sim.register,
+    link_demo.register,
+    config.register,
+    client.register,
+    audit.register,
+    install.register,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,9 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in SUBCOMMAND_MODULES:
-        module = importlib.import_module(name)
-        module.register(sub)
+    for register in SUBCOMMANDS:
+        register(sub)
     return parser
 
 

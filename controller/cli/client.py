@@ -12,12 +12,11 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from controller.cli.errors import UsageError
+from controller.service.paths import DEFAULT_SOCKET_PATH
+
 if TYPE_CHECKING:
     from controller.cycle.reports import CommandResult, Status
-
-# The same default as controller.service.config.DEFAULT_SOCKET_PATH (kept here so that
-# building the parser does not import pydantic; a test checks they agree).
-DEFAULT_SOCKET = "/run/mjtable/api.sock"
 
 EXIT_REFUSED = 1
 EXIT_UNREACHABLE = 3
@@ -28,7 +27,7 @@ def _add_target(parser: argparse.ArgumentParser) -> None:
     target.add_argument(
         "--socket",
         metavar="PATH",
-        help=f"the service's API socket (default: {DEFAULT_SOCKET})",
+        help=f"the service's API socket (default: {DEFAULT_SOCKET_PATH})",
     )
     target.add_argument(
         "--config", metavar="FILE", help="take the socket path from this configuration file"
@@ -76,8 +75,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _throw(args: argparse.Namespace) -> int:
-    from controller.api.client import ApiClient, ClientError
-    from controller.cli import UsageError
+    from controller.api.client import ApiClient, ClientError  # lazy: see _status
 
     try:
         dice = [int(part) for part in args.dice.split("+")]
@@ -103,14 +101,14 @@ def socket_path(args: argparse.Namespace) -> str:
         return str(args.socket)
     config_file = getattr(args, "config", None)
     if config_file:
-        from controller.cli import UsageError
+        # lazy: pydantic and the configuration's models, only with --config
         from controller.service.config import ConfigError, load_config
 
         try:
             return load_config(config_file).api.socket
         except ConfigError as exc:
             raise UsageError(f"{config_file}: {exc}") from None
-    return DEFAULT_SOCKET
+    return DEFAULT_SOCKET_PATH
 
 
 def _fail(command: str, exc: Exception) -> int:
@@ -122,6 +120,8 @@ def _fail(command: str, exc: Exception) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
+    # lazy: the API client loads pydantic and the messages' models (~0.1 s), which the
+    # parser, --help and bad input need not wait for
     from controller.api.client import ApiClient, ClientError
 
     try:
@@ -185,7 +185,7 @@ def format_result(result: CommandResult) -> str:
 
 
 def _run_command(command: str, action: str, path: str, json_output: bool) -> int:
-    from controller.api.client import ApiClient, ClientError
+    from controller.api.client import ApiClient, ClientError  # lazy: see _status
 
     try:
         with ApiClient(path) as client:
@@ -261,7 +261,7 @@ def format_event(event: dict[str, Any]) -> str:
 
 
 def _watch(args: argparse.Namespace) -> int:
-    from controller.api.client import ApiClient, ClientError
+    from controller.api.client import ApiClient, ClientError  # lazy: see _status
 
     path = socket_path(args)
     try:

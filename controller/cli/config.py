@@ -31,6 +31,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _check(args: argparse.Namespace) -> int:
+    # lazy: pydantic and the configuration's models, only when a file is checked
     from controller.service.config import ConfigError, check_environment, load_config
 
     try:

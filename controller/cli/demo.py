@@ -14,10 +14,13 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any, TextIO
 
+from controller.cli.errors import UsageError
+from rules.words import RULE_SETS  # the vocabulary only: no third-party import
+
 if TYPE_CHECKING:
     from controller.service.embedded import EmbeddedTable
 
-VARIANTS = ("wenzhou", "sichuan", "wsom", "simplified")
+VARIANTS = RULE_SETS
 
 
 def register(subparsers: Any) -> None:
@@ -97,8 +100,6 @@ class ProgressPrinter:
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller.cli import UsageError
-
     if args.variant not in VARIANTS:
         raise UsageError(f"unknown variant {args.variant!r}: expected one of {', '.join(VARIANTS)}")
     if args.cycles < 1:
@@ -106,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
     if args.speed < 0:
         raise UsageError(f"--speed must be 0 or more, got {args.speed}")
 
+    # lazy: the controller and the simulator, only when a demo runs
     from controller.service.embedded import CycleTimeout, EmbeddedTable
     from simulator.config import SimConfigError
     from simulator.faults import FaultSpecError, parse_fault
@@ -150,6 +152,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _deal(table: EmbeddedTable, args: argparse.Namespace, err: TextIO) -> int:
     """Run the cycles on a started table: 0 when all were dealt, 1 (one line said) if not."""
+    # lazy: as in run()
     from controller.cli.picture import render_text
     from controller.service.embedded import CycleFault, CycleRefused, CycleTimeout
     from rules.dealt import DealtState

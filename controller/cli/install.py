@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from controller.cli import UsageError
+from controller.cli.errors import UsageError
 
 
 def register(subparsers: Any) -> None:
@@ -38,6 +38,7 @@ def register(subparsers: Any) -> None:
 
 
 def _install(args: argparse.Namespace) -> int:
+    # lazy: only `mjtable install` needs the installer
     from controller.service.install import InstallError, install
 
     try:

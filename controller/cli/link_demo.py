@@ -13,7 +13,7 @@ import argparse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from controller.cli import UsageError
+from controller.cli.errors import UsageError
 
 if TYPE_CHECKING:
     from protocol.messages import Message
@@ -95,6 +95,7 @@ def run_demo(
     summary: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Run the scripted exchange; return the figures (``ok`` is the verdict)."""
+    # lazy: the protocol engine, only when the demo runs (not for every `mjtable` command)
     from protocol import codes
     from protocol.connection import BOARD, HOST, UP, Connection
     from protocol.events import LinkDown, LinkUp, PeerRebooted
@@ -349,7 +350,7 @@ def _same(got: list[Message], want: list[Message]) -> bool:
 
 
 def _describe(ev: object) -> str:
-    from protocol.events import LinkUp, PeerRebooted
+    from protocol.events import LinkUp, PeerRebooted  # lazy: as in run_demo
 
     if isinstance(ev, LinkUp):
         r = ev.hello_reply

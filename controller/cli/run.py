@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from controller.cli.errors import UsageError
+from controller.service.paths import DEFAULT_CONFIG_PATH
+
+if TYPE_CHECKING:
+    from controller.service.config import Config
 
 
 def register(subparsers: Any) -> None:
@@ -14,7 +20,7 @@ def register(subparsers: Any) -> None:
         "on a pty and the panel an emulated USB device.",
     )
     parser.add_argument(
-        "--config", metavar="FILE", help="configuration TOML (default /etc/mjtable/config.toml)"
+        "--config", metavar="FILE", help=f"configuration TOML (default {DEFAULT_CONFIG_PATH})"
     )
     parser.add_argument("--sim", action="store_true", help="run against the embedded simulator")
     parser.add_argument("--sim-seed", type=int, default=None, metavar="N")
@@ -38,23 +44,22 @@ VARIANT_WITH_CONFIG = (
 )
 
 
-def build_config(args: argparse.Namespace) -> Any:
+def build_config(args: argparse.Namespace) -> Config:
     """The configuration the service runs with: the file (--config, or the default one),
     or with --sim and no file one built from --variant; then --socket and --audit on top.
     Every value goes through the same validation as the file's (UsageError: one line)."""
-    from controller.cli import UsageError
-    from controller.service.config import Config, ConfigError, load_config, with_changes
-    from controller.service.runner import default_config_path
+    # lazy: pydantic and the configuration's models, only when the service is started
+    from controller.service.config import ConfigError, load_config, with_changes
 
     if args.variant is not None and (args.config or not args.sim):
         raise UsageError(VARIANT_WITH_CONFIG)
     try:
         if args.config:
-            config: Config = load_config(args.config)
+            config = load_config(args.config)
         elif args.sim:
             config = _sim_config(args.variant if args.variant is not None else "wenzhou")
         else:
-            config = load_config(default_config_path())
+            config = load_config(DEFAULT_CONFIG_PATH)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     for option, section, key, value in (
@@ -74,10 +79,10 @@ def build_config(args: argparse.Namespace) -> Any:
     return config
 
 
-def _sim_config(variant: str) -> Any:
+def _sim_config(variant: str) -> Config:
     """The configuration of `run --sim` without a file: table 1 playing ``variant`` (a
     built-in rule set or a profile file, checked here so a bad one stops the start)."""
-    from controller.cli import UsageError
+    # lazy: as in build_config, and the rule sets' profiles
     from controller.service.config import ConfigError, config_from_dict
     from rules.profiles import ProfileError, load_profile
 
@@ -100,8 +105,9 @@ def _problem(exc: Exception, key: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller.cli import UsageError
-    from controller.service.runner import SimOptions, run_service, setup_logging
+    # lazy: the whole service (controller, drivers, simulator), only for `mjtable run`
+    from controller.service.runner import SimOptions, run_service
+    from controller.service.systemd import setup_logging
 
     if not args.sim and (args.sim_control or args.sim_fault or args.sim_seed is not None):
         raise UsageError("--sim-seed, --sim-fault and --sim-control need --sim")

@@ -19,7 +19,7 @@ import threading
 from types import FrameType
 from typing import Any
 
-from controller.cli import UsageError
+from controller.cli.errors import UsageError
 
 
 def register(subparsers: Any) -> None:
@@ -85,6 +85,8 @@ def _parse_tcp(text: str) -> tuple[str, int]:
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: the simulator (and the board's model), only when `mjtable sim` runs
+    from controller.service.builder import serve_simulated_board
     from simulator.board import mermaid_diagram
     from simulator.config import SimConfig, SimConfigError
     from simulator.control import ControlError, ControlServer
@@ -128,17 +130,14 @@ def run(args: argparse.Namespace) -> int:
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
 
-    board = SimulatedBoard(config)
+    board: SimulatedBoard | None = None
     control_server: ControlServer | None = None
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         try:
-            if tcp is not None:
-                host, port = board.listen_tcp(tcp[0], tcp[1], allow_remote=args.allow_remote)
-                shown = f"[{host}]" if ":" in host else host
-                where = f"socket://{shown}:{port}"
-            else:
-                where = board.open_pty(link=args.link)
+            board, where = serve_simulated_board(
+                config, tcp=tcp, allow_remote=args.allow_remote, pty_link=args.link
+            )
             if args.control:
                 control_server = ControlServer(board.control, args.control)
         except (SimulatorError, ControlError) as exc:
@@ -163,6 +162,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if control_server is not None:
             control_server.stop()
-        board.stop()
+        if board is not None:
+            board.stop()
         for sig, handler in old.items():
             signal.signal(sig, handler)

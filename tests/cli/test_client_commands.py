@@ -3,6 +3,7 @@ real server over a real Unix socket."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import select
@@ -18,14 +19,20 @@ from controller.api.server import ApiServer
 from controller.cli import client as cmd_client
 from controller.cli import main as run
 from controller.cycle.reports import Status
-from controller.service.config import DEFAULT_SOCKET_PATH
+from controller.service.config import ApiSection
+from controller.service.paths import DEFAULT_SOCKET_PATH
 from tests.support.fake_controller import WAIT, FakeTable
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_default_socket_matches_the_configuration_default() -> None:
-    assert cmd_client.DEFAULT_SOCKET == DEFAULT_SOCKET_PATH
+def test_default_socket_is_the_configurations(capsys: pytest.CaptureFixture[str]) -> None:
+    assert ApiSection().socket == DEFAULT_SOCKET_PATH == "/run/mjtable/api.sock"
+    assert cmd_client.socket_path(argparse.Namespace()) == DEFAULT_SOCKET_PATH
+    with pytest.raises(SystemExit):
+        run(["status", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())  # however argparse wrapped it
+    assert f"(default: {DEFAULT_SOCKET_PATH})" in help_text
 
 
 def test_status_readable(server: ApiServer, table: FakeTable, capsys) -> None:

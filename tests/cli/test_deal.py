@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(autouse=True)
 def _only_deal(monkeypatch: pytest.MonkeyPatch) -> None:
     # The dispatcher is the real one; only the list of subcommands is narrowed to this one.
-    monkeypatch.setattr(cli, "SUBCOMMAND_MODULES", ("controller.cli.deal",))
+    monkeypatch.setattr(cli, "SUBCOMMANDS", (cli.deal.register,))
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
