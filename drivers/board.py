@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import serial
 
 from drivers.ioloop import EVENT_READ, IoLoop
+from protocol.arq import HEARTBEAT_MS, LINK_TIMEOUT_MS, MAX_RETRIES, RTO_MS
 from protocol.connection import HOST, IDLE, Connection
 from protocol.messages import Message
 
@@ -35,6 +36,9 @@ if TYPE_CHECKING:
     from protocol.events import ConnectionEvent
 
 log = logging.getLogger("mjtable.board")
+
+#: The line speed a board is opened at unless told otherwise (config: board.baud).
+DEFAULT_BAUDRATE = 115200
 
 
 def now_ms() -> int:
@@ -76,12 +80,12 @@ class BoardLink:
         url: str,
         on_event: EventCallback,
         *,
-        baudrate: int = 115200,
+        baudrate: int = DEFAULT_BAUDRATE,
         reopen_interval: float = 1.0,
-        rto_ms: int = 100,
-        max_retries: int = 10,
-        heartbeat_ms: int = 500,
-        link_timeout_ms: int = 2000,
+        rto_ms: int = RTO_MS,
+        max_retries: int = MAX_RETRIES,
+        heartbeat_ms: int = HEARTBEAT_MS,
+        link_timeout_ms: int = LINK_TIMEOUT_MS,
     ) -> None:
         self.url = url
         self.baudrate = baudrate
