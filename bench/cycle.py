@@ -22,8 +22,8 @@ import time
 
 from bench.procstat import process_cpu
 from controller.cycle.controller import CycleController
+from controller.service.builder import BoardConnection, SerialPort
 from controller.service.embedded import CycleRunner
-from drivers.board import BoardLink
 from rules.profiles import load_profile
 
 
@@ -62,7 +62,8 @@ def main() -> int:
         path = sim.stdout.readline().strip()
         controller = CycleController(profile)
         runner = CycleRunner(controller, everything=False)
-        link = BoardLink(path, controller.on_board_event)
+        connection = BoardConnection(SerialPort(path))
+        link = connection.open(controller.on_board_event)
         controller.attach(link)
         link.start()
         runner.wait_link(10)
@@ -77,7 +78,7 @@ def main() -> int:
         cpu = self_cpu_seconds() - cpu0
         sim_cpu = process_cpu(sim.pid) - sim0
         stats = link.stats()
-        link.stop()
+        connection.close()
     finally:
         sim.terminate()
         sim.wait(10)
