@@ -32,16 +32,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from controller.service.paths import DEFAULT_CONFIG_PATH
+from drivers.panel import DEFAULT_PRODUCT_ID, DEFAULT_VENDOR_ID
+
 DEFAULT_EXEC = "/opt/mjtable/.venv/bin/mjtable"
 """The program path written in udev/mjtable.service (replaced at install)."""
 
-CONFIG = Path("etc/mjtable/config.toml")
+CONFIG = Path(DEFAULT_CONFIG_PATH).relative_to("/")
 RULES = Path("etc/udev/rules.d/99-mjtable.rules")
 UNIT = Path("etc/systemd/system/mjtable.service")
 DROPIN = Path("etc/systemd/system/mjtable.service.d/network.conf")
 SYSUSERS = Path("etc/sysusers.d/mjtable.conf")
 
-_PANEL_IDS = ('=="1209"', '=="4d4a"')
+#: the panel's ids in the shipped rules file: the placeholders of drivers/panel.py
+_PANEL_IDS = (f'=="{DEFAULT_VENDOR_ID:04x}"', f'=="{DEFAULT_PRODUCT_ID:04x}"')
 _BOARD_SERIAL = 'ATTRS{serial}=="*"'
 _SERIAL_OK = re.compile(r"[A-Za-z0-9._:-]{1,126}")
 _NETWORK_SCHEMES = ("socket", "rfc2217")
@@ -227,7 +231,10 @@ def install(
     config_path = root / CONFIG
     config = _read_config(config_path, report) if config_path.exists() else tomllib.loads(example)
     panel = _section(config, "panel")
-    vendor, product = panel.get("vendor_id", 0x1209), panel.get("product_id", 0x4D4A)
+    vendor, product = (
+        panel.get("vendor_id", DEFAULT_VENDOR_ID),
+        panel.get("product_id", DEFAULT_PRODUCT_ID),
+    )
     if not isinstance(vendor, int) or not isinstance(product, int):
         raise InstallError("panel.vendor_id and panel.product_id must be integers such as 0x1209")
     if not (0 <= vendor <= 0xFFFF and 0 <= product <= 0xFFFF):
@@ -274,7 +281,7 @@ def install(
         "sudo udevadm control --reload && sudo udevadm trigger",
         "sudo systemctl daemon-reload",
         "sudo systemctl enable --now mjtable",
-        "mjtable config check /etc/mjtable/config.toml",
+        f"mjtable config check {DEFAULT_CONFIG_PATH}",
         "journalctl -u mjtable -f",
     ]
     return report
