@@ -1,32 +1,19 @@
 """The dealer's USB button panel: SHUFFLE, DEAL, STOP, a CLEAR FAULT key, three LEDs.
 
-The panel is a USB HID device read with pyusb (docs/panel.md has the full
-format). Input report, 8 bytes, on the interrupt IN endpoint 0x81::
+The panel is a USB HID device read with pyusb (docs/panel.md has the full format;
+drivers/panel_reports.py encodes and decodes its reports). The panel blinks the
+fault LED by itself, so the host needs no timer.
 
-    byte 0  report id 0x01
-    byte 1  buttons: bit 0 SHUFFLE, bit 1 DEAL, bit 2 STOP (1 = pressed)
-    byte 2  technician key: bit 0 = turned to CLEAR FAULT
-    byte 3  sequence counter, +1 (mod 256) for every report the panel sends
-    byte 4-7  reserved, 0
+:class:`Panel` does the I/O: it finds the device with ``usb.core.find``, detaches
+the kernel's HID driver, reads the interrupt endpoint in one thread with a
+blocking read and a timeout, passes each report through the pure
+:class:`~drivers.panel_filter.Debouncer` (key repeat and contact bounce are no
+press), hands :class:`ButtonPress`, :class:`PanelUnplugged` and
+:class:`PanelReplugged` events to a callback, reconnects with backoff after an
+unplug, and writes the LEDs.
 
-Output report (LEDs), 8 bytes, on the interrupt OUT endpoint 0x01 or, on a
-panel without one, by a HID SET_REPORT control transfer::
-
-    byte 0  report id 0x02
-    byte 1  LEDs: bit 0 ready, bit 1 busy, bit 2 fault, bit 3 fault blinks
-    byte 2-7  reserved, 0
-
-The panel blinks the fault LED by itself, so the host needs no timer.
-
-:class:`Debouncer` is the pure filter (reports and times in, presses out):
-repeated reports of an unchanged state (key repeat) are no press, and a press
-that comes less than the debounce window after the button's last release is a
-bounce. :class:`Panel` does the I/O: it finds the device with
-``usb.core.find``, detaches the kernel's HID driver, reads the interrupt
-endpoint in one thread with a blocking read and a timeout, hands
-:class:`ButtonPress`, :class:`PanelUnplugged` and :class:`PanelReplugged`
-events to a callback, reconnects with backoff after an unplug, and writes the
-LEDs.
+Button, LedState, PanelError, Debouncer, FilterStats and DEFAULT_DEBOUNCE_MS are
+importable from here too.
 """
 
 from __future__ import annotations
@@ -36,20 +23,48 @@ import errno
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from enum import StrEnum
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
+
+from drivers.panel_filter import DEFAULT_DEBOUNCE_MS, Debouncer, FilterStats
+from drivers.panel_reports import (
+    HID_INTERFACE_CLASS,
+    OUTPUT_REPORT_ID,
+    REPORT_SIZE,
+    Button,
+    LedState,
+    PanelError,
+    PanelReportError,
+    decode_input_report,
+    encode_led_report,
+)
+
+__all__ = [
+    "DEFAULT_DEBOUNCE_MS",
+    "DEFAULT_PRODUCT_ID",
+    "DEFAULT_VENDOR_ID",
+    "Button",
+    "ButtonPress",
+    "Debouncer",
+    "FilterStats",
+    "LedState",
+    "Panel",
+    "PanelAccessDenied",
+    "PanelBusy",
+    "PanelError",
+    "PanelEvent",
+    "PanelNoBackend",
+    "PanelNotAPanel",
+    "PanelNotFound",
+    "PanelReplugged",
+    "PanelUnplugged",
+]
 
 DEFAULT_VENDOR_ID = 0x1209
 """Placeholder vendor id (pid.codes, the open-hardware vendor id): adapt to your panel."""
 DEFAULT_PRODUCT_ID = 0x4D4A
 """Placeholder product id ("MJ"): adapt to your panel."""
-
-INPUT_REPORT_ID = 0x01
-OUTPUT_REPORT_ID = 0x02
-REPORT_SIZE = 8
-HID_INTERFACE_CLASS = 3
 
 # HID class requests (HID 1.11, section 7.2).
 HID_SET_REPORT = 0x09
@@ -59,39 +74,7 @@ HOST_TO_INTERFACE_CLASS = 0x21
 _log = logging.getLogger("mjtable.panel")
 
 
-class Button(StrEnum):
-    """The panel's inputs. CLEAR_FAULT is the technician's key switch."""
-
-    SHUFFLE = "SHUFFLE"
-    DEAL = "DEAL"
-    STOP = "STOP"
-    CLEAR_FAULT = "CLEAR_FAULT"
-
-
-BUTTON_BITS: dict[Button, int] = {Button.SHUFFLE: 0x01, Button.DEAL: 0x02, Button.STOP: 0x04}
-"""Bits of input report byte 1."""
-KEY_CLEAR_FAULT_BIT = 0x01
-"""Bit of input report byte 2: the technician key turned to CLEAR FAULT."""
-
-LED_READY, LED_BUSY, LED_FAULT, LED_FAULT_BLINK = 0x01, 0x02, 0x04, 0x08
-"""Bits of output report byte 1."""
-
-
-@dataclass(frozen=True)
-class LedState:
-    """What the LEDs show. ``blink_fault`` makes the fault LED blink (it implies ``fault``)."""
-
-    ready: bool = False
-    busy: bool = False
-    fault: bool = False
-    blink_fault: bool = False
-
-
-# --------------------------------------------------------------------------- reports
-
-
-class PanelError(Exception):
-    """Base of the panel's errors; the message is meant for a technician."""
+# --------------------------------------------------------------------------- errors
 
 
 class PanelNotFound(PanelError):
@@ -112,137 +95,6 @@ class PanelNotAPanel(PanelError):
 
 class PanelNoBackend(PanelError):
     """No USB library (libusb) on this machine."""
-
-
-class PanelReportError(PanelError, ValueError):
-    """A report that does not follow the format (wrong id or length)."""
-
-
-@dataclass(frozen=True)
-class InputReport:
-    """One decoded input report: which inputs are down, and the panel's counter."""
-
-    pressed: frozenset[Button]
-    seq: int
-
-
-def encode_input_report(pressed: Iterable[Button], seq: int) -> bytes:
-    """The 8 bytes the panel sends for this state (used by the emulation and the tests)."""
-    buttons = 0
-    key = 0
-    for button in pressed:
-        if button is Button.CLEAR_FAULT:
-            key |= KEY_CLEAR_FAULT_BIT
-        else:
-            buttons |= BUTTON_BITS[button]
-    return bytes([INPUT_REPORT_ID, buttons, key, seq & 0xFF, 0, 0, 0, 0])
-
-
-def decode_input_report(data: bytes) -> InputReport:
-    """Decode an input report; PanelReportError names what is wrong."""
-    if len(data) < 4:
-        raise PanelReportError(f"input report of {len(data)} bytes: at least 4 expected")
-    if data[0] != INPUT_REPORT_ID:
-        raise PanelReportError(f"input report id {data[0]:#04x}: {INPUT_REPORT_ID:#04x} expected")
-    pressed = {b for b, bit in BUTTON_BITS.items() if data[1] & bit}
-    if data[2] & KEY_CLEAR_FAULT_BIT:
-        pressed.add(Button.CLEAR_FAULT)
-    return InputReport(frozenset(pressed), data[3])
-
-
-def encode_led_report(leds: LedState) -> bytes:
-    """The 8-byte output report that sets the LEDs."""
-    bits = (
-        (LED_READY if leds.ready else 0)
-        | (LED_BUSY if leds.busy else 0)
-        | (LED_FAULT if leds.fault or leds.blink_fault else 0)
-        | (LED_FAULT_BLINK if leds.blink_fault else 0)
-    )
-    return bytes([OUTPUT_REPORT_ID, bits, 0, 0, 0, 0, 0, 0])
-
-
-def decode_led_report(data: bytes) -> LedState:
-    """Decode an output report (what the panel does with it)."""
-    if len(data) < 2 or data[0] != OUTPUT_REPORT_ID:
-        raise PanelReportError(f"not an LED report: {bytes(data[:2]).hex()}")
-    bits = data[1]
-    return LedState(
-        ready=bool(bits & LED_READY),
-        busy=bool(bits & LED_BUSY),
-        fault=bool(bits & LED_FAULT),
-        blink_fault=bool(bits & LED_FAULT_BLINK),
-    )
-
-
-# --------------------------------------------------------------------------- filtering
-
-
-@dataclass
-class FilterStats:
-    """What the filter has seen since the start."""
-
-    reports: int = 0
-    presses: int = 0
-    repeats: int = 0
-    bounces: int = 0
-    duplicates: int = 0
-    lost: int = 0
-    bad: int = 0
-
-
-@dataclass
-class Debouncer:
-    """Turns the stream of input reports into presses, without I/O and without a clock.
-
-    - a press is the change of an input from up to down; a report that repeats
-      the state already known (the panel re-sends while a button is held) is
-      not a press (key repeat);
-    - a change to down less than ``window_s`` after the same input's last
-      change to up is contact bounce and is ignored (so is the release before it);
-    - a report with the same sequence number as the previous one is a duplicate;
-      a jump in the numbers counts lost reports (for diagnostics).
-    """
-
-    window_s: float = 0.03
-    stats: FilterStats = field(default_factory=FilterStats)
-    _down: set[Button] = field(default_factory=set)
-    _released_at: dict[Button, float] = field(default_factory=dict)
-    _last_seq: int | None = None
-
-    def reset(self) -> None:
-        """Forget the state (after a replug: the panel restarts with nothing pressed)."""
-        self._down.clear()
-        self._released_at.clear()
-        self._last_seq = None
-
-    def feed(self, report: InputReport, now: float) -> list[Button]:
-        """The presses this report makes, in the order SHUFFLE, DEAL, STOP, CLEAR_FAULT."""
-        self.stats.reports += 1
-        if self._last_seq is not None:
-            if report.seq == self._last_seq:
-                self.stats.duplicates += 1
-                return []
-            gap = (report.seq - self._last_seq - 1) % 256
-            self.stats.lost += gap
-        self._last_seq = report.seq
-        if report.pressed == self._down:
-            if report.pressed:
-                self.stats.repeats += 1
-            return []
-        presses: list[Button] = []
-        for button in Button:
-            was, now_down = button in self._down, button in report.pressed
-            if was and not now_down:
-                self._released_at[button] = now
-            elif now_down and not was:
-                released = self._released_at.get(button)
-                if released is not None and now - released < self.window_s:
-                    self.stats.bounces += 1
-                else:
-                    presses.append(button)
-        self._down = set(report.pressed)
-        self.stats.presses += len(presses)
-        return presses
 
 
 # --------------------------------------------------------------------------- events
@@ -298,7 +150,7 @@ class Panel:
         product_id: int = DEFAULT_PRODUCT_ID,
         serial: str | None = None,
         backend: Any = None,
-        debounce_s: float = 0.03,
+        debounce_s: float = DEFAULT_DEBOUNCE_MS / 1000,
         read_timeout_ms: int = 1000,
         write_timeout_ms: int = 500,
         backoff_initial_s: float = 0.2,

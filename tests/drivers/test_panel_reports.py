@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drivers.panel import (
+from drivers.panel_filter import Debouncer
+from drivers.panel_reports import (
     Button,
-    Debouncer,
     InputReport,
     LedState,
     PanelReportError,
