@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from controller.audit.log import AuditLog
@@ -51,3 +53,20 @@ def play_cycle(
         tamper(published)
     log.append("dealt", {"state": published}, cycle=cycle)
     return state
+
+
+def write_chain(
+    path: Path, cycles: Sequence[str], *, max_bytes: int, torn_tail: bool = False
+) -> None:
+    """A chain at ``path``: a power-up and each of ``cycles`` played, rotated at ``max_bytes``;
+    with ``torn_tail``, a half-written line that the next opening sets aside, then one more
+    power-up."""
+    with AuditLog.open(path, max_bytes=max_bytes) as log:
+        log.append("power_up", {"version": "0.1.0"})
+        for n, cycle in enumerate(cycles, start=1):
+            play_cycle(log, cycle, seed=n)
+    if torn_tail:
+        with path.open("ab") as file:
+            file.write(b'{"cycle":null,"da')
+        with AuditLog.open(path, max_bytes=max_bytes) as log:
+            log.append("power_up", {"version": "0.1.0"})
