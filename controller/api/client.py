@@ -23,9 +23,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from controller.api.messages import DroppedNotice, parse_event
 from controller.cycle.reports import CommandResult, Event, Status
-from controller.service.config import DEFAULT_SOCKET_PATH
+from controller.service.paths import DEFAULT_SOCKET_PATH
+from rules.dealt import DealtState, first_error
 
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 
@@ -266,15 +269,12 @@ class ApiClient:
     def clear_fault(self) -> CommandResult:
         return CommandResult.model_validate(self.call("clear_fault"))
 
-    def last_dealt(self) -> dict[str, Any] | None:
+    def last_dealt(self) -> DealtState | None:
+        """The last dealt state the table published, or None before its first deal."""
         result = self.call("last_dealt")
-        if result is not None and not isinstance(result, dict):
-            raise ProtocolError(
-                f"the service on {self.path} sent a dealt state that is not an object"
-            )
-        return result
+        return None if result is None else self._dealt_state(result)
 
-    def get_cycle(self, cycle_id: str) -> dict[str, Any] | None:
+    def get_cycle(self, cycle_id: str) -> DealtState | None:
         """The dealt state of cycle ``cycle_id``, or None if the table does not know it."""
         try:
             result = self.call("get_cycle", cycle=cycle_id)
@@ -282,11 +282,16 @@ class ApiClient:
             if exc.code == "not_found":
                 return None
             raise
-        if not isinstance(result, dict):
+        return self._dealt_state(result)
+
+    def _dealt_state(self, result: Any) -> DealtState:
+        try:
+            return DealtState.model_validate(result)
+        except ValidationError as exc:
             raise ProtocolError(
-                f"the service on {self.path} sent a dealt state that is not an object"
-            )
-        return result
+                f"the service on {self.path} sent a dealt state that does not fit the "
+                f"model: {first_error(exc)}"
+            ) from None
 
     def subscribe(self) -> Status:
         """Start receiving events; returns a status snapshot taken after the start."""
@@ -333,9 +338,10 @@ class ApiClient:
         for data in raw:
             try:
                 event = parse_event(data)
-            except ValueError as exc:
+            except ValidationError as exc:
                 raise ProtocolError(
-                    f"the service on {self.path} sent an event this client does not know: {exc}"
+                    f"the service on {self.path} sent an event that does not fit the API's "
+                    f"models: {first_error(exc)}"
                 ) from None
             assert not isinstance(event, DroppedNotice)
             yield event

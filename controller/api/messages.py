@@ -13,7 +13,7 @@ import json
 import os
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args
+from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import (
     BaseModel,
@@ -28,17 +28,16 @@ from pydantic import (
 )
 
 from controller.cycle.reports import CommandResult, Event, Status
-
-if TYPE_CHECKING:
-    pass
-
+from rules.dealt import DealtState
 
 # --- requests -------------------------------------------------------------------
 
 RequestId = StrictInt | StrictFloat | StrictStr | StrictBool | None
 
 
-class _Request(BaseModel):
+class BaseRequest(BaseModel):
+    """What every request carries: its ``op`` (in each subclass) and an optional ``id``."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: RequestId = Field(
@@ -46,37 +45,37 @@ class _Request(BaseModel):
     )
 
 
-class StatusRequest(_Request):
+class StatusRequest(BaseRequest):
     """Ask for a snapshot of the table."""
 
     op: Literal["status"]
 
 
-class ShuffleRequest(_Request):
+class ShuffleRequest(BaseRequest):
     """Press SHUFFLE: shuffle and build the waiting tile set."""
 
     op: Literal["shuffle"]
 
 
-class DealRequest(_Request):
+class DealRequest(BaseRequest):
     """Press DEAL: raise the walls, throw the dice and compute the dealt state."""
 
     op: Literal["deal"]
 
 
-class StopRequest(_Request):
+class StopRequest(BaseRequest):
     """Press STOP: stop all motion."""
 
     op: Literal["stop"]
 
 
-class ClearFaultRequest(_Request):
+class ClearFaultRequest(BaseRequest):
     """Turn the technician key: clear a fault once its cause is dealt with."""
 
     op: Literal["clear_fault"]
 
 
-class ThrowRequest(_Request):
+class ThrowRequest(BaseRequest):
     """Enter the dice of a throw made by hand (the configuration's dice.source is dealer),
     after a ``throw_wanted`` event said who throws and how many dice."""
 
@@ -86,32 +85,32 @@ class ThrowRequest(_Request):
     )
 
 
-class LastDealtRequest(_Request):
+class LastDealtRequest(BaseRequest):
     """Ask for the last published dealt state (null before the first deal)."""
 
     op: Literal["last_dealt"]
 
 
-class GetCycleRequest(_Request):
+class GetCycleRequest(BaseRequest):
     """Ask for the dealt state of one cycle by its id."""
 
     op: Literal["get_cycle"]
     cycle: str = Field(min_length=1, description="the cycle id, as in events and status")
 
 
-class SubscribeRequest(_Request):
+class SubscribeRequest(BaseRequest):
     """Start receiving events on this connection."""
 
     op: Literal["subscribe"]
 
 
-class UnsubscribeRequest(_Request):
+class UnsubscribeRequest(BaseRequest):
     """Stop receiving events on this connection."""
 
     op: Literal["unsubscribe"]
 
 
-REQUEST_MODELS: dict[str, type[_Request]] = {
+REQUEST_MODELS: dict[str, type[BaseRequest]] = {
     "status": StatusRequest,
     "shuffle": ShuffleRequest,
     "deal": DealRequest,
@@ -153,20 +152,22 @@ class ErrorDetail(BaseModel):
     message: str = Field(description="what was wrong, in plain words, naming the field")
 
 
-class _Response(BaseModel):
+class BaseResponse(BaseModel):
+    """What every response carries: the id of the request it answers."""
+
     model_config = ConfigDict(extra="forbid")
 
     id: RequestId = Field(description="the request's id (null if it could not be read)")
 
 
-class StatusResponse(_Response):
+class StatusResponse(BaseResponse):
     """Answer to ``status``."""
 
     ok: Literal[True] = True
     result: Status
 
 
-class CommandResponse(_Response):
+class CommandResponse(BaseResponse):
     """Answer to ``shuffle``, ``deal``, ``stop`` and ``clear_fault``: whether the table took
     the command (a refused command is still ``ok``: the request itself was fine)."""
 
@@ -174,12 +175,12 @@ class CommandResponse(_Response):
     result: CommandResult
 
 
-class DealtResponse(_Response):
+class DealtResponse(BaseResponse):
     """Answer to ``last_dealt`` and ``get_cycle``: a dealt state (null from ``last_dealt``
     when nothing was dealt yet)."""
 
     ok: Literal[True] = True
-    result: dict[str, Any] | None
+    result: DealtState | None
 
 
 class SubscriptionResult(BaseModel):
@@ -191,21 +192,21 @@ class SubscriptionResult(BaseModel):
     )
 
 
-class SubscriptionResponse(_Response):
+class SubscriptionResponse(BaseResponse):
     """Answer to ``subscribe`` and ``unsubscribe``."""
 
     ok: Literal[True] = True
     result: SubscriptionResult
 
 
-class ErrorResponse(_Response):
+class ErrorResponse(BaseResponse):
     """The request could not be served."""
 
     ok: Literal[False] = False
     error: ErrorDetail
 
 
-RESPONSE_MODELS: dict[str, type[_Response]] = {
+RESPONSE_MODELS: dict[str, type[BaseResponse]] = {
     "status": StatusResponse,
     "command": CommandResponse,
     "dealt": DealtResponse,
@@ -259,7 +260,8 @@ def parse_event(data: dict[str, Any]) -> Event | DroppedNotice:
     return event
 
 
-def _now() -> str:
+def utc_now() -> str:
+    """The current UTC time in the form of every message's ``at`` field (milliseconds, ``Z``)."""
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 

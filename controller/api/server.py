@@ -43,6 +43,8 @@ if TYPE_CHECKING:
 from controller.api.messages import (
     OPS,
     REQUEST_MODELS,
+    BaseRequest,
+    BaseResponse,
     ClearFaultRequest,
     CommandResponse,
     DealRequest,
@@ -62,9 +64,7 @@ from controller.api.messages import (
     SubscriptionResult,
     ThrowRequest,
     UnsubscribeRequest,
-    _now,
-    _Request,
-    _Response,
+    utc_now,
 )
 
 log = logging.getLogger("mjtable.api")
@@ -620,7 +620,7 @@ class ApiServer:
             return
         self._send(client, data)
 
-    def _dispatch(self, client: _Client, request: _Request) -> _Response:
+    def _dispatch(self, client: _Client, request: BaseRequest) -> BaseResponse:
         rid = request.id
         table = self.table
         if isinstance(request, StatusRequest):
@@ -721,7 +721,7 @@ class ApiServer:
         self._dropped += 1
         log.warning("%s dropped: %s", client.name, reason)
         keep = [client.out[0]] if client.partial and client.out else []
-        notice = DroppedNotice(at=_now(), reason=reason)
+        notice = DroppedNotice(at=utc_now(), reason=reason)
         line = b'{"event":' + notice.model_dump_json().encode() + b"}\n"
         client.out = collections.deque([*keep, line])
         client.out_bytes = sum(len(part) for part in client.out)

@@ -22,7 +22,7 @@ from controller.api.client import (
 )
 from controller.api.server import ApiServer
 from controller.cycle.reports import DealtEvent, PhaseEvent, ProgressEvent, ThrowEvent
-from tests.support.fake_controller import WAIT, FakeTable, now
+from tests.support.fake_controller import WAIT, FakeTable, dealt_state, now
 
 
 @pytest.fixture
@@ -40,7 +40,7 @@ def test_every_operation(client: ApiClient, table: FakeTable) -> None:
     dealt = client.deal()
     assert dealt.accepted and dealt.cycle == "c-000001"
     last = client.last_dealt()
-    assert last is not None and last["cycle"] == "c-000001"
+    assert last is not None and last.cycle_id == "c-000001"
     assert client.get_cycle("c-000001") == last
     assert client.get_cycle("c-424242") is None
     refused = client.clear_fault()
@@ -91,7 +91,7 @@ def test_events_iterator(server: ApiServer, table: FakeTable) -> None:
             PhaseEvent,
         ]
         dealt = got[3]
-        assert isinstance(dealt, DealtEvent) and dealt.dealt["cycle"] == "c-000001"
+        assert isinstance(dealt, DealtEvent) and dealt.dealt.cycle_id == "c-000001"
         # Requests on the subscribed connection still work; events meanwhile are kept.
         table.emit(ProgressEvent(at=now(), phase="lift", percent=50))
         assert watcher.status().state == "idle"
@@ -123,7 +123,7 @@ def test_slow_subscriber_learns_it_was_dropped(table: FakeTable, sockdir: Path) 
         n = 0
         while not srv.stats().dropped and n < 2000:
             n += 1
-            table.emit(DealtEvent(at=now(), cycle=f"c-{n}", dealt={"pad": "x" * 8000}))
+            table.emit(DealtEvent(at=now(), cycle=f"c-{n}", dealt=dealt_state(f"c-{n}")))
             srv_answer = ApiClient(srv.path, timeout=WAIT)
             srv_answer.status()  # a round trip: the server has handled the event by now
             srv_answer.close()

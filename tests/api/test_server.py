@@ -15,7 +15,7 @@ import pytest
 
 from controller.api.server import ApiServer, ApiServerError
 from controller.cycle.reports import DealtEvent, ProgressEvent
-from tests.support.fake_controller import WAIT, FakeTable, RawConn, now
+from tests.support.fake_controller import WAIT, FakeTable, RawConn, dealt_state, now
 
 
 def ok(answer: dict[str, Any], request_id: object) -> object:
@@ -82,7 +82,7 @@ def test_last_dealt_and_get_cycle(conn: RawConn) -> None:
     ok(conn.ask({"id": 2, "op": "shuffle"}), 2)
     ok(conn.ask({"id": 3, "op": "deal"}), 3)
     dealt = ok(conn.ask({"id": 4, "op": "last_dealt"}), 4)
-    assert isinstance(dealt, dict) and dealt["cycle"] == "c-000001"
+    assert isinstance(dealt, dict) and dealt["cycle_id"] == "c-000001"
     assert ok(conn.ask({"id": 5, "op": "get_cycle", "cycle": "c-000001"}), 5) == dealt
     message = error(
         conn.ask({"id": 6, "op": "get_cycle", "cycle": "c-999999"}), "not_found", request_id=6
@@ -128,7 +128,7 @@ def test_subscribe_streams_events_in_order(server: ApiServer, table: FakeTable) 
         assert line is not None and set(line) == {"event"}
         types.append(line["event"]["type"])
         if line["event"]["type"] == "dealt":
-            assert line["event"]["dealt"]["cycle"] == "c-000001"
+            assert line["event"]["dealt"]["cycle_id"] == "c-000001"
             assert line["event"]["cycle"] == "c-000001"
     assert types == ["phase", "progress", "throw", "dealt", "phase"]
     # The actor did not subscribe: its next line is its answer, not an event.
@@ -288,7 +288,7 @@ def test_too_many_clients_get_busy(table: FakeTable, sockdir: Path) -> None:
 
 
 def _big_event(n: int) -> DealtEvent:
-    return DealtEvent(at=now(), cycle=f"c-{n:06d}", dealt={"n": n, "pad": "x" * 16_000})
+    return DealtEvent(at=now(), cycle=f"c-{n:06d}", dealt=dealt_state(str(n)))
 
 
 def test_slow_client_is_dropped_while_the_table_and_others_go_on(
@@ -311,7 +311,7 @@ def test_slow_client_is_dropped_while_the_table_and_others_go_on(
             for expected in range(emitted - 4, emitted + 1):
                 line = fast.line()
                 assert line is not None
-                assert line["event"]["dealt"]["n"] == expected
+                assert line["event"]["dealt"]["cycle_id"] == str(expected)
             if srv.stats().dropped:
                 break
         assert srv.stats().dropped == 1, "the slow client was never dropped"
@@ -322,7 +322,7 @@ def test_slow_client_is_dropped_while_the_table_and_others_go_on(
         for _ in range(3):
             emitted += 1
             table.emit(_big_event(emitted))
-            assert fast.line()["event"]["dealt"]["n"] == emitted  # type: ignore[index]
+            assert fast.line()["event"]["dealt"]["cycle_id"] == str(emitted)  # type: ignore[index]
         ok(fast.ask({"id": 1, "op": "shuffle"}), 1)
 
         # The slow client now reads: a prefix of the events, then why it was dropped, then EOF.
@@ -331,7 +331,7 @@ def test_slow_client_is_dropped_while_the_table_and_others_go_on(
         while (line := slow.line()) is not None:
             last = line["event"]
             if last["type"] == "dealt":
-                seen.append(last["dealt"]["n"])
+                seen.append(int(last["dealt"]["cycle_id"]))
         assert last is not None and last["type"] == "dropped"
         assert "too slow" in last["reason"]
         assert seen == list(range(1, len(seen) + 1))

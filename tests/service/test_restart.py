@@ -112,9 +112,9 @@ def test_restart_with_walls_built_underneath_reads_them_again(board: str, tmp_pa
         if proc.stdout is not None:
             proc.stdout.close()
 
-    assert dealt is not None and dealt["tile_set"] == "A"
+    assert dealt is not None and dealt.tile_set == "A"
     assert verify(audit).ok
     records = [r.record for r in iter_records(audit)]
     aborted = [r.cycle for r in records if r.kind == "cycle_aborted"]
     assert aborted == [built]  # the cycle cut by the kill published nothing
-    assert replay(audit, dealt["cycle_id"]).matched
+    assert replay(audit, dealt.cycle_id).matched

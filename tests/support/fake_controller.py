@@ -8,6 +8,7 @@ from anywhere, and a fault that only clear_fault leaves.
 
 from __future__ import annotations
 
+import functools
 import json
 import socket
 import threading
@@ -29,10 +30,26 @@ from controller.cycle.reports import (
     Status,
     ThrowEvent,
 )
+from rules.deal import deal
+from rules.dealt import DealtState, Throw
+from rules.profiles import load_profile
+from tests.support.deals import shuffled_manifest
 
 
 def now() -> str:
     return datetime.now(UTC).isoformat().replace("+00:00", "Z")
+
+
+@functools.cache
+def _wenzhou_deal() -> DealtState:
+    profile = load_profile("wenzhou")
+    throws = [Throw(by="E", dice=[3, 4]), Throw(by="W", dice=[2, 5])]
+    return deal(profile, shuffled_manifest(profile), "E", throws, cycle_id="", tile_set="A")
+
+
+def dealt_state(cycle: str) -> DealtState:
+    """A real Wenzhou dealt state (computed by rules.deal) published as cycle ``cycle``."""
+    return _wenzhou_deal().model_copy(update={"cycle_id": cycle})
 
 
 class FakeTable:
@@ -43,7 +60,7 @@ class FakeTable:
         self._next_token = 0
         self.state = "idle"
         self.cycle: str | None = None
-        self.cycles: dict[str, dict[str, Any]] = {}
+        self.cycles: dict[str, DealtState] = {}
         self.last: str | None = None
         self.fault: FaultEvent | None = None
         self.requests: list[tuple[Action, Source]] = []
@@ -124,7 +141,7 @@ class FakeTable:
                     at=now(), cycle=cycle, by="E", dice=[3, 4], purpose="wall", source="board"
                 )
             )
-            dealt = {"cycle": cycle, "variant": "wenzhou", "leader": "E", "tiles": {"E": ["1m"]}}
+            dealt = dealt_state(cycle)
             with self._lock:
                 self.cycles[cycle] = dealt
                 self.last = cycle
@@ -145,11 +162,11 @@ class FakeTable:
             cycle=self.cycle,
         )
 
-    def last_dealt(self) -> dict[str, Any] | None:
+    def last_dealt(self) -> DealtState | None:
         with self._lock:
             return None if self.last is None else self.cycles[self.last]
 
-    def get_cycle(self, cycle_id: str) -> dict[str, Any] | None:
+    def get_cycle(self, cycle_id: str) -> DealtState | None:
         with self._lock:
             return self.cycles.get(cycle_id)
 
