@@ -57,7 +57,8 @@ def _check_target(path: Path) -> None:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from controller.audit.log import AuditError, verify
+    from controller.audit.records import AuditError
+    from controller.audit.verify import verify
 
     _check_target(args.file)
     try:
@@ -82,7 +83,8 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from controller.audit.log import AuditError, ReplayError, replay
+    from controller.audit.records import AuditError
+    from controller.audit.replay import ReplayError, replay
 
     _check_target(args.file)
     try:

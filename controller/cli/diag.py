@@ -131,7 +131,8 @@ def _sensors(data: Any) -> dict[str, Any]:
 
 
 def _audit_summary(path: str, last: int) -> dict[str, Any]:
-    from controller.audit.log import iter_records, verify
+    from controller.audit.files import iter_records
+    from controller.audit.verify import verify
 
     try:
         result = verify(path)

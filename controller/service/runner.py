@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from controller.api.server import ApiServer
-from controller.audit.log import AuditLog, iter_records, rotated_files
+from controller.audit.recovery import recover
+from controller.audit.writer import AuditLog
 from controller.cycle.controller import CycleController, Deadlines
 from controller.cycle.reports import Action, Event
 from controller.service.config import Config
@@ -340,51 +341,11 @@ class Service:
     def _recover(self) -> None:
         """Close cycles a crash cut short; reload what was published."""
         assert self.audit is not None and self.controller is not None
-        started: dict[str, str] = {}
-        ended: set[str] = set()
-        published: list[dict[str, Any]] = []
-        session: str | None = None
-        top: Any = None  # where the two sets stood, from the walls_* records
-        bench: Any = None
-        # The active file and the one rotated before it hold every cycle that can still
-        # be open, and far more than the dealt states kept for get_cycle: the whole
-        # chain (years of rotated files) is not read at start.
-        active = Path(self.config.audit.path)
-        files = [*rotated_files(active)[-1:], active]
-        for located in iter_records([f for f in files if f.exists()]):
-            record = located.record
-            if record.kind == "hello":
-                session = str(record.data.get("session"))
-            elif record.kind == "board_rebooted":
-                top = bench = None
-            elif record.kind == "walls_built":
-                bench = record.data["tile_set"]
-            elif record.kind == "walls_lifted":
-                top, bench = record.data["tile_set"], None
-            elif record.kind == "walls_collected":
-                top = None
-            if record.cycle is None:
-                continue
-            if record.kind == "shuffle":
-                started[record.cycle] = str(record.data.get("leader", "E"))
-            elif record.kind == "dealt":
-                ended.add(record.cycle)
-                published.append(dict(record.data["state"]))
-            elif record.kind == "cycle_aborted":
-                ended.add(record.cycle)
-        for cycle in started:
-            if cycle not in ended:
-                self.audit.append(
-                    "cycle_aborted",
-                    {"reason": "the service stopped before the cycle completed (restart)"},
-                    cycle=cycle,
-                )
-                log.warning("cycle %s was cut short by a restart: nothing was published", cycle)
+        found = recover(self.audit)
+        for cycle in found.aborted:
+            log.warning("cycle %s was cut short by a restart: nothing was published", cycle)
         self.controller.restore(
-            published,
-            session,
-            on_top=top if top in ("A", "B") else None,
-            bench=bench if bench in ("A", "B") else None,
+            found.published, found.session, on_top=found.on_top, bench=found.bench
         )
 
     # ------------------------------------------------------------- events

@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from controller.audit.log import AuditLog, ReplayError, first_difference, iter_records, replay
+from controller.audit.files import iter_records
+from controller.audit.replay import ReplayError, first_difference, replay
+from controller.audit.writer import AuditLog
 from tests.support.audit_cycles import play_cycle
 
 

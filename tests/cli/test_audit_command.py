@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.audit.log import AuditLog
+from controller.audit.writer import AuditLog
 from controller.cli import main as run
 from tests.support.audit_cycles import play_cycle
 

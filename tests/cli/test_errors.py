@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from controller.audit.log import AuditLog
+from controller.audit.writer import AuditLog
 from controller.cli import build_parser
 from controller.cli import diag as cmd_diag
 from controller.service import embedded

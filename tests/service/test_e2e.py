@@ -11,7 +11,9 @@ from typing import Any, NamedTuple
 import pytest
 
 from controller.api.client import ApiClient
-from controller.audit.log import iter_records, replay, verify
+from controller.audit.files import iter_records
+from controller.audit.replay import replay
+from controller.audit.verify import verify
 from tests.support.sim_service import Service
 
 

@@ -19,7 +19,9 @@ from pathlib import Path
 import pytest
 
 from controller.api.client import ApiClient
-from controller.audit.log import iter_records, replay, verify
+from controller.audit.files import iter_records
+from controller.audit.replay import replay
+from controller.audit.verify import verify
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from controller.audit.log import AuditLog
+from controller.audit.writer import AuditLog
 from rules.deal import deal, dice_leader, manifest_from_ring, next_throw
 from rules.dealt import DealtState, Seat, Throw
 from rules.profiles import load_profile

@@ -1,4 +1,4 @@
-"""The audit log on real files: append, chain, tamper detection, torn tails, rotation, fsync."""
+"""The audit log's writer on real files: append, chain, locking, fsync, torn tails, rotation."""
 
 from __future__ import annotations
 
@@ -6,54 +6,18 @@ import hashlib
 import itertools
 import json
 import os
-import re
 import stat
-import tempfile
 import threading
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from controller.audit.log import (
-    GENESIS,
-    AuditClosed,
-    AuditDataError,
-    AuditLocked,
-    AuditLog,
-    AuditWriteError,
-    canonical_json,
-    chain_files,
-    iter_records,
-    parse_line,
-    verify,
-)
-
-
-class StepClock:
-    """A deterministic UTC clock: each call is one millisecond later."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2025, 3, 1, 20, 0, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(milliseconds=1)
-        return self.now
-
-
-def press(log: AuditLog, button: str = "SHUFFLE") -> None:
-    log.append("button", {"button": button, "source": "panel", "accepted": True})
-
-
-def lines_of(path: Path) -> list[bytes]:
-    return path.read_bytes().split(b"\n")[:-1]
-
-
-@pytest.fixture
-def logpath(tmp_path: Path) -> Path:
-    return tmp_path / "audit" / "audit.jsonl"
+from controller.audit.files import chain_files, iter_records
+from controller.audit.records import GENESIS, AuditDataError, canonical_json, parse_line
+from controller.audit.verify import verify
+from controller.audit.writer import AuditClosed, AuditLocked, AuditLog, AuditWriteError
+from tests.audit.chains import StepClock, lines_of, press, write_some
 
 
 def test_append_writes_canonical_chained_lines(logpath: Path) -> None:
@@ -192,106 +156,11 @@ def test_fsync_failure_stops_the_log(logpath: Path, monkeypatch: pytest.MonkeyPa
     log.close()
 
 
-# ---------------------------------------------------------------- tampering
-
-
-def _write_some(logpath: Path, n: int = 6) -> list[bytes]:
-    with AuditLog.open(logpath, clock=StepClock()) as log:
-        log.append("power_up", {"version": "0.1.0"})
-        for i in range(n - 1):
-            log.append("throw", {"by": "ESWN"[i % 4], "dice": [1 + i % 6, 2]}, cycle="c-7")
-    return lines_of(logpath)
-
-
-def _rewrite(path: Path, lines: list[bytes]) -> None:
-    path.write_bytes(b"".join(line + b"\n" for line in lines))
-
-
-def test_edited_byte_is_detected_at_that_line(logpath: Path) -> None:
-    lines = _write_some(logpath)
-    edited = lines[3].replace(b'"dice":[3,2]', b'"dice":[5,2]')
-    assert edited != lines[3]
-    lines[3] = edited
-    _rewrite(logpath, lines)
-    result = verify(logpath)
-    assert not result.ok and result.brk is not None
-    assert (result.brk.line, result.brk.file) == (4, logpath)
-    assert "hash does not match" in result.brk.problem
-    assert result.records == 3
-
-
-def test_edit_with_recomputed_hash_breaks_the_next_prev(logpath: Path) -> None:
-    lines = _write_some(logpath)
-    obj = json.loads(lines[2])
-    obj["data"]["dice"] = [6, 6]
-    del obj["hash"]
-    obj["hash"] = hashlib.sha256(canonical_json(obj)).hexdigest()
-    lines[2] = canonical_json(obj)
-    _rewrite(logpath, lines)
-    result = verify(logpath)
-    assert result.brk is not None and result.brk.line == 4
-    assert "prev does not match" in result.brk.problem
-
-
-def test_deleted_line_is_a_seq_gap(logpath: Path) -> None:
-    lines = _write_some(logpath)
-    del lines[2]
-    _rewrite(logpath, lines)
-    result = verify(logpath)
-    assert result.brk is not None and result.brk.line == 3
-    assert "seq gap: expected 2, found 3" in result.brk.problem
-
-
-def test_reordered_lines_are_detected(logpath: Path) -> None:
-    lines = _write_some(logpath)
-    lines[2], lines[3] = lines[3], lines[2]
-    _rewrite(logpath, lines)
-    result = verify(logpath)
-    assert result.brk is not None and result.brk.line == 3
-    assert "seq gap" in result.brk.problem
-
-
-def test_last_line_edit_is_detected(logpath: Path) -> None:
-    lines = _write_some(logpath)
-    lines[-1] = lines[-1].replace(b'"by":"E"', b'"by":"W"')
-    assert lines[-1] != lines_of(logpath)[-1]
-    _rewrite(logpath, lines)
-    result = verify(logpath)
-    assert result.brk is not None and result.brk.line == len(lines)
-
-
-def test_reformatted_json_is_not_canonical(logpath: Path) -> None:
-    lines = _write_some(logpath)
-    lines[1] = json.dumps(json.loads(lines[1]), indent=None).encode()
-    _rewrite(logpath, lines)
-    result = verify(logpath)
-    assert result.brk is not None and result.brk.line == 2
-    assert "canonical" in result.brk.problem
-
-
-@settings(
-    max_examples=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
-@given(data=st.data())
-def test_any_single_byte_change_is_detected(tmp_path: Path, data: st.DataObject) -> None:
-    with tempfile.TemporaryDirectory(dir=tmp_path) as where:
-        path = Path(where) / "audit.jsonl"
-        _write_some(path, n=4)
-        content = bytearray(path.read_bytes())
-        index = data.draw(st.integers(0, len(content) - 1))
-        delta = data.draw(st.integers(1, 255))
-        content[index] = (content[index] + delta) % 256
-        path.write_bytes(bytes(content))
-        assert not verify(path).ok
-
-
 # ---------------------------------------------------------------- torn tails
 
 
 def test_torn_last_line_is_set_aside_and_recorded(logpath: Path) -> None:
-    lines = _write_some(logpath, n=3)
+    lines = write_some(logpath, n=3)
     good = logpath.read_bytes()
     torn = b'{"data":{"by":"S","di'
     with open(logpath, "ab") as f:
@@ -325,7 +194,7 @@ def test_torn_last_line_is_set_aside_and_recorded(logpath: Path) -> None:
 
 
 def test_garbage_complete_last_line_is_set_aside(logpath: Path) -> None:
-    _write_some(logpath, n=3)
+    write_some(logpath, n=3)
     with open(logpath, "ab") as f:
         f.write(b"\x00\x00\x00\x00\n")
     with AuditLog.open(logpath) as log:
@@ -335,7 +204,7 @@ def test_garbage_complete_last_line_is_set_aside(logpath: Path) -> None:
 
 
 def test_second_torn_tail_gets_its_own_sidecar(logpath: Path) -> None:
-    _write_some(logpath, n=2)
+    write_some(logpath, n=2)
     for fragment in (b'{"a', b'{"bb'):
         with open(logpath, "ab") as f:
             f.write(fragment)
@@ -347,7 +216,7 @@ def test_second_torn_tail_gets_its_own_sidecar(logpath: Path) -> None:
 
 
 def test_missing_sidecar_is_reported(logpath: Path) -> None:
-    _write_some(logpath, n=2)
+    write_some(logpath, n=2)
     with open(logpath, "ab") as f:
         f.write(b'{"x')
     AuditLog.open(logpath).close()
@@ -358,7 +227,7 @@ def test_missing_sidecar_is_reported(logpath: Path) -> None:
 
 
 def test_crash_after_sidecar_before_truncation_reuses_the_sidecar(logpath: Path) -> None:
-    _write_some(logpath, n=2)
+    write_some(logpath, n=2)
     fragment = b'{"data":{'
     with open(logpath, "ab") as f:
         f.write(fragment)
@@ -399,27 +268,6 @@ def test_rotation_keeps_the_chain_across_files(logpath: Path) -> None:
     assert verify(logpath).ok
 
 
-def test_altered_rotated_file_is_detected(logpath: Path) -> None:
-    with AuditLog.open(logpath, max_bytes=1024) as log:
-        for _ in range(20):
-            press(log)
-    first = logpath.with_name("audit.jsonl.1")
-    lines = lines_of(first)
-    _rewrite(first, lines[:-1])  # drop its last record
-    result = verify(logpath)
-    assert result.brk is not None
-    assert result.brk.file == logpath.with_name("audit.jsonl.2") and result.brk.line == 1
-
-
-def test_missing_older_file_is_detected(logpath: Path) -> None:
-    with AuditLog.open(logpath, max_bytes=1024) as log:
-        for _ in range(30):
-            press(log)
-    logpath.with_name("audit.jsonl.1").unlink()
-    result = verify(logpath)
-    assert result.brk is not None and "older files of the chain are missing" in result.brk.problem
-
-
 def test_interrupted_rotation_is_completed_on_open(logpath: Path) -> None:
     with AuditLog.open(logpath) as log:
         for _ in range(3):
@@ -456,20 +304,3 @@ def test_find_last_searches_back_across_files(logpath: Path) -> None:
         found = log.find_last("fault")
         assert found is not None and found.data["code"] == 7
         assert log.find_last("dealt") is None
-
-
-def test_docs_list_every_kind_with_its_required_keys() -> None:
-    from controller.audit.log import CYCLE_KINDS, KINDS
-
-    doc = (Path(__file__).resolve().parents[2] / "docs" / "audit.md").read_text()
-    rows: dict[str, tuple[bool, tuple[str, ...]]] = {}
-    for line in doc.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 5 and cells[0].startswith("`") and cells[0].endswith("`"):
-            without_notes = re.sub(r"\([^)]*\)", "", cells[2])
-            required = tuple(re.findall(r"`([a-z_0-9]+)`", without_notes))
-            rows[cells[0].strip("`")] = (cells[1] == "yes", required)
-    assert set(rows) == set(KINDS)
-    for kind, (in_cycle, required) in rows.items():
-        assert in_cycle == (kind in CYCLE_KINDS), kind
-        assert required == KINDS[kind], kind

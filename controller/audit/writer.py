@@ -1,0 +1,402 @@
+"""Writing the audit log: :class:`AuditLog` appends records and makes each one durable.
+
+:meth:`AuditLog.append` writes the line, then ``fsync``s the file (and the
+directory when a file was created or renamed) before it returns: once it
+returns, the record survives a power cut, and the caller may announce the event.
+
+On open, a torn last line (a power cut in the middle of a write) is moved to a
+sidecar file ``FILE.torn-N`` and recorded as a ``torn_tail`` record; the chain
+continues from the last good record. When the file reaches ``max_bytes`` it is
+renamed ``FILE.N`` (N = 1, 2, ... oldest first) and the new file starts with a
+``rotated`` record linked to the last record of the old one. One process at a time
+holds a log open (an ``flock`` on ``FILE.lock``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import os
+import threading
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from controller.audit.files import (
+    fsync_dir,
+    next_rotated,
+    next_torn,
+    rotated_files,
+    split_lines,
+    torn_files,
+)
+from controller.audit.records import (
+    GENESIS,
+    AuditDataError,
+    AuditError,
+    AuditRecord,
+    build_record,
+    check_data,
+    format_time,
+    parse_line,
+    sha256_hex,
+)
+
+DEFAULT_MAX_BYTES = 16 * 1024 * 1024
+"""Rotation size (``audit.rotate_bytes``): a file at or above it is rotated before the next
+append."""
+
+
+class AuditLocked(AuditError):
+    """Another process holds the audit log open for writing."""
+
+
+class AuditWriteError(AuditError):
+    """Writing or syncing the log failed; the log refuses further appends."""
+
+
+class AuditClosed(AuditError):
+    """The log was closed."""
+
+
+class AuditCorrupt(AuditError):
+    """The log cannot be continued without a person looking at it."""
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _last_valid(lines: list[bytes]) -> tuple[int, AuditRecord | None]:
+    """Index just past the last line that parses, and that record (None if none)."""
+    for i in range(len(lines) - 1, -1, -1):
+        try:
+            record = parse_line(lines[i])
+        except ValueError:
+            continue
+        return i + 1, record
+    return 0, None
+
+
+class AuditLog:
+    """An open audit log, ready for :meth:`append`. Thread-safe.
+
+    Open with :meth:`AuditLog.open`; use as a context manager or call :meth:`close`.
+    One process at a time may hold a log open (an ``flock`` on ``FILE.lock``).
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        max_bytes: int,
+        clock: Callable[[], datetime],
+        lock_fd: int,
+    ) -> None:
+        self.path = path
+        self.max_bytes = max_bytes
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._lock_fd = lock_fd
+        self._fd: int | None = None
+        self._size = 0
+        self._next_seq = 0
+        self._prev = GENESIS
+        self._last: AuditRecord | None = None
+        self._failed: str | None = None
+        self.recovered: list[AuditRecord] = []
+        """Records the opening itself wrote (``rotated``, ``torn_tail``), to report."""
+
+    # ---------------------------------------------------------------- opening
+
+    @classmethod
+    def open(
+        cls,
+        path: Path | str,
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        clock: Callable[[], datetime] = _utc_now,
+    ) -> AuditLog:
+        """Open (or create) the log at ``path``, recovering a torn tail or half-done rotation.
+
+        Raises AuditLocked when another process has it open, AuditCorrupt when the
+        chain cannot be continued (a rotated file whose last line is damaged).
+        """
+        if max_bytes < 1024:
+            raise AuditDataError(f"max_bytes is {max_bytes}: at least 1024 bytes are needed")
+        active = Path(path)
+        directory = active.parent
+        if not directory.is_dir():
+            directory.mkdir(mode=0o750, parents=True, exist_ok=True)
+            fsync_dir(directory.parent)
+        lock_path = active.with_name(active.name + ".lock")
+        lock_fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o640)
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(lock_fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise AuditLocked(
+                    f"the audit log {active} is open in another process "
+                    "(is another mjtable service running?)"
+                ) from None
+            raise
+        log = cls(active, max_bytes=max_bytes, clock=clock, lock_fd=lock_fd)
+        try:
+            log._recover()
+        except BaseException:
+            log.close()
+            raise
+        return log
+
+    def _recover(self) -> None:
+        active = self.path
+        content = active.read_bytes() if active.exists() else b""
+        lines, fragment = split_lines(content)
+        good_count, last = _last_valid(lines)
+        torn = b"\n".join(lines[good_count:]) + (b"\n" if good_count < len(lines) else b"")
+        torn += fragment
+        torn_lines = (len(lines) - good_count) + (1 if fragment else 0)
+        good_len = len(content) - len(torn)
+
+        if last is None:
+            # Nothing usable in the active file: continue from the last rotated file.
+            rotated = rotated_files(active)
+            if rotated:
+                last = self._last_of_rotated(rotated[-1])
+        if last is not None:
+            self._next_seq = last.seq + 1
+            self._prev = last.line_hash
+            self._last = last
+
+        if torn:
+            sidecar = self._set_aside(torn)
+            with open(active, "r+b") as handle:
+                handle.truncate(good_len)
+                handle.flush()
+                os.fsync(handle.fileno())
+        created = not active.exists()
+        self._fd = os.open(active, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640)
+        if created:
+            fsync_dir(active.parent)
+        self._size = os.fstat(self._fd).st_size
+        if self._size == 0 and self._last is not None:
+            # A fresh active file after a rotation (possibly interrupted): link it.
+            self.recovered.append(self._write_rotated(rotated_files(active)[-1]))
+        if torn:
+            self.recovered.append(
+                self._append_locked(
+                    "torn_tail",
+                    {
+                        "file": sidecar.name,
+                        "bytes": len(torn),
+                        "sha256": sha256_hex(torn),
+                        "offset": good_len,
+                        "lines": torn_lines,
+                    },
+                    None,
+                )
+            )
+
+    def _last_of_rotated(self, rotated: Path) -> AuditRecord:
+        lines, fragment = split_lines(rotated.read_bytes())
+        if fragment or not lines:
+            raise AuditCorrupt(
+                f"the rotated audit file {rotated} does not end with a complete record: "
+                "run `mjtable audit verify` and have the log examined before starting"
+            )
+        try:
+            return parse_line(lines[-1])
+        except ValueError as exc:
+            raise AuditCorrupt(
+                f"the last record of the rotated audit file {rotated} is damaged ({exc}): "
+                "run `mjtable audit verify` and have the log examined before starting"
+            ) from None
+
+    def _set_aside(self, torn: bytes) -> Path:
+        """Write the torn bytes to a new sidecar (or reuse an identical last one)."""
+        existing = torn_files(self.path)
+        if existing and existing[-1].read_bytes() == torn:
+            return existing[-1]
+        sidecar = next_torn(self.path)
+        fd = os.open(sidecar, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o440)
+        try:
+            view = memoryview(torn)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        fsync_dir(self.path.parent)
+        return sidecar
+
+    # ---------------------------------------------------------------- writing
+
+    def append(
+        self, kind: str, data: Mapping[str, Any] | None = None, *, cycle: str | None = None
+    ) -> AuditRecord:
+        """Write one record and make it durable (write + fsync) before returning it.
+
+        ``kind`` must be one of :data:`~controller.audit.records.KINDS` and ``data`` must
+        carry its keys; the kinds of :data:`~controller.audit.records.CYCLE_KINDS` need
+        ``cycle``. Raises AuditDataError for a bad record (nothing written), AuditWriteError
+        when the disk refuses.
+        """
+        payload = check_data(kind, data or {}, cycle)
+        with self._lock:
+            return self._append_locked(kind, payload, cycle)
+
+    def _append_locked(self, kind: str, data: dict[str, Any], cycle: str | None) -> AuditRecord:
+        if self._fd is None:
+            raise AuditClosed(f"the audit log {self.path} is closed")
+        if self._failed is not None:
+            raise AuditWriteError(f"the audit log {self.path} failed earlier: {self._failed}")
+        if self._size >= self.max_bytes and self._last is not None:
+            self._rotate()
+        return self._write(kind, data, cycle)
+
+    def _write(self, kind: str, data: Mapping[str, Any], cycle: str | None) -> AuditRecord:
+        assert self._fd is not None
+        record = build_record(
+            seq=self._next_seq,
+            time=format_time(self._clock()),
+            kind=kind,
+            data=data,
+            prev=self._prev,
+            cycle=cycle,
+        )
+        payload = record.line + b"\n"
+        try:
+            written = os.write(self._fd, payload)
+            if written != len(payload):
+                raise OSError(errno.ENOSPC, f"short write ({written} of {len(payload)} bytes)")
+        except OSError as exc:
+            self._undo_partial(exc)
+            raise AuditWriteError(
+                f"could not write to the audit log {self.path}: {exc.strerror or exc}"
+            ) from exc
+        try:
+            os.fsync(self._fd)
+        except OSError as exc:
+            self._failed = f"fsync failed ({exc.strerror or exc})"
+            raise AuditWriteError(
+                f"the audit log {self.path} could not be synced to disk: {exc.strerror or exc}; "
+                "the record may not survive a power cut and the log accepts nothing more"
+            ) from exc
+        self._size += len(payload)
+        self._next_seq += 1
+        self._prev = record.line_hash
+        self._last = record
+        return record
+
+    def _undo_partial(self, exc: OSError) -> None:
+        assert self._fd is not None
+        try:
+            os.ftruncate(self._fd, self._size)
+        except OSError as again:
+            self._failed = (
+                f"a write failed ({exc.strerror or exc}) and the partial line could not "
+                f"be removed ({again.strerror or again})"
+            )
+
+    def _rotate(self) -> None:
+        assert self._fd is not None
+        target = next_rotated(self.path)
+        os.close(self._fd)
+        self._fd = None
+        try:
+            os.rename(self.path, target)
+            fsync_dir(self.path.parent)
+            self._fd = os.open(
+                self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640
+            )
+            fsync_dir(self.path.parent)
+        except OSError as exc:
+            self._failed = f"rotation failed ({exc.strerror or exc})"
+            raise AuditWriteError(
+                f"could not rotate the audit log {self.path} to {target.name}: "
+                f"{exc.strerror or exc}"
+            ) from exc
+        self._size = 0
+        self._write_rotated(target)
+
+    def _write_rotated(self, previous: Path) -> AuditRecord:
+        # Streamed: a rotated file is as large as max_bytes, and a long-running service
+        # must not hold it (or a list of its lines) in memory to hash and count it.
+        digest = hashlib.sha256()
+        lines = 0
+        with previous.open("rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                digest.update(chunk)
+                lines += chunk.count(b"\n")
+        assert self._last is not None
+        return self._write(
+            "rotated",
+            {
+                "file": previous.name,
+                "records": lines,
+                "sha256": digest.hexdigest(),
+                "last_seq": self._last.seq,
+            },
+            None,
+        )
+
+    # ---------------------------------------------------------------- reading
+
+    @property
+    def last(self) -> AuditRecord | None:
+        """The last record of the chain (None for an empty log)."""
+        return self._last
+
+    @property
+    def next_seq(self) -> int:
+        return self._next_seq
+
+    @property
+    def head(self) -> str:
+        """SHA-256 of the last line: publish it elsewhere to anchor the chain's end."""
+        return self._prev
+
+    def find_last(self, kind: str, *, cycle: str | None = None) -> AuditRecord | None:
+        """The newest record of ``kind`` (and ``cycle`` if given), searching back across files."""
+        with self._lock:
+            files = [*rotated_files(self.path), self.path]
+        for path in reversed(files):
+            if not path.exists():
+                continue
+            lines, _ = split_lines(path.read_bytes())
+            for raw in reversed(lines):
+                try:
+                    record = parse_line(raw)
+                except ValueError:
+                    continue
+                if record.kind == kind and (cycle is None or record.cycle == cycle):
+                    return record
+        return None
+
+    # ---------------------------------------------------------------- closing
+
+    def close(self) -> None:
+        """Close the file and release the lock (records are already durable)."""
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+            if self._lock_fd >= 0:
+                with contextlib.suppress(OSError):
+                    fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+                os.close(self._lock_fd)
+                self._lock_fd = -1
+
+    @property
+    def closed(self) -> bool:
+        return self._fd is None
+
+    def __enter__(self) -> AuditLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
