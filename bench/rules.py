@@ -24,7 +24,8 @@ from mahjong.agari import Agari
 
 from bench import handgen as gen
 from rules import shapes
-from rules.hand import Variant, build_hand
+from rules.hand import build_hand
+from rules.words import RuleSet
 
 # ours: ... E S W N C F B; theirs: ... E S W N haku hatsu chun
 _TO_THEIRS = [*range(27), 27, 28, 29, 30, 33, 32, 31]
@@ -97,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(min(n, 2000)):
         joker = rnd.choice(gen.FACES)
         tiles = gen.wenzhou_tiles(rnd, joker, rnd.randrange(3), rnd.randrange(2))[:16]
-        waits_hands.append(build_hand(Variant.WENZHOU, tiles, joker=joker))
+        waits_hands.append(build_hand(RuleSet.WENZHOU, tiles, joker=joker))
     shapes.clear_caches()
     for label in ("cold caches", "warm caches"):
         times = []

@@ -20,16 +20,16 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, field_validator
 
 from rules.tiles import parse_tile
+from rules.words import RULE_SETS, SEATS, RuleSet, Seat, TileSetName
 
-Seat = Literal["E", "S", "W", "N"]
 Tier = Literal["top", "bottom"]
-TileSetName = Literal["A", "B"]
-
-SEATS: tuple[Seat, ...] = ("E", "S", "W", "N")
-SEAT_INDEX: dict[str, int] = {s: i for i, s in enumerate(SEATS)}
+#: The rule set as a JSON field: the names only, as the schema has always shown them.
+RuleSetField = Annotated[
+    RuleSet, WithJsonSchema({"enum": list(RULE_SETS), "title": "Variant", "type": "string"})
+]
 
 #: A tile named in the seeds' notation, or ``?`` for a tile a board without reader cannot name.
 UNKNOWN = "?"
@@ -47,11 +47,6 @@ class ManifestError(DealError):
 
 class ThrowError(DealError):
     """A dice throw that is out of range, by the wrong seat, or not expected at all."""
-
-
-def seat_at(index: int) -> Seat:
-    """The seat ``index`` steps counter-clockwise from East (any integer, taken mod 4)."""
-    return SEATS[index % 4]
 
 
 def parse_seat(text: str) -> Seat:
@@ -214,9 +209,7 @@ class DealtState(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    variant: Literal["wenzhou", "sichuan", "wsom", "simplified"] = Field(
-        description="the rule family the profile belongs to"
-    )
+    variant: RuleSetField = Field(description="the rule family the profile belongs to")
     profile: ProfileRef = Field(description="the profile the deal was computed with")
     cycle_id: str = Field(description="the controller's deal cycle id; empty outside a cycle")
     tile_set: TileSetName = Field(description="which of the table's two tile sets was dealt")

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from rules.penalties import irregularity
 from rules.tiles import (
     WHITE_DRAGON,
     is_bonus,
@@ -38,17 +39,11 @@ from rules.tiles import (
     suit_of,
     tile_set,
 )
+from rules.words import RuleSet
 
 
 class HandError(ValueError):
     """A hand that cannot be read or cannot exist; the message names what is wrong."""
-
-
-class Variant(StrEnum):
-    WENZHOU = "wenzhou"
-    SICHUAN = "sichuan"
-    WSOM = "wsom"
-    SIMPLIFIED = "simplified"
 
 
 class MeldKind(StrEnum):
@@ -70,11 +65,24 @@ class WinSource(StrEnum):
         return self in (WinSource.WALL, WinSource.KONG)
 
 
-@dataclass(frozen=True)
-class VariantSpec:
-    """What a variant asks of a hand."""
+#: Where a hand complete on its dealt tiles counts as coming from. The leader's dealt tiles
+#: came from the wall, so a heavenly hand (Sichuan « Dieu gagne ») counts as self-drawn
+#: (**Decision**): the hand record opens the leader's turn with it, and
+#: ``build_hand(heavenly=True)`` gives it to the hand.
+DEALT_HAND_SOURCE = WinSource.WALL
 
-    variant: Variant
+_HEAVENLY_CANNOT: dict[WinSource, str] = {
+    WinSource.DISCARD: "on a discard",
+    WinSource.ROBBED: "by robbing a kong",
+    WinSource.KONG: "on a kong replacement",
+}
+
+
+@dataclass(frozen=True)
+class RuleSetSpec:
+    """What a rule set asks of a hand."""
+
+    rule_set: RuleSet
     hand_size: int  # tiles of a complete hand, a kong counting as three
     tile_set: int  # 108, 136 or 144
     jokers: bool
@@ -90,19 +98,19 @@ class VariantSpec:
         return (self.hand_size - 2) // 3
 
 
-SPECS: dict[Variant, VariantSpec] = {
-    Variant.WENZHOU: VariantSpec(Variant.WENZHOU, 17, 136, True, False),
-    Variant.SICHUAN: VariantSpec(Variant.SICHUAN, 14, 108, False, False),
-    Variant.WSOM: VariantSpec(Variant.WSOM, 14, 136, False, False),
-    Variant.SIMPLIFIED: VariantSpec(Variant.SIMPLIFIED, 14, 144, False, True),
+SPECS: dict[RuleSet, RuleSetSpec] = {
+    RuleSet.WENZHOU: RuleSetSpec(RuleSet.WENZHOU, 17, 136, True, False),
+    RuleSet.SICHUAN: RuleSetSpec(RuleSet.SICHUAN, 14, 108, False, False),
+    RuleSet.WSOM: RuleSetSpec(RuleSet.WSOM, 14, 136, False, False),
+    RuleSet.SIMPLIFIED: RuleSetSpec(RuleSet.SIMPLIFIED, 14, 144, False, True),
 }
 
 
-def parse_variant(text: str) -> Variant:
+def parse_rule_set(text: str) -> RuleSet:
     try:
-        return Variant(text.strip().lower())
+        return RuleSet(text.strip().lower())
     except ValueError:
-        names = ", ".join(v.value for v in Variant)
+        names = ", ".join(v.value for v in RuleSet)
         raise HandError(f"unknown variant {text!r}: expected one of {names}") from None
 
 
@@ -253,53 +261,9 @@ def parse_melds(text: str, joker: str | None = None) -> list[Meld]:
     return melds
 
 
-# --------------------------------------------------------------------------- penalties
-
-
-@dataclass(frozen=True)
-class Irregularity:
-    """A hand holding the wrong number of tiles, and what the variant does about it."""
-
-    variant: Variant
-    held: int
-    expected: int
-    consequence: str
-
-    @property
-    def message(self) -> str:
-        how = "too many" if self.held > self.expected else "too few"
-        return (
-            f"irregular hand: {self.held} tiles where {self.variant.value} needs "
-            f"{self.expected} ({how}); penalty: {self.consequence}"
-        )
-
-
-CONSEQUENCES: dict[Variant, str] = {
-    Variant.WENZHOU: (
-        "the player is out of the hand (it goes on with three), can no longer win, "
-        "and pays the winner"
-    ),
-    Variant.SICHUAN: (
-        "the player puts the hand back to the right count at once and may not claim a "
-        "discard until his next own draw from the wall"
-    ),
-    Variant.WSOM: "dead hand: the player plays on but cannot win, and pays as usual",
-    Variant.SIMPLIFIED: "dead hand: the player plays on but cannot win, and pays as usual",
-}
-
-
 def hand_size(concealed: int, melds: Sequence[Meld]) -> int:
     """Tiles counted in a hand: each set on the table counts three, a kong too."""
     return concealed + 3 * len(melds)
-
-
-def irregularity(variant: Variant, held: int, *, expected: Iterable[int]) -> Irregularity | None:
-    """None when ``held`` is one of the ``expected`` counts, else the flagged irregularity."""
-    allowed = sorted(set(expected))
-    if held in allowed:
-        return None
-    nearest = min(allowed, key=lambda n: (abs(n - held), n))
-    return Irregularity(variant, held, nearest, CONSEQUENCES[variant])
 
 
 # --------------------------------------------------------------------------- the hand
@@ -309,7 +273,7 @@ def irregularity(variant: Variant, held: int, *, expected: Iterable[int]) -> Irr
 class Hand:
     """A checked hand. ``concealed`` includes the winning tile when there is one."""
 
-    variant: Variant
+    rule_set: RuleSet
     concealed: tuple[str, ...]
     melds: tuple[Meld, ...] = ()
     win_tile: str | None = None
@@ -318,8 +282,8 @@ class Hand:
     bonus: tuple[str, ...] = field(default=())
 
     @property
-    def spec(self) -> VariantSpec:
-        return SPECS[self.variant]
+    def spec(self) -> RuleSetSpec:
+        return SPECS[self.rule_set]
 
     @property
     def size(self) -> int:
@@ -348,7 +312,7 @@ class Hand:
     def with_tile(self, tile: str) -> Hand:
         """The same hand with one more tile standing in it (no win information)."""
         return Hand(
-            self.variant,
+            self.rule_set,
             tuple(sorted_tiles([*self.concealed, tile])),
             self.melds,
             None,
@@ -363,43 +327,47 @@ class Hand:
         return " ".join(parts)
 
 
-def _check_faces(variant: Variant, tiles: Iterable[str], what: str) -> None:
-    spec = SPECS[variant]
+def _check_faces(rule_set: RuleSet, tiles: Iterable[str], what: str) -> None:
+    spec = SPECS[rule_set]
     for tile in tiles:
         if is_bonus(tile) and not spec.bonus_tiles:
-            raise HandError(f"{what}: {tile} is a flower or season, not used in {variant.value}")
+            raise HandError(f"{what}: {tile} is a flower or season, not used in {rule_set.value}")
         if is_honour(tile) and spec.tile_set == 108:
-            raise HandError(f"{what}: {tile} is an honour, not in the 108-tile set of {variant}")
+            raise HandError(f"{what}: {tile} is an honour, not in the 108-tile set of {rule_set}")
 
 
 def build_hand(
-    variant: Variant,
+    rule_set: RuleSet,
     tiles: Sequence[str],
     melds: Sequence[Meld] = (),
     *,
     win_tile: str | None = None,
     win_from: WinSource | None = None,
     joker: str | None = None,
+    heavenly: bool = False,
 ) -> Hand:
     """Check and build a hand.
 
     ``tiles`` are the tiles standing in the hand; with a winning tile they may include it
     (the hand then already has the full count) or not (it is added). Bonus tiles among them
     are set aside as exposed (simplified rules). Refused, with a :class:`HandError` naming
-    the problem: tiles foreign to the variant's set, more copies of a tile than the set holds,
-    a joker outside Wenzhou, a wrong tile count (with the variant's penalty).
+    the problem: tiles foreign to the rule set's set, more copies of a tile than the set holds,
+    a joker outside Wenzhou, a wrong tile count (with the rule set's penalty), a win on a kong
+    replacement without a kong. ``heavenly`` (Sichuan): the leader's dealt hand, complete
+    before the first tile is drawn; it comes from :data:`DEALT_HAND_SOURCE`, and a discard,
+    a robbed kong or a kong replacement cannot make one.
     """
-    spec = SPECS[variant]
+    spec = SPECS[rule_set]
     standing = [t for t in tiles if not is_bonus(t)]
     bonus = tuple(sorted_tiles(t for t in tiles if is_bonus(t)))
-    _check_faces(variant, tiles, "hand")
+    _check_faces(rule_set, tiles, "hand")
     for meld in melds:
-        _check_faces(variant, meld.tiles, f"meld {meld.text()}")
+        _check_faces(rule_set, meld.tiles, f"meld {meld.text()}")
     if joker is None and spec.jokers:
-        raise HandError(f"{variant.value} needs the joker face (the turned tile): --joker FACE")
+        raise HandError(f"{rule_set.value} needs the joker face (the turned tile): --joker FACE")
     if joker is not None:
         if not spec.jokers:
-            raise HandError(f"{variant.value} plays without jokers; drop --joker")
+            raise HandError(f"{rule_set.value} plays without jokers; drop --joker")
         if is_bonus(joker):
             raise HandError(f"joker face {joker} is a flower or season, not in the 136-tile set")
     for meld in melds:
@@ -412,10 +380,17 @@ def build_hand(
                 raise HandError(
                     f"meld {meld.text()}: a white dragon stands only for the joker face {joker}"
                 )
-    if win_from is not None and win_tile is None:
+    if heavenly:
+        win_from = _heavenly_source(rule_set, win_from)
+    elif win_from is not None and win_tile is None:
         raise HandError("a winning source needs the winning tile (--win)")
+    if win_from is WinSource.KONG and not any(m.kind is MeldKind.KONG for m in melds):
+        raise HandError(
+            "a win on a kong replacement needs a kong in the hand (the tile drawn after "
+            "making a kong, « Gloire du Kong »): give the kong with --melds"
+        )
     if win_tile is not None:
-        _check_faces(variant, [win_tile], "winning tile")
+        _check_faces(rule_set, [win_tile], "winning tile")
         if is_bonus(win_tile):
             raise HandError(f"winning tile {win_tile} is a flower or season")
     physical = Counter(standing)
@@ -445,11 +420,11 @@ def build_hand(
             win_from = WinSource.DISCARD
     size = hand_size(len(standing), melds)
     allowed = (spec.hand_size,) if win_tile is not None else (spec.hand_size, spec.waiting_size)
-    flagged = irregularity(variant, size, expected=allowed)
+    flagged = irregularity(rule_set, size, expected=allowed)
     if flagged is not None:
         raise HandError(flagged.message)
     return Hand(
-        variant,
+        rule_set,
         tuple(sorted_tiles(standing)),
         tuple(melds),
         win_tile,
@@ -459,17 +434,29 @@ def build_hand(
     )
 
 
+def _heavenly_source(rule_set: RuleSet, win_from: WinSource | None) -> WinSource:
+    if rule_set is not RuleSet.SICHUAN:
+        raise HandError(f"a heavenly hand (« Dieu gagne ») is scored in sichuan, not {rule_set}")
+    if win_from is not None and win_from in _HEAVENLY_CANNOT:
+        raise HandError(
+            "a heavenly hand is complete before the first tile is drawn: it cannot be won "
+            + _HEAVENLY_CANNOT[win_from]
+        )
+    return DEALT_HAND_SOURCE
+
+
 def parse_hand(
-    variant: Variant | str,
+    rule_set: RuleSet | str,
     tiles: str,
     melds: str = "",
     *,
     win_tile: str | None = None,
     win_from: WinSource | str | None = None,
     joker: str | None = None,
+    heavenly: bool = False,
 ) -> Hand:
     """Parse and check a hand from text (see the module docstring for the notation)."""
-    v = variant if isinstance(variant, Variant) else parse_variant(variant)
+    v = rule_set if isinstance(rule_set, RuleSet) else parse_rule_set(rule_set)
     face = None
     if joker is not None:
         try:
@@ -498,4 +485,5 @@ def parse_hand(
         win_tile=win,
         win_from=source,
         joker=face,
+        heavenly=heavenly,
     )

@@ -1,7 +1,9 @@
-"""Rule-set profiles: everything the table procedures need to know about a variant, as data.
+"""Profiles: everything the table procedures need to know about a rule set, as data.
 
-A profile names its tile set, wall layout, counting unit, dice procedure, joker procedure,
-breach kind, colline, deal pattern, hand sizes and replacement source. The four built-in
+A profile configures one rule set (:class:`rules.words.RuleSet`, its ``variant``). It names
+its tile set, wall layout, counting unit, dice procedure, joker procedure, breach kind,
+colline, deal pattern, hand sizes and replacement source, and (simplified rules) who must
+announce « une Tuile ». The four built-in
 profiles (``wenzhou``, ``sichuan``, ``wsom``, ``simplified``) are TOML files shipped in
 ``rules/profiles/``; a casino can write its own and load it by path. A profile that cannot
 work is refused with a :class:`ProfileError` naming the field.
@@ -19,11 +21,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from rules.dealt import SEATS, DealError, Seat, first_error
+from rules.dealt import DealError, RuleSetField, first_error
+from rules.words import RULE_SETS, SEATS, RuleSet, Seat
 
 Height = Annotated[int, Field(ge=1, le=2)]
-Variant = Literal["wenzhou", "sichuan", "wsom", "simplified"]
-BUILTIN_PROFILES: tuple[str, ...] = ("wenzhou", "sichuan", "wsom", "simplified")
+#: One built-in profile per rule set, named after it.
+BUILTIN_PROFILES: tuple[str, ...] = RULE_SETS
+#: Seed 004 rule 10, who must announce « une Tuile »: see :class:`Announce`.
+UneTuile = Literal["one_face", "ready"]
 #: Where the built-in profiles are shipped (package data of ``rules``).
 PROFILE_DIR = Path(__file__).resolve().parent / "profiles"
 
@@ -164,11 +169,21 @@ class Replacement(_Frozen):
     source: Literal["colline", "live_end"]
 
 
+class Announce(_Frozen):
+    """Simplified rules, seed 004 rule 10: "Le joueur n'attendant plus qu'une seule tuile pour
+    faire MahJong doit annoncer à haute voix « une Tuile »"; a player who did not scores
+    nothing for his Mah-Jong. ``une_tuile`` says who must announce: ``one_face``, a hand
+    waiting on one face only (**Decision**, the default); ``ready``, any hand one tile short
+    of Mah-Jong, whatever it waits on (the other reading of "une seule tuile")."""
+
+    une_tuile: UneTuile = "one_face"
+
+
 class Profile(_Frozen):
     """One rule set's table procedures, validated as a whole."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=64)
-    variant: Variant
+    variant: RuleSetField = Field(description="the rule set this profile configures")
     version: str = Field(min_length=1, max_length=32)
     description: str = ""
     tile_set: Literal["108", "136", "144"]
@@ -180,9 +195,12 @@ class Profile(_Frozen):
     colline: Colline = Colline()
     deal: DealPattern
     replacement: Replacement
+    announce: Announce = Announce()
 
     @model_validator(mode="after")
     def _can_work(self) -> Profile:
+        if self.announce != Announce() and self.variant is not RuleSet.SIMPLIFIED:
+            raise ValueError("announce.une_tuile: only the simplified rules ask for « une Tuile »")
         tiles = self.layout.tiles()
         if tiles != int(self.tile_set):
             raise ValueError(

@@ -1,12 +1,11 @@
-"""The hand record: from a dealt state, through the events of play, to the settlement.
+"""The hand record: a hand from its dealt state, through the events of play, to its result.
 
-:func:`start` validates a :class:`~rules.dealt.DealtState` (each seat's count, the joker, every
-tile once and where the manifest says it is) and opens a :class:`HandRecord`. Events
-(:data:`Event`: draw, discard, claim, kong, flower, win, penalty, exhausted) are applied one
-by one with :meth:`HandRecord.apply`; each is checked against the state (whose turn, which
-tiles the seat holds, what the wall gives) and refused with a :class:`RecordError` naming the
-problem, leaving the record unchanged. :func:`replay` does it for a whole list, so a hand can
-be recomputed from the log and settled (:meth:`HandRecord.result`).
+A :class:`HandRecord` is opened by :func:`rules.replay.start` on a validated dealt state.
+Events (:data:`rules.events.Event`: draw, discard, claim, kong, flower, win, penalty,
+exhausted) are applied one by one with :meth:`HandRecord.apply`; each is checked against the
+state (whose turn, which tiles the seat holds, what the wall gives) and refused with a
+:class:`~rules.events.RecordError` naming the problem, leaving the record unchanged.
+:meth:`HandRecord.result` settles the hand so far (:class:`~rules.outcome.HandResult`).
 
 Flow of play (TABLE.md and the seeds):
 
@@ -20,11 +19,9 @@ Flow of play (TABLE.md and the seeds):
   annex II "Kong volé", on the discard a player makes right after his kong), from the wall,
   or from a kong replacement;
 - Wenzhou and WSOM end at the first win; Sichuan goes on until three have won, the simplified
-  rules until all have; every variant ends with ``exhausted`` once the live wall is empty;
+  rules until all have; every rule set ends with ``exhausted`` once the live wall is empty;
 - a declared win without a winning shape is a false win: the seat is penalised with its
-  variant's consequence, as with a ``penalty`` event from the floor (Wenzhou: out of the hand,
-  pays the winner; Sichuan: no claim until its next own draw; WSOM and simplified: dead hand,
-  it cannot win).
+  rule set's consequence (:mod:`rules.penalties`), as with a ``penalty`` event from the floor.
 
 One claimer per discard: when several players call, the seeds' priority (Mah-Jong, then
 kong, then pung, then chow; the nearest counter-clockwise from the discarder first) decides
@@ -34,20 +31,28 @@ which single event the floor records.
 from __future__ import annotations
 
 import copy
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
-
-from rules.deal import WallExhausted, WallState, draw, replacement, wall_state
-from rules.dealt import SEAT_INDEX, SEATS, UNKNOWN, DealtState, Seat, Tile
-from rules.hand import Hand, HandError, Meld, MeldKind, Variant, WinSource, make_meld
-from rules.profiles import Profile, load_profile
+from rules.dealt import DealtState
+from rules.events import (
+    Claim,
+    Discard,
+    Draw,
+    Event,
+    Exhausted,
+    Flower,
+    Kong,
+    Penalty,
+    Phase,
+    RecordError,
+    Win,
+)
+from rules.hand import DEALT_HAND_SOURCE, Hand, HandError, Meld, MeldKind, WinSource, make_meld
+from rules.outcome import HandResult, PenaltyRecord, WinRecord
+from rules.penalties import CONSEQUENCES
+from rules.profiles import Profile
 from rules.scoring import (
-    DEFAULT_TABLE,
-    Score,
     SichuanContext,
     SimplifiedContext,
     WenzhouContext,
@@ -57,92 +62,9 @@ from rules.scoring import (
 )
 from rules.seating import WenzhouGame, wenzhou_after_hand
 from rules.settle import Payment, net, sichuan_exhaustion, win_payments
-from rules.tiles import is_bonus, sort_key, sorted_tiles, tile_set
-
-
-class RecordError(ValueError):
-    """A dealt state that cannot start a hand, or an event the hand's state refuses."""
-
-
-# --------------------------------------------------------------------------- events
-
-
-class _Event(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Draw(_Event):
-    """The seat draws: the live wall's next tile, or the replacement after its kong/flower.
-    ``tile`` (optional) is what the seat saw, checked against the wall."""
-
-    type: Literal["draw"] = "draw"
-    seat: Seat
-    tile: Tile | None = None
-
-
-class Discard(_Event):
-    type: Literal["discard"] = "discard"
-    seat: Seat
-    tile: Tile
-
-
-class Claim(_Event):
-    """The seat takes the last discard to expose a set with ``tiles`` from its hand."""
-
-    type: Literal["claim"] = "claim"
-    seat: Seat
-    tiles: list[Tile] = Field(min_length=2, max_length=3)
-
-
-class Kong(_Event):
-    """In its own turn: four alike from the hand (concealed), or a fourth added to an exposed
-    pung."""
-
-    type: Literal["kong"] = "kong"
-    seat: Seat
-    tile: Tile
-
-
-class Flower(_Event):
-    """Simplified rules: a flower or season laid out; the replacement draw follows."""
-
-    type: Literal["flower"] = "flower"
-    seat: Seat
-    tile: Tile
-
-
-class Win(_Event):
-    """The seat declares Mah-Jong (Hu). ``announced``: simplified rules, "une Tuile"."""
-
-    type: Literal["win"] = "win"
-    seat: Seat
-    announced: bool = True
-
-
-class Penalty(_Event):
-    """The floor penalises a seat (a wrong set exposed, a wrong tile count...)."""
-
-    type: Literal["penalty"] = "penalty"
-    seat: Seat
-    reason: str = Field(min_length=1)
-
-
-class Exhausted(_Event):
-    """The live wall is empty and nobody can go on: the hand ends."""
-
-    type: Literal["exhausted"] = "exhausted"
-
-
-Event = Annotated[
-    Draw | Discard | Claim | Kong | Flower | Win | Penalty | Exhausted,
-    Field(discriminator="type"),
-]
-EVENTS_ADAPTER: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
-
-Phase = Literal["discard", "claim", "kong", "flower", "over"]
-
-
-# --------------------------------------------------------------------------- state
+from rules.tiles import is_bonus, sorted_tiles
+from rules.wall import WallExhausted, WallState, draw, replacement, wall_state
+from rules.words import SEAT_INDEX, SEATS, RuleSet, Seat, seat_at
 
 
 @dataclass
@@ -165,164 +87,8 @@ class SeatState:
         return sum(3 if m.concealed else 2 for m in self.melds if m.kind is MeldKind.KONG)
 
 
-@dataclass(frozen=True)
-class WinRecord:
-    seat: Seat
-    source: WinSource
-    score: Score
-    payments: tuple[Payment, ...]
-    order: int  # 1 for the first to go out
-
-
-@dataclass(frozen=True)
-class PenaltyRecord:
-    seat: Seat
-    reason: str
-    consequence: str
-
-
-@dataclass(frozen=True)
-class HandResult:
-    """Where the hand stands: wins, penalties, payments (units) and each seat's balance."""
-
-    finished: bool
-    reason: str
-    wins: tuple[WinRecord, ...]
-    penalties: tuple[PenaltyRecord, ...]
-    end_payments: tuple[Payment, ...]
-    payments: tuple[Payment, ...]
-    balance: dict[Seat, int]
-    scores: dict[Seat, int]  # simplified rules: each seat's points
-    next_game: WenzhouGame | None  # Wenzhou: the game after this hand
-
-
-CONSEQUENCE: dict[Variant, str] = {
-    Variant.WENZHOU: "out of the hand: cannot win, pays the winner",
-    Variant.SICHUAN: "regularise; no claim until the next own draw",
-    Variant.WSOM: "dead hand: cannot win",
-    Variant.SIMPLIFIED: "dead hand: cannot win",
-}
-
-
 def _next(seat: Seat, step: int = 1) -> Seat:
-    return SEATS[(SEAT_INDEX[seat] + step) % 4]
-
-
-# --------------------------------------------------------------------------- start
-
-
-def validate_dealt(dealt: DealtState, profile: Profile) -> None:
-    """Refuse a dealt state the rules cannot play, naming the fault."""
-    if dealt.variant != profile.variant:
-        raise RecordError(
-            f"dealt state is {dealt.variant} but profile {profile.name} is {profile.variant}"
-        )
-    every = [t for s in SEATS for t in dealt.hands[s]] + dealt.colline + dealt.live_wall
-    if UNKNOWN in every:
-        raise RecordError("the dealt state holds unidentified tiles ('?'): nothing to score")
-    for seat in SEATS:
-        want = profile.hand_size(seat == dealt.leader)
-        got = len(dealt.hands[seat])
-        if got != want:
-            role = "the leader" if seat == dealt.leader else "a player"
-            raise RecordError(f"seat {seat} holds {got} tiles; {role} is dealt {want}")
-        if len(dealt.hand_positions[seat]) != got:
-            raise RecordError(
-                f"seat {seat}: {got} tiles but {len(dealt.hand_positions[seat])} positions"
-            )
-    expected = tile_set(int(profile.tile_set))
-    found = Counter(every)
-    if found != expected:
-        extra = sorted((found - expected).elements(), key=sort_key)
-        missing = sorted((expected - found).elements(), key=sort_key)
-        what = f"{extra[0]} more than the set holds" if extra else f"{missing[0]} missing"
-        raise RecordError(f"the dealt tiles are not one {profile.tile_set}-tile set: {what}")
-    placed = [
-        (t, p) for s in SEATS for t, p in zip(dealt.hands[s], dealt.hand_positions[s], strict=True)
-    ]
-    if len(dealt.colline) != len(dealt.colline_positions) or len(dealt.live_wall) != len(
-        dealt.live_wall_positions
-    ):
-        raise RecordError("colline or live wall: tiles and positions differ in number")
-    placed += list(zip(dealt.colline, dealt.colline_positions, strict=True))
-    placed += list(zip(dealt.live_wall, dealt.live_wall_positions, strict=True))
-    seen: set[tuple[str, int, str]] = set()
-    for tile, pos in placed:
-        key = (pos.wall, pos.stack, pos.tier)
-        if key in seen:
-            raise RecordError(f"tile position {pos.label()} is used twice")
-        seen.add(key)
-        try:
-            at = dealt.manifest.tile_at(pos)
-        except (KeyError, IndexError):
-            raise RecordError(f"position {pos.label()} is not in the manifest") from None
-        if at != tile:
-            raise RecordError(f"{tile} listed at {pos.label()}, where the manifest has {at}")
-    if profile.joker.kind == "indicator":
-        if dealt.joker is None:
-            raise RecordError(f"{profile.variant} needs a joker: the dealt state has none")
-        try:
-            turned = dealt.manifest.tile_at(dealt.joker.position)
-        except (KeyError, IndexError):
-            raise RecordError("the joker's position is not in the manifest") from None
-        if turned != dealt.joker.face:
-            raise RecordError(
-                f"joker face {dealt.joker.face} but the tile turned at "
-                f"{dealt.joker.position.label()} is {turned}"
-            )
-        if is_bonus(dealt.joker.face):
-            raise RecordError(f"joker face {dealt.joker.face} is a flower or season")
-    elif dealt.joker is not None:
-        raise RecordError(f"{profile.variant} plays without joker, but the dealt state has one")
-
-
-def start(
-    dealt: DealtState,
-    profile: Profile | None = None,
-    *,
-    game: WenzhouGame | None = None,
-    table: WenzhouTable = DEFAULT_TABLE,
-) -> HandRecord:
-    """Validate a dealt state and open its hand record.
-
-    ``profile``: the profile the deal was computed with (default: the built-in one named in
-    the dealt state, whose version must match). ``game`` (Wenzhou): the game before this hand,
-    for the leader's streak and the next game; its leader must be the dealt leader.
-    """
-    if profile is None:
-        profile = load_profile(dealt.profile.name)
-        if profile.version != dealt.profile.version:
-            raise RecordError(
-                f"profile {profile.name} is version {profile.version}, the deal used "
-                f"version {dealt.profile.version}: pass the profile it was computed with"
-            )
-    validate_dealt(dealt, profile)
-    if game is not None:
-        if dealt.variant != "wenzhou":
-            raise RecordError("a Wenzhou game state was given for a non-Wenzhou hand")
-        if game.over:
-            raise RecordError("the Wenzhou game is over: draw the winds again")
-        if game.leader != dealt.leader:
-            raise RecordError(f"the game's leader is {game.leader}, the deal's is {dealt.leader}")
-    return HandRecord(dealt, profile, game, table)
-
-
-def replay(
-    dealt: DealtState,
-    events: Iterable[Event],
-    profile: Profile | None = None,
-    *,
-    game: WenzhouGame | None = None,
-    table: WenzhouTable = DEFAULT_TABLE,
-) -> HandRecord:
-    """Start a record and apply every event; RecordError names the first refused one."""
-    record = start(dealt, profile, game=game, table=table)
-    for number, event in enumerate(events, start=1):
-        try:
-            record.apply(event)
-        except RecordError as exc:
-            raise RecordError(f"event {number} ({event.type}): {exc}") from None
-    return record
+    return seat_at(SEAT_INDEX[seat] + step)
 
 
 # --------------------------------------------------------------------------- the record
@@ -336,7 +102,7 @@ class HandRecord:
     ) -> None:
         self.dealt = dealt
         self.profile = profile
-        self.variant = Variant(dealt.variant)
+        self.rule_set = RuleSet(dealt.variant)
         self.game = game
         self.table = table
         self.joker: str | None = dealt.joker.face if dealt.joker else None
@@ -356,14 +122,14 @@ class HandRecord:
         self.end_payments: list[Payment] = []
         self.finished = False
         self.reason = "in play"
-        self.seats[self.leader].drew_from = WinSource.WALL
+        self.seats[self.leader].drew_from = DEALT_HAND_SOURCE  # a heavenly hand is self-drawn
 
     # ----------------------------------------------------------------- helpers
 
     def active(self, seat: Seat) -> bool:
         """Still taking turns (not won; in Wenzhou, not put out by a penalty)."""
         st = self.seats[seat]
-        return not st.won and not (st.penalised and self.variant is Variant.WENZHOU)
+        return not st.won and not (st.penalised and self.rule_set is RuleSet.WENZHOU)
 
     def next_active(self, seat: Seat) -> Seat:
         for step in range(1, 5):
@@ -372,11 +138,17 @@ class HandRecord:
                 return other
         return seat
 
-    def _hand(self, seat: Seat, win_tile: str | None, source: WinSource | None) -> Hand:
+    def _hand(
+        self,
+        seat: Seat,
+        win_tile: str | None,
+        source: WinSource | None,
+        concealed: Sequence[str] | None = None,
+    ) -> Hand:
         st = self.seats[seat]
         return Hand(
-            self.variant,
-            tuple(sorted_tiles(st.concealed)),
+            self.rule_set,
+            tuple(sorted_tiles(st.concealed if concealed is None else concealed)),
             tuple(st.melds),
             win_tile,
             source,
@@ -588,15 +360,7 @@ class HandRecord:
             concealed = [*st.concealed, win_tile]
         else:
             raise RecordError(f"seat {seat} cannot declare a win now")
-        hand = Hand(
-            self.variant,
-            tuple(sorted_tiles(concealed)),
-            tuple(st.melds),
-            win_tile,
-            source,
-            self.joker,
-            tuple(sorted_tiles(st.bonus)),
-        )
+        hand = self._hand(seat, win_tile, source, concealed)
         if st.penalised:
             raise RecordError(f"seat {seat} has a dead hand and cannot win")
         result = score(
@@ -618,11 +382,11 @@ class HandRecord:
         st.won = True
         playing = [s for s in SEATS if not self.seats[s].won or s == seat]
         penalised = [
-            s for s in SEATS if self.seats[s].penalised and self.variant is Variant.WENZHOU
+            s for s in SEATS if self.seats[s].penalised and self.rule_set is RuleSet.WENZHOU
         ]
         points = result.points or 0
         payments = win_payments(
-            self.variant,
+            self.rule_set,
             points,
             seat,
             source,
@@ -639,10 +403,10 @@ class HandRecord:
 
     def _after_win(self, seat: Seat) -> None:
         winners = len(self.wins)
-        if self.variant in (Variant.WENZHOU, Variant.WSOM):
+        if self.rule_set in (RuleSet.WENZHOU, RuleSet.WSOM):
             self._finish("won")
             return
-        if self.variant is Variant.SICHUAN and winners >= 3:
+        if self.rule_set is RuleSet.SICHUAN and winners >= 3:
             self._finish("three players have won")
             return
         if not any(self.active(s) for s in SEATS):
@@ -661,7 +425,7 @@ class HandRecord:
         announced: bool,
     ) -> SichuanContext | WenzhouContext | SimplifiedContext | None:
         st = self.seats[seat]
-        if self.variant is Variant.SICHUAN:
+        if self.rule_set is RuleSet.SICHUAN:
             no_discard_yet = all(not s.discards for s in self.seats.values()) and not any(
                 s.melds for s in self.seats.values()
             )
@@ -678,25 +442,25 @@ class HandRecord:
             if robbed is not None and self.pending_kong is not None:
                 points -= 2  # the robbed kong falls back to a pung
             return SichuanContext(heavenly, second, max(points, 0))
-        if self.variant is Variant.WENZHOU:
+        if self.rule_set is RuleSet.WENZHOU:
             leader = seat == self.leader
             return WenzhouContext(leader=leader, streak=self.game.streak if self.game else 0)
-        if self.variant is Variant.SIMPLIFIED:
-            return SimplifiedContext(order=len(self.wins) + 1, announced=announced)
+        if self.rule_set is RuleSet.SIMPLIFIED:
+            return SimplifiedContext(len(self.wins) + 1, announced, self.profile.announce.une_tuile)
         return None
 
     def _penalise(self, seat: Seat, reason: str) -> None:
         st = self.seats[seat]
-        if self.variant is Variant.SICHUAN:
+        if self.rule_set is RuleSet.SICHUAN:
             st.no_claim = True
         else:
             st.penalised = True
-        self.penalties.append(PenaltyRecord(seat, reason, CONSEQUENCE[self.variant]))
-        if self.variant is Variant.WENZHOU and seat == self.turn and self.phase == "discard":
+        self.penalties.append(PenaltyRecord(seat, reason, CONSEQUENCES[self.rule_set]))
+        if self.rule_set is RuleSet.WENZHOU and seat == self.turn and self.phase == "discard":
             # the seat was to play: play passes on without it
             self.phase = "claim"
             self.last_discard = None
-        if self.variant is Variant.WENZHOU and not any(
+        if self.rule_set is RuleSet.WENZHOU and not any(
             self.active(s) for s in SEATS if s != seat
         ):  # pragma: no cover - four penalties in one hand
             self._finish("every player penalised")
@@ -708,7 +472,7 @@ class HandRecord:
     def _exhausted(self, ev: Exhausted) -> None:
         self._require(not self.wall.live, f"the live wall still holds {len(self.wall.live)} tiles")
         self._require(self.phase == "claim", "the hand ends after the last discard")
-        if self.variant is Variant.SICHUAN:
+        if self.rule_set is RuleSet.SICHUAN:
             left = {s: self.seats[s].concealed for s in SEATS if not self.seats[s].won}
             self.end_payments = sichuan_exhaustion(left)
         self._finish("wall exhausted")
@@ -727,7 +491,7 @@ class HandRecord:
     def result(self) -> HandResult:
         payments = [p for w in self.wins for p in w.payments] + list(self.end_payments)
         scores: dict[Seat, int] = {}
-        if self.variant is Variant.SIMPLIFIED:
+        if self.rule_set is RuleSet.SIMPLIFIED:
             won = {w.seat: w.score.points or 0 for w in self.wins}
             for s in SEATS:
                 scores[s] = won[s] if s in won else (score_unfinished(self.hand_of(s)).points or 0)
@@ -746,15 +510,3 @@ class HandRecord:
             scores,
             next_game,
         )
-
-
-def parse_events(text: str | bytes) -> list[Event]:
-    """Events from JSON (a list of objects with a ``type``), RecordError on bad input."""
-    from pydantic import ValidationError
-
-    from rules.dealt import first_error
-
-    try:
-        return EVENTS_ADAPTER.validate_json(text)
-    except ValidationError as exc:
-        raise RecordError("events: " + first_error(exc)) from None

@@ -2,6 +2,8 @@
 
 - :func:`wind_draw`: Wenzhou, each player draws one of the four face-down wind tiles;
   East is the first leader. :func:`wenzhou_after_hand` moves the leader role on.
+- :func:`next_leader`: the leader role passing on, counter-clockwise (the table's rotation
+  from one deal to the next, and Wenzhou's when the leader does not win).
 - :func:`sichuan_seating` (and :func:`sichuan_next_thrower` to drive it): each player
   throws two dice, ties re-thrown by the tied players only, the highest is leader and
   chooses a seat, the others sit counter-clockwise from his right by their throws.
@@ -20,7 +22,8 @@ from typing import Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rules.dealt import SEAT_INDEX, SEATS, DealError, Seat, ThrowError, seat_at
+from rules.dealt import DealError, ThrowError
+from rules.words import SEAT_INDEX, SEATS, Seat, seat_at
 
 P = TypeVar("P", bound=Hashable)
 
@@ -193,6 +196,12 @@ def wind_draw(players: Sequence[str], winds: Sequence[str]) -> Seating:
     return _seating(by_seat, "E")
 
 
+def next_leader(leader: Seat) -> Seat:
+    """The leader after ``leader`` when the role passes on: the seat at his right, as play
+    goes counter-clockwise (TABLE.md section 5)."""
+    return seat_at(SEAT_INDEX[leader] + 1)
+
+
 class WenzhouGame(BaseModel):
     """Where a Wenzhou game stands between hands: who leads next and whether it is over."""
 
@@ -219,7 +228,7 @@ def wenzhou_after_hand(game: WenzhouGame, winner: Seat | None) -> WenzhouGame:
         leader = game.leader
     else:
         streak = 0
-        leader = seat_at(SEAT_INDEX[game.leader] + 1)
+        leader = next_leader(game.leader)
     over = streak == 4 or played == 16
     return WenzhouGame(leader=leader, hands_played=played, streak=streak, over=over)
 

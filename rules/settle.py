@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
 from enum import StrEnum
 
-from rules.dealt import SEATS, Seat
-from rules.hand import Variant, WinSource
+from rules.hand import WinSource
 from rules.tiles import suit_of
+from rules.words import SEATS, RuleSet, Seat
 
 
 class SettleError(ValueError):
@@ -56,7 +56,7 @@ def _check_seat(seat: str, what: str) -> Seat:
 
 
 def win_payments(
-    variant: Variant,
+    rule_set: RuleSet,
     points: int,
     winner: Seat,
     source: WinSource,
@@ -72,7 +72,7 @@ def win_payments(
     ``penalised`` (Wenzhou): players put out of the hand, who pay the winner too.
     """
     _check_seat(winner, "winner")
-    if variant in (Variant.WSOM, Variant.SIMPLIFIED):
+    if rule_set in (RuleSet.WSOM, RuleSet.SIMPLIFIED):
         return []
     if points < 0:
         raise SettleError(f"a hand cannot be worth {points} units")
@@ -95,11 +95,24 @@ def win_payments(
         payers = [discarder]
     if points:
         payments = [Payment(p, winner, points, reason) for p in payers]
-        if variant is Variant.WENZHOU:
+        if rule_set is RuleSet.WENZHOU:
             for seat in SEATS:
                 if seat in out and seat != winner:
                     payments.append(Payment(seat, winner, points, "penalised: pays the winner"))
     return payments
+
+
+def payment_rule(rule_set: RuleSet, source: WinSource, points: int) -> str | None:
+    """Who pays a win worth ``points`` per payer, in words, as :func:`win_payments` applies
+    it; None where the rule set computes no payment (WSOM, simplified rules)."""
+    if rule_set in (RuleSet.WSOM, RuleSet.SIMPLIFIED):
+        return None
+    if source.self_drawn:
+        who = "everyone still in the hand" if rule_set is RuleSet.SICHUAN else "every player"
+        return f"self-drawn: {who} pays {points}"
+    if source is WinSource.ROBBED:
+        return f"robbed kong: the player robbed pays {points}"
+    return f"discard: the discarder alone pays {points}"
 
 
 class Readiness(StrEnum):

@@ -18,12 +18,12 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from controller.cli import UsageError
-from controller.cli.picture import render_text
+from controller.cli.errors import UsageError
 
 if TYPE_CHECKING:
-    from rules.dealt import DealtState, Manifest, Seat, Throw
+    from rules.dealt import DealtState, Manifest, Throw
     from rules.profiles import Profile
+    from rules.words import Seat
 
 
 def register(subparsers: Any) -> None:
@@ -88,6 +88,8 @@ def parse_throws(text: str) -> list[list[int]]:
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: the rules and the picture, only when the command runs
+    from controller.cli.picture import render_text
     from rules.dealt import DealError, dealt_state_schema
 
     if args.schema:
@@ -101,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
                 f"--socket asks the running service to deal; {', '.join(given)} "
                 "belong to the computation without hardware"
             )
+        # lazy: the API client, only to ask the service
         from controller.cli.client import deal_via_service
 
         return deal_via_service(args.socket, args.json)
@@ -118,12 +121,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _compute(args: argparse.Namespace) -> DealtState:
-    from rules.deal import deal, dice_leader, throws_from_dice
+    # lazy: as in run()
+    from rules.deal import deal
     from rules.dealt import parse_seat
+    from rules.dice import throws_from_dice
     from rules.profiles import load_profile
+    from rules.words import tile_set_name
 
     profile = load_profile(args.variant)
-    if args.tile_set not in ("A", "B"):
+    tile_set = tile_set_name(args.tile_set)
+    if tile_set is None:
         raise UsageError(f"--tile-set: {args.tile_set!r} is not A or B")
     leader: Seat | None = parse_seat(args.leader) if args.leader else None
     if args.random:
@@ -139,14 +146,12 @@ def _compute(args: argparse.Namespace) -> DealtState:
             raise UsageError("give --manifest FILE and --throws A+B[,C+D...], or --random")
         manifest = _read_manifest(args.manifest)
         throws = throws_from_dice(profile, leader, parse_throws(args.throws))
-        if leader is None:
-            leader = dice_leader(profile, throws)
-            if leader is None:
-                raise UsageError("--leader is required")
-    return deal(profile, manifest, leader, throws, cycle_id=args.cycle_id, tile_set=args.tile_set)
+    # The rules settle who leads (the simplified rules: player A of the dice).
+    return deal(profile, manifest, leader, throws, cycle_id=args.cycle_id, tile_set=tile_set)
 
 
 def _read_manifest(path: str) -> Manifest:
+    # lazy: as in run()
     from rules.dealt import Manifest
 
     try:
@@ -164,8 +169,10 @@ def _random_inputs(
     import secrets
     import sys
 
-    from rules.deal import dice_leader, manifest_from_ring, next_throw
+    # lazy: as in run()
     from rules.dealt import Throw
+    from rules.dice import next_throw
+    from rules.manifest import manifest_from_ring
     from rules.tiles import tile_list
 
     if profile.dice.procedure == "single_die_round" and leader is not None:
@@ -189,5 +196,4 @@ def _random_inputs(
     while (req := next_throw(profile, start, throws)) is not None:
         dice = [rng.randint(1, profile.dice.faces) for _ in range(req.count)]
         throws.append(Throw(by=req.by, dice=dice))
-    chosen = dice_leader(profile, throws) or start
-    return manifest, chosen, throws
+    return manifest, start, throws

@@ -8,7 +8,8 @@ TILES in the seeds' notation, spaced (``1m 2m 3m E E``) or compact (``123m EE``)
 ``--win`` the tiles may include the winning tile or leave it out (it is then added). A hand one
 tile short is answered with its waiting tiles. Melds: groups separated by commas, ``[...]``
 for a concealed kong, ``X*`` for a Wenzhou joker standing for X. The exit status is 0 whatever
-the verdict; bad input is one line on stderr and exit status 2.
+the verdict; bad input is one line on stderr and exit status 2. An option of one rule set
+given for a hand of another (``--heavenly`` on a Wenzhou hand) is bad input, not ignored.
 """
 
 from __future__ import annotations
@@ -17,11 +18,19 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from controller.cli import UsageError
+from controller.cli.errors import UsageError
 
 if TYPE_CHECKING:
     from rules.hand import Hand
-    from rules.scoring import Score
+    from rules.scoring import Context, Score
+
+#: The options that belong to one rule set (their help group is named after it); given for a
+#: hand of another rule set they are refused.
+RULE_SET_OPTIONS: dict[str, tuple[str, ...]] = {
+    "sichuan": ("--heavenly", "--second-heaven", "--robbed-kong-points"),
+    "wenzhou": ("--leader-streak", "--table"),
+    "simplified": ("--order", "--not-announced"),
+}
 
 
 def register(subparsers: Any) -> None:
@@ -60,15 +69,23 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--point", metavar="EUROS", help="value of one point, to show payments in euros"
     )
+    # Every rule set option defaults to None, so that "given" can be told from "left out".
     sichuan = parser.add_argument_group("Sichuan")
-    sichuan.add_argument("--heavenly", action="store_true", help="won on the dealt tiles (x6)")
     sichuan.add_argument(
-        "--second-heaven", action="store_true", help="won on the first discard or draw (x4)"
+        "--heavenly",
+        action="store_true",
+        default=None,
+        help="the leader's dealt hand, complete before the first draw (self-drawn, x6)",
+    )
+    sichuan.add_argument(
+        "--second-heaven",
+        action="store_true",
+        default=None,
+        help="won on the first discard or draw (x4)",
     )
     sichuan.add_argument(
         "--robbed-kong-points",
         type=int,
-        default=0,
         metavar="N",
         help="kong points of the player robbed, attributed to the winner",
     )
@@ -81,80 +98,87 @@ def register(subparsers: Any) -> None:
     )
     wenzhou.add_argument("--table", metavar="FILE", help="TOML table replacing the default")
     simplified = parser.add_argument_group("simplified")
+    simplified.add_argument("--order", type=int, metavar="N", help="rank among those out (1..4)")
     simplified.add_argument(
-        "--order", type=int, default=1, metavar="N", help="rank among those out (1..4)"
-    )
-    simplified.add_argument(
-        "--not-announced", action="store_true", help="a single-tile wait was not announced"
+        "--not-announced",
+        action="store_true",
+        default=None,
+        help="« une Tuile » was not announced (the profile says who must announce)",
     )
     parser.set_defaults(func=run)
 
 
+def _refuse_foreign_options(args: argparse.Namespace, rule_set: str) -> None:
+    """One line for the first option of another rule set given for this hand."""
+    for owner, options in RULE_SET_OPTIONS.items():
+        if owner == rule_set:
+            continue
+        for option in options:
+            if getattr(args, option[2:].replace("-", "_")) is not None:
+                raise UsageError(f"{option} applies to {owner} only, not to a {rule_set} hand")
+
+
 def _build(args: argparse.Namespace) -> Hand:
-    from rules.hand import HandError, parse_hand
+    # lazy: the rules, only when a hand is checked
+    from rules.hand import HandError, parse_hand, parse_rule_set
 
     try:
+        rule_set = parse_rule_set(args.variant)
+        _refuse_foreign_options(args, rule_set.value)
         return parse_hand(
-            args.variant,
+            rule_set,
             " ".join(args.tiles),
             ",".join(args.melds),
             win_tile=args.win,
             win_from=args.source,
             joker=args.joker,
+            heavenly=bool(args.heavenly),
         )
     except HandError as exc:
         raise UsageError(str(exc)) from None
 
 
-def _context(args: argparse.Namespace, hand: Hand) -> Any:
-    from rules.hand import Variant
+def _context(args: argparse.Namespace, hand: Hand) -> Context | None:
+    # lazy: as in _build()
+    from rules.hand import HandError
+    from rules.profiles import load_profile
     from rules.scoring import SichuanContext, SimplifiedContext, WenzhouContext
+    from rules.words import RuleSet
 
-    if args.robbed_kong_points < 0:
+    if args.robbed_kong_points is not None and args.robbed_kong_points < 0:
         raise UsageError("--robbed-kong-points cannot be negative")
     if args.leader_streak is not None and args.leader_streak < 0:
         raise UsageError("--leader-streak cannot be negative")
-    if not 1 <= args.order <= 4:
+    if args.order is not None and not 1 <= args.order <= 4:
         raise UsageError(f"--order must be 1..4, not {args.order}")
-    if hand.variant is Variant.SICHUAN:
-        return SichuanContext(args.heavenly, args.second_heaven, args.robbed_kong_points)
-    if hand.variant is Variant.WENZHOU:
+    if hand.rule_set is RuleSet.SICHUAN:
+        try:
+            return SichuanContext(
+                bool(args.heavenly), bool(args.second_heaven), args.robbed_kong_points or 0
+            )
+        except HandError as exc:
+            raise UsageError(str(exc)) from None
+    if hand.rule_set is RuleSet.WENZHOU:
         streak = args.leader_streak
         return WenzhouContext(leader=streak is not None, streak=streak or 0)
-    if hand.variant is Variant.SIMPLIFIED:
-        return SimplifiedContext(order=args.order, announced=not args.not_announced)
+    if hand.rule_set is RuleSet.SIMPLIFIED:
+        # Who must announce « une Tuile » is the built-in profile's choice (seed 004 rule 10).
+        une_tuile = load_profile(hand.rule_set.value).announce.une_tuile
+        return SimplifiedContext(args.order or 1, not args.not_announced, une_tuile)
     return None
 
 
-def _payment_rule(hand: Hand, score: Score) -> str | None:
-    from rules.hand import Variant, WinSource
-
-    if hand.variant in (Variant.WSOM, Variant.SIMPLIFIED) or not score.won:
-        return None
-    if hand.win_from is None:
-        return None
-    if hand.win_from.self_drawn:
-        who = "everyone still in the hand" if hand.variant is Variant.SICHUAN else "every player"
-        return f"self-drawn: {who} pays {score.points}"
-    if hand.win_from is WinSource.ROBBED:
-        return f"robbed kong: the player robbed pays {score.points}"
-    return f"discard: the discarder alone pays {score.points}"
-
-
 def run(args: argparse.Namespace) -> int:
-    from rules.hand import Variant
+    # lazy: as in _build()
+    from rules.hand import HandError
     from rules.scoring import DEFAULT_TABLE, load_table, score
-    from rules.settle import SettleError, to_money
+    from rules.settle import SettleError, payment_rule, to_money
     from rules.shapes import decompositions, winning_tiles
 
     hand = _build(args)
     ctx = _context(args, hand)
     table = DEFAULT_TABLE
     if args.table:
-        if hand.variant is not Variant.WENZHOU:
-            raise UsageError("--table applies to wenzhou only")
-        from rules.hand import HandError
-
         try:
             table = load_table(args.table)
         except HandError as exc:
@@ -172,16 +196,18 @@ def run(args: argparse.Namespace) -> int:
     elif args.waits:
         raise UsageError(
             f"--waits needs a hand one tile short ({hand.spec.waiting_size} tiles for "
-            f"{hand.variant.value}); this one has {hand.size}"
+            f"{hand.rule_set.value}); this one has {hand.size}"
         )
     result = score(hand, ctx, table=table)
     readings = decompositions(hand) if hand.complete else []
-    rule = _payment_rule(hand, result)
+    rule = None
+    if result.won and result.points is not None and hand.win_from is not None:
+        rule = payment_rule(hand.rule_set, hand.win_from, result.points)
 
     if args.json:
         print(json.dumps(_as_json(hand, result, readings, waits, rule, money), ensure_ascii=False))
         return 0
-    print(f"variant: {hand.variant.value}" + (f", joker {hand.joker}" if hand.joker else ""))
+    print(f"variant: {hand.rule_set.value}" + (f", joker {hand.joker}" if hand.joker else ""))
     print(f"hand: {hand.text()}" + (f"  bonus: {' '.join(hand.bonus)}" if hand.bonus else ""))
     if hand.win_tile is not None:
         print(f"winning tile: {hand.win_tile} from {hand.win_from}")
@@ -228,7 +254,7 @@ def _as_json(
         }
 
     return {
-        "variant": hand.variant.value,
+        "variant": hand.rule_set.value,
         "hand": {
             "concealed": list(hand.concealed),
             "melds": [

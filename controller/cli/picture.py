@@ -7,7 +7,10 @@ order taken.
 
 from __future__ import annotations
 
-from rules.dealt import DealtState
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rules.dealt import DealtState
 
 #: Unicode mahjong tiles (U+1F000 block) for the seeds' notation; "?" is a tile's back.
 GLYPHS: dict[str, str] = {

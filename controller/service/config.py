@@ -32,9 +32,9 @@ from pydantic import (
     field_validator,
 )
 
-from controller.audit.writer import DEFAULT_MAX_BYTES
+from rules.profiles import BUILTIN_PROFILES
+from rules.words import DICE_SOURCES, DiceSource
 
-BUILTIN_PROFILES: tuple[str, ...] = ("wenzhou", "sichuan", "wsom", "simplified")
 DEFAULT_SOCKET_PATH = "/run/mjtable/api.sock"
 DEFAULT_AUDIT_PATH = "/var/lib/mjtable/audit.jsonl"
 DEFAULT_SOCKET_MODE = 0o660
@@ -189,9 +189,7 @@ class RulesSection(_Section):
 
 
 class DiceSection(_Section):
-    source: Literal["board", "controller", "dealer"] = Field(
-        default="board", description="one of board, controller, dealer"
-    )
+    source: DiceSource = Field(default="board", description="one of " + ", ".join(DICE_SOURCES))
 
 
 _SECONDS = "seconds, a number greater than 0 and at most 3600"
@@ -274,7 +272,7 @@ class ApiSection(_Section):
 class AuditSection(_Section):
     path: str = Field(default=DEFAULT_AUDIT_PATH, description="an absolute path")
     rotate_bytes: int = Field(
-        default=DEFAULT_MAX_BYTES,
+        default=16 * 1024 * 1024,
         ge=4096,
         description="a size in bytes of at least 4096, e.g. 16777216",
     )

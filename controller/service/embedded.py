@@ -19,6 +19,7 @@ from controller.cycle.controller import CycleController, Deadlines, Recorder
 from controller.cycle.reports import Action, Event, FaultEvent
 from drivers.board import BoardLink
 from rules.profiles import Profile, load_profile
+from rules.words import DiceSource
 from simulator.server import SimConfig, SimulatedBoard
 
 
@@ -130,7 +131,7 @@ class CycleRunner:
             if event.type == "fault":
                 raise CycleFault(event)
             if event.type == "dealt" and goal == "dealt":
-                return event.dealt.model_dump(mode="json")
+                return event.dealt
             if event.type == "phase" and event.state == goal and goal != "dealt":
                 return None
 
@@ -147,7 +148,7 @@ class EmbeddedTable:
         faults: list[str] | None = None,
         reader: bool = True,
         dice: bool = True,
-        dice_source: str = "board",
+        dice_source: DiceSource = "board",
         deadlines: Deadlines | None = None,
         recorder: Recorder | None = None,
         profile: Profile | None = None,
@@ -167,11 +168,7 @@ class EmbeddedTable:
         self.controller = CycleController(
             self.profile,
             table=table,
-            dice_source="dealer"
-            if dice_source == "dealer"
-            else "controller"
-            if dice_source == "controller"
-            else "board",
+            dice_source=dice_source,
             deadlines=deadlines,
             recorder=recorder,
         )

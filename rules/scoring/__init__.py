@@ -1,4 +1,4 @@
-"""Scoring per variant, behind one entry point: :func:`score`.
+"""Scoring per rule set, behind one entry point: :func:`score`.
 
 - Sichuan: annex II exactly (:mod:`rules.scoring.sichuan`);
 - Wenzhou: a configurable table with a documented default (:mod:`rules.scoring.wenzhou`);
@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from rules.hand import Hand, Variant
+from rules.hand import Hand
 from rules.scoring.common import Effect, Line, Score, Verdict, total
 from rules.scoring.sichuan import SichuanContext, score_sichuan
 from rules.scoring.simplified import SimplifiedContext, score_simplified, score_unfinished
@@ -20,17 +20,18 @@ from rules.scoring.wenzhou import (
     score_wenzhou,
 )
 from rules.scoring.wsom import score_wsom
+from rules.words import RuleSet
 
 Context = SichuanContext | WenzhouContext | SimplifiedContext
 
 
 def score(hand: Hand, ctx: Context | None = None, *, table: WenzhouTable = DEFAULT_TABLE) -> Score:
-    """Score a declared hand under its variant's rules (see each module)."""
-    if hand.variant is Variant.SICHUAN:
+    """Score a declared hand under its rule set's rules (see each module)."""
+    if hand.rule_set is RuleSet.SICHUAN:
         return score_sichuan(hand, ctx if isinstance(ctx, SichuanContext) else None)
-    if hand.variant is Variant.WENZHOU:
+    if hand.rule_set is RuleSet.WENZHOU:
         return score_wenzhou(hand, ctx if isinstance(ctx, WenzhouContext) else None, table)
-    if hand.variant is Variant.SIMPLIFIED:
+    if hand.rule_set is RuleSet.SIMPLIFIED:
         return score_simplified(hand, ctx if isinstance(ctx, SimplifiedContext) else None)
     return score_wsom(hand)
 

@@ -1,4 +1,4 @@
-"""What every variant's scoring returns: a verdict, the reading chosen, and its lines.
+"""What every rule set's scoring returns: a verdict, the reading chosen, and its lines.
 
 A score is a list of lines, each a named pattern with its effect:
 
@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from math import prod
 
-from rules.hand import Hand, Variant, WinSource
+from rules.hand import Hand
 from rules.shapes import Decomposition, Shape
+from rules.words import RuleSet
 
 
 class Verdict(StrEnum):
@@ -55,10 +56,10 @@ def total(lines: tuple[Line, ...] | list[Line]) -> int:
 class Score:
     """The scoring of one declared hand.
 
-    ``points`` is None where the variant's scoring is out of scope (WSOM: validity only).
+    ``points`` is None where the rule set's scoring is out of scope (WSOM: validity only).
     """
 
-    variant: Variant
+    rule_set: RuleSet
     verdict: Verdict
     decomposition: Decomposition | None = None
     lines: tuple[Line, ...] = ()
@@ -76,9 +77,9 @@ class Score:
 
 
 def self_drawn(hand: Hand) -> bool:
-    return hand.win_from in (WinSource.WALL, WinSource.KONG)
+    return hand.win_from is not None and hand.win_from.self_drawn
 
 
 def false_win(hand: Hand, note: str = "") -> Score:
     notes = (note,) if note else ()
-    return Score(hand.variant, Verdict.FALSE_WIN, None, (), 0, self_drawn(hand), notes)
+    return Score(hand.rule_set, Verdict.FALSE_WIN, None, (), 0, self_drawn(hand), notes)

@@ -25,6 +25,8 @@ How they combine (Decisions, documented in docs/rules.md):
   and the serpentine are structures of their own;
 - the other combinations (2-5-8 Only, Tail 1-9, Full flush) add their points on top, except
   that 2, 5, 8 Only *replaces* Tout Pung, since it is defined as a Tout Pung;
+- a heavenly hand counts as self-drawn (its tiles came from the wall): the hand carries
+  :data:`rules.hand.DEALT_HAND_SOURCE` as its source, and the +1 comes from there;
 - additions are summed with the combinations; the one-tile double and the coefficients
   multiply that sum, and several coefficients multiply together;
 - "Kong volé" adds the robbed player's kong points (+2 exposed, +3 concealed, as given in the
@@ -36,7 +38,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rules.hand import Hand, MeldKind, WinSource
+from rules.hand import Hand, HandError, MeldKind, WinSource
 from rules.scoring.common import Effect, Line, Score, Verdict, false_win, self_drawn, total
 from rules.shapes import Decomposition, Group, GroupKind, Shape, decompositions
 
@@ -48,6 +50,15 @@ class SichuanContext:
     heavenly: bool = False  # won on the dealt tiles, before the first draw (leader)
     second_heaven: bool = False  # won on the first discard or first draw, no kong before
     robbed_kong_points: int = 0  # the kong points of the player robbed ("Kong volé")
+
+    def __post_init__(self) -> None:
+        if self.heavenly and self.second_heaven:
+            raise HandError(
+                "a heavenly hand and second-hand heaven are two different moments (annex II: "
+                "complete before the first draw, or won on the first discard or draw): give one"
+            )
+        if self.robbed_kong_points < 0:
+            raise HandError("the robbed player's kong points cannot be negative")
 
 
 def _number(face: str) -> int:
@@ -123,7 +134,7 @@ def score_sichuan(hand: Hand, ctx: SichuanContext | None = None) -> Score:
     """Score a complete Sichuan hand; a false win when it has no winning shape."""
     context = ctx or SichuanContext()
     if not hand.complete:
-        return Score(hand.variant, Verdict.INCOMPLETE, points=None)
+        return Score(hand.rule_set, Verdict.INCOMPLETE, points=None)
     readings = decompositions(hand)
     if not readings:
         return false_win(hand, "no four sets and a pair, seven pairs or serpentine")
@@ -135,4 +146,4 @@ def score_sichuan(hand: Hand, ctx: SichuanContext | None = None) -> Score:
             best = (points, d, lines)
     assert best is not None
     points, d, lines = best
-    return Score(hand.variant, Verdict.WIN, d, tuple(lines), points, self_drawn(hand))
+    return Score(hand.rule_set, Verdict.WIN, d, tuple(lines), points, self_drawn(hand))

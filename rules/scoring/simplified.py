@@ -13,8 +13,10 @@ to go out, then multiplies his total by:
 - x10 when it holds honours only (instead of x2 and x3, which an honours-only hand would
   otherwise meet vacuously);
 
-x2 and x3 both apply (x6) to a one-suit hand of pungs. A player who waited on a single tile
-and did not announce it ("une Tuile") scores nothing for his Mah-Jong (seed rule 10).
+x2 and x3 both apply (x6) to a one-suit hand of pungs. A player who had to announce
+« une Tuile » and did not scores nothing for his Mah-Jong (seed rule 10); who had to is the
+profile's ``announce.une_tuile``: a hand waiting on one face only (the Decision), or any hand
+one tile short (:class:`rules.profiles.Announce`).
 
 For a player who did not go out, his pungs are his exposed pungs and the three-alike in his
 concealed tiles (four alike concealed and not declared count as a pung).
@@ -25,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rules.hand import Hand, MeldKind
+from rules.profiles import UneTuile
 from rules.scoring.common import Effect, Line, Score, Verdict, false_win, self_drawn, total
 from rules.shapes import Decomposition, GroupKind, decompositions, winning_tiles
 
@@ -34,7 +37,8 @@ ORDER_POINTS: tuple[int, ...] = (100, 40, 20, 10)
 @dataclass(frozen=True)
 class SimplifiedContext:
     order: int = 1  # 1..4: the winner's rank among those who went Mah-Jong
-    announced: bool = True  # announced "une Tuile" when waiting on a single tile
+    announced: bool = True  # announced "une Tuile" before going Mah-Jong
+    une_tuile: UneTuile = "one_face"  # who must announce (the profile's announce.une_tuile)
 
 
 def _count_lines(pungs: int, kongs: int, bonus: int) -> list[Line]:
@@ -73,8 +77,15 @@ def single_wait(hand: Hand) -> bool:
         return False
     before = list(hand.concealed)
     before.remove(hand.win_tile)
-    waiting = Hand(hand.variant, tuple(before), hand.melds, joker=hand.joker, bonus=hand.bonus)
+    waiting = Hand(hand.rule_set, tuple(before), hand.melds, joker=hand.joker, bonus=hand.bonus)
     return len(winning_tiles(waiting)) == 1
+
+
+def must_announce(hand: Hand, une_tuile: UneTuile) -> bool:
+    """Did this winning hand have to announce « une Tuile » before its winning tile?
+    ``one_face``: only when it waited on one face; ``ready``: always, since every winning
+    hand was one tile short before its winning tile."""
+    return une_tuile == "ready" or single_wait(hand)
 
 
 def score_simplified(hand: Hand, ctx: SimplifiedContext | None = None) -> Score:
@@ -83,7 +94,7 @@ def score_simplified(hand: Hand, ctx: SimplifiedContext | None = None) -> Score:
     if not 1 <= context.order <= 4:
         raise ValueError(f"order of going out must be 1..4, not {context.order}")
     if not hand.complete:
-        return Score(hand.variant, Verdict.INCOMPLETE, points=None)
+        return Score(hand.rule_set, Verdict.INCOMPLETE, points=None)
     readings = decompositions(hand)
     if not readings:
         return false_win(hand, "no four sets and a pair")
@@ -95,10 +106,10 @@ def score_simplified(hand: Hand, ctx: SimplifiedContext | None = None) -> Score:
             best = (points, d, lines)
     assert best is not None
     points, d, lines = best
-    if not context.announced and single_wait(hand):
+    if not context.announced and must_announce(hand, context.une_tuile):
         lines = [Line("une Tuile non annoncée", Effect.TIMES, 0, "Mah-Jong not counted")]
         points = 0
-    return Score(hand.variant, Verdict.WIN, d, tuple(lines), points, self_drawn(hand))
+    return Score(hand.rule_set, Verdict.WIN, d, tuple(lines), points, self_drawn(hand))
 
 
 def score_unfinished(hand: Hand) -> Score:
@@ -109,4 +120,4 @@ def score_unfinished(hand: Hand) -> Score:
         if hand.concealed.count(tile) >= 3:
             pungs += 1
     lines = tuple(_count_lines(pungs, kongs, len(hand.bonus)))
-    return Score(hand.variant, Verdict.INCOMPLETE, None, lines, total(lines), False)
+    return Score(hand.rule_set, Verdict.INCOMPLETE, None, lines, total(lines), False)

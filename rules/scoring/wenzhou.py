@@ -156,7 +156,7 @@ def score_wenzhou(
     """Score a complete Wenzhou hand; a false win when it has no winning shape."""
     context = ctx or WenzhouContext()
     if not hand.complete:
-        return Score(hand.variant, Verdict.INCOMPLETE, points=None)
+        return Score(hand.rule_set, Verdict.INCOMPLETE, points=None)
     readings = decompositions(hand)
     if not readings:
         return false_win(hand, "no five sets and a pair, eight pairs and one tile, or three jokers")
@@ -169,4 +169,4 @@ def score_wenzhou(
     assert best is not None
     points, d, lines = best
     notes = (f"table: {table.name}",)
-    return Score(hand.variant, Verdict.WIN, d, tuple(lines), points, self_drawn(hand), notes)
+    return Score(hand.rule_set, Verdict.WIN, d, tuple(lines), points, self_drawn(hand), notes)

@@ -22,10 +22,10 @@ SHAPE_NAMES = {
 
 def score_wsom(hand: Hand) -> Score:
     if not hand.complete:
-        return Score(hand.variant, Verdict.INCOMPLETE, points=None)
+        return Score(hand.rule_set, Verdict.INCOMPLETE, points=None)
     readings = decompositions(hand)
     if not readings:
         score = false_win(hand, "fausse victoire: no regular or irregular winning hand")
-        return Score(hand.variant, score.verdict, None, (), None, score.self_drawn, score.notes)
+        return Score(hand.rule_set, score.verdict, None, (), None, score.self_drawn, score.notes)
     note = "fan scoring is out of scope: validity only"
-    return Score(hand.variant, Verdict.WIN, readings[0], (), None, self_drawn(hand), (note,))
+    return Score(hand.rule_set, Verdict.WIN, readings[0], (), None, self_drawn(hand), (note,))

@@ -175,3 +175,72 @@ def test_installed_command_exit_status() -> None:
     )
     assert done.returncode == 2
     assert "irregular hand" in done.stderr
+
+
+def test_heavenly_without_win_scores_like_the_hand_record(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The dealt hand counts as self-drawn: (Tout Pung 2 + 1) x 6, paid by everyone."""
+    for extra in ((), ("--win", "6s"), ("--win", "6s", "--from", "wall")):
+        status, out, _ = run(
+            capsys, "--variant", "sichuan", "333m 444m 777p 222s 66s", "--heavenly", *extra
+        )
+        assert status == 0
+        assert "Mah-Jong tiré du mur: +1" in out and "Dieu gagne: x6" in out
+        assert "points: 18 per payer" in out
+        assert "payment: self-drawn: everyone still in the hand pays 18" in out
+
+
+def test_kong_glory_with_a_kong(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(
+        capsys, "--variant", "sichuan", "123m 777p 222s 55s", "--melds", "4444m", "--win", "5s",
+        "--from", "kong",
+    )  # fmt: skip
+    assert status == 0
+    assert "Gloire du Kong: x2" in out and "points: 8 per payer" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--variant", "sichuan", "123m 456m 789p 234s 55s", "--win", "5s", "--from", "kong"],
+         "a win on a kong replacement needs a kong in the hand"),
+        (["--variant", "sichuan", "333m 444m 777p 222s 66s", "--heavenly", "--second-heaven"],
+         "two different moments"),
+        (["--variant", "sichuan", "333m 444m 777p 222s 66s", "--heavenly", "--win", "6s",
+          "--from", "discard"], "complete before the first tile is drawn: it cannot be won on"),
+        (["--variant", "sichuan", "333m 444m 777p 222s 66s", "--heavenly", "--win", "6s",
+          "--from", "robbed"], "cannot be won by robbing a kong"),
+        (["--variant", "wenzhou", "123m 456m 789p 111s 99s F EE", "--joker", "F", "--heavenly"],
+         "--heavenly applies to sichuan only, not to a wenzhou hand"),
+        (["--variant", "wsom", "123m 456m 789p 234s 55s", "--second-heaven"],
+         "--second-heaven applies to sichuan only, not to a wsom hand"),
+        (["--variant", "sichuan", "123m 456m 789p 234s 55s", "--robbed-kong-points", "0",
+          "--leader-streak", "1"], "--leader-streak applies to wenzhou only"),
+        (["--variant", "wenzhou", "123m 456m 789p 111s 99s F EE", "--joker", "F",
+          "--not-announced"], "--not-announced applies to simplified only"),
+        (["--variant", "simplified", "123m 456p 789s 123s EE", "--robbed-kong-points", "2"],
+         "--robbed-kong-points applies to sichuan only, not to a simplified hand"),
+    ],
+)  # fmt: skip
+def test_refusals_of_the_rules(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    status, out, err = run(capsys, *argv)
+    assert (status, out) == (2, "")
+    assert err.count("\n") == 1 and err.startswith("mjtable hand: ")
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_une_tuile_follows_the_builtin_profile(capsys: pytest.CaptureFixture[str]) -> None:
+    """The simplified profile's Decision: a two-face wait needs no announcement, a one-face
+    wait does (the other reading is tested on the rules, with a profile that says so)."""
+    two_faces = ["--variant", "simplified", "111m 456p 789s 23s EE", "--win", "4s"]
+    one_face = ["--variant", "simplified", "111m 456p 789s 234s E", "--win", "E"]
+    _, out, _ = run(capsys, *two_faces, "--not-announced")
+    assert "score: 105" in out
+    _, out, _ = run(capsys, *one_face, "--not-announced")
+    assert "une Tuile non annoncée" in out and "score: 0" in out
+    _, out, _ = run(capsys, *one_face)
+    assert "score: 105" in out

@@ -4,19 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from rules.deal import (
-    DealError,
-    ManifestError,
-    deal,
-    joker_position,
-    manifest_from_ring,
-    take_live_end,
-    validate_manifest,
-    wall_state,
-)
-from rules.dealt import SEATS, Manifest, Seat, Throw
+from rules.deal import deal
+from rules.dealt import DealError, Manifest, ManifestError, Throw, ThrowError
+from rules.dice import joker_position, settle
+from rules.manifest import ManifestSizeError, manifest_from_ring, validate_manifest
 from rules.profiles import Profile, load_profile, profile_from_data
 from rules.tiles import tile_list
+from rules.wall import take_live_end, wall_state
+from rules.words import SEATS, Seat
 from tests.support.deals import T, check_accounting, labels, shuffled_manifest, stacks
 
 WENZHOU = load_profile("wenzhou")
@@ -397,8 +392,44 @@ def test_manifest_from_the_board_order() -> None:
     assert m.walls["S"][0] == tiles[27:29]
     assert m.walls["N"][13] == [tiles[107]]
     assert m.board_order() == tiles
-    with pytest.raises(ManifestError, match="the board sent 107 tiles, the layout holds 108"):
+    with pytest.raises(ManifestSizeError, match="the board sent 107 tiles, the layout holds 108"):
         manifest_from_ring(SICHUAN, tiles[:-1])
+    with pytest.raises(ManifestSizeError) as err:
+        manifest_from_ring(SICHUAN, [*tiles, "1m"])
+    assert (err.value.got, err.value.expected) == (109, 108)
+    assert isinstance(err.value, ManifestError)
+
+
+def test_the_board_order_is_checked_against_the_set_once() -> None:
+    """manifest_from_ring is the one check of the board's list: a face too many is refused
+    there, and deal(checked=True) trusts it instead of checking again."""
+    tiles = ["?"] * 131 + ["1m"] * 5
+    with pytest.raises(ManifestError, match="tile 1m appears 5 times, the set has 4"):
+        manifest_from_ring(WENZHOU, tiles)
+    with pytest.raises(ManifestError, match="tile 1f is not in the 136-tile set"):
+        manifest_from_ring(WENZHOU, ["?"] * 135 + ["1f"])
+    bad = Manifest.model_validate({"walls": {**shuffled_manifest(WENZHOU).walls}})
+    walls = {seat: [list(st) for st in bad.walls[seat]] for seat in SEATS}
+    walls["N"][0] = ["1f", "1f"]  # not in the set: only a check would see it
+    unchecked = Manifest.model_validate({"walls": walls})
+    throws = [T("E", 3, 4), T("W", 5, 6)]
+    with pytest.raises(ManifestError, match="1f is not in the 136-tile set"):
+        deal(WENZHOU, unchecked, "E", throws)
+    assert deal(WENZHOU, unchecked, "E", throws, checked=True).manifest == unchecked
+
+
+def test_deal_settles_the_leader() -> None:
+    """rules.dice.settle: given in Wenzhou, Sichuan, WSOM; the dice's player A in Simplified."""
+    m = shuffled_manifest(WENZHOU)
+    assert deal(WENZHOU, m, "S", [T("S", 3, 4), T("N", 5, 6)]).leader == "S"
+    with pytest.raises(ThrowError, match="the leader must be named for wenzhou"):
+        deal(WENZHOU, m, None, [T("S", 3, 4), T("N", 5, 6)])
+    simplified = shuffled_manifest(SIMPLIFIED)
+    round_ = [T("E", 3), T("S", 5), T("W", 6), T("N", 2), T("W", 4, 5)]
+    for given in (*SEATS, None):
+        state = deal(SIMPLIFIED, simplified, given, round_)
+        assert (state.leader, state.seats[0], state.designated_wall) == ("W", "W", "W")
+        assert settle(SIMPLIFIED, given, round_).leader == "W"
 
 
 def test_manifest_input_is_canonical() -> None:

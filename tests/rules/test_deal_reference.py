@@ -21,10 +21,12 @@ from dataclasses import dataclass
 
 import pytest
 
-from rules.deal import deal, next_throw
-from rules.dealt import SEATS, DealtState, Manifest, Pos, Seat, Throw
+from rules.deal import deal
+from rules.dealt import DealtState, Manifest, Pos, Throw
+from rules.dice import next_throw
 from rules.profiles import load_profile
 from rules.tiles import tile_list
+from rules.words import SEATS, Seat
 
 # ---------------------------------------------------------------------------------------------
 # The reference, from TABLE.md alone

@@ -6,17 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rules.deal import (
-    ThrowError,
-    ThrowRequest,
-    deal,
-    designated_wall,
-    dice_leader,
-    next_throw,
-    throws_from_dice,
-)
-from rules.dealt import SEATS, Throw
+from rules.deal import deal
+from rules.dealt import Throw, ThrowError
+from rules.dice import ThrowRequest, designated_wall, next_throw, throws_from_dice
 from rules.profiles import load_profile
+from rules.words import SEATS
 from tests.support.deals import T, check_accounting, shuffled_manifest
 
 WENZHOU = load_profile("wenzhou")
@@ -120,8 +114,8 @@ def test_simplified_ties_are_rethrown_by_the_tied_only() -> None:
     so_far += [T("S", 1), T("N", 2)]
     assert next_throw(SIMPLIFIED, "E", so_far) == R("N", 2, "breach")
     full = [*so_far, T("N", 3, 3)]
-    assert dice_leader(SIMPLIFIED, full) == "N"
-    s = deal(SIMPLIFIED, shuffled_manifest(SIMPLIFIED), "N", full)
+    s = deal(SIMPLIFIED, shuffled_manifest(SIMPLIFIED), "E", full)
+    assert s.leader == "N"  # the round picks N, whatever seat the table expected
     assert s.count == 2 + 6  # N's deciding die is his last single die, 2
     with pytest.raises(
         ThrowError,
@@ -156,10 +150,13 @@ def test_simplified_short_form() -> None:
         deal(SIMPLIFIED, m, "W", [T("W", 1), T("W", 4, 5)])
     with pytest.raises(ThrowError, match="thrown by S, but W throws 2 dice"):
         deal(SIMPLIFIED, m, "W", [T("W", 4), T("S", 4, 5)])
-    with pytest.raises(ThrowError, match="leader E does not match the throws"):
-        deal(SIMPLIFIED, m, "E", [T("W", 4), T("W", 4, 5)])
+    # The dice choose the leader: the seat the table expected plays no part in the deal.
+    assert deal(SIMPLIFIED, m, "E", [T("W", 4), T("W", 4, 5)]).leader == "W"
+    assert deal(SIMPLIFIED, m, None, [T("W", 4), T("W", 4, 5)]).leader == "W"
+    # A leader named with the dice written out must be the one they pick.
     with pytest.raises(ThrowError, match=r"leader E does not match.*makes W player A"):
-        deal(SIMPLIFIED, m, "E", [T("E", 3), T("S", 5), T("W", 6), T("N", 2), T("W", 4, 5)])
+        throws_from_dice(SIMPLIFIED, "E", [[3], [5], [6], [2], [4, 5]])
+    assert throws_from_dice(SIMPLIFIED, "W", [[3], [5], [6], [2], [4, 5]])[-1] == T("W", 4, 5)
 
 
 def test_throws_from_dice_assigns_the_throwers() -> None:
@@ -201,7 +198,10 @@ def test_driving_the_dice_with_next_throw_always_ends_in_a_deal(
             # Ties that go on and on: the next single die wins, the others lose.
             values, boosted = [1 if boosted else 6], True
         throws.append(Throw(by=req.by, dice=values))
-    chosen = dice_leader(profile, throws) or leader
-    state = deal(profile, shuffled_manifest(profile, seed), chosen, throws)  # type: ignore[arg-type]
+    state = deal(profile, shuffled_manifest(profile, seed), leader, throws)  # type: ignore[arg-type]
+    # The rules settle the leader: given in three rule sets; the simplified rules' player A
+    # throws the last two dice.
+    simplified = profile.dice.procedure == "single_die_round"
+    assert state.leader == (throws[-1].by if simplified else leader)
     check_accounting(profile, state)
     assert state.throws == throws

@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from rules.hand import (
     HandError,
     MeldKind,
-    Variant,
     WinSource,
     build_hand,
-    irregularity,
     make_meld,
     parse_hand,
     parse_melds,
     parse_tiles,
 )
+from rules.penalties import irregularity
+from rules.words import RuleSet
 
 
 def test_spaced_and_compact_forms_read_the_same() -> None:
@@ -98,7 +100,7 @@ def test_winning_tile_added_or_found() -> None:
     ],
 )
 def test_impossible_hands_are_refused(
-    variant: str, tiles: str, kwargs: dict[str, str], message: str
+    variant: str, tiles: str, kwargs: dict[str, Any], message: str
 ) -> None:
     with pytest.raises(HandError, match=message):
         parse_hand(variant, tiles, **kwargs)
@@ -109,10 +111,10 @@ def test_meld_white_dragon_only_for_the_joker_face() -> None:
         parse_hand("sichuan", "123m 456m 789p 55s", "4s 5s* 6s")
     odd = make_meld(["4s", "5s", "6s"], ["4s", "7s", "6s"])
     with pytest.raises(HandError, match="7s cannot stand for 5s"):
-        build_hand(Variant.SICHUAN, parse_tiles("123m 456m 789p 55s"), [odd])
+        build_hand(RuleSet.SICHUAN, parse_tiles("123m 456m 789p 55s"), [odd])
     whites = make_meld(["4s", "5s", "6s"], ["4s", "B", "6s"])
     with pytest.raises(HandError, match="stands only for the joker face C"):
-        build_hand(Variant.WENZHOU, parse_tiles("123m 456m 789p 111s 55s"), [whites], joker="C")
+        build_hand(RuleSet.WENZHOU, parse_tiles("123m 456m 789p 111s 55s"), [whites], joker="C")
     # a white dragon written for itself in a Wenzhou meld means the joker face
     hand = parse_hand("wenzhou", "123m 456m 789p 111s 99s", "4s B 6s", joker="5s")
     assert hand.melds[0].faces == ("4s", "5s", "6s")
@@ -144,8 +146,8 @@ def test_wrong_counts_are_irregular_with_the_variants_penalty(
 
 
 def test_irregularity_flag() -> None:
-    assert irregularity(Variant.SICHUAN, 13, expected=(13, 14)) is None
-    flag = irregularity(Variant.WENZHOU, 15, expected=(16, 17))
+    assert irregularity(RuleSet.SICHUAN, 13, expected=(13, 14)) is None
+    flag = irregularity(RuleSet.WENZHOU, 15, expected=(16, 17))
     assert flag is not None
     assert flag.expected == 16
     assert "pays the winner" in flag.consequence

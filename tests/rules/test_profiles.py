@@ -10,9 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rules.deal import deal, dice_leader, next_throw
-from rules.dealt import SEATS, Throw
+from rules.deal import deal
+from rules.dealt import Throw
+from rules.dice import next_throw
 from rules.profiles import BUILTIN_PROFILES, ProfileError, load_profile, profile_from_data
+from rules.words import SEATS
 from tests.support.deals import check_accounting, shuffled_manifest
 
 
@@ -145,6 +147,24 @@ def test_more_refusals_name_their_field() -> None:
     assert "tile_set: Input should be '108', '136' or '144'" in _refused(data)
 
 
+def test_une_tuile_option(tmp_path: Path) -> None:
+    """Seed 004 rule 10: the built-in simplified profile takes the Decision (one face); a
+    casino's profile may take the other reading; other rule sets have no such option."""
+    assert load_profile("simplified").announce.une_tuile == "one_face"
+    assert load_profile("wenzhou").announce.une_tuile == "one_face"  # the default, unused
+    ready = tmp_path / "ready.toml"
+    ready.write_text(
+        'base = "simplified"\nname = "ready"\n[announce]\nune_tuile = "ready"\n', "utf-8"
+    )
+    assert load_profile(ready).announce.une_tuile == "ready"
+    data = _data("simplified")
+    data["announce"] = {"une_tuile": "any"}
+    assert "announce.une_tuile: Input should be 'one_face' or 'ready'" in _refused(data)
+    data = _data("sichuan")
+    data["announce"] = {"une_tuile": "ready"}
+    assert _refused(data).endswith("only the simplified rules ask for « une Tuile »")
+
+
 def test_casino_toml_with_base_and_errors(tmp_path: Path) -> None:
     good = tmp_path / "casino.toml"
     good.write_text(
@@ -229,6 +249,6 @@ def test_any_layout_any_counting_accounts_for_every_tile(
     req = next_throw(profile, leader, throws)  # type: ignore[arg-type]
     assert req is not None
     throws.append(Throw(by=req.by, dice=d[2:]))
-    assert dice_leader(profile, throws) is None
     state = deal(profile, shuffled_manifest(profile, seed), leader, throws)  # type: ignore[arg-type]
+    assert state.leader == leader  # given, not thrown, in these rule sets
     check_accounting(profile, state)

@@ -6,28 +6,31 @@ import json
 
 import pytest
 
-from rules.deal import deal, manifest_from_ring, throws_from_dice
-from rules.dealt import SEATS, Joker, ProfileRef, Seat
-from rules.hand import WinSource
-from rules.profiles import load_profile
-from rules.record import (
+from rules.deal import deal
+from rules.dealt import Joker, ProfileRef
+from rules.dice import throws_from_dice
+from rules.events import (
     Claim,
     Discard,
     Draw,
     Event,
     Exhausted,
     Flower,
-    HandRecord,
     Kong,
     Penalty,
     RecordError,
     Win,
     parse_events,
-    replay,
-    start,
 )
+from rules.hand import WinSource, parse_hand
+from rules.manifest import manifest_from_ring
+from rules.profiles import load_profile, profile_from_data
+from rules.record import HandRecord
+from rules.replay import replay, start
+from rules.scoring import SichuanContext, score
 from rules.seating import WenzhouGame
 from rules.settle import Payment
+from rules.words import SEATS, Seat
 from tests.support.rule_deals import arranged_deal, plain_deal
 
 
@@ -160,6 +163,9 @@ def test_sichuan_heavenly_hand_paid_by_all() -> None:
     ]
     assert win.score.points == (1 + 1) * 6
     assert sorted(p.payer for p in win.payments) == ["N", "S", "W"]
+    # One rule for both: the hand written out, as `mjtable hand --heavenly` reads it.
+    text = parse_hand("sichuan", "123m 456m 789p 234s 55s", heavenly=True)
+    assert score(text, SichuanContext(heavenly=True)).lines == win.score.lines
 
 
 def test_sichuan_concealed_kong_and_kong_glory() -> None:
@@ -351,13 +357,30 @@ def test_sichuan_false_win_bars_claims_until_the_next_draw() -> None:
     record = start(arranged_deal("sichuan", hands))
     record.apply(Discard(seat="E", tile="5s"))
     record.apply(Win(seat="S"))
-    assert record.result().penalties[0].consequence.startswith("regularise")
+    assert "may not claim a discard until his next own draw" in (
+        record.result().penalties[0].consequence
+    )
     assert record.seats["S"].no_claim
     with pytest.raises(RecordError, match="may not claim until its next own draw"):
         record.apply(Claim(seat="S", tiles=["3s", "4s"]))
     record.apply(Draw(seat="S"))
     assert not record.seats["S"].no_claim
     assert record.result().wins == ()
+
+
+@pytest.mark.parametrize(("une_tuile", "points"), [("one_face", 105), ("ready", 0)])
+def test_simplified_une_tuile_follows_the_profile(une_tuile: str, points: int) -> None:
+    """S waits on 1s or 4s (two faces) and does not announce « une Tuile »: the profile's
+    announce.une_tuile decides whether his Mah-Jong counts."""
+    data = load_profile("simplified").model_dump()
+    data["announce"] = {"une_tuile": une_tuile}
+    profile = profile_from_data(data)
+    hands = {"S": tiles("111m 456p 789s 23s EE")}
+    record = start(arranged_deal("simplified", hands, live=["4s"]), profile)
+    record.apply(Discard(seat="E", tile=record.seats["E"].concealed[0]))
+    record.apply(Draw(seat="S", tile="4s"))
+    record.apply(Win(seat="S", announced=False))
+    assert record.result().wins[0].score.points == points
 
 
 def test_dead_hand_cannot_win_in_the_simplified_rules() -> None:

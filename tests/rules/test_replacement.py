@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from rules.deal import WallExhausted, deal, draw, replacement, take_live_end, wall_state
+from rules.deal import deal
 from rules.dealt import DealtState
 from rules.profiles import load_profile
+from rules.wall import WallExhausted, draw, replacement, take_live_end, wall_state
 from tests.support.deals import T, labels, shuffled_manifest
 
 WENZHOU = load_profile("wenzhou")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rules.hand import HandError, parse_hand
+from rules.hand import DEALT_HAND_SOURCE, HandError, WinSource, parse_hand
 from rules.scoring import (
     DEFAULT_TABLE,
     Score,
@@ -127,9 +127,24 @@ def test_annex_ii_one_tile_left_doubles_the_hand() -> None:
 
 
 def test_annex_ii_kong_glory_doubles() -> None:
-    s = sichuan("123m 456m 789p 234s 55s", win="5s", source="kong")
-    assert names(s) == ["Tout Chow", "Mah-Jong tiré du mur", "Gloire du Kong"]
-    assert s.points == (1 + 1) * 2
+    s = sichuan("123m 777p 222s 55s", "4444m", win="5s", source="kong")
+    assert names(s) == [
+        "1 Chow et 3 Pungs",
+        "Mah-Jong tiré du mur",
+        "Kong exposé",
+        "Gloire du Kong",
+    ]
+    assert s.points == (1 + 1 + 2) * 2
+
+
+def test_annex_ii_kong_glory_needs_a_kong() -> None:
+    """« Gloire du Kong »: the tile drawn after making a kong; without one it cannot be."""
+    with pytest.raises(HandError, match="needs a kong in the hand"):
+        sichuan("123m 456m 789p 234s 55s", win="5s", source="kong")
+    with pytest.raises(HandError, match="needs a kong in the hand"):
+        sichuan("123m 777p 222s 55s", "444m", win="5s", source="kong")  # a pung is no kong
+    concealed = sichuan("123m 777p 222s 55s", "[4444m]", win="5s", source="kong")
+    assert concealed.points == (1 + 1 + 3) * 2
 
 
 def test_annex_ii_robbed_kong_doubles_and_takes_the_kong_points() -> None:
@@ -137,6 +152,40 @@ def test_annex_ii_robbed_kong_doubles_and_takes_the_kong_points() -> None:
     s = sichuan("123m 456m 789p 234s 55s", win="5s", source="robbed", ctx=ctx)
     assert names(s) == ["Tout Chow", "Points Kong de l'adversaire", "Kong volé"]
     assert s.points == (1 + 2) * 2
+
+
+def test_heavenly_hand_counts_as_self_drawn_with_or_without_its_winning_tile() -> None:
+    """One rule, DEALT_HAND_SOURCE: the dealt hand came from the wall. Scored from the text
+    (as `mjtable hand --heavenly` does) it is worth what the hand record gives (below)."""
+    ctx = SichuanContext(heavenly=True)
+    for win in (None, "6s"):
+        hand = parse_hand("sichuan", "333m 444m 777p 222s 66s", win_tile=win, heavenly=True)
+        assert hand.win_from is DEALT_HAND_SOURCE is WinSource.WALL
+        s = score(hand, ctx)
+        assert names(s) == ["Tout Pung", "Mah-Jong tiré du mur", "Dieu gagne"]
+        assert s.points == (2 + 1) * 6
+    assert parse_hand("sichuan", "333m444m777p222s66s", win_from="wall", heavenly=True).win_from
+
+
+@pytest.mark.parametrize(
+    ("source", "melds", "how"),
+    [
+        ("discard", "", "on a discard"),
+        ("robbed", "", "by robbing a kong"),
+        ("kong", "4444s", "on a kong replacement"),
+    ],
+)
+def test_heavenly_hand_is_not_won_on_a_discard(source: str, melds: str, how: str) -> None:
+    tiles = "333m 444m 777p 66s" if melds else "333m 444m 777p 222s 66s"
+    with pytest.raises(HandError, match=f"complete before the first tile is drawn.*{how}"):
+        parse_hand("sichuan", tiles, melds, win_tile="6s", win_from=source, heavenly=True)
+
+
+def test_heavenly_hand_and_second_heaven_are_two_moments() -> None:
+    with pytest.raises(HandError, match="two different moments"):
+        SichuanContext(heavenly=True, second_heaven=True)
+    with pytest.raises(HandError, match="scored in sichuan"):
+        parse_hand("wsom", "123m 456m 789p 234s 55s", heavenly=True)
 
 
 def test_annex_ii_second_heaven_and_heavenly_hand() -> None:
@@ -322,6 +371,22 @@ def test_simplified_unannounced_single_wait_scores_nothing() -> None:
     # a two-sided wait (1s or 4s) needs no announcement
     hand = parse_hand("simplified", "111m 456p 789s 234s EE", win_tile="4s")
     assert score(hand, SimplifiedContext(announced=False)).points == 105
+
+
+def test_simplified_une_tuile_decision_both_ways() -> None:
+    """Seed 004 rule 10, "n'attendant plus qu'une seule tuile": the Decision (one face, the
+    default) and the other reading (any ready hand), chosen by the profile's option."""
+    two_sided = parse_hand("simplified", "111m 456p 789s 234s EE", win_tile="4s")  # 1s or 4s
+    single = parse_hand("simplified", "111m 456p 789s 234s EE", win_tile="E")  # E alone
+    one_face = SimplifiedContext(announced=False, une_tuile="one_face")
+    ready = SimplifiedContext(announced=False, une_tuile="ready")
+    assert score(two_sided, one_face).points == 105
+    assert score(two_sided, ready).points == 0
+    assert names(score(two_sided, ready)) == ["une Tuile non annoncée"]
+    assert score(single, one_face).points == score(single, ready).points == 0
+    announced = SimplifiedContext(announced=True, une_tuile="ready")
+    assert score(two_sided, announced).points == score(single, announced).points == 105
+    assert SimplifiedContext().une_tuile == "one_face"  # the Decision is the default
 
 
 def test_simplified_player_who_did_not_go_out() -> None:

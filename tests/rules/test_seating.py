@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from rules.dealt import DealError, ThrowError
 from rules.seating import (
     WenzhouGame,
+    next_leader,
     rank_by_throws,
     sichuan_next_thrower,
     sichuan_seating,
@@ -16,6 +17,7 @@ from rules.seating import (
     wind_draw,
     wsom_seating,
 )
+from rules.words import SEATS
 
 PLAYERS = ["ana", "ben", "chloé", "dan"]
 
@@ -129,3 +131,12 @@ def test_ranking_is_a_permutation_and_respects_first_values(
                 assert r.order.index(hi) < r.order.index(lo)
     if resolve == "all":
         assert r.used == len(throws)
+
+
+def test_the_leader_role_passes_to_the_right() -> None:
+    """TABLE.md section 5: counter-clockwise, the seat at the leader's right (s + 1)."""
+    assert [next_leader(s) for s in SEATS] == ["S", "W", "N", "E"]
+    game = WenzhouGame(leader="W")
+    assert wenzhou_after_hand(game, "S").leader == next_leader("W") == "N"
+    assert wenzhou_after_hand(game, None).leader == "N"
+    assert wenzhou_after_hand(game, "W").leader == "W"  # a leader who wins stays

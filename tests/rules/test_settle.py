@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from rules.hand import Variant, WinSource
+from rules.hand import WinSource
 from rules.settle import (
     Payment,
     Readiness,
@@ -19,20 +19,21 @@ from rules.settle import (
     to_money,
     win_payments,
 )
+from rules.words import RuleSet
 
 
 def test_discard_win_is_paid_by_the_discarder_alone() -> None:
-    for variant in (Variant.WENZHOU, Variant.SICHUAN):
+    for variant in (RuleSet.WENZHOU, RuleSet.SICHUAN):
         payments = win_payments(variant, 4, "S", WinSource.DISCARD, discarder="N")
         assert payments == [Payment("N", "S", 4, "discard")]
 
 
 def test_self_drawn_win_is_paid_by_everyone_still_playing() -> None:
-    payments = win_payments(Variant.WENZHOU, 3, "E", WinSource.WALL)
+    payments = win_payments(RuleSet.WENZHOU, 3, "E", WinSource.WALL)
     assert [(p.payer, p.units) for p in payments] == [("S", 3), ("W", 3), ("N", 3)]
     assert net(payments) == {"E": 9, "S": -3, "W": -3, "N": -3}
     # Sichuan: W has already won and left the hand
-    payments = win_payments(Variant.SICHUAN, 2, "E", WinSource.KONG, playing=("E", "S", "N"))
+    payments = win_payments(RuleSet.SICHUAN, 2, "E", WinSource.KONG, playing=("E", "S", "N"))
     assert [(p.payer, p.units, p.reason) for p in payments] == [
         ("S", 2, "self-drawn"),
         ("N", 2, "self-drawn"),
@@ -40,28 +41,28 @@ def test_self_drawn_win_is_paid_by_everyone_still_playing() -> None:
 
 
 def test_robbed_kong_is_paid_by_the_player_robbed() -> None:
-    payments = win_payments(Variant.SICHUAN, 6, "W", WinSource.ROBBED, discarder="E")
+    payments = win_payments(RuleSet.SICHUAN, 6, "W", WinSource.ROBBED, discarder="E")
     assert payments == [Payment("E", "W", 6, "robbed")]
 
 
 def test_wenzhou_penalised_player_pays_the_winner_too() -> None:
     payments = win_payments(
-        Variant.WENZHOU, 2, "S", WinSource.DISCARD, discarder="W", penalised=("N",)
+        RuleSet.WENZHOU, 2, "S", WinSource.DISCARD, discarder="W", penalised=("N",)
     )
     assert sorted((p.payer, p.units) for p in payments) == [("N", 2), ("W", 2)]
     # on a self-drawn win he pays once, as a penalised player
-    payments = win_payments(Variant.WENZHOU, 2, "S", WinSource.WALL, penalised=("N",))
+    payments = win_payments(RuleSet.WENZHOU, 2, "S", WinSource.WALL, penalised=("N",))
     assert sorted(p.payer for p in payments) == ["E", "N", "W"]
     assert net(payments)["S"] == 6
 
 
 def test_zero_point_hand_moves_no_money() -> None:
-    assert win_payments(Variant.SICHUAN, 0, "S", WinSource.DISCARD, discarder="W") == []
+    assert win_payments(RuleSet.SICHUAN, 0, "S", WinSource.DISCARD, discarder="W") == []
 
 
 def test_scoring_only_variants_have_no_payments() -> None:
-    assert win_payments(Variant.SIMPLIFIED, 100, "S", WinSource.WALL) == []
-    assert win_payments(Variant.WSOM, 8, "S", WinSource.WALL) == []
+    assert win_payments(RuleSet.SIMPLIFIED, 100, "S", WinSource.WALL) == []
+    assert win_payments(RuleSet.WSOM, 8, "S", WinSource.WALL) == []
 
 
 @pytest.mark.parametrize(
@@ -76,7 +77,7 @@ def test_scoring_only_variants_have_no_payments() -> None:
 )
 def test_inconsistent_payments_are_refused(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(SettleError, match=message):
-        win_payments(Variant.WENZHOU, 1, "S", **kwargs)  # type: ignore[arg-type]
+        win_payments(RuleSet.WENZHOU, 1, "S", **kwargs)  # type: ignore[arg-type]
 
 
 def test_readiness_counts_suits_in_the_concealed_hand() -> None:

@@ -12,7 +12,8 @@ from mahjong.agari import Agari
 
 from bench import handgen as gen
 from rules import shapes
-from rules.hand import Variant, build_hand, parse_hand
+from rules.hand import build_hand, parse_hand
+from rules.readings import pairs_decompositions
 from rules.shapes import (
     INDEX,
     Shape,
@@ -28,6 +29,7 @@ from rules.shapes import (
     wenzhou_is_win,
     winning_tiles,
 )
+from rules.words import RuleSet
 from tests.support import shapes_reference as ref
 
 PROPERTY = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -181,7 +183,7 @@ def test_wenzhou_verdict_matches_reference(case: tuple[list[str], str]) -> None:
     tiles, joker = case
     fast = wenzhou_is_win(counts_of(tiles), INDEX[joker])
     assert fast == ref.wenzhou_reference(tiles, joker), (tiles, joker)
-    hand = build_hand(Variant.WENZHOU, tiles, joker=joker)
+    hand = build_hand(RuleSet.WENZHOU, tiles, joker=joker)
     assert is_win(hand) == fast
     assert bool(decompositions(hand)) == fast
 
@@ -228,7 +230,7 @@ def test_regular_with_few_jokers_matches_substitution(case: tuple[list[int], int
 def test_pairs_match_reference(case: tuple[list[int], int]) -> None:
     counts, jokers = case
     assert is_pairs(counts, jokers, 7) == ref.plain_pairs(counts, jokers, 7)
-    readings = shapes.pairs_decompositions(counts, jokers, 7)
+    readings = pairs_decompositions(counts, jokers, 7)
     assert bool(readings) == is_pairs(counts, jokers, 7)
 
 
@@ -347,7 +349,7 @@ def test_thirteen_orphans_agrees_with_mahjong() -> None:
 def test_wenzhou_waits_match_reference(seed: int, joker: str, jokers: int) -> None:
     rnd = random.Random(seed)
     tiles = gen.wenzhou_tiles(rnd, joker, jokers, rnd.randrange(2))[:16]
-    hand = build_hand(Variant.WENZHOU, tiles, joker=joker)
+    hand = build_hand(RuleSet.WENZHOU, tiles, joker=joker)
     held = Counter(tiles)
     expected = [
         face

@@ -8,10 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from controller.audit.writer import AuditLog
-from rules.deal import deal, dice_leader, manifest_from_ring, next_throw
-from rules.dealt import DealtState, Seat, Throw
+from rules.deal import deal
+from rules.dealt import DealtState, Throw
+from rules.dice import next_throw
+from rules.manifest import manifest_from_ring
 from rules.profiles import load_profile
 from rules.tiles import tile_list
+from rules.words import Seat
 
 
 def play_cycle(
@@ -43,8 +46,7 @@ def play_cycle(
         log.append(
             "throw", {**throw.model_dump(mode="json"), "purpose": request.purpose}, cycle=cycle
         )
-    leads = dice_leader(profile, throws) or leader  # Simplified: the dice pick player A
-    state = deal(profile, manifest, leads, throws, cycle_id=cycle, tile_set="B")
+    state = deal(profile, manifest, leader, throws, cycle_id=cycle, tile_set="B")
     if state.joker is not None:
         log.append("joker", state.joker.model_dump(mode="json"), cycle=cycle)
     log.append("breach", {"position": state.breach.model_dump(mode="json")}, cycle=cycle)

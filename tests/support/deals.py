@@ -5,10 +5,11 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 
-from rules.deal import manifest_from_ring
-from rules.dealt import SEATS, DealtState, Manifest, Pos, Throw
+from rules.dealt import DealtState, Manifest, Pos, Throw
+from rules.manifest import manifest_from_ring
 from rules.profiles import Profile
 from rules.tiles import tile_list
+from rules.words import SEATS
 
 
 def T(by: str, *dice: int) -> Throw:

@@ -11,10 +11,13 @@ import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from rules.deal import deal, manifest_from_ring, throws_from_dice
-from rules.dealt import SEATS, DealtState, Manifest, Pos, Seat, parse_seat
+from rules.deal import deal
+from rules.dealt import DealtState, Manifest, Pos, parse_seat
+from rules.dice import throws_from_dice
+from rules.manifest import manifest_from_ring
 from rules.profiles import load_profile
 from rules.tiles import tile_list
+from rules.words import SEATS, Seat
 
 DICE: dict[str, list[list[int]]] = {
     "wenzhou": [[3, 4], [2, 3]],
