@@ -82,9 +82,10 @@ def replay(target: Path | str | Sequence[Path | str], cycle: str) -> ReplayResul
     tile_set = str(manifest_rec.data.get("tile_set", shuffle.data["tile_set"]))
     leader = str(started.data["leader"])
 
-    from rules.deal import deal, dice_leader
-    from rules.dealt import Manifest, Throw, TileSetName, parse_seat
+    from rules.deal import deal
+    from rules.dealt import Manifest, Throw, parse_seat
     from rules.profiles import load_profile
+    from rules.words import tile_set_name
 
     try:
         profile = load_profile(profile_name)
@@ -112,17 +113,18 @@ def replay(target: Path | str | Sequence[Path | str], cycle: str) -> ReplayResul
             f"the manifest is of tile set {tile_set}, the shuffle of {shuffle.data['tile_set']}"
         )
         return base
-    if tile_set not in ("A", "B"):
+    set_name = tile_set_name(tile_set)
+    if set_name is None:
         base.difference = f"the logged tile set {tile_set!r} is neither A nor B"
         return base
-    set_name: TileSetName = "A" if tile_set == "A" else "B"
     try:
         manifest = Manifest.model_validate({"walls": manifest_rec.data["walls"]})
         throw_models = [Throw(by=t["by"], dice=t["dice"]) for t in throws]
-        # Simplified: the single-die round picks player A, who leads.
-        seat = dice_leader(profile, throw_models) or parse_seat(leader)
-        base.leader = seat
-        state = deal(profile, manifest, seat, throw_models, cycle_id=cycle, tile_set=set_name)
+        # The rules settle who leads (simplified: player A of the dice).
+        state = deal(
+            profile, manifest, parse_seat(leader), throw_models, cycle_id=cycle, tile_set=set_name
+        )
+        base.leader = state.leader
     except (ValueError, KeyError, TypeError) as exc:
         base.difference = f"the logged inputs do not give a deal: {exc}"
         return base
