@@ -1,9 +1,10 @@
 """The local API's server: newline-delimited JSON over a Unix socket.
 
-The server (:class:`ApiServer`) is one thread around a selector: non-blocking
-sockets, no polling. Events reach it from the controller's thread through the
-``ApiBackend.subscribe`` callback, which only appends to a queue and writes one
-byte to a wake-up socket pair, so it never blocks. Each client has a bounded
+The server (:class:`ApiServer`) is one thread around a selector (a
+``drivers.ioloop.IoLoop``): non-blocking sockets, no polling. Events reach it
+from the controller's thread through the ``ApiBackend.subscribe`` callback,
+which only appends to a queue and wakes the loop (one byte on a socket pair),
+so it never blocks. Each client has a bounded
 outbound queue; a client that lets it overflow is told why (if it still reads)
 and disconnected, and the table never waits for it.
 
@@ -14,14 +15,13 @@ controller/api/messages.py.
 from __future__ import annotations
 
 import collections
-import contextlib
 import dataclasses
 import errno
+import functools
 import grp
 import json
 import logging
 import os
-import selectors
 import socket
 import stat
 import struct
@@ -36,6 +36,7 @@ from pydantic import (
 )
 
 from controller.cycle.reports import ApiBackend, Event
+from drivers.ioloop import EVENT_READ, EVENT_WRITE, IoLoop
 
 if TYPE_CHECKING:
     from controller.service.config import ApiSection
@@ -111,7 +112,7 @@ class _Client:
         self.closed = False
         self.reason = ""
         self.deadline: float | None = None
-        self.registered = 0  # selector event mask currently registered
+        self.registered = 0  # event mask currently registered with the loop
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,8 +126,6 @@ class ServerStats:
     dropped: int
 
 
-_LISTENER = object()
-_WAKE = object()
 _SEND_FLAGS = getattr(socket, "MSG_NOSIGNAL", 0)
 
 
@@ -183,15 +182,11 @@ class ApiServer:
 
         self._listener: socket.socket | None = None
         self._identity: tuple[int, int] | None = None
-        self._selector: selectors.BaseSelector | None = None
-        self._wake_r: socket.socket | None = None
-        self._wake_w: socket.socket | None = None
-        self._thread: threading.Thread | None = None
+        self._loop: IoLoop | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._clients: set[_Client] = set()
         self._pending: collections.deque[Any] = collections.deque()
         self._overflow = False
-        self._stopping = False
         self._accept_paused_until: float | None = None
         self.accept_retry_seconds = 1.0
         self._counter = 0
@@ -209,19 +204,14 @@ class ApiServer:
 
     def start(self) -> None:
         """Create the socket and serve from a background thread."""
-        if self._thread is not None:
+        if self._loop is not None:
             raise RuntimeError("the API server is already started")
         self._listener = self._open_listener()
         try:
-            self._selector = selectors.DefaultSelector()
-            self._wake_r, self._wake_w = socket.socketpair()
-            self._wake_r.setblocking(False)
-            self._wake_w.setblocking(False)
-            self._selector.register(self._listener, selectors.EVENT_READ, _LISTENER)
-            self._selector.register(self._wake_r, selectors.EVENT_READ, _WAKE)
+            self._loop = IoLoop("mjtable-api", tick=self._tick, logger=log)
+            self._loop.register(self._listener, EVENT_READ, self._on_listener)
             self._unsubscribe = self.table.subscribe(self._on_event)
-            self._thread = threading.Thread(target=self._run, name="mjtable-api", daemon=True)
-            self._thread.start()
+            self._loop.start()
         except BaseException:
             self._teardown()
             raise
@@ -232,12 +222,9 @@ class ApiServer:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
-        thread = self._thread
-        if thread is not None:
-            self._stopping = True
-            self._wake()
-            thread.join()
-            self._thread = None
+        loop = self._loop
+        if loop is not None:
+            loop.stop(timeout=None)
         self._teardown()
 
     def __enter__(self) -> ApiServer:
@@ -249,7 +236,7 @@ class ApiServer:
 
     @property
     def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        return self._loop is not None and self._loop.running
 
     def stats(self) -> ServerStats:
         """Counters, safe to read from any thread."""
@@ -267,18 +254,9 @@ class ApiServer:
             self._overflow = True
         else:
             self._pending.append(event)
-        self._wake()
-
-    def _wake(self) -> None:
-        wake = self._wake_w
-        if wake is None:
-            return
-        try:
-            wake.send(b"\0")
-        except (BlockingIOError, InterruptedError):
-            pass  # the loop has unread wake-ups already; it will look at the queue
-        except OSError:
-            pass  # closed during stop
+        loop = self._loop
+        if loop is not None:
+            loop.wake()  # never blocks; a no-op once stopped
 
     # -- socket setup
 
@@ -377,67 +355,54 @@ class ApiServer:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+        loop, self._loop = self._loop, None
+        if loop is not None:
+            loop.stop(timeout=None)
         for client in list(self._clients):
             self._close(client, "the service is stopping")
-        if self._selector is not None:
-            self._selector.close()
-            self._selector = None
         if self._listener is not None:
             self._listener.close()
             self._listener = None
             self._unlink_own_socket()
-        for end in (self._wake_r, self._wake_w):
-            if end is not None:
-                end.close()
-        self._wake_r = self._wake_w = None
         self._update_stats()
 
-    # -- the loop
+    # -- the loop (drivers.ioloop): callbacks of ready sockets, then _tick
 
-    def _run(self) -> None:
-        selector = self._selector
-        assert selector is not None
-        try:
-            while not self._stopping:
-                ready = selector.select(self._timeout())
-                for key, mask in ready:
-                    if key.data is _LISTENER:
-                        self._accept()
-                    elif key.data is _WAKE:
-                        self._drain_wake()
-                    else:
-                        self._service(key.data, mask)
-                self._deliver_events()
-                self._expire()
-                self._resume_accepting()
-                self._update_stats()
-        except Exception:
-            log.exception("the API server failed; clients can no longer reach the table")
-            raise
+    def _tick(self) -> float | None:
+        """After every wake-up: hand out the table's events, close clients whose linger
+        time is over, accept again after a pause; return the seconds to the next deadline."""
+        self._deliver_events()
+        self._expire()
+        self._resume_accepting()
+        self._update_stats()
+        return self._timeout()
+
+    def _on_listener(self, mask: int) -> None:
+        self._accept()
 
     def _service(self, client: _Client, mask: int) -> None:
         try:
-            if mask & selectors.EVENT_READ and not client.closed:
+            if mask & EVENT_READ and not client.closed:
                 self._read(client)
-            if mask & selectors.EVENT_WRITE and not client.closed:
+            if mask & EVENT_WRITE and not client.closed:
                 self._flush(client)
         except Exception:
             log.exception("%s: unexpected error; disconnecting it", client.name)
             self._close(client, "internal error")
 
     def _pause_accepting(self) -> None:
-        listener, selector = self._listener, self._selector
-        if self._accept_paused_until is None and listener is not None and selector is not None:
-            selector.unregister(listener)
+        listener, loop = self._listener, self._loop
+        if self._accept_paused_until is None and listener is not None and loop is not None:
+            loop.unregister(listener)
             self._accept_paused_until = time.monotonic() + self.accept_retry_seconds
 
     def _resume_accepting(self) -> None:
         until = self._accept_paused_until
-        listener, selector = self._listener, self._selector
-        if until is None or until > time.monotonic() or listener is None or selector is None:
+        listener, loop = self._listener, self._loop
+        if until is None or until > time.monotonic() or listener is None or loop is None:
             return
         self._accept_paused_until = None
-        selector.register(listener, selectors.EVENT_READ, _LISTENER)
+        loop.register(listener, EVENT_READ, self._on_listener)
         log.info("accepting API clients again")
 
     def _timeout(self) -> float | None:
@@ -447,14 +412,6 @@ class ApiServer:
         if not deadlines:
             return None
         return max(0.0, min(deadlines) - time.monotonic())
-
-    def _drain_wake(self) -> None:
-        assert self._wake_r is not None
-        try:
-            while self._wake_r.recv(4096):
-                pass
-        except (BlockingIOError, InterruptedError):
-            pass
 
     def _accept(self) -> None:
         assert self._listener is not None
@@ -488,21 +445,22 @@ class ApiServer:
                 self._update_interest(client)
 
     def _update_interest(self, client: _Client) -> None:
-        if client.closed or self._selector is None:
+        loop = self._loop
+        if client.closed or loop is None:
             return
         want = 0
         if not client.eof and not client.closing:
-            want |= selectors.EVENT_READ
+            want |= EVENT_READ
         if client.out:
-            want |= selectors.EVENT_WRITE
+            want |= EVENT_WRITE
         if want == client.registered:
             return
         if client.registered and want:
-            self._selector.modify(client.sock, want, client)
+            loop.modify(client.sock, want)
         elif client.registered:
-            self._selector.unregister(client.sock)
+            loop.unregister(client.sock)
         else:
-            self._selector.register(client.sock, want, client)
+            loop.register(client.sock, want, functools.partial(self._service, client))
         client.registered = want
 
     def _read(self, client: _Client) -> None:
@@ -731,9 +689,8 @@ class ApiServer:
         if client.closed:
             return
         client.closed = True
-        if client.registered and self._selector is not None:
-            with contextlib.suppress(KeyError, ValueError):
-                self._selector.unregister(client.sock)
+        if client.registered and self._loop is not None:
+            self._loop.unregister(client.sock)
         client.registered = 0
         client.sock.close()
         self._clients.discard(client)
