@@ -6,7 +6,8 @@ After a crash, a SIGKILL or a power cut, the service never re-publishes or inven
 - closes every cycle whose records stop before its ``dealt`` (or ``cycle_aborted``) record
   with a ``cycle_aborted`` record: that cycle published nothing;
 - returns the dealt states already published, oldest first, so that ``get_cycle`` answers
-  them again and the leader rotation continues;
+  them again and the leader rotation continues (each is checked against the rules'
+  ``DealtState`` when first read: see :class:`PublishedStates`);
 - returns where the two tile sets stood (the ``walls_*`` and ``board_rebooted`` records)
   and the board's last session (``hello``), which the controller trusts only if the board
   kept that session.
@@ -18,20 +19,73 @@ chain (years of rotated files) is not read at start.
 
 from __future__ import annotations
 
-import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, overload
 
 from pydantic import ValidationError
 
 from controller.audit.files import iter_records, rotated_files
-from controller.audit.writer import AuditLog
+from controller.audit.writer import AuditCorrupt, AuditLog
 from rules.dealt import DealtState, first_error
 from rules.words import TileSetName, tile_set_name
 
-log = logging.getLogger("mjtable.audit")
-
 #: The reason written in the ``cycle_aborted`` record of a cycle a restart cut short.
 CUT_SHORT = "the service stopped before the cycle completed (restart)"
+
+
+@dataclass(frozen=True)
+class _Logged:
+    state: Any  # the dealt record's state, as read
+    cycle: str
+    file: Path
+    line: int
+
+
+class PublishedStates(Sequence[DealtState]):
+    """The dealt states a log holds, oldest first, each checked against the rules'
+    ``DealtState`` when it is first read.
+
+    A restart finds thousands of them and the controller keeps the last few (``get_cycle``'s
+    history) and the count; checking a state costs more than reading its line, so only those
+    read are checked. One that does not fit (a log edited with its hashes recomputed, or
+    written with another dealt-state model) raises :class:`AuditCorrupt`: the table does
+    not serve a published deal it cannot read.
+    """
+
+    def __init__(self, logged: Sequence[_Logged] = ()) -> None:
+        self._logged = list(logged)
+        self._checked: dict[int, DealtState] = {}
+
+    def __len__(self) -> int:
+        return len(self._logged)
+
+    @overload
+    def __getitem__(self, index: int) -> DealtState: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[DealtState]: ...
+
+    def __getitem__(self, index: int | slice) -> DealtState | list[DealtState]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self._logged))[index]]
+        position = range(len(self._logged))[index]  # IndexError like a list's
+        state = self._checked.get(position)
+        if state is None:
+            state = self._checked[position] = self._check(self._logged[position])
+        return state
+
+    @staticmethod
+    def _check(logged: _Logged) -> DealtState:
+        try:
+            return DealtState.model_validate(logged.state)
+        except ValidationError as exc:
+            raise AuditCorrupt(
+                f"the dealt state of cycle {logged.cycle} ({logged.file.name} line "
+                f"{logged.line}) does not fit the dealt-state model ({first_error(exc)}): "
+                "run `mjtable audit verify` and have the log examined before starting"
+            ) from None
 
 
 @dataclass
@@ -41,7 +95,7 @@ class Recovery:
     #: cycles cut short, now closed by a ``cycle_aborted`` record
     aborted: list[str] = field(default_factory=list)
     #: the dealt states published, oldest first
-    published: list[DealtState] = field(default_factory=list)
+    published: PublishedStates = field(default_factory=PublishedStates)
     #: the board's session in the last ``hello`` record
     session: str | None = None
     #: the set whose walls were up on the table, as far as the log knows
@@ -52,12 +106,9 @@ class Recovery:
 
 def recover(audit: AuditLog) -> Recovery:
     """Read ``audit``'s files back, close the cycles a restart cut short, and say what was
-    published and where the sets stood.
-
-    A published state that no longer fits :class:`~rules.dealt.DealtState` is left out
-    (logged as a warning): the table cannot serve it again, and it must not stop the start.
-    """
+    published and where the sets stood."""
     found = Recovery()
+    published: list[_Logged] = []
     started: list[str] = []
     ended: set[str] = set()
     top: object = None  # the tile_set of the walls_* records (null when collected)
@@ -81,19 +132,12 @@ def recover(audit: AuditLog) -> Recovery:
             started.append(record.cycle)
         elif record.kind == "dealt":
             ended.add(record.cycle)
-            try:
-                found.published.append(DealtState.model_validate(record.data["state"]))
-            except ValidationError as exc:
-                log.warning(
-                    "the dealt state of cycle %s (%s line %d) does not fit the dealt-state "
-                    "model (%s): get_cycle will not answer it",
-                    record.cycle,
-                    located.file.name,
-                    located.line,
-                    first_error(exc),
-                )
+            published.append(
+                _Logged(record.data["state"], record.cycle, located.file, located.line)
+            )
         elif record.kind == "cycle_aborted":
             ended.add(record.cycle)
+    found.published = PublishedStates(published)
     found.on_top, found.bench = tile_set_name(str(top)), tile_set_name(str(bench))
     for cycle in dict.fromkeys(started):
         if cycle not in ended:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +9,7 @@ import pytest
 
 from controller.audit.files import iter_records
 from controller.audit.recovery import CUT_SHORT, recover
-from controller.audit.writer import AuditLog
+from controller.audit.writer import AuditCorrupt, AuditLog
 from tests.audit.chains import press
 from tests.support.audit_cycles import play_cycle
 
@@ -34,7 +33,7 @@ def test_a_cycle_cut_short_is_closed_and_the_published_states_come_back(
     with AuditLog.open(logpath) as log:  # the restart
         found = recover(log)
     assert found.aborted == ["c-3"]
-    assert found.published == [first, second]
+    assert list(found.published) == [first, second]
     assert found.session == "s-new"
     assert (found.on_top, found.bench) == (None, "A")
     closing = [r.record for r in iter_records(logpath) if r.record.kind == "cycle_aborted"]
@@ -49,7 +48,7 @@ def test_a_second_restart_closes_nothing_more(logpath: Path) -> None:
         assert recover(log).aborted == ["c-1", "c-2"]  # in the order they started
     with AuditLog.open(logpath) as log:
         again = recover(log)
-    assert again.aborted == [] and again.published == []
+    assert again.aborted == [] and len(again.published) == 0
     kinds = [r.record.kind for r in iter_records(logpath)]
     assert kinds.count("cycle_aborted") == 2
 
@@ -79,19 +78,25 @@ def test_where_the_two_sets_stood(
     assert (found.on_top, found.bench) == expected
 
 
-def test_a_published_state_that_no_longer_fits_the_model_is_left_out(
-    logpath: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    def older_model(state: dict[str, Any]) -> None:
-        state["hands"] = "oops"
+def _not_a_dealt_state(state: dict[str, Any]) -> None:
+    state["hands"] = "oops"
 
+
+def test_a_published_state_is_checked_when_it_is_read(logpath: Path) -> None:
     with AuditLog.open(logpath) as log:
-        play_cycle(log, "c-1", tamper=older_model)
-        kept = play_cycle(log, "c-2", seed=2)
-    with AuditLog.open(logpath) as log, caplog.at_level(logging.WARNING, "mjtable.audit"):
+        play_cycle(log, "c-1", tamper=_not_a_dealt_state)
+        kept = [play_cycle(log, f"c-{n}", seed=n) for n in (2, 3)]
+    with AuditLog.open(logpath) as log:
         found = recover(log)
-    assert found.published == [kept] and found.aborted == []
-    assert "c-1" in caplog.text and "hands" in caplog.text
+    assert len(found.published) == 3 and found.aborted == []
+    # The tail the controller keeps is read and checked; the older state is not read.
+    assert found.published[-2:] == kept and found.published[-1] == kept[-1]
+    with pytest.raises(AuditCorrupt, match=r"cycle c-1 \(audit.jsonl line \d+\).*hands"):
+        found.published[0]
+    with pytest.raises(AuditCorrupt):
+        list(found.published)
+    with pytest.raises(IndexError):
+        found.published[3]
 
 
 def test_only_the_active_file_and_the_one_before_it_are_read(logpath: Path) -> None:
