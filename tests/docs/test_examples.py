@@ -219,6 +219,17 @@ def test_every_example_is_run_or_says_why() -> None:
     assert len(examples("python")) + len(examples("commands")) >= 15  # the parser finds them
 
 
+def test_files_the_docs_name_exist() -> None:
+    """A test or benchmark file named in the docs exists (the tests move and get renamed)."""
+    missing = []
+    for doc in [*DOCS.glob("*.md"), ROOT / "README.md"]:
+        text = doc.read_text(encoding="utf-8")
+        for path in re.findall(r"\b(?:tests|bench)/[\w/*.-]+\.py\b", text):
+            if not list(ROOT.glob(path)):
+                missing.append(f"{doc.name}: {path}")
+    assert not missing, missing
+
+
 @pytest.mark.parametrize("block", examples("python"), ids=lambda b: b.id)
 def test_python_example_runs(block: Block, tmp_path: Path, stack: ExitStack) -> None:
     context = context_for(block, tmp_path, stack)
