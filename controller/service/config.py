@@ -32,6 +32,7 @@ from pydantic import (
     field_validator,
 )
 
+from controller.audit.writer import DEFAULT_MAX_BYTES
 from rules.profiles import BUILTIN_PROFILES
 from rules.words import DICE_SOURCES, DiceSource
 
@@ -272,7 +273,7 @@ class ApiSection(_Section):
 class AuditSection(_Section):
     path: str = Field(default=DEFAULT_AUDIT_PATH, description="an absolute path")
     rotate_bytes: int = Field(
-        default=16 * 1024 * 1024,
+        default=DEFAULT_MAX_BYTES,
         ge=4096,
         description="a size in bytes of at least 4096, e.g. 16777216",
     )

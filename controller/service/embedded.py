@@ -131,7 +131,7 @@ class CycleRunner:
             if event.type == "fault":
                 raise CycleFault(event)
             if event.type == "dealt" and goal == "dealt":
-                return event.dealt
+                return event.dealt.model_dump(mode="json")
             if event.type == "phase" and event.state == goal and goal != "dealt":
                 return None
 
