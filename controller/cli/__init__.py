@@ -30,6 +30,8 @@ from controller.cli import (
     deal,
     demo,
     diag,
+    floor_sim,
+    gateway,
     hand,
     install,
     link_demo,
@@ -54,6 +56,8 @@ SUBCOMMANDS: tuple[Register, ...] = (
     client.register,
     audit.register,
     install.register,
+    gateway.register,
+    floor_sim.register,
 )
 
 

@@ -284,6 +284,83 @@ class AuditSection(_Section):
         return _absolute_path(value, "the audit log")
 
 
+def _topic(value: str, what: str) -> str:
+    if not value or value != value.strip("/") or any(c in value for c in "+#\x00"):
+        raise ValueError(f"expected {what} without wildcards (+, #) or end slashes, got {value!r}")
+    return value
+
+
+class GatewayTlsSection(_Section):
+    ca: str = Field(description="an absolute path to the CA certificate (PEM) of the broker")
+    cert: str | None = Field(default=None, description="an absolute path to a client certificate")
+    key: str | None = Field(default=None, description="an absolute path to the client key")
+
+    @field_validator("ca", "cert", "key")
+    @classmethod
+    def _check_path(cls, value: str | None) -> str | None:
+        return None if value is None else _absolute_path(value, "a PEM file")
+
+
+class RulesLayerSection(_Section):
+    topic: str = Field(description="an MQTT topic outside the floor's: mjtable-rules/7/dealt")
+    username: str = Field(min_length=1, description="the broker user allowed on that topic alone")
+    password: str | None = Field(default=None, description="that user's password")
+
+    @field_validator("topic")
+    @classmethod
+    def _check_topic(cls, value: str) -> str:
+        return _topic(value, "a topic")
+
+
+class GatewaySection(_Section):
+    """`mjtable gateway`: the floor's MQTT broker and what the gateway publishes there
+    (docs/floor.md). The service itself never reads this section."""
+
+    host: str = Field(min_length=1, description="the MQTT broker's host name or address")
+    port: int = Field(default=1883, ge=1, le=65535, description="a TCP port from 1 to 65535")
+    username: str | None = Field(default=None, min_length=1, description="a broker user name")
+    password: str | None = Field(default=None, description="that user's password")
+    client_id: str | None = Field(default=None, min_length=1, description="an MQTT client id")
+    keepalive: int = Field(default=30, ge=5, le=3600, description="seconds from 5 to 3600")
+    topic_prefix: str = Field(default="mjtable", description="a topic without wildcards")
+    discovery: bool = Field(default=True, description="true or false")
+    discovery_prefix: str = Field(default="homeassistant", description="a topic without wildcards")
+    outbox_path: str = Field(
+        default="/var/lib/mjtable-gateway/outbox.jsonl", description="an absolute path"
+    )
+    outbox_max_bytes: int = Field(default=1 << 20, ge=4096, description="bytes, at least 4096")
+    outbox_max_events: int = Field(default=10000, ge=1, description="a count of at least 1")
+    metrics_host: str = Field(default="127.0.0.1", min_length=1, description="an address")
+    metrics_port: int = Field(
+        default=9464, ge=0, le=65535, description="a TCP port (0: no metrics endpoint)"
+    )
+    tls: GatewayTlsSection | None = Field(default=None, description="a [gateway.tls] section")
+    rules_layer: RulesLayerSection | None = Field(
+        default=None, description="a [gateway.rules_layer] section"
+    )
+
+    @field_validator("topic_prefix", "discovery_prefix")
+    @classmethod
+    def _check_prefix(cls, value: str) -> str:
+        return _topic(value, "a topic prefix")
+
+    @field_validator("outbox_path")
+    @classmethod
+    def _check_outbox(cls, value: str) -> str:
+        return _absolute_path(value, "the outbox file")
+
+    @field_validator("rules_layer")
+    @classmethod
+    def _off_the_floor(cls, value: RulesLayerSection | None, info: ValidationInfo) -> Any:
+        prefix = info.data.get("topic_prefix")
+        if value is not None and prefix and f"{value.topic}/".startswith(f"{prefix}/"):
+            raise ValueError(
+                f"the rules layer's topic {value.topic!r} is under the floor's {prefix!r}/: "
+                "any floor client allowed to read the floor could read the dealt state"
+            )
+        return value
+
+
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
 
 
@@ -317,6 +394,9 @@ class Config(_Section):
     audit: AuditSection = Field(default_factory=AuditSection, description="an [audit] section")
     logging: LoggingSection = Field(
         default_factory=LoggingSection, description="a [logging] section"
+    )
+    gateway: GatewaySection | None = Field(
+        default=None, description="a [gateway] section (only `mjtable gateway` reads it)"
     )
 
     _sha256: str | None = PrivateAttr(default=None)
