@@ -35,6 +35,7 @@ from pydantic import (
     ValidationError,
 )
 
+from controller.api.jsondepth import check_depth
 from controller.cycle.reports import ApiBackend, Event
 from drivers.ioloop import EVENT_READ, EVENT_WRITE, IoLoop
 
@@ -76,6 +77,10 @@ DEFAULT_MAX_QUEUE_MESSAGES = 4096
 DEFAULT_LINGER_SECONDS = 2.0
 DEFAULT_MAX_CLIENTS = 128
 MAX_PENDING_EVENTS = 65536
+#: The socket's permissions unless told otherwise (config: api.mode).
+DEFAULT_SOCKET_MODE = 0o660
+#: sun_path is 108 bytes on Linux, including the terminating NUL.
+MAX_SOCKET_PATH_BYTES = 107
 
 
 class ApiServerError(Exception):
@@ -159,7 +164,7 @@ class ApiServer:
         self,
         table: ApiBackend,
         path: str | os.PathLike[str],
-        mode: int = 0o660,
+        mode: int = DEFAULT_SOCKET_MODE,
         group: str | None = None,
         *,
         max_line_bytes: int = MAX_LINE_BYTES,
@@ -262,9 +267,10 @@ class ApiServer:
 
     def _open_listener(self) -> socket.socket:
         path = self.path
-        if len(os.fsencode(str(path))) > 107:
+        if len(os.fsencode(str(path))) > MAX_SOCKET_PATH_BYTES:
             raise ApiServerError(
-                f"the API socket path {path} is too long for a Unix socket (107 bytes at most)"
+                f"the API socket path {path} is too long for a Unix socket "
+                f"({MAX_SOCKET_PATH_BYTES} bytes at most)"
             )
         if not path.parent.is_dir():
             raise ApiServerError(
@@ -519,6 +525,7 @@ class ApiServer:
             return
         self._requests += 1
         try:
+            check_depth(line)
             raw = json.loads(line)
         except (ValueError, RecursionError) as exc:
             self._reply_error(client, None, "bad_json", f"not valid JSON: {exc}")

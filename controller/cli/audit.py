@@ -13,7 +13,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from controller.cli import UsageError
+from controller.cli.errors import UsageError
 
 
 def register(subparsers: Any) -> None:
@@ -57,6 +57,7 @@ def _check_target(path: Path) -> None:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    # lazy: the audit wing (and the rules, for replay) only when a log is read
     from controller.audit.records import AuditError
     from controller.audit.verify import verify
 
@@ -83,6 +84,7 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
+    # lazy: as in _verify
     from controller.audit.records import AuditError
     from controller.audit.replay import ReplayError, replay
 

@@ -13,9 +13,13 @@ import json
 import queue
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from protocol import codes
+from controller.cli.errors import UsageError
+
+if TYPE_CHECKING:
+    from controller.service.builder import BoardTarget
+    from controller.service.config import Config
 
 #: The longest motor test diag asks for, in milliseconds. Boards refuse a MOTOR_TEST longer
 #: than they allow (the simulated board: 10 s); a test is for hearing and measuring a
@@ -54,22 +58,34 @@ class DiagError(Exception):
 
 
 class _Board:
-    """A short-lived link to the board for diagnostics."""
+    """A short-lived link to the board (or to the simulated board) for diagnostics."""
 
-    def __init__(self, url: str) -> None:
-        from drivers.board import BoardLink
+    def __init__(self, target: BoardTarget) -> None:
+        # lazy: the drivers and the simulator, only when a board is diagnosed
+        from controller.service.builder import BoardConnection
 
         self.events: queue.Queue[object] = queue.Queue()
-        self.link = BoardLink(url, self.events.put, reopen_interval=0.5)
+        self.connection = BoardConnection(target, reopen_interval=0.5)
 
     def __enter__(self) -> _Board:
-        self.link.start()
+        self.link = self.connection.open(self.events.put)
+        try:
+            self.link.start()
+        except BaseException:
+            self.connection.close()
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.link.stop()
+        self.connection.close()
+
+    @property
+    def url(self) -> str:
+        """What the link opens (the simulated board's pty once open)."""
+        return self.connection.url
 
     def wait(self, kinds: tuple[type, ...], timeout: float, what: str) -> Any:
+        # lazy: as in __init__
         from drivers.board import PortDown
         from protocol.events import ProtocolMismatch
 
@@ -93,17 +109,27 @@ class _Board:
                 raise DiagError(event.message)
 
 
-def _board_url(args: argparse.Namespace, config: Any) -> str:
-    from controller.cli import UsageError
+def _board_target(args: argparse.Namespace, config: Config | None) -> BoardTarget:
+    """The simulated board (--sim), --port, or the configuration's board.port and baud."""
+    # lazy: as in _Board
+    from controller.service.builder import SerialPort, SimulatedPty
+    from simulator.config import SimConfig, SimConfigError
 
+    if args.sim:
+        try:
+            return SimulatedPty(SimConfig(faults=list(args.sim_fault)))
+        except SimConfigError as exc:
+            raise UsageError(f"the simulated board refuses the options: {exc}") from None
     if args.port:
-        return str(args.port)
+        return SerialPort(str(args.port))
     if config is not None and config.board is not None:
-        return str(config.board.port)
+        return SerialPort(config.board.port, config.board.baud)
     raise UsageError("give --port URL, --config FILE with a [board] section, or --sim")
 
 
 def _hello(reply: Any) -> dict[str, Any]:
+    from protocol import codes  # lazy: the protocol package loads its whole engine (~40 ms)
+
     return {
         "protocol": f"{reply.proto_major}.{reply.proto_minor}",
         "firmware": f"{reply.fw_major}.{reply.fw_minor}.{reply.fw_patch}",
@@ -118,6 +144,8 @@ def _hello(reply: Any) -> dict[str, Any]:
 
 
 def _sensors(data: Any) -> dict[str, Any]:
+    from protocol import codes  # lazy: as in _hello
+
     return {
         "state": codes.state_name(data.state),
         "fault": codes.fault_name(data.fault) if data.fault else None,
@@ -131,6 +159,7 @@ def _sensors(data: Any) -> dict[str, Any]:
 
 
 def _audit_summary(path: str, last: int) -> dict[str, Any]:
+    # lazy: the audit wing, only when a log is summarised
     from controller.audit.files import iter_records
     from controller.audit.verify import verify
 
@@ -159,7 +188,7 @@ def _audit_summary(path: str, last: int) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller.cli import UsageError
+    # lazy: pydantic and the configuration's models, only when diag runs
     from controller.service.config import ConfigError, load_config
 
     if not 1 <= args.motor_ms <= MAX_MOTOR_MS:
@@ -174,28 +203,19 @@ def run(args: argparse.Namespace) -> int:
             config = load_config(args.config)
         except ConfigError as exc:
             raise UsageError(str(exc)) from None
-    sim = None
-    if args.sim:
-        from simulator.server import SimConfig, SimulatedBoard
-
-        sim = SimulatedBoard(SimConfig(faults=list(args.sim_fault)))
-        url = sim.open_pty()
-        sim.start()
-    else:
-        url = _board_url(args, config)
+    board = _Board(_board_target(args, config))
     out = sys.stdout
-    report: dict[str, Any] = {"port": url}
+    report: dict[str, Any] = {}
     status = 0
     try:
-        report.update(_diagnose(url, args, out))
+        with board:
+            report["port"] = board.url
+            report.update(_diagnose(board, args, out))
     except DiagError as exc:
         report["error"] = str(exc)
         if not args.json:
             out.write(f"board: {exc}\n")
         status = 1
-    finally:
-        if sim is not None:
-            sim.stop()
     audit_path = args.audit or (config.audit.path if config else None)
     if audit_path:
         summary = _audit_summary(audit_path, args.faults)
@@ -207,60 +227,62 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
-def _diagnose(url: str, args: argparse.Namespace, out: Any) -> dict[str, Any]:
+def _diagnose(board: _Board, args: argparse.Namespace, out: Any) -> dict[str, Any]:
+    # lazy: as in _Board
+    from protocol import codes
     from protocol import messages as m
     from protocol.events import LinkUp
 
     text = not args.json
+    url = board.url
     report: dict[str, Any] = {}
-    with _Board(url) as board:
-        up = board.wait((LinkUp,), 5.0, "HELLO")
-        report["hello"] = hello = _hello(up.hello_reply)
+    up = board.wait((LinkUp,), 5.0, "HELLO")
+    report["hello"] = hello = _hello(up.hello_reply)
+    if text:
+        out.write(f"board on {url}\n")
+        for key, value in hello.items():
+            out.write(f"  {key:<16} {value}\n")
+    board.link.send(m.Sensors())
+    data = board.wait((m.SensorData,), 5.0, "SENSORS")
+    report["sensors"] = sensors = _sensors(data)
+    if text:
+        out.write("sensors\n")
+        for key, value in sensors.items():
+            out.write(f"  {key:<16} {value}\n")
+        if data.fault:
+            name, what, advice = codes.fault_info(data.fault)
+            out.write(f"  active fault: {name}: {what}\n  check: {advice}\n")
+    if not args.no_motors:
+        report["motors"] = motors = []
         if text:
-            out.write(f"board on {url}\n")
-            for key, value in hello.items():
-                out.write(f"  {key:<16} {value}\n")
-        board.link.send(m.Sensors())
-        data = board.wait((m.SensorData,), 5.0, "SENSORS")
-        report["sensors"] = sensors = _sensors(data)
-        if text:
-            out.write("sensors\n")
-            for key, value in sensors.items():
-                out.write(f"  {key:<16} {value}\n")
-            if data.fault:
-                name, what, advice = codes.fault_info(data.fault)
-                out.write(f"  active fault: {name}: {what}\n  check: {advice}\n")
-        if not args.no_motors:
-            report["motors"] = motors = []
+            out.write(f"motor tests ({args.motor_ms} ms each)\n")
+        for motor in range(codes.MOTOR_COUNT):
             if text:
-                out.write(f"motor tests ({args.motor_ms} ms each)\n")
-            for motor in range(codes.MOTOR_COUNT):
+                out.write(f"  [{motor + 1}/{codes.MOTOR_COUNT}] {codes.motor_name(motor):<14}")
+                out.flush()
+            board.link.send(m.MotorTest(motor, args.motor_ms))
+            result = board.wait(
+                (m.MotorResult, m.Refused), 5.0 + args.motor_ms / 1000, "MOTOR_TEST"
+            )
+            if isinstance(result, m.Refused):
+                name, what, _advice = codes.refusal_info(result.reason)
+                entry: dict[str, Any] = {
+                    "motor": codes.motor_name(motor),
+                    "refused": name,
+                    "why": what,
+                }
                 if text:
-                    out.write(f"  [{motor + 1}/{codes.MOTOR_COUNT}] {codes.motor_name(motor):<14}")
-                    out.flush()
-                board.link.send(m.MotorTest(motor, args.motor_ms))
-                result = board.wait(
-                    (m.MotorResult, m.Refused), 5.0 + args.motor_ms / 1000, "MOTOR_TEST"
-                )
-                if isinstance(result, m.Refused):
-                    name, what, _advice = codes.refusal_info(result.reason)
-                    entry: dict[str, Any] = {
-                        "motor": codes.motor_name(motor),
-                        "refused": name,
-                        "why": what,
-                    }
-                    if text:
-                        out.write(f" refused: {what}\n")
-                else:
-                    entry = {
-                        "motor": codes.motor_name(motor),
-                        "current_ma": result.current_ma,
-                        "ok": bool(result.ok),
-                    }
-                    if text:
-                        verdict = "ok" if result.ok else "NOT OK: check this motor"
-                        out.write(f" {result.current_ma:5d} mA  {verdict}\n")
-                motors.append(entry)
+                    out.write(f" refused: {what}\n")
+            else:
+                entry = {
+                    "motor": codes.motor_name(motor),
+                    "current_ma": result.current_ma,
+                    "ok": bool(result.ok),
+                }
+                if text:
+                    verdict = "ok" if result.ok else "NOT OK: check this motor"
+                    out.write(f" {result.current_ma:5d} mA  {verdict}\n")
+            motors.append(entry)
     return report
 
 

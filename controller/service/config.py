@@ -32,15 +32,14 @@ from pydantic import (
     field_validator,
 )
 
+from controller.api.server import DEFAULT_SOCKET_MODE, MAX_SOCKET_PATH_BYTES
 from controller.audit.writer import DEFAULT_MAX_BYTES
+from controller.cycle.deadline import DEFAULT_DEADLINES, Deadlines
+from controller.service.paths import DEFAULT_AUDIT_PATH, DEFAULT_SOCKET_PATH
+from drivers.board import DEFAULT_BAUDRATE
+from drivers.panel import DEFAULT_DEBOUNCE_MS
 from rules.profiles import BUILTIN_PROFILES
 from rules.words import DICE_SOURCES, DiceSource
-
-DEFAULT_SOCKET_PATH = "/run/mjtable/api.sock"
-DEFAULT_AUDIT_PATH = "/var/lib/mjtable/audit.jsonl"
-DEFAULT_SOCKET_MODE = 0o660
-# sun_path is 108 bytes on Linux, including the terminating NUL.
-MAX_SOCKET_PATH_BYTES = 107
 
 
 class ConfigError(Exception):
@@ -100,7 +99,7 @@ class BoardSection(_Section):
         )
     )
     baud: int = Field(
-        default=115200,
+        default=DEFAULT_BAUDRATE,
         gt=0,
         le=4_000_000,
         description="a baud rate in bits per second from 1 to 4000000, e.g. 115200",
@@ -141,7 +140,9 @@ class PanelSection(_Section):
     serial: str | None = Field(
         default=None, min_length=1, description="the panel's USB serial number string"
     )
-    debounce_ms: int = Field(default=30, ge=0, le=1000, description="milliseconds from 0 to 1000")
+    debounce_ms: int = Field(
+        default=DEFAULT_DEBOUNCE_MS, ge=0, le=1000, description="milliseconds from 0 to 1000"
+    )
 
 
 class RulesSection(_Section):
@@ -195,24 +196,29 @@ class DiceSection(_Section):
 
 _SECONDS = "seconds, a number greater than 0 and at most 3600"
 
-#: Boards declare a shuffle or a build that takes longer than this (seconds) a fault
-#: themselves, and say which part failed.
-BOARD_MOTION_LIMIT_S = 80.0
-#: The controller's own deadline for shuffle and build: past the board's limit, so the
-#: board reports its fault (with its code and detail) before the controller gives up.
-MOTION_DEADLINE_S = BOARD_MOTION_LIMIT_S + 10.0
+
+def _seconds(default: float) -> Any:
+    return Field(default=default, gt=0, le=3600, description=_SECONDS)
 
 
 class DeadlinesSection(_Section):
-    hello: float = Field(default=2.0, gt=0, le=3600, description=_SECONDS)
-    shuffle: float = Field(default=MOTION_DEADLINE_S, gt=0, le=3600, description=_SECONDS)
-    build: float = Field(default=MOTION_DEADLINE_S, gt=0, le=3600, description=_SECONDS)
-    manifest: float = Field(default=10.0, gt=0, le=3600, description=_SECONDS)
-    collect: float = Field(default=30.0, gt=0, le=3600, description=_SECONDS)
-    lift: float = Field(default=5.0, gt=0, le=3600, description=_SECONDS)
-    dice: float = Field(default=30.0, gt=0, le=3600, description=_SECONDS)
-    clear: float = Field(default=10.0, gt=0, le=3600, description=_SECONDS)
-    stop: float = Field(default=5.0, gt=0, le=3600, description=_SECONDS)
+    """The service's HELLO watch, then one key per phase deadline of the cycle, whose
+    defaults are the cycle's (controller/cycle/deadline.py says why shuffle and build get
+    90 s)."""
+
+    hello: float = _seconds(2.0)
+    shuffle: float = _seconds(DEFAULT_DEADLINES.shuffle)
+    build: float = _seconds(DEFAULT_DEADLINES.build)
+    manifest: float = _seconds(DEFAULT_DEADLINES.manifest)
+    collect: float = _seconds(DEFAULT_DEADLINES.collect)
+    lift: float = _seconds(DEFAULT_DEADLINES.lift)
+    dice: float = _seconds(DEFAULT_DEADLINES.dice)
+    clear: float = _seconds(DEFAULT_DEADLINES.clear)
+    stop: float = _seconds(DEFAULT_DEADLINES.stop)
+
+    def cycle(self) -> Deadlines:
+        """The controller's phase deadlines: every key but ``hello``, which is the service's."""
+        return Deadlines(**self.model_dump(exclude={"hello"}))
 
 
 _MODE = "a file mode such as 0o660 (TOML octal integer) or '0660'"

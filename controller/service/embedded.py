@@ -2,7 +2,8 @@
 
 ``EmbeddedTable`` is what ``mjtable demo`` and the controller tests use;
 ``CycleRunner`` drives cycles on any controller (the cycle benchmark's too). The
-controller side is the production code unchanged: it opens the pty's path with
+controller side is the production code unchanged: the builder (builder.py) starts the
+simulated board on a pty and gives the controller a link that opens the pty's path with
 pyserial exactly as it would open /dev/mjtable-board; only the board is simulated.
 """
 
@@ -17,10 +18,12 @@ from typing import Any
 
 from controller.cycle.controller import CycleController, Deadlines, Recorder
 from controller.cycle.reports import Action, Event, FaultEvent
+from controller.service.builder import BoardConnection, SimulatedPty
 from drivers.board import BoardLink
 from rules.profiles import Profile, load_profile
 from rules.words import DiceSource
-from simulator.server import SimConfig, SimulatedBoard
+from simulator.config import SimConfig
+from simulator.server import SimulatedBoard
 
 
 class CycleFault(Exception):
@@ -152,29 +155,38 @@ class EmbeddedTable:
         deadlines: Deadlines | None = None,
         recorder: Recorder | None = None,
         profile: Profile | None = None,
-        table: str = "1",
+        table_number: int = 1,
     ) -> None:
         self.profile = profile or load_profile(variant)
-        self.board = SimulatedBoard(
-            SimConfig(
-                tiles=self.profile.layout.tiles(),
-                seed=seed,
-                speed=speed,
-                reader=reader,
-                dice=dice,
-                faults=list(faults or []),
+        self.connection = BoardConnection(
+            SimulatedPty(
+                SimConfig(
+                    tiles=self.profile.layout.tiles(),
+                    seed=seed,
+                    speed=speed,
+                    reader=reader,
+                    dice=dice,
+                    faults=list(faults or []),
+                )
             )
         )
+        assert self.connection.simulated is not None
+        #: the simulated board: its ``control`` injects faults, cuts the line, reboots it
+        self.board: SimulatedBoard = self.connection.simulated
         self.controller = CycleController(
             self.profile,
-            table=table,
+            table=str(table_number),
             dice_source=dice_source,
             deadlines=deadlines,
             recorder=recorder,
         )
         self.runner = CycleRunner(self.controller)
         self.link: BoardLink | None = None
-        self.path = ""
+
+    @property
+    def path(self) -> str:
+        """The pty the controller opens ("" before start)."""
+        return self.connection.url
 
     def __enter__(self) -> EmbeddedTable:
         self.start()
@@ -194,9 +206,7 @@ class EmbeddedTable:
         When any step fails (the board does not answer within ``timeout``: CycleTimeout),
         everything started so far is stopped before the error is raised again."""
         try:
-            self.path = self.board.open_pty()
-            self.board.start()
-            self.link = BoardLink(self.path, self.controller.on_board_event)
+            self.link = self.connection.open(self.controller.on_board_event)
             self.controller.attach(self.link)
             self.link.start()
             self.runner.wait_link(timeout)
@@ -210,11 +220,7 @@ class EmbeddedTable:
         try:
             self.controller.close()
         finally:
-            try:
-                if self.link is not None:
-                    self.link.stop()
-            finally:
-                self.board.stop()
+            self.connection.close()
 
     def events(self) -> list[Event]:
         return self.runner.events()

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import tomllib
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +15,8 @@ import pytest
 
 from controller.cli import UsageError, build_parser
 from controller.cli import run as cmd_run
+from controller.cycle.deadline import BOARD_MOTION_LIMIT_S, Deadlines
 from controller.service.config import (
-    BOARD_MOTION_LIMIT_S,
     ConfigError,
     DeadlinesSection,
     config_from_dict,
@@ -170,7 +171,7 @@ def test_config_from_dict_checks_like_the_file() -> None:
     assert caught.value.problems == [
         "table.number: expected a whole number from 1 to 9999, got '4'",
         "x: unknown section; expected one of: table, board, panel, rules, dice, deadlines, "
-        "api, audit, logging",
+        "api, audit, logging, gateway",
     ]
 
 
@@ -196,9 +197,18 @@ def test_with_changes_refuses_unknown_keys_and_leaves_the_original() -> None:
 
 def test_motion_deadlines_leave_the_board_room_to_report_first() -> None:
     defaults = DeadlinesSection()
-    assert BOARD_MOTION_LIMIT_S == 80.0
+    assert BOARD_MOTION_LIMIT_S == 80.0  # TABLE.md section 1: more is a fault on real boards
     assert defaults.shuffle == 90.0 and defaults.build == 90.0
     assert defaults.shuffle > BOARD_MOTION_LIMIT_S and defaults.build > BOARD_MOTION_LIMIT_S
     # the installed example spells out the defaults
     example = tomllib.loads(EXAMPLE.read_text(encoding="utf-8"))["deadlines"]
     assert example == DeadlinesSection().model_dump()
+
+
+def test_the_deadlines_are_the_cycles_own_plus_the_hello_watch() -> None:
+    cycle = Deadlines()
+    section = DeadlinesSection()
+    assert list(section.model_dump()) == ["hello", *asdict(cycle)]
+    assert section.cycle() == cycle  # the defaults are the cycle's, written once
+    changed = with_changes(load_config(EXAMPLE), {"deadlines": {"lift": 7, "hello": 3}})
+    assert changed.deadlines.cycle() == Deadlines(**{**asdict(cycle), "lift": 7.0})
