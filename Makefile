@@ -1,54 +1,114 @@
-# Two entry points: `make demo` and `make test`. Both create .venv on first use.
+# Two entry points: `make demo` and `make test`. Both create .venv on first use: `make demo`
+# with the runtime only (what the table runs), `make test` adds the development tools to it.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+RUNTIME := $(VENV)/.runtime
+DEV := $(VENV)/.dev
+CI ?=
 
 NPM_STAMP := tools/micropython/node_modules/.installed
 
-.PHONY: demo test lint typecheck mpy micropython unit bench clean
+# `make wheelhouse`: the wheels for the table's Raspberry Pi (64-bit Raspberry Pi OS: Bookworm
+# has CPython 3.11 and glibc 2.36, Trixie CPython 3.13 and a newer glibc), taken from the lock.
+WHEELHOUSE := wheelhouse
+PI_PYTHONS := 3.11 3.13
+PI_PLATFORMS := $(foreach n,17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36,\
+	--platform manylinux_2_$(n)_aarch64)
+PI_TARGET = --only-binary=:all: $(PI_PLATFORMS) --implementation cp --python-version $$v
 
-$(STAMP): pyproject.toml
+# $(call need,CHECK,PROGRAM,WHAT TO INSTALL) succeeds when PROGRAM is on PATH. Otherwise it
+# prints one line saying what to install and fails, so that CHECK is skipped; under CI=true
+# the whole run fails.
+need = { command -v $(2) >/dev/null 2>&1 || { \
+	if [ "$(CI)" = true ]; then echo "make $(1): FAILED: $(2) not found: install $(3)" >&2; exit 1; fi; \
+	echo "make $(1): SKIPPED: $(2) not found: install $(3)" >&2; false; }; }
+
+.PHONY: demo test lint typecheck mpy micropython micropython-run unit pythons bench lock \
+	wheelhouse clean
+
+$(RUNTIME): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { \
+		echo "make: $(PYTHON) is older than Python 3.11: run make PYTHON=python3.11 (or newer)" >&2; \
+		exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
 
-demo: $(STAMP)
+$(DEV): $(RUNTIME)
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+demo: $(RUNTIME)
 	$(BIN)/mjtable demo
 
-test: $(STAMP) lint typecheck mpy micropython unit
+test: $(DEV) lint typecheck mpy micropython unit pythons
 
-lint: $(STAMP)
+lint: $(DEV)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-typecheck: $(STAMP)
+typecheck: $(DEV)
 	$(BIN)/mypy
 	$(BIN)/python tools/mpcheck.py --stubs
 
-mpy: $(STAMP)
+mpy: $(DEV)
 	$(BIN)/python tools/mpcheck.py --compile
 
 # The protocol run by the real MicroPython (its WebAssembly port, from the npm registry).
-$(NPM_STAMP): tools/micropython/package.json tools/micropython/package-lock.json
-	@command -v node >/dev/null && command -v npm >/dev/null || { \
-		echo "make micropython: Node.js and npm are needed to run MicroPython's WebAssembly port"; exit 1; }
-	cd tools/micropython && npm ci --silent --no-audit --no-fund
-	touch $(NPM_STAMP)
+micropython:
+	@if $(call need,micropython,node,Node.js and npm (Debian: apt-get install nodejs npm)) && \
+		$(call need,micropython,npm,npm (Debian: apt-get install npm)); then \
+		$(MAKE) --no-print-directory micropython-run; fi
 
-micropython: $(NPM_STAMP)
+micropython-run: $(NPM_STAMP)
 	node tools/micropython/run.mjs tools/micropython/check_protocol.py
+	node tools/micropython/run.mjs tools/micropython/check_firmware.py
 
-unit: $(STAMP)
-	$(BIN)/python -m pytest -n 2 -q
+$(NPM_STAMP): tools/micropython/package.json tools/micropython/package-lock.json
+	cd tools/micropython && npm ci --silent --no-audit --no-fund
+	touch $@
 
-bench: $(STAMP)
+# The suite under this venv's Python (the wheel's tests share one worker: loadgroup).
+unit: $(DEV)
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -q
+
+# The suite under each other supported Python (noxfile.py); a missing one is one loud line.
+pythons: $(DEV)
+	$(BIN)/python noxfile.py
+
+bench: $(DEV)
 	$(BIN)/python -m bench.protocol
 	$(BIN)/python -m bench.rules
 	$(BIN)/python -m bench.simulator
 	$(BIN)/python -m bench.cycle
 	$(BIN)/python -m bench.service
 
+# requirements/runtime.lock: the runtime dependencies pinned, with every file's hash.
+lock: $(DEV)
+	$(BIN)/uv pip compile pyproject.toml --universal --python-version 3.11 --generate-hashes --output-file requirements/runtime.lock
+
+# Everything the Pi needs to install offline (docs/install.md, "Offline install"), then the
+# proof: the install resolves from the wheelhouse alone, for each of the Pi's Pythons.
+wheelhouse: $(RUNTIME)
+	rm -rf build $(WHEELHOUSE)
+	$(BIN)/python -m pip wheel --quiet --no-deps --wheel-dir $(WHEELHOUSE) .
+	rm -rf build
+	@for v in $(PI_PYTHONS); do \
+		echo "pip download: the locked wheels for CPython $$v on manylinux aarch64"; \
+		$(BIN)/python -m pip download --quiet $(PI_TARGET) --require-hashes \
+			--requirement requirements/runtime.lock --dest $(WHEELHOUSE) || exit 1; \
+	done
+	@for v in $(PI_PYTHONS); do \
+		echo "pip install --dry-run --no-index: mjtable from $(WHEELHOUSE)/ alone, CPython $$v"; \
+		$(BIN)/python -m pip install --quiet --dry-run --ignore-installed --no-index \
+			--find-links $(WHEELHOUSE) $(PI_TARGET) --target $(WHEELHOUSE)/.check mjtable \
+			|| exit 1; \
+	done
+	@rm -rf $(WHEELHOUSE)/.check
+	ls $(WHEELHOUSE)
+
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build *.egg-info tools/micropython/node_modules
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .nox build *.egg-info $(WHEELHOUSE) \
+		tools/micropython/node_modules

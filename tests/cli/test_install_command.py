@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +11,7 @@ import pytest
 from controller.cli import main as run
 from controller.service.install import CONFIG, DROPIN, RULES, SYSUSERS, UNIT, install
 from tests.support.install_files import check_rules, rule_tokens, unit_options
+from tests.support.programs import need
 
 UDEV = Path(__file__).resolve().parents[2] / "udev"
 PROGRAM = Path(sys.executable).parent / "mjtable"
@@ -41,8 +41,7 @@ def test_install_puts_every_file_in_place(
         "sudo systemctl daemon-reload",
         "sudo systemctl enable --now mjtable",
     ]
-    analyze = shutil.which("systemd-analyze")
-    assert analyze is not None
+    analyze = need("systemd-analyze")
     done = subprocess.run(
         [analyze, "verify", str(tmp_path / UNIT)],
         capture_output=True,
@@ -123,8 +122,7 @@ def test_dropin_is_accepted_by_systemd(tmp_path: Path) -> None:
     text = (UDEV / "config.example.toml").read_text()
     config.write_text(text.replace('"/dev/mjtable-board"', '"socket://192.0.2.10:5000"'))
     install(tmp_path, exec_path=PROGRAM)
-    analyze = shutil.which("systemd-analyze")
-    assert analyze is not None
+    analyze = need("systemd-analyze")
     done = subprocess.run(
         [analyze, "verify", str(tmp_path / UNIT)],
         capture_output=True,

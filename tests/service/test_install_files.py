@@ -21,6 +21,7 @@ import pytest
 from controller.service.config import load_config
 from controller.service.install import DEFAULT_EXEC, render_unit, source_dir
 from tests.support.install_files import Token, check_rules, rule_tokens, unit_options
+from tests.support.programs import need
 
 UDEV = Path(__file__).resolve().parents[2] / "udev"
 RULES = UDEV / "99-mjtable.rules"
@@ -158,8 +159,7 @@ def _runnable_unit(tmp_path: Path) -> Path:
 
 
 def test_systemd_analyze_verify(tmp_path: Path) -> None:
-    analyze = shutil.which("systemd-analyze")
-    assert analyze is not None, "systemd-analyze is needed for this check (package systemd)"
+    analyze = need("systemd-analyze")
     unit = _runnable_unit(tmp_path)
     done = subprocess.run(
         [analyze, "verify", str(unit)], capture_output=True, text=True, check=False, timeout=120
@@ -169,8 +169,7 @@ def test_systemd_analyze_verify(tmp_path: Path) -> None:
 
 
 def test_systemd_analyze_security(tmp_path: Path) -> None:
-    analyze = shutil.which("systemd-analyze")
-    assert analyze is not None, "systemd-analyze is needed for this check (package systemd)"
+    analyze = need("systemd-analyze")
     unit = _runnable_unit(tmp_path)
     done = subprocess.run(
         [analyze, "security", "--offline=true", "--no-pager", str(unit)],
@@ -189,8 +188,7 @@ def test_systemd_analyze_security(tmp_path: Path) -> None:
 
 
 def test_sysusers_file_creates_the_user(tmp_path: Path) -> None:
-    sysusers = shutil.which("systemd-sysusers")
-    assert sysusers is not None, "systemd-sysusers is needed for this check (package systemd)"
+    sysusers = need("systemd-sysusers")
     (tmp_path / "etc").mkdir()
     done = subprocess.run(
         [sysusers, f"--root={tmp_path}", str(SYSUSERS)],

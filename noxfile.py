@@ -1,0 +1,75 @@
+"""The test suite under each supported Python.
+
+    nox                      the suite under 3.11, 3.12 and 3.13, each in its own environment
+                             (.nox/), with the project and its development tools (-e .[dev])
+    nox -s tests-3.13        under one of them
+    nox -s tests-3.12 -- tests/api -q     other pytest arguments
+    python noxfile.py        what `make pythons` (part of `make test`) runs: the suite under
+                             each supported Python but the one running this file, whose own
+                             run is `make unit`
+
+nox finds each interpreter on PATH as ``python3.X``. `python noxfile.py` first checks that
+each one runs; those that do not are named in one loud line, with what to install, and the
+run goes on with the others, except under ``CI=true``, where a missing one fails it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import nox
+
+#: The Pythons the project supports: Raspberry Pi OS Bookworm has 3.11, Trixie 3.13.
+PYTHONS = ("3.11", "3.12", "3.13")
+#: pytest's arguments when none are given: two workers, the wheel's tests on one of them.
+PYTEST_ARGS = ("-n", "2", "--dist", "loadgroup", "-q")
+
+nox.options.sessions = ["tests"]
+nox.options.reuse_venv = "yes"
+
+
+@nox.session(python=list(PYTHONS))
+def tests(session: nox.Session) -> None:
+    """pytest under this session's Python."""
+    session.install("--quiet", "-e", ".[dev]")
+    session.run("python", "-m", "pytest", *(session.posargs or PYTEST_ARGS))
+
+
+def runs(version: str) -> bool:
+    """Whether ``python3.X`` is on PATH and starts (a pyenv shim for a version that is not
+    installed is on PATH, and fails)."""
+    try:
+        done = subprocess.run([f"python{version}", "-c", ""], capture_output=True, check=False)
+    except OSError:
+        return False
+    return done.returncode == 0
+
+
+def other_pythons() -> int:
+    """The suite under each supported Python but this one; the exit status."""
+    this = "{}.{}".format(*sys.version_info[:2])
+    others = [v for v in PYTHONS if v != this]
+    found = [v for v in others if runs(v)]
+    missing = [v for v in others if v not in found]
+    ci = os.environ.get("CI") == "true"
+    if missing:
+        names = ", ".join(f"python{v}" for v in missing)
+        verdict = "FAILED (CI=true)" if ci else "SKIPPED"
+        print(
+            f"make pythons: {verdict}: {names} not found, the suite did not run under "
+            f"{'it' if len(missing) == 1 else 'them'}: install {names} "
+            "(pyenv install, or the distribution's package) and put it on PATH",
+            file=sys.stderr,
+            flush=True,
+        )
+    status = 0
+    if found:
+        sessions = [f"tests-{v}" for v in found]
+        status = subprocess.run([sys.executable, "-m", "nox", "--sessions", *sessions]).returncode
+    return status or int(bool(missing and ci))
+
+
+if __name__ == "__main__":
+    sys.exit(other_pythons())
