@@ -1,0 +1,188 @@
+"""The main loop: the protocol engine, the board and the HAL's serial port, once per pass.
+
+Each pass (``App.step()``): read what the UART holds into a buffer made once, hand it to the
+engine (``protocol.connection.Connection(role=BOARD)``, the very engine the host runs; the
+board's status is made current first, so a HELLO is answered with it), give the board every
+command the engine delivered, run one pass of supervision and of the running motion, queue the
+board's events, run the engine's timers, write what it has to send, and feed the watchdog.
+
+The watchdog is fed only at the end of a pass that completed: if the loop stops, the board
+resets and reports RESET_WATCHDOG. An exception in the board's logic is reported as
+FAULT(INTERNAL, BOARD, 0xEE) and the loop goes on; one in the loop itself ends it, and the
+watchdog resets the board.
+"""
+
+from firmware.board import Board
+from firmware.compat import TYPE_CHECKING, const
+from firmware.hal import LED_HEARTBEAT, NO_BUTTON, ticks_diff
+from firmware.version import FW_MAJOR, FW_MINOR, FW_PATCH
+from protocol import codes as c
+from protocol.connection import BOARD, Connection
+from protocol.errors import ProtocolError, QueueFull
+from protocol.messages import PROTO_MAJOR, PROTO_MINOR, BoardStatus, Button, HelloReply
+
+if TYPE_CHECKING:
+    from firmware.config import BoardConfig
+    from firmware.hal import Hal
+
+#: the watchdog resets the board when a pass of the loop takes longer than this
+WATCHDOG_MS = const(2000)
+#: bytes read from the UART per pass (the UART's own buffer holds the rest)
+RX_CHUNK = const(128)
+#: the heartbeat LED changes every this many ms while the loop runs
+BLINK_MS = const(500)
+#: events the board sends outstanding at once (the engine's window, 1..7)
+WINDOW = const(7)
+
+
+def identity(hal: "Hal", config: "BoardConfig", session: int, status: BoardStatus) -> HelloReply:
+    """The board's HELLO_REPLY (the engine fills in the host's session; the main loop keeps
+    ``status`` current)."""
+    caps = 0
+    if hal.has_reader():
+        caps |= c.CAP_READER
+    if hal.has_dice():
+        caps |= c.CAP_DICE
+    if hal.has_buttons():
+        caps |= c.CAP_BUTTONS
+    seed = hal.seed()
+    if seed is not None:
+        caps |= c.CAP_SEEDED
+    return HelloReply(
+        PROTO_MAJOR,
+        PROTO_MINOR,
+        0,
+        session,
+        FW_MAJOR,
+        FW_MINOR,
+        FW_PATCH,
+        caps,
+        2,
+        config.tiles,
+        config.stacks_per_wall,
+        seed if seed is not None else 0,
+        hal.serial_number(),
+        status,
+    )
+
+
+class App:
+    """The firmware: a board, its protocol engine and the loop between them and the HAL."""
+
+    def __init__(self, hal: "Hal", config: "BoardConfig") -> None:
+        self.hal = hal
+        self.board = Board(hal, config, hal.reset_cause())
+        session = 0
+        while session == 0:
+            session = hal.random_u32() & 0xFFFFFFFF
+        self.session = session
+        reply = identity(hal, config, session, self.board.status())
+        self.conn = Connection(BOARD, identity=reply, window=WINDOW)
+        self._identity = reply
+        self.conn.local_state = self.board.state
+        self._rx = bytearray(RX_CHUNK)
+        self._rxv = memoryview(self._rx)
+        self._tx = b""  # bytes the UART has not taken yet
+        self._ticks = hal.ticks_ms()
+        self._deadline: int | None = None  # when the engine's timers are next due
+        self._blink = 0
+        self._led = False
+        #: milliseconds since boot (the engine's and the board's clock; never wraps)
+        self.now = 0
+        #: passes of the loop, and exceptions of the board's logic caught (each one a FAULT)
+        self.passes = 0
+        self.errors = 0
+        #: events the engine refused (a field out of range: a firmware bug), dropped
+        self.dropped = 0
+
+    def step(self) -> bool:
+        """One pass of the loop. False once the board must reset (the caller resets it)."""
+        hal = self.hal
+        board = self.board
+        conn = self.conn
+        ticks = hal.ticks_ms()
+        self.now += ticks_diff(ticks, self._ticks, hal.TICKS_MASK)
+        self._ticks = ticks
+        now = self.now
+        self.passes += 1
+        n = hal.serial_read(self._rx)
+        if n:
+            # a HELLO among these bytes is answered with the board's status as it is now
+            self._identity.status = board.status()
+            conn.receive_data(bytes(self._rxv[:n]), now)
+        try:
+            event = conn.next_event()
+            while event is not None and not board.reset_requested:
+                board.handle(event, now)
+                event = conn.next_event()
+            if not board.reset_requested:
+                board.run(now)
+                if hal.has_buttons():
+                    pressed = hal.button_event()
+                    if pressed != NO_BUTTON:
+                        board.outbox.append(Button(pressed >> 4, (pressed >> 1) & 3, pressed & 1))
+        except Exception:  # a bug in the board's logic: reported, and the loop goes on
+            self.errors += 1
+            board.internal_error()
+        posted = self._post(now)
+        if conn.local_state != board.state:
+            conn.local_state = board.state
+        # the engine's timers: after bytes came in or events went out, and when due (calling
+        # it at every pass would allocate at every pass)
+        deadline = self._deadline
+        if n or posted or deadline is None or now >= deadline:
+            self._deadline = conn.tick(now)
+        self._write(conn.data_to_send())
+        if board.reset_requested:
+            return False
+        if now - self._blink >= BLINK_MS:
+            self._blink = now
+            self._led = not self._led
+            hal.led(LED_HEARTBEAT, self._led)
+        hal.watchdog_feed()
+        return True
+
+    @property
+    def quiet(self) -> bool:
+        """Nothing moves and nothing waits to be sent: the loop may idle a little."""
+        return not self.board.busy and not self._tx and not self.board.outbox
+
+    def run(self) -> None:
+        """The board's life: start the watchdog, loop, reset when asked (never returns)."""
+        hal = self.hal
+        hal.watchdog_start(WATCHDOG_MS)
+        while self.step():
+            if self.quiet:
+                hal.idle(1)
+        hal.reset()
+
+    def _post(self, now: int) -> int:
+        """Move the board's events into the engine's queue (those that fit); how many moved."""
+        outbox = self.board.outbox
+        if not outbox:
+            return 0
+        sent = 0
+        for event in outbox:
+            try:
+                self.conn.send(event, now)
+            except QueueFull:
+                break
+            except ProtocolError:
+                self.dropped += 1
+            sent += 1
+        del outbox[:sent]
+        return sent
+
+    def _write(self, data: bytes) -> None:
+        if data:
+            self._tx = self._tx + data if self._tx else data
+        pending = self._tx
+        if not pending:
+            return
+        taken = self.hal.serial_write(pending)
+        self._tx = pending[taken:] if taken < len(pending) else b""
+
+
+def boot(hal: "Hal", config: "BoardConfig") -> App:
+    """Power-on: read why the board started and the persistent record, build the firmware."""
+    return App(hal, config)

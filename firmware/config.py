@@ -1,0 +1,98 @@
+"""What the table is, and the limits the firmware keeps while it moves.
+
+``BoardConfig`` says which table the board drives (108, 136 or 144 tiles, a reader or not...);
+``Timings`` holds the nominal durations (for progress) and every supervision limit (deadlines,
+current limits, temperatures). The defaults are those of simulator/config.py and
+docs/simulator.md, so the firmware keeps the same limits a real table's board keeps.
+"""
+
+from firmware.compat import const
+from protocol.codes import TILE_CODES
+
+#: the three tile sets of the table model (108 Sichuan, 136 Wenzhou/WSOM, 144 simplified)
+TILE_COUNTS = (108, 136, 144)
+#: longest stack row a wall channel holds (18 stacks of the 144-tile set)
+MAX_STACKS_PER_WALL = const(18)
+
+
+class Timings:
+    """Nominal durations and supervision limits, in milliseconds (temperatures in 0.1 degC).
+
+    A test or a faster table changes an instance's attributes; nothing else reads them.
+    """
+
+    def __init__(self) -> None:
+        # nominal: what a healthy table takes (progress is reported against these)
+        self.shuffle_per_tile_ms = 130  # the disc turns this long per tile: 17.7 s for 136
+        self.tile_ms = 140  # the head lays one tile (a stack of two: 280 ms)
+        self.push_ms = 600  # one chain loop pushes a finished wall onto its plate
+        self.lift_ms = 1000  # a plate travels between its limit switches
+        self.centre_ms = 300  # the centre lift travels (the trap opens or closes)
+        self.drop_ms = 1350  # the disc turns while the collected tiles drop in
+        self.dice_ms = 2000  # the dice tumble in the dome
+        self.settle_ms = 150  # the last tiles of a wall reach the wall channel
+        # limits: exceeding one is a fault
+        self.sort_timeout_ms = 5000  # no tile at the head for that long: SORT_TIMEOUT
+        self.head_jam_ms = 500  # no head hall edge for that long while stacking: HEAD_JAM
+        self.stall_trip_ms = 200  # a current over its limit for that long: MOTOR_STALL
+        self.chain_timeout_ms = 3000  # the chain not home again by then: CHAIN_HOME
+        self.lift_timeout_ms = 3000  # a plate not at its limit switch by then: LIFT_LIMIT
+        self.reader_timeout_ms = 300  # a tile at the head and no identity by then: READER_FAULT
+        self.disc_gap_ms = 1500  # no disc index edge for that long: MOTOR_STALL (disc)
+        self.dice_gap_ms = 500  # no dice sensor edge for that long while tumbling: DICE_FAULT
+        self.max_motor_test_ms = 10000  # longest MOTOR_TEST a technician may ask for
+        #: over-current limit per motor (mA): twice the nominal running current
+        self.current_limit_ma = (1700, 840, 1280, 2300, 2300, 2300, 2300, 1800, 760)
+        self.overheat_dc = 850  # OVERHEAT at 85.0 degC
+        self.overheat_clear_dc = 750  # ... and it stays until the board is below 75.0 degC
+
+    def shuffle_ms(self, tiles: int) -> int:
+        return self.shuffle_per_tile_ms * tiles
+
+
+class BoardConfig:
+    """Which table the board drives. ``tiles``: 108, 136 or 144 (ValueError otherwise)."""
+
+    def __init__(self, tiles: int = 136, timings: "Timings | None" = None) -> None:
+        if tiles not in TILE_COUNTS:
+            raise ValueError("tiles = " + repr(tiles) + ": must be one of 108, 136, 144")
+        self.tiles = tiles
+        self.timings = timings if timings is not None else Timings()
+
+    @property
+    def stacks_per_wall(self) -> int:
+        """Stacks on one wall in the standard layout (a half stack counts as one)."""
+        return (self.tiles // 4 + 1) // 2
+
+
+def default_layout(tiles: int) -> "tuple[tuple[int, ...], ...]":
+    """The standard wall layout (TABLE.md section 2) as stack heights per wall: 108 tiles has
+    13 full stacks and a half stack, 136 tiles 17 stacks, 144 tiles 18 stacks per wall."""
+    per_wall = tiles // 4
+    wall = (2,) * (per_wall // 2) + ((1,) if per_wall % 2 else ())
+    return (wall, wall, wall, wall)
+
+
+def composition(tiles: int) -> bytearray:
+    """How many tiles of each code one physical set holds (index = tile code)."""
+    counts = bytearray(256)
+    for code in TILE_CODES:
+        name = TILE_CODES[code]
+        if name[-1] == "f":
+            if tiles == 144:
+                counts[code] = 1
+        elif len(name) == 2 or tiles >= 136:
+            counts[code] = 4
+    return counts
+
+
+def faces(tiles: int) -> bytearray:
+    """The tile codes of one set in code order (every face as many times as the set holds it)."""
+    counts = composition(tiles)
+    out = bytearray()
+    for code in range(256):
+        for _ in range(counts[code]):
+            out.append(code)
+    if len(out) != tiles:
+        raise ValueError("no tile set of " + str(tiles) + " tiles")
+    return out
