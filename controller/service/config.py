@@ -35,31 +35,13 @@ from pydantic import (
 from controller.api.server import DEFAULT_SOCKET_MODE, MAX_SOCKET_PATH_BYTES
 from controller.audit.writer import DEFAULT_MAX_BYTES
 from controller.cycle.deadline import DEFAULT_DEADLINES, Deadlines
+from controller.service.config_problems import ConfigError as ConfigError
+from controller.service.config_problems import problems
 from controller.service.paths import DEFAULT_AUDIT_PATH, DEFAULT_SOCKET_PATH
 from drivers.board import DEFAULT_BAUDRATE
 from drivers.panel import DEFAULT_DEBOUNCE_MS
 from rules.profiles import BUILTIN_PROFILES
 from rules.words import DICE_SOURCES, DiceSource
-
-
-class ConfigError(Exception):
-    """The configuration cannot be used. ``str(err)`` is one line naming the key.
-
-    ``problems`` lists every problem found (``mjtable config check`` prints them
-    all); ``source`` is the file, when there is one.
-    """
-
-    def __init__(self, problems: list[str], source: Path | None = None) -> None:
-        if not problems:
-            raise ValueError("a ConfigError needs at least one problem")
-        self.problems = list(problems)
-        self.source = source
-        message = problems[0]
-        if len(problems) > 1:
-            more = len(problems) - 1
-            noun = "problem" if more == 1 else "problems"
-            message += f" ({more} more {noun}; `mjtable config check` lists them all)"
-        super().__init__(message)
 
 
 def _absolute_path(value: str, what: str) -> str:
@@ -468,7 +450,7 @@ def _validate(raw: Any, data: bytes, source: Path | None, base_dir: Path | None)
     try:
         config = Config.model_validate(raw, context={"base_dir": base_dir})
     except ValidationError as exc:
-        raise ConfigError(_problems(exc), source) from None
+        raise ConfigError(problems(exc, Config), source) from None
     config._sha256 = config_sha256(data)
     config._source = source
     return config
@@ -515,76 +497,3 @@ def check_environment(config: Config) -> list[str]:
     if config.board is None:
         warnings.append("board: no [board] section; only `mjtable run --sim` can start")
     return warnings
-
-
-# --- turning pydantic's errors into one line per problem -------------------------
-
-
-def _show(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict):
-        return "a table"
-    if isinstance(value, list):
-        return "an array"
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _key_path(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + part
-    return out
-
-
-def _model_of(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in getattr(annotation, "__args__", ()):
-        found = _model_of(arg)
-        if found is not None:
-            return found
-    return None
-
-
-def _lookup(loc: tuple[int | str, ...]) -> tuple[type[BaseModel] | None, str | None]:
-    """The model holding the last key of ``loc`` and that key's description."""
-    model: type[BaseModel] | None = Config
-    description: str | None = None
-    parent: type[BaseModel] | None = None
-    for part in loc:
-        if model is None or not isinstance(part, str):
-            return parent, None
-        field = model.model_fields.get(part)
-        parent = model
-        if field is None:
-            return parent, None
-        description = field.description
-        model = _model_of(field.annotation)
-    return parent, description
-
-
-def _problems(exc: ValidationError) -> list[str]:
-    problems: list[str] = []
-    for error in exc.errors(include_url=False):
-        loc = tuple(error["loc"])
-        key = _key_path(loc) or "(top level)"
-        kind = error["type"]
-        parent, description = _lookup(loc)
-        expected = description or "a valid value"
-        if kind == "missing":
-            problems.append(f"{key}: missing; expected {expected}")
-        elif kind == "extra_forbidden":
-            allowed = ", ".join(parent.model_fields) if parent is not None else ""
-            what = "section" if len(loc) == 1 else "key"
-            problems.append(f"{key}: unknown {what}; expected one of: {allowed}")
-        elif kind == "value_error":
-            ctx = error.get("ctx") or {}
-            problems.append(f"{key}: {ctx.get('error', error['msg'])}")
-        else:
-            problems.append(f"{key}: expected {expected}, got {_show(error['input'])}")
-    return problems

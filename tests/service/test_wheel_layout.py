@@ -40,7 +40,13 @@ def test_the_wheel_ships_every_file_install_reads() -> None:
     import tomllib
 
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    shipped = {
-        Path(p).name for p in config["tool"]["setuptools"]["data-files"]["share/mjtable/udev"]
-    }
+    patterns = config["tool"]["setuptools"]["data-files"]["share/mjtable/udev"]
+    shipped = {p.name for pattern in patterns for p in ROOT.glob(pattern) if p.is_file()}
     assert shipped == {p.name for p in (ROOT / "udev").iterdir() if p.is_file()}
+    install_reads = {
+        "config.example.toml",
+        "99-mjtable.rules",
+        "mjtable.service",
+        "mjtable.sysusers",
+    }
+    assert install_reads <= shipped
