@@ -25,7 +25,16 @@ from simulator.server import SimulatorError
 ROOT = Path(__file__).resolve().parents[2]
 BUILDER = ROOT / "controller" / "service" / "builder.py"
 #: The project's code and benchmarks (the tests build links and boards to test those).
-SOURCE_DIRS = ("bench", "controller", "drivers", "firmware", "protocol", "rules", "simulator")
+SOURCE_DIRS = (
+    "bench",
+    "controller",
+    "drivers",
+    "firmware",
+    "gateway",
+    "protocol",
+    "rules",
+    "simulator",
+)
 #: The simulator's benchmark measures the simulated board itself, from its own minimal host.
 MEASURES_THE_SIMULATOR = ROOT / "bench" / "simulator.py"
 MADE_ONLY_BY_THE_BUILDER = {"BoardLink", "SimulatedBoard"}
