@@ -88,7 +88,16 @@ def bench_model(cycles: int, tiles: int) -> tuple[float, int]:
 
 def bench_engine(cycles: int, tiles: int) -> tuple[float, int]:
     model = BoardModel(SimConfig(seed=1, speed=0, tiles=tiles), random.Random(1))
-    ident = m.HelloReply(1, 0, 0, 5, 1, 0, 0, **model.hello_fields(), serial="BENCH")
+    ident = m.HelloReply(
+        m.PROTO_MAJOR,
+        m.PROTO_MINOR,
+        0,
+        5,
+        *model.config.fw_version,
+        **model.hello_fields(),
+        serial="BENCH",
+        status=model.status(),
+    )
     board = Connection(BOARD, identity=ident)
     host = Connection(HOST)
     host.connect(0)

@@ -1,4 +1,4 @@
-"""Code tables of the board protocol: tiles, states, phases, motors, subsystems, faults, refusals.
+"""Code tables of the board protocol: tiles, states, phases, motors, faults, places, resets...
 
 Every code travels as one unsigned byte. Each table maps a code to ``(NAME, text, advice)`` (advice
 is the empty string where there is nothing for a technician to check); the names are the ones used
@@ -436,6 +436,64 @@ TILE_SETS: dict[int, tuple[str, str, str]] = {
 }
 
 
+# --- Places of a tile set (BOARD_STATUS.places, HELLO_REPLY.status) ----------------------------
+
+PLACE_DISC = 0
+PLACE_SHUFFLED = 1
+PLACE_BUILDING = 2
+PLACE_PARTIAL = 3
+PLACE_BUILT = 4
+PLACE_UP = 5
+PLACE_UNKNOWN = 6
+
+PLACES: dict[int, tuple[str, str, str]] = {
+    PLACE_DISC: ("DISC", "loose in the shuffle disc, order unknown", ""),
+    PLACE_SHUFFLED: ("SHUFFLED", "in the disc, shuffled: ready to build", ""),
+    PLACE_BUILDING: ("BUILDING", "being built into walls (laid = tiles in walls so far)", ""),
+    PLACE_PARTIAL: (
+        "PARTIAL",
+        "a build stopped or faulted: laid tiles in walls under the table, the rest in the disc",
+        "",
+    ),
+    PLACE_BUILT: ("BUILT", "four walls built under the table", ""),
+    PLACE_UP: ("UP", "walls raised on the table: the set being played", ""),
+    PLACE_UNKNOWN: (
+        "UNKNOWN",
+        "the board lost track of the set (power lost while it moved)",
+        "look under the table and on it for tiles of this set before the next cycle",
+    ),
+}
+
+# --- Reset causes (BOARD_STATUS.reset_cause, HELLO_REPLY.status) -------------------------------
+
+RESET_POWER_ON = 0
+RESET_WATCHDOG = 1
+RESET_SOFT = 2
+RESET_BROWN_OUT = 3
+RESET_PIN = 4
+RESET_UNKNOWN = 5
+
+RESET_CAUSES: dict[int, tuple[str, str, str]] = {
+    RESET_POWER_ON: ("POWER_ON", "power was applied", ""),
+    RESET_WATCHDOG: (
+        "WATCHDOG",
+        "the watchdog reset the board: its main loop stopped",
+        "note what the table was doing; report it if it happens again",
+    ),
+    RESET_SOFT: ("SOFT_RESET", "the firmware restarted itself (the RESET command)", ""),
+    RESET_BROWN_OUT: (
+        "BROWN_OUT",
+        "the supply voltage dipped below the board's minimum",
+        "check the power supply and its cable; a motor start should not pull it down",
+    ),
+    RESET_PIN: ("RESET_PIN", "the reset (RUN) pin or a debugger restarted the board", ""),
+    RESET_UNKNOWN: ("UNKNOWN", "the board cannot tell why it started", ""),
+}
+
+#: BOARD_STATUS.build_hash of a firmware that was not built by ``mjtable firmware build``
+BUILD_UNKNOWN = "0000000000000000"
+
+
 # --- Look-ups ----------------------------------------------------------------------------------
 
 
@@ -493,6 +551,14 @@ def motor_name(code: int) -> str:
 
 def subsystem_name(code: int) -> str:
     return _lookup(SUBSYSTEMS, code)[0]
+
+
+def place_name(code: int) -> str:
+    return _lookup(PLACES, code)[0]
+
+
+def reset_cause_name(code: int) -> str:
+    return _lookup(RESET_CAUSES, code)[0]
 
 
 def button_name(code: int) -> str:

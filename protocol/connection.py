@@ -402,21 +402,7 @@ class Connection(GoBackN):
     def _reply_for(self, host_session: int) -> HelloReply:
         ident = self.identity
         assert ident is not None
-        return HelloReply(
-            ident.proto_major,
-            ident.proto_minor,
-            host_session,
-            ident.session_id,
-            ident.fw_major,
-            ident.fw_minor,
-            ident.fw_patch,
-            ident.capabilities,
-            ident.tile_sets,
-            ident.tiles,
-            ident.stacks_per_wall,
-            ident.seed,
-            ident.serial,
-        )
+        return ident.answer(host_session)  # with the status the board keeps current
 
     def _board_on_hello(self, hello: Hello, now: int) -> None:
         reply = self._reply_for(hello.host_session)

@@ -10,7 +10,10 @@ from protocol import codes
 from protocol.framing import encode_frame
 from protocol.messages import (
     MESSAGE_CLASSES,
+    PROTO_MAJOR,
+    PROTO_MINOR,
     Ack,
+    BoardStatus,
     BuildWalls,
     Button,
     ClearFault,
@@ -32,6 +35,7 @@ from protocol.messages import (
     Pong,
     Progress,
     ReadManifest,
+    ReadStatus,
     Refused,
     Reset,
     RollDice,
@@ -45,11 +49,34 @@ HOST_SESSION = 0x1A2B3C4D
 BOARD_SESSION = 0x5EED0001
 
 
+#: the first 16 hex digits of an example build hash (``mjtable firmware build``'s manifest)
+EXAMPLE_BUILD = "9f86d081884c7d65"
+
+
+def example_status() -> BoardStatus:
+    """A board at rest: set A raised on the table, set B built underneath, no fault."""
+    return BoardStatus(
+        1,
+        4,
+        2,
+        EXAMPLE_BUILD,
+        codes.STATE_UP,
+        codes.FAULT_NONE,
+        0,
+        0,
+        0,
+        1234,
+        codes.RESET_POWER_ON,
+        (codes.PLACE_UP, codes.PLACE_BUILT),
+        (136, 136),
+    )
+
+
 def example_identity(session_id: int = BOARD_SESSION, host_session: int = 0) -> HelloReply:
     """A board's HELLO_REPLY template: reader and dice fitted, two 136-tile sets, 17 stacks."""
     return HelloReply(
-        1,
-        0,
+        PROTO_MAJOR,
+        PROTO_MINOR,
         host_session,
         session_id,
         1,
@@ -61,6 +88,7 @@ def example_identity(session_id: int = BOARD_SESSION, host_session: int = 0) -> 
         17,
         20240601,
         "MJT-000123",
+        example_status(),
     )
 
 
@@ -69,7 +97,7 @@ _MANIFEST_START = ("1m", "1m", "E", "C", "9s", "5p", "B", "2m", "7s", "N", "3p",
 #: (message, SEQ) for every message class, in TYPE order
 EXAMPLES: "tuple[tuple[Message, int], ...]" = (
     (Ack(), 5),
-    (Hello(1, 0, HOST_SESSION), 0),
+    (Hello(PROTO_MAJOR, PROTO_MINOR, HOST_SESSION), 0),
     (example_identity(host_session=HOST_SESSION), 0),
     (Heartbeat(BOARD_SESSION, codes.STATE_IDLE), 0),
     (NoSession(), 0),
@@ -111,6 +139,25 @@ EXAMPLES: "tuple[tuple[Message, int], ...]" = (
     ),
     (MotorResult(codes.MOTOR_LIFT_E, 850, 1), 0),
     (Button(codes.BUTTON_DICE, 2, 1), 1),
+    (ReadStatus(), 5),
+    (
+        BoardStatus(
+            1,
+            4,
+            2,
+            EXAMPLE_BUILD,
+            codes.STATE_FAULT,
+            codes.FAULT_WALL_SHORT,
+            codes.SUB_STACKER_HEAD,
+            codes.PHASE_BUILD,
+            2,
+            1237,
+            codes.RESET_POWER_ON,
+            (codes.PLACE_UP, codes.PLACE_PARTIAL),
+            (136, 71),
+        ),
+        2,
+    ),
 )
 
 
@@ -187,11 +234,17 @@ def tables_markdown() -> str:
     lines.append("")
     lines.append("0xFF: unknown tile (a board without a reader reports positions only).")
     lines.append("")
-    lines += _table("Fault codes (FAULT.code, SENSOR_DATA.fault; 0 = none)", codes.FAULTS, True)
+    lines += _table(
+        "Fault codes (FAULT.code, SENSOR_DATA.fault, BOARD_STATUS.fault; 0 = none)",
+        codes.FAULTS,
+        True,
+    )
     lines += _table("Refusal reasons (REFUSED.reason)", codes.REFUSALS, True)
     lines += _table("What blocks a command (REFUSED.detail with BAD_STATE)", codes.BLOCKS, True)
     lines += _table("Command results (DONE.result)", codes.RESULTS, False)
-    lines += _table("Board states (HEARTBEAT.state, SENSOR_DATA.state)", codes.STATES, False)
+    lines += _table(
+        "Board states (HEARTBEAT.state, SENSOR_DATA.state, BOARD_STATUS.state)", codes.STATES, False
+    )
     lines += _table("Phases (PROGRESS.phase, FAULT.phase)", codes.PHASES, False)
     lines += _table("Motors (MOTOR_TEST.motor, SENSOR_DATA.currents_ma index)", codes.MOTORS, True)
     lines += _table("Subsystems (FAULT.subsystem)", codes.SUBSYSTEMS, False)
@@ -200,6 +253,8 @@ def tables_markdown() -> str:
     lines += _table("Lift bits (SENSOR_DATA.lift_up, lift_down)", codes.LIFT_BITS, False)
     lines += _table("Buttons (BUTTON.button)", codes.BUTTONS, False)
     lines += _table("Tile sets", codes.TILE_SETS, False)
+    lines += _table("Places of a tile set (BOARD_STATUS.places)", codes.PLACES, True)
+    lines += _table("Reset causes (BOARD_STATUS.reset_cause)", codes.RESET_CAUSES, True)
     return "\n".join(lines).rstrip("\n")
 
 

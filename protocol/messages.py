@@ -13,16 +13,23 @@ MicroPython-compatible: imports struct and the protocol's own modules only.
 import struct
 
 from protocol.codes import (
+    BUILD_UNKNOWN,
     BUTTONS,
     FAULTS,
     MOTOR_COUNT,
     PHASES,
+    PLACE_UNKNOWN,
+    PLACES,
     REFUSALS,
+    RESET_CAUSES,
+    RESET_UNKNOWN,
+    STATE_BOOT,
     STATES,
     SUBSYSTEMS,
     TILE_CODES,
     TILE_UNKNOWN,
     code_to_tile,
+    place_name,
 )
 from protocol.errors import DecodeError, FieldError, UnknownType
 from protocol.framing import MAX_PAYLOAD
@@ -36,7 +43,7 @@ if TYPE_CHECKING:
 
     _M = TypeVar("_M", bound="Message")
 
-PROTO_MAJOR = 1
+PROTO_MAJOR = 2
 PROTO_MINOR = 0
 
 #: most tiles in one MANIFEST_CHUNK
@@ -67,6 +74,8 @@ DICE_COUNT = (1, 3)
 DIE = (1, 6)
 DURATION = (1, 0xFFFF)
 STACK_HEIGHT = (1, 2)
+PLACE = (0, max(PLACES))
+RESET_CAUSE = (0, max(RESET_CAUSES))
 
 
 def _bad(
@@ -248,7 +257,12 @@ class Ack(Message):
 
 
 class Hello(Message):
-    """Host -> board, every 250 ms until answered: protocol version and the host's session id."""
+    """Host -> board, every 250 ms until answered: protocol version and the host's session id.
+
+    Its first six bytes (proto_major, proto_minor, host_session) are the same in every protocol
+    version: a HELLO of another major version is read that far and no further, so the board can
+    answer it and both sides can name the two versions.
+    """
 
     TYPE = 0x01
     NAME = "HELLO"
@@ -264,9 +278,32 @@ class Hello(Message):
         self.proto_minor = proto_minor
         self.host_session = host_session
 
+    @classmethod
+    def decode(cls: "type[_M]", payload: bytes) -> "_M":
+        if len(payload) > 6 and payload[0] != PROTO_MAJOR:
+            payload = payload[:6]  # another major version: only the version prefix is ours
+        _check_length("Hello", payload, 6, 6)
+        msg = cls(*struct.unpack(">BBI", payload))
+        if msg.host_session == 0:  # type: ignore[attr-defined]
+            msg.check(DecodeError)
+        return msg
+
 
 class HelloReply(Message):
-    """Board -> host: who the board is and what it can do; echoes the host's session id."""
+    """Board -> host: who the board is, what it can do, and its status; echoes the host's session.
+
+    ``status`` is a BoardStatus: the same record as BOARD_STATUS (the board's physical truth: where
+    each tile set is, its state, its fault, motions begun, reset cause, build), so the host knows
+    where things stand from the first frame of a session. On the wire it follows the serial,
+    without its firmware version (the fixed part carries it; the two must agree).
+
+    The first six bytes (proto_major, proto_minor, host_session) are the same in every protocol
+    version. A reply of another major version is read no further: its other fields are zero and
+    its status says nothing is known (the host refuses the link on its version alone).
+
+    A board keeps ``Connection.identity.status`` current (it sets it before handing received bytes
+    to its engine): the engine answers every HELLO with ``identity.answer(host_session)``.
+    """
 
     TYPE = 0x02
     NAME = "HELLO_REPLY"
@@ -286,9 +323,10 @@ class HelloReply(Message):
         "stacks_per_wall",
         "seed",
         "serial",
+        "status",
     )
     _FMT = ">BBIIBBBBBBBI"
-    _SIZE = 21  # fixed part; then the serial: u8 length + ASCII
+    _SIZE = 21  # fixed part; then the serial (u8 length + ASCII), then the status
     _BOUNDS = (U8, U8, U32, SESSION, U8, U8, U8, U8, (1, 2), (1, 0xFF), (1, 0xFF), U32)
 
     def __init__(
@@ -306,6 +344,7 @@ class HelloReply(Message):
         stacks_per_wall: int,
         seed: int,
         serial: str,
+        status: "BoardStatus",
     ) -> None:
         self.proto_major = proto_major
         self.proto_minor = proto_minor
@@ -320,6 +359,7 @@ class HelloReply(Message):
         self.stacks_per_wall = stacks_per_wall
         self.seed = seed
         self.serial = serial
+        self.status = status
 
     def check(self, error: "type[FieldError]" = FieldError) -> None:
         Message.check(self, error)
@@ -332,6 +372,21 @@ class HelloReply(Message):
         for ch in serial:
             if ch < " " or ch > "~":
                 _bad(error, "HelloReply", "serial", serial, "must be printable ASCII", 12)
+        status = self.status
+        if not isinstance(status, BoardStatus):
+            _bad(error, "HelloReply", "status", status, "must be a BoardStatus", 13)
+            return
+        status.check(error)
+        fw = (self.fw_major, self.fw_minor, self.fw_patch)
+        if (status.fw_major, status.fw_minor, status.fw_patch) != fw:
+            _bad(
+                error,
+                "HelloReply",
+                "status",
+                status,
+                "its firmware version differs from fw_major.fw_minor.fw_patch",
+                13,
+            )
 
     def encode(self) -> bytes:
         self.check()
@@ -354,32 +409,63 @@ class HelloReply(Message):
             )
             + bytes((len(raw),))
             + raw
+            + self.status.encode()[3:]
         )
 
     @classmethod
     def decode(cls: "type[_M]", payload: bytes) -> "_M":
-        _check_length("HelloReply", payload, 22, 22 + MAX_SERIAL)
+        if len(payload) >= 6 and payload[0] != PROTO_MAJOR:
+            major, minor, host_session = struct.unpack(">BBI", payload[:6])
+            return cls(  # type: ignore[call-arg]
+                major, minor, host_session, 0, 0, 0, 0, 0, 0, 0, 0, 0, "", BoardStatus.unknown()
+            )
+        _check_length("HelloReply", payload, 22, 22 + MAX_SERIAL + BoardStatus.MAX_SIZE - 3)
         n = payload[21]
-        if len(payload) != 22 + n:
+        end = 22 + n
+        if len(payload) < end + BoardStatus.MIN_SIZE - 3:
             raise DecodeError(
                 "HelloReply",
                 "serial",
                 n,
-                "length byte says " + str(n) + " but " + str(len(payload) - 22) + " bytes follow",
+                "length byte says "
+                + str(n)
+                + " but "
+                + str(len(payload) - 22)
+                + " bytes follow, status included",
                 12,
             )
-        raw = bytes(payload[22:])
+        raw = bytes(payload[22:end])
         for b in raw:
             if b < 0x20 or b > 0x7E:
                 raise DecodeError("HelloReply", "serial", raw, "must be printable ASCII", 12)
         fixed = struct.unpack(">BBIIBBBBBBBI", payload[:21])
-        msg = cls(*fixed, raw.decode())  # type: ignore[call-arg]
+        status = BoardStatus.decode(bytes(payload[10:13]) + bytes(payload[end:]))
+        msg = cls(*fixed, raw.decode(), status)  # type: ignore[call-arg]
         msg.check(DecodeError)
         return msg
 
     def has(self, capability: int) -> bool:
         """True when the capability bit (codes.CAP_*) is set."""
         return bool(self.capabilities & capability)
+
+    def answer(self, host_session: int) -> "HelloReply":
+        """This reply addressed to the host session ``host_session`` (what the engine sends)."""
+        return HelloReply(
+            self.proto_major,
+            self.proto_minor,
+            host_session,
+            self.session_id,
+            self.fw_major,
+            self.fw_minor,
+            self.fw_patch,
+            self.capabilities,
+            self.tile_sets,
+            self.tiles,
+            self.stacks_per_wall,
+            self.seed,
+            self.serial,
+            self.status,
+        )
 
 
 class Heartbeat(Message):
@@ -997,6 +1083,179 @@ class Button(Message):
         self.pressed = pressed
 
 
+# --- The board's status: a command and its answer (protocol 2) ---------------------------------
+
+
+class ReadStatus(Message):
+    """Ask the board for its status at any time (even in FAULT or during a motion): BOARD_STATUS."""
+
+    TYPE = 0x1C
+    NAME = "READ_STATUS"
+    KIND = "command"
+
+
+_HEX = "0123456789abcdef"
+
+
+class BoardStatus(Message):
+    """The board's physical truth (answer to READ_STATUS; also inside HELLO_REPLY).
+
+    fw_major, fw_minor, fw_patch: the firmware version; build_hash: the first 8 bytes of the
+    build hash of the firmware on the board (the SHA-256 of ``mjtable firmware build``'s manifest,
+    as 16 lower-case hex digits; codes.BUILD_UNKNOWN for a copy not built that way); state
+    (codes.STATES); the active fault: fault (codes.FAULTS, 0 = none), subsystem, phase, detail (all
+    0 without a fault); motions: motions begun (a counter that only goes up, wrapping at 2**32:
+    two readings tell whether a motion began between them); reset_cause (codes.RESET_CAUSES) of
+    the board's last start; places: the place of each tile set (codes.PLACES, one per set, A
+    first); laid: tiles of each set standing in walls (the progress of a BUILDING or PARTIAL set;
+    the whole set when BUILT or UP; 0 in the disc).
+
+    Payload: fw_major u8, fw_minor u8, fw_patch u8, build_hash 8 bytes, state u8, fault u8,
+    subsystem u8, phase u8, detail u8, motions u32, reset_cause u8, then u8 n (1..2) sets and
+    n x (place u8, laid u8).
+    """
+
+    TYPE = 0x1D
+    NAME = "BOARD_STATUS"
+    KIND = "event"
+    FIELDS = (
+        "fw_major",
+        "fw_minor",
+        "fw_patch",
+        "build_hash",
+        "state",
+        "fault",
+        "subsystem",
+        "phase",
+        "detail",
+        "motions",
+        "reset_cause",
+        "places",
+        "laid",
+    )
+    MIN_SIZE = 24
+    MAX_SIZE = 26
+
+    def __init__(
+        self,
+        fw_major: int,
+        fw_minor: int,
+        fw_patch: int,
+        build_hash: str,
+        state: int,
+        fault: int,
+        subsystem: int,
+        phase: int,
+        detail: int,
+        motions: int,
+        reset_cause: int,
+        places: "list[int] | tuple[int, ...]",
+        laid: "list[int] | tuple[int, ...]",
+    ) -> None:
+        self.fw_major = fw_major
+        self.fw_minor = fw_minor
+        self.fw_patch = fw_patch
+        self.build_hash = build_hash
+        self.state = state
+        self.fault = fault
+        self.subsystem = subsystem
+        self.phase = phase
+        self.detail = detail
+        self.motions = motions
+        self.reset_cause = reset_cause
+        if type(places) is not tuple:
+            places = _as_ints("BoardStatus", "places", 11, places)
+        self.places: tuple[int, ...] = places
+        if type(laid) is not tuple:
+            laid = _as_ints("BoardStatus", "laid", 12, laid)
+        self.laid: tuple[int, ...] = laid
+
+    @classmethod
+    def unknown(cls) -> "BoardStatus":
+        """Nothing known: what a HELLO_REPLY of another major version is given."""
+        return cls(
+            0, 0, 0, BUILD_UNKNOWN, STATE_BOOT, 0, 0, 0, 0, 0, RESET_UNKNOWN, (PLACE_UNKNOWN,), (0,)
+        )
+
+    def check(self, error: "type[FieldError]" = FieldError) -> None:
+        name = "BoardStatus"
+        _check_int(error, name, "fw_major", 0, self.fw_major, U8)
+        _check_int(error, name, "fw_minor", 1, self.fw_minor, U8)
+        _check_int(error, name, "fw_patch", 2, self.fw_patch, U8)
+        build = self.build_hash
+        if not isinstance(build, str) or len(build) != 16:
+            _bad(error, name, "build_hash", build, "must be 16 hex digits", 3)
+            return
+        for ch in build:
+            if ch not in _HEX:
+                _bad(error, name, "build_hash", build, "must be 16 lower-case hex digits", 3)
+        _check_int(error, name, "state", 4, self.state, STATE)
+        _check_int(error, name, "fault", 5, self.fault, FAULT_OR_NONE)
+        _check_int(error, name, "subsystem", 6, self.subsystem, SUBSYSTEM)
+        _check_int(error, name, "phase", 7, self.phase, PHASE)
+        _check_int(error, name, "detail", 8, self.detail, U8)
+        if self.fault == 0:
+            for i, field in ((6, "subsystem"), (7, "phase"), (8, "detail")):
+                if getattr(self, field) != 0:
+                    _bad(error, name, field, getattr(self, field), "must be 0 without a fault", i)
+        _check_int(error, name, "motions", 9, self.motions, U32)
+        _check_int(error, name, "reset_cause", 10, self.reset_cause, RESET_CAUSE)
+        _check_list(error, name, "places", 11, self.places, (1, 2), PLACE)
+        n = len(self.places)
+        _check_list(error, name, "laid", 12, self.laid, (n, n), U8)
+
+    def encode(self) -> bytes:
+        self.check()
+        build = self.build_hash
+        raw = bytes([int(build[i : i + 2], 16) for i in range(0, 16, 2)])
+        sets = []
+        for i in range(len(self.places)):
+            sets.append(self.places[i])
+            sets.append(self.laid[i])
+        return (
+            bytes((self.fw_major, self.fw_minor, self.fw_patch))
+            + raw
+            + struct.pack(
+                ">BBBBBIBB",
+                self.state,
+                self.fault,
+                self.subsystem,
+                self.phase,
+                self.detail,
+                self.motions,
+                self.reset_cause,
+                len(self.places),
+            )
+            + bytes(sets)
+        )
+
+    @classmethod
+    def decode(cls: "type[_M]", payload: bytes) -> "_M":
+        _check_length("BoardStatus", payload, cls.MIN_SIZE, cls.MAX_SIZE)  # type: ignore[attr-defined]
+        n = payload[21]
+        if len(payload) != 22 + 2 * n:
+            raise DecodeError(
+                "BoardStatus",
+                "places",
+                n,
+                "count says " + str(n) + " sets, " + str(len(payload) - 22) + " bytes follow",
+                11,
+            )
+        build = "".join(["%02x" % b for b in payload[3:11]])  # noqa: UP031
+        v = struct.unpack(">BBBBBIB", payload[11:21])
+        places = tuple([payload[22 + 2 * i] for i in range(n)])
+        laid = tuple([payload[23 + 2 * i] for i in range(n)])
+        msg = cls(  # type: ignore[call-arg]
+            payload[0], payload[1], payload[2], build, *v, places, laid
+        )
+        msg.check(DecodeError)
+        return msg
+
+    def place_names(self) -> "list[str]":
+        """The place of each set by name (``['UP', 'BUILT']``)."""
+        return [place_name(p) for p in self.places]
+
+
 # --- Registry ----------------------------------------------------------------------------------
 
 #: every message class, in TYPE order
@@ -1029,6 +1288,8 @@ MESSAGE_CLASSES: "tuple[type[Message], ...]" = (
     SensorData,
     MotorResult,
     Button,
+    ReadStatus,
+    BoardStatus,
 )
 
 #: TYPE code -> class

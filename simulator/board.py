@@ -100,6 +100,16 @@ class Place(Enum):
 
 IN_DISC = (Place.DISC, Place.SHUFFLED, Place.PARTIAL)
 
+#: the protocol's code of each place (BOARD_STATUS.places)
+PLACE_CODES: dict[Place, int] = {
+    Place.DISC: codes.PLACE_DISC,
+    Place.SHUFFLED: codes.PLACE_SHUFFLED,
+    Place.BUILDING: codes.PLACE_BUILDING,
+    Place.PARTIAL: codes.PLACE_PARTIAL,
+    Place.BUILT: codes.PLACE_BUILT,
+    Place.UP: codes.PLACE_UP,
+}
+
 # --- The state machine ---------------------------------------------------------------------------
 
 STATE_NAMES: tuple[str, ...] = tuple(codes.STATES[c][0] for c in sorted(codes.STATES))
@@ -327,6 +337,10 @@ class BoardModel:
         self.cover_open = False
         self.estop_held = False
         self.displayed_dice: tuple[int, tuple[int, ...]] | None = None
+        #: motions begun (BOARD_STATUS.motions): the board's record, kept across reboots
+        self.motions = 0
+        #: why the board last started (BOARD_STATUS.reset_cause)
+        self.reset_cause = codes.RESET_POWER_ON
         self._thermal = _Thermal(now)
         self._handlers: dict[type[m.Message], Callable[[Any, int], None]] = {
             m.Ping: self._on_ping,
@@ -342,6 +356,7 @@ class BoardModel:
             m.Collect: self._on_collect,
             m.RollDice: self._on_roll,
             m.MotorTest: self._on_motor_test,
+            m.ReadStatus: self._on_read_status,
         }
         self._power_on()
         for spec in config.fault_specs():
@@ -483,12 +498,14 @@ class BoardModel:
         self.outbox.append(m.Button(button, seat, 1))
         self.outbox.append(m.Button(button, seat, 0))
 
-    def reboot(self, now: int | None = None) -> None:
-        """The board restarts: state lost, motors stopped, no session until the next HELLO."""
+    def reboot(self, now: int | None = None, cause: int = codes.RESET_POWER_ON) -> None:
+        """The board restarts (``cause``: codes.RESET_*): state lost, motors stopped, no session
+        until the next HELLO."""
         now = self._clock(self._now if now is None else now)
         self._run_timers(now)
         self._end_run(now, "reboot")
         self._power_on()
+        self.reset_cause = cause
         self.boot_count += 1
         self.trigger("rebooted")
 
@@ -575,8 +592,44 @@ class BoardModel:
             max(-0x8000, min(0x7FFF, temp)),
         )
 
+    def status(self, now: int | None = None) -> m.BoardStatus:
+        """The board's physical truth, as BOARD_STATUS (and HELLO_REPLY's status)."""
+        t = self._now if now is None else now
+        places = [PLACE_CODES[s.place] for s in self.sets]
+        laid = [min(255, self._laid(i, t)) for i in range(len(self.sets))]
+        f = self.fault
+        fw = self.config.fw_version
+        return m.BoardStatus(
+            fw[0],
+            fw[1],
+            fw[2],
+            codes.BUILD_UNKNOWN,  # the simulated board runs no built firmware
+            self.state_code,
+            f.code if f is not None else 0,
+            f.subsystem if f is not None else 0,
+            f.phase if f is not None else 0,
+            f.detail if f is not None else 0,
+            self.motions,
+            self.reset_cause,
+            places,
+            laid,
+        )
+
+    def _laid(self, tile_set: int, t: int) -> int:
+        """Tiles of the set standing in walls: built so far, left by a stopped build, or all."""
+        place = self.sets[tile_set].place
+        if place in (Place.BUILT, Place.UP):
+            return len(self.faces)
+        run = self._run
+        if place == Place.BUILDING and run is not None and run.tile_set == tile_set:
+            return sum(self._build_counts(run, t if run.freeze is None else min(t, run.freeze)))
+        if place == Place.PARTIAL and self._counts_set == tile_set:
+            return sum(self.wall_counts)
+        return 0
+
     def hello_fields(self) -> dict[str, int]:
-        """The board's part of HELLO_REPLY: capabilities, tile sets, tiles, stacks, seed."""
+        """The board's part of HELLO_REPLY: capabilities, tile sets, tiles, stacks, seed (its
+        status is ``status()``)."""
         caps = 0
         if self.config.reader:
             caps |= codes.CAP_READER
@@ -664,6 +717,9 @@ class BoardModel:
     def _on_sensors(self, msg: m.Sensors, now: int) -> None:
         self.outbox.append(self.sensors(now))
 
+    def _on_read_status(self, msg: m.ReadStatus, now: int) -> None:
+        self.outbox.append(self.status(now))
+
     def _on_display_dice(self, msg: m.DisplayDice, now: int) -> None:
         if not 1 <= len(msg.values) <= 3 or any(not 1 <= v <= 6 for v in msg.values):
             self._refuse(msg.TYPE, codes.REFUSE_BAD_ARGUMENT, 1)
@@ -714,7 +770,7 @@ class BoardModel:
         self.outbox.append(m.Done(msg.TYPE, RESULT_OK))
 
     def _on_reset(self, msg: m.Reset, now: int) -> None:
-        self.reboot(now)
+        self.reboot(now, codes.RESET_SOFT)
 
     def _motion_refusal(self) -> tuple[int, int] | None:
         """The refusal every motion command shares (E-stop, fault, boot, busy, cover)."""
@@ -918,6 +974,7 @@ class BoardModel:
         **fields: Any,
     ) -> _Run:
         self._token += 1
+        self.motions = (self.motions + 1) & 0xFFFFFFFF
         run = _Run(self._token, command, phase, now, now + duration, trigger_done, **fields)
         self._run = run
         self.trigger(trigger)

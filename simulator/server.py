@@ -289,6 +289,7 @@ class SimulatedBoard:
             fw[1],
             fw[2],
             serial=self.config.serial,
+            status=self.model.status(),
             **self.model.hello_fields(),
         )
         conn = Connection(BOARD, identity=identity, window=7)
@@ -297,6 +298,9 @@ class SimulatedBoard:
 
     def _receive(self, data: bytes) -> None:
         """Bytes from the host (the loop's thread, lock held)."""
+        identity = self._conn.identity
+        if identity is not None:  # a HELLO among these bytes is answered with the status now
+            identity.status = self.model.status()
         self._conn.receive_data(data, (time.monotonic_ns() - self._t0) // 1_000_000)
 
     def _service(self) -> float | None:
@@ -379,7 +383,7 @@ class SimulatedBoard:
             self.model.inject(FaultSpec("internal", None, code=INTERNAL_ERROR_DETAIL), table)
         except Exception:
             log.exception("simulated board: the model cannot even fault; rebooting it")
-            self.model.reboot(table)
+            self.model.reboot(table, codes.RESET_WATCHDOG)
 
     def _post(self, conn: Connection, wall: int) -> None:
         """Move the model's events into the connection's queue."""

@@ -104,3 +104,31 @@ def test_refusals_states_phases_motors_subsystems() -> None:
     assert codes.button_name(5) == "DICE"
     assert codes.flag_names(codes.FLAG_COVER_CLOSED | codes.FLAG_ESTOP) == ["COVER_CLOSED", "ESTOP"]
     assert codes.flag_names(0b10001, codes.LIFT_BITS) == ["E", "CENTRE"]
+
+
+def test_places_and_reset_causes_are_data_with_plain_words() -> None:
+    assert [codes.place_name(p) for p in sorted(codes.PLACES)] == [
+        "DISC",
+        "SHUFFLED",
+        "BUILDING",
+        "PARTIAL",
+        "BUILT",
+        "UP",
+        "UNKNOWN",
+    ]
+    assert [codes.reset_cause_name(r) for r in sorted(codes.RESET_CAUSES)] == [
+        "POWER_ON",
+        "WATCHDOG",
+        "SOFT_RESET",
+        "BROWN_OUT",
+        "RESET_PIN",
+        "UNKNOWN",
+    ]
+    for table in (codes.PLACES, codes.RESET_CAUSES):
+        for name, text, _advice in table.values():
+            assert name.isupper() and text and text == text.strip()
+    # a cause a technician can act on says what to do
+    for code in (codes.RESET_WATCHDOG, codes.RESET_BROWN_OUT):
+        assert codes.RESET_CAUSES[code][2]
+    assert codes.place_name(99) == "UNKNOWN_99"
+    assert len(codes.BUILD_UNKNOWN) == 16 and set(codes.BUILD_UNKNOWN) == {"0"}

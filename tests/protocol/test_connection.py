@@ -44,6 +44,8 @@ from protocol.examples import example_identity
 from protocol.framing import FrameDecoder, encode_frame
 from protocol.loopback import Loopback, LossyChannel, XorShift32
 from protocol.messages import (
+    PROTO_MAJOR,
+    PROTO_MINOR,
     Ack,
     BuildWalls,
     Collect,
@@ -123,7 +125,9 @@ def make_host(queue_limit: int = 64, window: int = 4) -> Connection:
     return Connection(HOST, session=HOST_SESSION, queue_limit=queue_limit, window=window)
 
 
-def make_board(session: int = BOARD_SESSION, major: int = 1, window: int = 4) -> Connection:
+def make_board(
+    session: int = BOARD_SESSION, major: int = PROTO_MAJOR, window: int = 4
+) -> Connection:
     identity = example_identity(session_id=session)
     identity.proto_major = major
     return Connection(BOARD, identity=identity, window=window)
@@ -170,7 +174,7 @@ def test_hello_exchange() -> None:
     assert types_in(hello_bytes) == [Hello.TYPE]
     board.receive_data(hello_bytes, 1)
     assert board.events() == [
-        HelloReceived(Hello(1, 0, HOST_SESSION)),
+        HelloReceived(Hello(PROTO_MAJOR, PROTO_MINOR, HOST_SESSION)),
         LinkUp(board._reply_for(HOST_SESSION)),
     ]
     host.receive_data(board.data_to_send(), 2)
@@ -209,14 +213,14 @@ def test_reply_to_another_host_is_ignored() -> None:
 
 
 def test_board_major_version_mismatch_is_refused_clearly() -> None:
-    host, board = make_host(), make_board(major=2)
+    host, board = make_host(), make_board(major=PROTO_MAJOR + 1)
     host.connect(0)
     shuttle(host, board, 0)
     (event,) = host.events()
     assert event == ProtocolMismatch(
-        2,
+        PROTO_MAJOR + 1,
         0,
-        "board speaks protocol 2.x, this controller speaks 1.x: "
+        f"board speaks protocol {PROTO_MAJOR + 1}.x, this controller speaks {PROTO_MAJOR}.x: "
         "update the controller or the board firmware",
     )
     assert host.state == MISMATCH
@@ -413,7 +417,7 @@ def test_host_restart_is_reported_on_the_board() -> None:
     shuttle(new_host, board, 10)
     events = board.events()
     assert events[0] == PeerRebooted(HOST_SESSION, 0x3333, [Progress(6, 1, 10, 0), Done(6, 0)])
-    assert events[1] == HelloReceived(Hello(1, 0, 0x3333))
+    assert events[1] == HelloReceived(Hello(PROTO_MAJOR, PROTO_MINOR, 0x3333))
     assert new_host.state == UP
 
 
@@ -792,12 +796,12 @@ def test_misuse_raises_typed_errors() -> None:
 
 def test_bad_messages_are_acknowledged_and_reported_once() -> None:
     _host, board = connected()
-    reserved = encode_frame(0x1C, 0, b"\x00")
+    reserved = encode_frame(0x1E, 0, b"\x00")
     board.receive_data(reserved, 10)
     board.receive_data(reserved, 11)  # a retransmission: re-ACKed, not reported again
     (event,) = board.events()
     assert isinstance(event, BadMessage) and isinstance(event.error, UnknownType)
-    assert event.type_code == 0x1C and event.seq == 0
+    assert event.type_code == 0x1E and event.seq == 0
     assert frames_in(board.data_to_send()) == [(Ack.TYPE, 0)]  # one cumulative ACK
     board.receive_data(reserved, 12)
     assert frames_in(board.data_to_send()) == [(Ack.TYPE, 0)]  # re-acknowledged

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 import pytest
@@ -9,15 +10,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol import codes, messages
+from protocol.connection import HOST, MISMATCH, Connection
 from protocol.errors import DecodeError, FieldError, ProtocolError, UnknownType
-from protocol.examples import EXAMPLES
-from protocol.framing import MAX_PAYLOAD
+from protocol.events import ProtocolMismatch
+from protocol.examples import EXAMPLES, example_identity, example_status
+from protocol.framing import MAX_PAYLOAD, FrameDecoder, encode_frame
 from protocol.messages import (
     COMMANDS,
     EVENTS,
     MESSAGE_CLASSES,
     MESSAGE_TYPES,
     Ack,
+    BoardStatus,
     BuildWalls,
     Button,
     Dice,
@@ -33,6 +37,7 @@ from protocol.messages import (
     MotorTest,
     Ping,
     Progress,
+    ReadStatus,
     Refused,
     RollDice,
     SensorData,
@@ -42,9 +47,23 @@ from protocol.messages import (
 )
 
 
+def status(**changes: Any) -> BoardStatus:
+    """The example status (firmware 1.4.2), with some fields changed."""
+    fields: dict[str, Any] = dict(
+        zip(BoardStatus.FIELDS, example_status().field_values(), strict=True)
+    )
+    fields.update(changes)
+    return BoardStatus(**fields)
+
+
+STATUS_BYTES = example_status().encode()
+#: the status as it travels inside HELLO_REPLY (without the firmware version)
+STATUS_TAIL = STATUS_BYTES[3:]
+
+
 def test_catalogue_has_every_type_once_in_order() -> None:
     types = [cls.TYPE for cls in MESSAGE_CLASSES]
-    assert types == list(range(0x1C))
+    assert types == list(range(0x1E))
     assert set(MESSAGE_TYPES) == set(types)
     assert len({cls.NAME for cls in MESSAGE_CLASSES}) == len(MESSAGE_CLASSES)
     assert [c.NAME for c in COMMANDS] == [
@@ -61,6 +80,7 @@ def test_catalogue_has_every_type_once_in_order() -> None:
         "STOP",
         "CLEAR_FAULT",
         "RESET",
+        "READ_STATUS",
     ]
     assert [c.NAME for c in EVENTS] == [
         "PONG",
@@ -73,6 +93,7 @@ def test_catalogue_has_every_type_once_in_order() -> None:
         "SENSOR_DATA",
         "MOTOR_RESULT",
         "BUTTON",
+        "BOARD_STATUS",
     ]
     for cls in MESSAGE_CLASSES:
         assert (cls.KIND in ("command", "event")) == cls.SEQUENCED
@@ -101,7 +122,7 @@ def test_equality_needs_same_class_and_fields() -> None:
 
 
 def test_unknown_types_and_names() -> None:
-    for code in range(0x1C, 0x20):
+    for code in range(0x1E, 0x20):
         assert message_name(code) == f"UNKNOWN_0x{code:02X}"
         with pytest.raises(UnknownType) as info:
             decode_message(code, b"")
@@ -156,6 +177,18 @@ BAD_FIELDS: list[tuple[Message, str, object]] = [
     (BuildWalls(0, [[2], [], [2], [2]]), "layout[1]", ()),
     (BuildWalls(0, [[2] * 29] * 4), "layout", 116),
     (BuildWalls(2, [[2], [2], [2], [2]]), "tile_set", 2),
+    (status(build_hash="9F86D081884C7D65"), "build_hash", "9F86D081884C7D65"),
+    (status(build_hash="9f86"), "build_hash", "9f86"),
+    (status(state=14), "state", 14),
+    (status(fault=15), "fault", 15),
+    (status(subsystem=2), "subsystem", 2),
+    (status(fault=3, subsystem=9), "subsystem", 9),
+    (status(motions=1 << 32), "motions", 1 << 32),
+    (status(reset_cause=6), "reset_cause", 6),
+    (status(places=(5, 4, 0), laid=(1, 2, 3)), "places", (5, 4, 0)),
+    (status(places=(5, 7)), "places[1]", 7),
+    (status(laid=(136,)), "laid", (136,)),
+    (status(laid=(136, 256)), "laid[1]", 256),
 ]
 
 
@@ -193,7 +226,7 @@ def test_non_integer_field_is_a_field_error() -> None:
 
 def test_hello_reply_serial_is_checked() -> None:
     def reply_with(serial: Any) -> HelloReply:
-        return HelloReply(1, 0, 1, 2, 1, 0, 0, 0, 2, 136, 17, 0, serial)
+        return HelloReply(2, 0, 1, 2, 1, 4, 2, 0, 2, 136, 17, 0, serial, status())
 
     with pytest.raises(FieldError, match="longer than 24"):
         reply_with("X" * 25).encode()
@@ -204,7 +237,7 @@ def test_hello_reply_serial_is_checked() -> None:
     reply = reply_with("")
     assert HelloReply.decode(reply.encode()) == reply
     assert reply.has(codes.CAP_DICE) is False
-    assert HelloReply(1, 0, 1, 2, 1, 0, 0, 3, 2, 136, 17, 0, "s").has(codes.CAP_DICE)
+    assert HelloReply(2, 0, 1, 2, 1, 4, 2, 3, 2, 136, 17, 0, "s", status()).has(codes.CAP_DICE)
 
 
 def test_build_walls_helpers() -> None:
@@ -241,9 +274,15 @@ BAD_PAYLOADS: list[tuple[type[Message], bytes, str]] = [
     (ManifestChunk, b"\x00\x02\x01\x01\x01", "tiles"),
     (ManifestChunk, b"\x00\x05\x00\x60", "tiles[0]"),
     (SensorData, bytes(29), "payload"),
-    (HelloReply, bytes(21), "payload"),
-    (HelloReply, bytes(21) + b"\x03ab", "serial"),
-    (HelloReply, bytes(21) + b"\x02a\x01", "serial"),
+    (HelloReply, b"\x02" + bytes(20), "payload"),
+    (HelloReply, b"\x02" + bytes(20) + b"\x03ab" + STATUS_TAIL[:-3], "serial"),
+    (HelloReply, b"\x02" + bytes(20) + b"\x02a\x01" + STATUS_TAIL, "serial"),
+    (BoardStatus, STATUS_BYTES[:20], "payload"),
+    (BoardStatus, STATUS_BYTES[:21] + b"\x02\x00\x00", "places"),
+    (BoardStatus, STATUS_BYTES[:21] + b"\x01\x07\x00", "places[0]"),
+    (BoardStatus, STATUS_BYTES[:3] + b"\x00" * 8 + b"\x0e" + STATUS_BYTES[12:], "state"),
+    (BoardStatus, STATUS_BYTES[:12] + b"\x00\x01" + STATUS_BYTES[14:], "subsystem"),
+    (BoardStatus, STATUS_BYTES[:20] + b"\x06" + STATUS_BYTES[21:], "reset_cause"),
 ]
 
 
@@ -283,25 +322,57 @@ def layouts(draw: st.DrawFn) -> BuildWalls:
     return BuildWalls(draw(tile_set), walls)
 
 
+@st.composite
+def board_statuses(draw: st.DrawFn) -> BoardStatus:
+    sets = draw(st.integers(1, 2))
+    fault = draw(st.integers(0, 14))
+    subsystem, phase, detail = (draw(st.integers(0, 8)), draw(st.integers(0, 7)), draw(u8))
+    if not fault:
+        subsystem = phase = detail = 0
+    return BoardStatus(
+        draw(u8),
+        draw(u8),
+        draw(u8),
+        draw(st.text("0123456789abcdef", min_size=16, max_size=16)),
+        draw(st.integers(0, 13)),
+        fault,
+        subsystem,
+        phase,
+        detail,
+        draw(u32),
+        draw(st.integers(0, 5)),
+        draw(st.lists(st.integers(0, 6), min_size=sets, max_size=sets)),
+        draw(st.lists(u8, min_size=sets, max_size=sets)),
+    )
+
+
+@st.composite
+def hello_replies(draw: st.DrawFn) -> HelloReply:
+    s = draw(board_statuses())
+    return HelloReply(
+        messages.PROTO_MAJOR,
+        draw(u8),
+        draw(u32),
+        draw(session),
+        s.fw_major,
+        s.fw_minor,
+        s.fw_patch,
+        draw(u8),
+        draw(st.integers(1, 2)),
+        draw(st.integers(1, 255)),
+        draw(st.integers(1, 255)),
+        draw(u32),
+        draw(st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=24)),
+        s,
+    )
+
+
 MESSAGES = st.one_of(
     st.builds(Ack),
     st.builds(Hello, u8, u8, session),
-    st.builds(
-        HelloReply,
-        u8,
-        u8,
-        u32,
-        session,
-        u8,
-        u8,
-        u8,
-        u8,
-        st.integers(1, 2),
-        st.integers(1, 255),
-        st.integers(1, 255),
-        u32,
-        st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=24),
-    ),
+    hello_replies(),
+    board_statuses(),
+    st.builds(ReadStatus),
     st.builds(Heartbeat, session, st.integers(0, 13)),
     st.builds(Ping, u32),
     st.builds(Shuffle, tile_set),
@@ -346,6 +417,12 @@ def test_decoding_any_payload_raises_only_protocol_errors(type_code: int, payloa
         message = decode_message(type_code, payload)
     except ProtocolError:
         return
+    if type_code in (Hello.TYPE, HelloReply.TYPE) and payload[0] != messages.PROTO_MAJOR:
+        # another major version: read as far as its version prefix, no further
+        assert isinstance(message, Hello | HelloReply)
+        assert (message.proto_major, message.proto_minor) == (payload[0], payload[1])
+        assert message.host_session == int.from_bytes(payload[2:6], "big")
+        return
     # whatever decodes re-encodes to the same bytes
     assert message.encode() == payload
 
@@ -368,3 +445,74 @@ def test_examples_encode_the_same_without_struct_range_checks(
     monkeypatch.setattr(messages, "STRUCT_CHECKS_RANGES", False)
     assert [m.encode() for m, _ in EXAMPLES] == fast
     assert messages._struct_checks_ranges() is True  # this interpreter is CPython
+
+
+# --- the board's status; versions --------------------------------------------------------------
+
+
+def test_hello_reply_carries_the_status_and_its_firmware_version_agrees() -> None:
+    reply = example_identity(host_session=7)
+    assert HelloReply.decode(reply.encode()).status == example_status()
+    wrong = HelloReply(2, 0, 7, 9, 1, 4, 3, 0, 2, 136, 17, 0, "s", example_status())
+    with pytest.raises(FieldError, match="firmware version differs") as info:
+        wrong.encode()
+    assert info.value.field == "status"
+    with pytest.raises(FieldError, match="must be a BoardStatus"):
+        HelloReply(2, 0, 7, 9, 1, 4, 2, 0, 2, 136, 17, 0, "s", None).encode()  # type: ignore[arg-type]
+    # the longest reply (serial of 24, two sets) fits in a frame with room to spare
+    longest = HelloReply(2, 0, 7, 9, 1, 4, 2, 0, 2, 136, 17, 0, "X" * 24, example_status())
+    assert len(longest.encode()) == 22 + 24 + BoardStatus.MAX_SIZE - 3 <= MAX_PAYLOAD
+
+
+def test_answer_addresses_the_reply_and_keeps_the_status() -> None:
+    ident = example_identity()
+    later = status(state=codes.STATE_FAULT, fault=codes.FAULT_ESTOP, subsystem=codes.SUB_SAFETY)
+    ident.status = later
+    reply = ident.answer(0xABCDEF)
+    assert reply.host_session == 0xABCDEF and reply.status is later
+    assert reply.field_values()[3:13] == ident.field_values()[3:13]
+
+
+def test_board_status_names_and_sizes() -> None:
+    s = status(places=(codes.PLACE_PARTIAL,), laid=(71,))
+    assert s.place_names() == ["PARTIAL"]
+    assert len(s.encode()) == BoardStatus.MIN_SIZE
+    assert len(example_status().encode()) == BoardStatus.MAX_SIZE
+    assert ReadStatus().encode() == b""
+
+
+def _old_reply_frame(major: int, minor: int, host_session: int) -> bytes:
+    """A HELLO_REPLY as a board of protocol 1.0 sent it (its layout: no status after the serial)."""
+    fixed = struct.pack(">BBIIBBBBBBBI", major, minor, host_session, 77, 1, 0, 0, 3, 2, 136, 17, 0)
+    return encode_frame(HelloReply.TYPE, 0, fixed + b"\x06MJT-01")
+
+
+@pytest.mark.parametrize("major", [1, 3])
+def test_another_major_is_read_as_far_as_its_version(major: int) -> None:
+    frame = _old_reply_frame(major, 4, 0x1234)
+    [(_, _, payload)] = FrameDecoder().feed(frame)
+    reply = HelloReply.decode(payload)
+    assert (reply.proto_major, reply.proto_minor, reply.host_session) == (major, 4, 0x1234)
+    assert reply.status.place_names() == ["UNKNOWN"]
+    hello = Hello.decode(bytes((major, 1)) + b"\x00\x00\x00\x05" + b"future fields")
+    assert (hello.proto_major, hello.proto_minor, hello.host_session) == (major, 1, 5)
+    with pytest.raises(DecodeError):
+        Hello.decode(bytes((messages.PROTO_MAJOR, 0)) + bytes(5))  # our own major: exact size
+
+
+def test_host_meeting_a_board_of_protocol_1_refuses_in_one_line_naming_both() -> None:
+    host = Connection(HOST, session=0x1234)
+    host.connect(0)
+    host.data_to_send()
+    host.receive_data(_old_reply_frame(1, 0, 0x1234), 10)
+    events = host.events()
+    assert [type(e) for e in events] == [ProtocolMismatch]
+    [mismatch] = events
+    assert isinstance(mismatch, ProtocolMismatch)
+    assert (mismatch.peer_major, mismatch.peer_minor) == (1, 0)
+    assert "\n" not in mismatch.message
+    assert "protocol 1." in mismatch.message
+    assert f"speaks {messages.PROTO_MAJOR}." in mismatch.message
+    assert host.state == MISMATCH
+    host.tick(10_000)
+    assert host.data_to_send() == b""  # refused: no more HELLO

@@ -287,11 +287,11 @@ def start_host(sim: SimulatedBoard) -> SimHost:
     return host
 
 
-class Reserved1C(m.Message):
-    """A command TYPE the board does not know (0x1C is reserved), sent through the engine."""
+class Reserved1E(m.Message):
+    """A command TYPE the board does not know (0x1E is reserved), sent through the engine."""
 
-    TYPE = 0x1C
-    NAME = "RESERVED_1C"
+    TYPE = 0x1E
+    NAME = "RESERVED_1E"
     KIND = "command"
 
     def encode(self) -> bytes:
@@ -309,8 +309,8 @@ def test_garbage_out_of_order_and_unknown_commands(board: SimulatedBoard) -> Non
     host = start_host(board)
     try:
         # an unknown command TYPE
-        refused = host.command(Reserved1C())[-1]
-        assert refused == m.Refused(0x1C, codes.REFUSE_UNKNOWN_COMMAND, 0x1C)
+        refused = host.command(Reserved1E())[-1]
+        assert refused == m.Refused(0x1E, codes.REFUSE_UNKNOWN_COMMAND, 0x1E)
         # garbage on the line
         host.port.write(bytes(range(256)) * 3 + b"\xff" * 50)
         assert host.command(m.Ping(1234))[-1] == m.Pong(1234)
@@ -336,7 +336,7 @@ def test_wrong_protocol_version(board: SimulatedBoard) -> None:
     board.start()
     port = serial.Serial(path, timeout=0.05)
     try:
-        port.write(encode_frame(m.Hello.TYPE, 0, m.Hello(2, 0, 99).encode()))
+        port.write(encode_frame(m.Hello.TYPE, 0, m.Hello(m.PROTO_MAJOR + 1, 0, 99).encode()))
         decoder = FrameDecoder()
         end = time.monotonic() + 30
         frames: list[tuple[int, int, bytes]] = []
@@ -344,8 +344,9 @@ def test_wrong_protocol_version(board: SimulatedBoard) -> None:
             frames = decoder.feed(port.read(256))
         type_code, _, payload = frames[0]
         reply = m.HelloReply.decode(payload)
-        # the board answers with its own version (a 2.x host refuses the link on seeing it)
-        assert type_code == m.HelloReply.TYPE and (reply.proto_major, reply.host_session) == (1, 99)
+        # the board answers with its own version (the newer host refuses the link on seeing it)
+        assert type_code == m.HelloReply.TYPE
+        assert (reply.proto_major, reply.host_session) == (m.PROTO_MAJOR, 99)
         # and opens no session: a command is answered NO_SESSION
         port.write(encode_frame(m.Ping.TYPE, 0, m.Ping(1).encode()))
         frames = []
