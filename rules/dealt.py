@@ -20,7 +20,15 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
 from rules.tiles import parse_tile
 from rules.words import RULE_SETS, SEATS, RuleSet, Seat, TileSetName
@@ -200,6 +208,10 @@ class ProfileRef(BaseModel):
     version: str
 
 
+#: a seat-keyed object in the schema holds all four seats (its keys are already E, S, W, N only)
+_EVERY_SEAT: dict[str, Any] = {"minProperties": len(SEATS)}
+
+
 class DealtState(BaseModel):
     """The record the controller publishes after a deal (TABLE.md section 8).
 
@@ -223,13 +235,34 @@ class DealtState(BaseModel):
     count: int = Field(description="the breach count T, in stacks (pair) or tiles (tile mode)")
     joker: Joker | None = Field(description="the turned tile (Wenzhou); null when none")
     breach: Pos = Field(description="the last tile counted; dealing starts with the next one")
-    hands: dict[Seat, list[Tile]] = Field(description="each seat's tiles, in the order taken")
-    hand_positions: dict[Seat, list[Pos]] = Field(description="where each hand tile came from")
+    hands: dict[Seat, list[Tile]] = Field(
+        description="each seat's tiles, in the order taken", json_schema_extra=_EVERY_SEAT
+    )
+    hand_positions: dict[Seat, list[Pos]] = Field(
+        description="where each hand tile came from", json_schema_extra=_EVERY_SEAT
+    )
     colline: list[Tile] = Field(description="the dead wall, in replacement order")
     colline_positions: list[Pos]
     live_wall: list[Tile] = Field(description="the live wall, in draw order")
     live_wall_positions: list[Pos]
     manifest: Manifest = Field(description="the wall manifest the deal was computed from")
+
+    @field_validator("hands", "hand_positions")
+    @classmethod
+    def _every_seat(cls, by_seat: dict[Seat, list[Any]]) -> dict[Seat, list[Any]]:
+        missing = [seat for seat in SEATS if seat not in by_seat]
+        if missing:
+            raise ValueError(f"seat {missing[0]} is missing (all four are needed)")
+        return by_seat
+
+    @model_validator(mode="after")
+    def _consistent(self) -> DealtState:
+        if sorted(self.seats) != sorted(SEATS) or self.seats[0] != self.leader:
+            raise ValueError("seats must name E, S, W, N once each, the leader first")
+        for seat in SEATS:
+            if len(self.hands[seat]) != len(self.hand_positions[seat]):
+                raise ValueError(f"hands.{seat} and hand_positions.{seat} differ in length")
+        return self
 
     def to_json(self) -> str:
         """Compact JSON; equal states give identical bytes."""

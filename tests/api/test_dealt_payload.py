@@ -30,6 +30,7 @@ ALTERATIONS: dict[str, tuple[Alteration, str]] = {
     "a tile that does not exist": (lambda d: d["hands"]["E"].__setitem__(0, "9z"), "hands.E.0"),
     "a seat that does not exist": (lambda d: d["hands"].update(X=["1m"]), "hands.X.[key]"),
     "the leader is missing": (lambda d: d.pop("leader"), "leader"),
+    "a seat's hand is missing": (lambda d: d["hands"].pop("W"), "hands"),
     "a wall of the manifest is missing": (
         lambda d: d["manifest"]["walls"].pop("N"),
         "manifest.walls",
@@ -46,6 +47,20 @@ def altered(name: str, cycle: str = "c-000001") -> dict[str, Any]:
     data = copy.deepcopy(dealt_state(cycle).model_dump(mode="json"))
     ALTERATIONS[name][0](data)
     return data
+
+
+def test_the_seats_and_hands_must_agree() -> None:
+    data = altered("a field the model does not have")
+    data.pop("score")
+    wrong_leader = dict(data, leader=data["seats"][1])
+    short_positions = copy.deepcopy(data)
+    short_positions["hand_positions"]["S"].pop()
+    for bad, words in (
+        (wrong_leader, "the leader first"),
+        (short_positions, "hands.S and hand_positions.S differ"),
+    ):
+        with pytest.raises(ValidationError, match=words):
+            DealtState.model_validate(bad)
 
 
 def test_the_unaltered_state_is_valid() -> None:
