@@ -107,6 +107,7 @@ class BrokerLink:
         # what paho's thread noted for the link's thread (deque appends are atomic)
         self._notes: collections.deque[tuple[str, object]] = collections.deque()
         self._farewell: Will | None = None
+        self._said = ""  # the last fault logged
         #: counters for the metrics
         self.connections = 0
         self.published = 0
@@ -235,6 +236,7 @@ class BrokerLink:
             waiting = len(self.outbox)
         self.connections += 1
         self._backoff.reset()
+        self._said = ""
         more = f"; {waiting} events waiting in the outbox go first" if waiting else ""
         self.log.info("connected to the MQTT broker at %s%s", self.endpoint.where, more)
 
@@ -280,13 +282,13 @@ class BrokerLink:
         client.on_connect = client.on_disconnect = client.on_publish = None
 
     def _pause(self, reason: str) -> None:
+        """Log the fault (each new one in words, the same one again now and then), wait."""
         delay = self._backoff.next()
-        level = (
-            logging.WARNING
-            if self._backoff.failures <= 1 or self._backoff.failures % 20 == 0
-            else logging.DEBUG
+        quiet = reason == self._said and self._backoff.failures % 20 != 0
+        self._said = reason
+        self.log.log(
+            logging.DEBUG if quiet else logging.WARNING, "%s; trying again in %.1f s", reason, delay
         )
-        self.log.log(level, "%s; trying again in %.1f s", reason, delay)
         self._stopping.wait(delay)
 
     # -- paho's thread: note, wake, nothing else

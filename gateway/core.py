@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from controller.api.client import ApiClient, ClientError, ServiceNotRunning, ServiceTimeout
+from controller.api.client import ApiClient, ClientError, ServiceTimeout
 from controller.api.messages import DroppedNotice, parse_event
 from controller.cycle.reports import Event, Status
 from gateway.backoff import Backoff
@@ -66,6 +66,7 @@ class CoreWatcher:
 
     def _run(self) -> None:
         outage = 0
+        said = ""
         while not self._stopping.is_set():
             client = ApiClient(self.socket_path, timeout=REQUEST_TIMEOUT_S)
             try:
@@ -82,6 +83,7 @@ class CoreWatcher:
                 else:
                     log.info("following the table's service on %s", self.socket_path)
                 outage = 0
+                said = ""
                 self.sink.core_up(status)
                 self._follow(client)
             except ClientError as exc:
@@ -91,7 +93,9 @@ class CoreWatcher:
                     self.connected = False
                     self.sink.core_down(reason)
                 delay = self._backoff.next()
-                quiet = outage > 1 and isinstance(exc, ServiceNotRunning) and outage % 30
+                # each new fault in words; the same one again only now and then
+                quiet = reason == said and outage % 30 != 0
+                said = reason
                 log.log(
                     logging.DEBUG if quiet else logging.WARNING,
                     "%s; trying again in %.1f s",

@@ -21,15 +21,28 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, WithJsonSchema
 
-from controller.cycle.reports import Event, Status
+from controller.cycle.reports import Event
 
 Availability = Literal["online", "offline"]
 ONLINE: Availability = "online"
 OFFLINE: Availability = "offline"
+
+
+#: The status and the events are the API's: their schemas are docs/api's, referred to here so
+#: that a change of the API's models changes one set of files.
+API_STATUS: dict[str, Any] = {
+    "$ref": "../api/response-status.json#/$defs/Status",
+    "title": "Status",
+    "description": "The table's status, as the API's status request answers it.",
+}
+API_EVENT: dict[str, Any] = {
+    "$ref": "../api/event.json#/properties/event",
+    "description": "the event, as the table's API sent it",
+}
 
 
 @dataclass(frozen=True)
@@ -76,7 +89,9 @@ class FloorEvent(_Payload):
     audit_seq: int | None = Field(
         description="the audit record's sequence number, when the table's API gives it"
     )
-    event: Event = Field(description="the event, as the table's API sent it")
+    event: Annotated[Event, WithJsonSchema({"type": "object"})] = Field(  # see floor_schemas
+        description="the event, as the table's API sent it"
+    )
 
 
 class AuditHead(_Payload):
@@ -155,12 +170,13 @@ def floor_schemas() -> dict[str, dict[str, Any]]:
     """Every payload's JSON schema, by file name under docs/floor/."""
     availability: Any = Availability
     out = {
-        "status.json": Status.model_json_schema(mode="serialization"),
+        "status.json": dict(API_STATUS),
         "event.json": FloorEvent.model_json_schema(mode="serialization"),
         "audit-head.json": AuditHead.model_json_schema(mode="serialization"),
         "availability.json": TypeAdapter(availability).json_schema(),
         "discovery.json": DiscoveryConfig.model_json_schema(mode="serialization"),
     }
+    out["event.json"]["properties"]["event"] = dict(API_EVENT)  # pydantic refs only its own
     out["availability.json"]["title"] = "Availability"
     out["availability.json"]["description"] = "Plain text, not JSON: online or offline."
     return out
