@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from controller.api.client import ApiClient
@@ -12,7 +13,11 @@ from gateway.floorsim import SimTable
 from gateway.mosquitto import Mosquitto
 from gateway.payloads import FloorEvent
 from tests.gateway.conftest import USERS
-from tests.gateway.watcher import Watcher
+from tests.gateway.watcher import Received, Watcher
+
+
+def retained(topic: str) -> Callable[[Received], bool]:
+    return lambda m: m.topic == topic and m.retain
 
 
 def floor_watcher(broker: Mosquitto) -> Watcher:
@@ -56,7 +61,7 @@ def test_discovery_status_and_availability_are_retained(broker: Mosquitto, table
             "homeassistant/binary_sensor/mjtable_7/link/config",
         }
         for topic in configs:
-            got = late.wait(lambda m, t=topic: m.topic == t and m.retain, timeout=10)
+            got = late.wait(retained(topic), timeout=10)
             config = got.json()
             assert config["state_topic"] == "mjtable/7/status"
             assert config["availability_topic"] == "mjtable/7/availability"

@@ -54,7 +54,9 @@ class Watcher:
 
     def _on_message(self, client: Any, userdata: Any, msg: mqtt.MQTTMessage) -> None:
         with self.cond:
-            self.messages.append(Received(msg.topic, msg.payload, msg.retain, time.monotonic()))
+            self.messages.append(
+                Received(msg.topic, bytes(msg.payload), msg.retain, time.monotonic())
+            )
             self.cond.notify_all()
 
     def _on_subscribe(

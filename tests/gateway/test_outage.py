@@ -1,0 +1,87 @@
+"""The outbox across a broker outage and a gateway restart: kept on disk, delivered in order."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+
+from controller.api.client import ApiClient
+from gateway.floorsim import SimTable
+from gateway.mosquitto import Mosquitto
+from gateway.payloads import FloorEvent
+from tests.gateway.conftest import USERS
+from tests.gateway.watcher import Watcher
+
+
+def waiting_in_outbox(table: SimTable) -> list[str]:
+    path = table.dir / "outbox.jsonl"
+    lines = path.read_bytes().splitlines() if path.exists() else []
+    records = [json.loads(line) for line in lines]
+    return [r["topic"] for r in records if "put" in r]
+
+
+def wait_for(check: object, what: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():  # type: ignore[operator]
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def test_events_kept_while_the_broker_is_away_arrive_in_order(
+    broker: Mosquitto, table: SimTable
+) -> None:
+    # a subscriber with a session the broker keeps (mosquitto persists it across its restart)
+    watcher = Watcher(
+        broker.port, "floor", USERS["floor"], client_id="floor-watch", persistent=True
+    )
+    watcher.subscribe("mjtable/7/events/#")
+    wait_for(lambda: "connected to the MQTT broker" in table.tail("gateway.log", 50), "gateway up")
+    watcher.close()
+    broker.stop()
+    wait_for(lambda: "lost the MQTT broker" in table.tail("gateway.log", 50), "outage seen")
+
+    # while the broker is away: a fault (run 1 of the gateway)...
+    table.control_call(op="board", verb="inject", args=["estop"])
+    wait_for(lambda: "mjtable/7/events/fault" in waiting_in_outbox(table), "fault on disk")
+    # ...the gateway dies, a new one starts with the same outbox (run 2)...
+    assert table.gateway is not None
+    os.kill(table.gateway.pid, signal.SIGKILL)
+    table.gateway.wait(10)
+    table.start_gateway()
+    time.sleep(1.0)
+    with ApiClient(table.socket) as client:  # ...and the fault is cleared
+        assert client.clear_fault().accepted
+    wait_for(
+        lambda: "mjtable/7/events/fault_cleared" in waiting_in_outbox(table), "cleared on disk"
+    )
+    kept = waiting_in_outbox(table)
+    assert kept.index("mjtable/7/events/fault") < kept.index("mjtable/7/events/fault_cleared")
+
+    broker.start()  # same port, same persisted sessions
+    watcher = Watcher(
+        broker.port, "floor", USERS["floor"], client_id="floor-watch", persistent=True
+    )
+    try:
+        watcher.topic("mjtable/7/events/fault_cleared", timeout=30)
+        events = [
+            FloorEvent.model_validate_json(m.payload)
+            for m in watcher.messages
+            if m.topic.startswith("mjtable/7/events/")
+        ]
+        kinds = [e.event.type for e in events]
+        assert kinds.index("fault") < kinds.index("fault_cleared")
+        runs = [e.run for e in events]
+        assert len(set(runs)) == 2, runs  # both runs' events
+        first, second = runs[0], runs[-1]
+        assert runs == sorted(runs, key=lambda r: r != first)  # run 1's, then run 2's
+        for run in (first, second):
+            seqs = [e.seq for e in events if e.run == run]
+            assert seqs == sorted(seqs) and len(seqs) == len(set(seqs))
+        # delivered: the outbox file is cut back
+        wait_for(lambda: waiting_in_outbox(table) == [], "outbox emptied")
+        log = table.tail("gateway.log", 80)
+        assert "events waiting in the outbox go first" in log
+    finally:
+        watcher.close()
