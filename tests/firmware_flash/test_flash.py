@@ -1,0 +1,212 @@
+"""`mjtable firmware flash|verify` with the real mpremote against a real MicroPython REPL.
+
+The board is MicroPython's WebAssembly port behind a pty (conftest.py); mpremote's library
+opens the pty's other side as it opens /dev/ttyACM0, enters the raw REPL, writes the files
+through raw-paste (or the plain raw REPL) and reads their hashes back, computed on the board.
+"""
+
+from __future__ import annotations
+
+import os
+import tty
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import serial
+
+from controller.cli import main
+from controller.firmware import FirmwareError
+from controller.firmware.board import Board
+from controller.firmware.build import build
+from tests.firmware_flash.conftest import BUILT, PtyBoard, write_tree
+
+Start = Callable[..., PtyBoard]
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    status = main(["firmware", *args])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+@pytest.mark.parametrize("options", [(), ("--no-raw-paste",)], ids=["raw-paste", "raw-repl"])
+def test_flash_then_verify_then_the_board_runs_the_build(
+    source: Path,
+    tmp_path: Path,
+    start_board: Start,
+    capsys: pytest.CaptureFixture[str],
+    options: tuple[str, ...],
+) -> None:
+    built = build(source, tmp_path / "build")
+    board = start_board(*options)
+    status, out, err = run(capsys, "flash", "--port", board.port, "--build", str(built.directory))
+    assert (status, err) == (0, "")
+    for rel in BUILT:
+        assert f"  {rel}  " in out and out.index(f"  {rel}  ") < out.index("  manifest.json  ")
+    assert out.index("  protocol/codes.mpy  ") < out.index("  main.py  ")  # main.py last
+    assert "flashed 9 files" in out.splitlines()[-1]
+
+    status, out, err = run(capsys, "verify", "--port", board.port, "--build", str(built.directory))
+    assert (status, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[1:-1] == [f"  OK       {rel}" for rel in [*BUILT, "manifest.json"]]
+    assert (
+        lines[-1] == f"all 10 files match: firmware 2.3.4, build {built.manifest.build_hash[:16]}"
+    )
+
+    with Board(board.port) as mcu:
+        # the .mpy files load and run under MicroPython, and the manifest is the build's
+        answer = mcu.exec("import sys\nsys.path.insert(0, '/')\nimport main\nprint(main.answer())")
+        assert answer.strip() == "42"
+        manifest = mcu.read_text("/manifest.json")
+        assert manifest == (built.directory / "manifest.json").read_text()
+
+
+def test_verify_names_each_file_that_differs_or_is_missing(
+    source: Path, tmp_path: Path, start_board: Start, capsys: pytest.CaptureFixture[str]
+) -> None:
+    built = build(source, tmp_path / "build")
+    board = start_board()
+    assert run(capsys, "flash", "--port", board.port, "--build", str(built.directory))[0] == 0
+    with Board(board.port) as mcu:
+        mcu.exec("f = open('/firmware/app.mpy', 'ab')\nf.write(b'x')\nf.close()")
+        mcu.remove("/protocol/codes.mpy")
+    status, out, err = run(capsys, "verify", "--port", board.port, "--build", str(built.directory))
+    assert status == 1
+    assert "  DIFFERS  firmware/app.mpy\n" in out
+    assert "  MISSING  protocol/codes.mpy\n" in out
+    assert out.count("  OK       ") == 8
+    assert err == (
+        "2 of 10 files are not the build's: flash it "
+        f"(mjtable firmware flash --port {board.port})\n"
+    )
+
+
+def test_flash_replaces_another_build_and_removes_what_it_does_not_hold(
+    source: Path, tmp_path: Path, start_board: Start, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = build(source, tmp_path / "old")
+    flash_root = tmp_path / "flash"  # what the board's flash holds already
+    for entry in old.manifest.files:
+        target = flash_root / entry.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes((old.directory / entry.path).read_bytes())
+    (flash_root / "manifest.json").write_bytes((old.directory / "manifest.json").read_bytes())
+    # a source left over would shadow the new .mpy (MicroPython prefers the .py)
+    write_tree(flash_root, {"firmware/app.py": "def answer():\n    return 0\n"})
+    write_tree(flash_root, {"data/keep.txt": "not ours"})
+    write_tree(source, {"protocol/codes.py": "VALUE = 30\n"})
+    new = build(source, tmp_path / "new")
+    board = start_board("--root", str(flash_root))
+
+    status, out, _ = run(capsys, "verify", "--port", board.port, "--build", str(new.directory))
+    assert status == 1
+    assert "  DIFFERS  protocol/codes.mpy\n" in out and "  DIFFERS  manifest.json\n" in out
+    assert f"the board holds firmware 2.3.4, build {old.manifest.build_hash[:16]}\n" in out
+
+    status, out, _ = run(capsys, "flash", "--port", board.port, "--build", str(new.directory))
+    assert status == 0
+    assert "  removed /firmware/app.py (not in this build)\n" in out
+    assert run(capsys, "verify", "--port", board.port, "--build", str(new.directory))[0] == 0
+    with Board(board.port) as mcu:
+        assert mcu.read_text("/data/keep.txt") == "not ours"  # outside the firmware's folders
+        answer = mcu.exec("import sys\nsys.path.insert(0, '/')\nimport main\nprint(main.answer())")
+        assert answer.strip() == "32"
+
+
+def test_flash_without_a_build_builds_first(
+    source: Path, start_board: Start, capsys: pytest.CaptureFixture[str]
+) -> None:
+    board = start_board()
+    status, out, err = run(capsys, "flash", "--port", board.port, "--source", str(source))
+    assert (status, err) == (0, "")
+    assert out.startswith("building the board's files from ")
+    status, _, _ = run(capsys, "verify", "--port", board.port, "--source", str(source))
+    assert status == 0
+
+
+def test_a_build_changed_since_it_was_made_is_not_flashed(
+    source: Path, tmp_path: Path, start_board: Start, capsys: pytest.CaptureFixture[str]
+) -> None:
+    built = build(source, tmp_path / "build")
+    (built.directory / "firmware" / "app.mpy").write_bytes(b"M\x06 tampered")
+    board = start_board()
+    status, _, err = run(capsys, "flash", "--port", board.port, "--build", str(built.directory))
+    assert status == 1
+    path = built.directory / "firmware" / "app.mpy"
+    assert err == f"mjtable firmware: {path} differs from its manifest: build again\n"
+
+
+# --- ports that are not a board ------------------------------------------------------------
+
+
+def one_line_error(capsys: pytest.CaptureFixture[str], source: Path, port: str, *more: str) -> str:
+    status, _, err = run(capsys, "verify", "--port", port, "--source", str(source), *more)
+    assert status == 1 and err.count("\n") == 1 and err.startswith("mjtable firmware: ")
+    return err
+
+
+def test_a_missing_port(source: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    err = one_line_error(capsys, source, "/dev/ttyACM-none")
+    assert "no port /dev/ttyACM-none: is the board plugged in by USB?" in err
+
+
+def test_a_port_without_permission(
+    source: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    master, slave = os.openpty()
+    try:
+        # the tests run as root, whom no mode keeps out: the answer of access() is the user's
+        monkeypatch.setattr(os, "access", lambda path, mode: False)
+        err = one_line_error(capsys, source, os.ttyname(slave))
+        assert "no permission to open" in err and "udev rule" in err
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
+def test_a_port_where_nothing_answers(source: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    try:
+        err = one_line_error(capsys, source, os.ttyname(slave), "--timeout", "1")
+        assert "does not answer as a MicroPython board" in err and "UF2" in err
+        # what mpremote sent: interrupt, enter the raw REPL
+        assert os.read(master, 1024).startswith(b"\r\x03\r\x01")
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
+def test_a_port_another_program_holds(
+    source: Path, start_board: Start, capsys: pytest.CaptureFixture[str]
+) -> None:
+    board = start_board()
+    holder = serial.Serial(board.port, exclusive=True)
+    try:
+        err = one_line_error(capsys, source, board.port)
+        assert f"cannot open {board.port}" in err and "another program may hold it" in err
+    finally:
+        holder.close()
+
+
+def test_a_missing_mpremote_is_named(
+    source: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(__import__("sys").modules, "mpremote.transport_serial", None)
+    err = one_line_error(capsys, source, "/dev/ttyACM0")
+    assert err == (
+        "mjtable firmware: mpremote, MicroPython's board tool, is not installed: "
+        "pip install mpremote\n"
+    )
+
+
+def test_an_error_raised_on_the_board_is_one_line(start_board: Start) -> None:
+    board = start_board()
+    with Board(board.port) as mcu:
+        with pytest.raises(FirmwareError) as info:
+            mcu.exec("raise OSError(5)")
+        assert str(info.value).startswith("the board raised OSError: [Errno 5] EIO: ")
+        assert "\n" not in str(info.value)
+        assert mcu.exec("print(6 * 7)") == "42\n"  # and the board still answers
