@@ -89,8 +89,8 @@ def check_port(port: str) -> None:
         )
     if not os.access(port, os.R_OK | os.W_OK):
         raise FirmwareError(
-            f"no permission to open {port}: install the udev rule (sudo mjtable install) "
-            "or add your user to the dialout group, then log in again"
+            f"no permission to open {port}: with the udev rule installed (sudo mjtable install), "
+            "add your user to the group mjtable (sudo usermod -aG mjtable $USER) and log in again"
         )
 
 

@@ -62,7 +62,8 @@ def test_existing_config_is_kept_and_gives_the_panel_ids(tmp_path: Path) -> None
     assert report.action_for(CONFIG).what == "kept"
     assert config.read_text() == mine
     rules = rule_tokens((tmp_path / RULES).read_text())
-    ids = {(t.attr, t.value) for rule in rules[1:] for t in rule if t.key.startswith("ATTR")}
+    panel = rules[2:]  # after the board's rule and the rule of any MicroPython Pico
+    ids = {(t.attr, t.value) for rule in panel for t in rule if t.key.startswith("ATTR")}
     assert ids == {("idVendor", "16c0"), ("idProduct", "00f3")}
     board_ids = {(t.attr, t.value) for t in rules[0] if t.key == "ATTRS"}
     assert ("idVendor", "2e8a") in board_ids  # the board's ids are not the panel's

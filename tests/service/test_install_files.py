@@ -91,16 +91,25 @@ def test_rules_file_syntax() -> None:
 
 def test_rules_give_the_board_its_name_and_the_group_its_access() -> None:
     rules = rule_tokens(RULES.read_text(encoding="utf-8"))
-    assert len(rules) == 3
+    assert len(rules) == 4
 
     def find(tokens: list[Token], key: str, attr: str | None = None) -> Token:
         return next(t for t in tokens if t.key == key and t.attr == attr)
 
-    board, usb, hidraw = rules
+    board, pico, usb, hidraw = rules
     assert find(board, "SUBSYSTEM").value == "tty"
     assert find(board, "ATTRS", "idVendor").op == "=="
     assert find(board, "ATTRS", "serial").op == "=="
     assert find(board, "SYMLINK") == Token("SYMLINK", None, "+=", "mjtable-board")
+    # any Pico running MicroPython (Raspberry Pi's vendor id, MicroPython's product id), named
+    # or not: ModemManager keeps away from it, the group may open it to flash it
+    for rule in (board, pico):
+        assert find(rule, "ATTRS", "idVendor") == Token("ATTRS", "idVendor", "==", "2e8a")
+        assert find(rule, "ATTRS", "idProduct") == Token("ATTRS", "idProduct", "==", "0005")
+        assert find(rule, "ENV", "ID_MM_DEVICE_IGNORE") == Token(
+            "ENV", "ID_MM_DEVICE_IGNORE", "=", "1"
+        )
+    assert not [t for t in pico if t.key == "SYMLINK" or t.attr == "serial"]
     for rule in rules:
         assert find(rule, "GROUP").value == "mjtable"
         assert find(rule, "MODE").value == "0660"
