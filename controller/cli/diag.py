@@ -133,6 +133,8 @@ def _hello(reply: Any) -> dict[str, Any]:
     return {
         "protocol": f"{reply.proto_major}.{reply.proto_minor}",
         "firmware": f"{reply.fw_major}.{reply.fw_minor}.{reply.fw_patch}",
+        # the first 16 hex digits of the manifest's build_hash (mjtable firmware build)
+        "build": reply.status.build_hash,
         "serial": reply.serial,
         "session": f"{reply.session_id:08x}",
         "capabilities": codes.flag_names(reply.capabilities, codes.CAPABILITIES),
