@@ -117,6 +117,26 @@ class LocatedRecord:
     line: int
 
 
+def find_last(files: Sequence[Path], kind: str, *, cycle: str | None = None) -> AuditRecord | None:
+    """The newest record of ``kind`` (and ``cycle`` if given) in ``files`` (oldest first),
+    reading them from the newest back; missing files and damaged lines are skipped."""
+    needle = b'"kind":"' + kind.encode("ascii", "replace") + b'"'
+    for path in reversed(files):
+        if not path.exists():
+            continue
+        lines, _ = split_lines(path.read_bytes())
+        for raw in reversed(lines):
+            if needle not in raw:
+                continue
+            try:
+                record = parse_line(raw)
+            except ValueError:
+                continue
+            if record.kind == kind and (cycle is None or record.cycle == cycle):
+                return record
+    return None
+
+
 def iter_records(target: Path | str | Sequence[Path | str]) -> Iterator[LocatedRecord]:
     """Every well-formed record of the chain in order (damaged lines are skipped).
 

@@ -56,6 +56,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "button": ("button", "source", "accepted"),
     "torn_tail": ("file", "bytes", "sha256", "offset", "lines"),
     "rotated": ("file", "records", "sha256", "last_seq"),
+    "seal": ("epoch", "fingerprint", "reason", "records", "mac"),
 }
 
 #: Kinds that belong to one deal cycle: ``append`` requires ``cycle=`` for them.

@@ -4,7 +4,11 @@ Line by line: JSON form and canonical bytes, the record's own hash, ``seq`` cont
 from 0, ``prev`` equal to the SHA-256 of the previous line (GENESIS for the first), a
 complete last line, and that each ``rotated`` record matches the file before it (record
 count and SHA-256). Sidecars of torn tails are compared with their ``torn_tail`` records
-(warnings only). ``mjtable audit verify`` prints the :class:`VerifyResult`.
+(warnings only). The ``seal`` records must follow each other (epochs 0, 1, 2, ..., one
+key fingerprint, the count of records each covers); with the verification key, each
+seal's MAC is checked with its epoch's key (:mod:`controller.audit.sealing`). With floor
+heads (:mod:`controller.audit.heads`), each must match the record of its ``seq``.
+``mjtable audit verify`` prints the :class:`VerifyResult`.
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from controller.audit.files import chain_files, split_lines, torn_files
+from controller.audit.heads import FloorHead, heads_of_table
 from controller.audit.records import GENESIS, AuditRecord, parse_line, sha256_hex
+from controller.audit.sealing import SEAL_KIND, check_seal, evolve, fingerprint
 
 
 @dataclass(frozen=True)
@@ -46,13 +52,86 @@ class VerifyResult:
     cycles: int = 0
     brk: AuditBreak | None = None
     warnings: list[str] = field(default_factory=list)
+    #: seal records read, and the last one's epoch, seq and time
+    seals: int = 0
+    sealed_epoch: int | None = None
+    sealed_seq: int | None = None
+    sealed_time: str | None = None
+    #: the fingerprint the seals name (of the verification key they were made with)
+    fingerprint: str | None = None
+    #: True when the seals' MACs were checked with the verification key
+    key_checked: bool = False
+    #: records after the last seal (all of them when there is none)
+    unsealed: int = 0
+    #: the table the log names (its last config_loaded record), and the heads checked
+    table: str | None = None
+    heads_checked: int = 0
 
     @property
     def ok(self) -> bool:
         return self.brk is None
 
 
-def verify(target: Path | str | Sequence[Path | str]) -> VerifyResult:
+class _Seals:
+    """The seal records seen so far, and the next epoch's key when one is checked."""
+
+    def __init__(self, key: bytes | None) -> None:
+        self.key = key
+        self.given = fingerprint(key) if key is not None else None
+        self.since = 0
+        self.first = 0  # seq of the first record of the current epoch
+        self.deals: list[AuditRecord] = []  # dealt records since the last seal
+
+    def see(self, record: AuditRecord, result: VerifyResult) -> str | None:
+        """Count ``record``; for a seal, what is wrong with it (None: it holds)."""
+        if record.kind != SEAL_KIND:
+            self.since += 1
+            if record.kind == "dealt":
+                self.deals.append(record)
+            return None
+        data = record.data
+        epoch = 0 if result.sealed_epoch is None else result.sealed_epoch + 1
+        name = data.get("fingerprint")
+        span = f"seq {self.first}..{record.seq - 1}" if record.seq > self.first else "no record"
+        if data.get("epoch") != epoch:
+            return (
+                f"seal of epoch {data.get('epoch')!r} where epoch {epoch} was expected "
+                "(seals were removed, repeated or reordered)"
+            )
+        if result.fingerprint is not None and name != result.fingerprint:
+            before = result.fingerprint
+            return f"seal of epoch {epoch} names key {name}, the seals before it {before}"
+        if data.get("records") != self.since:
+            return (
+                f"seal of epoch {epoch} covers {data.get('records')!r} records, the log holds "
+                f"{self.since} since the previous seal (records were removed or added)"
+            )
+        if self.key is not None:
+            if name != self.given:
+                return (
+                    f"sealed with the key of fingerprint {name}, not with the verification key "
+                    f"given (fingerprint {self.given}): a typo, or another table's key"
+                )
+            if not check_seal(record, self.key):
+                return (
+                    f"seal of epoch {epoch} does not match the verification key: the records "
+                    f"it covers ({span}) or the seal itself were altered, or it was forged"
+                )
+            self.key = evolve(self.key)
+        result.seals += 1
+        result.sealed_epoch, result.sealed_seq, result.sealed_time = epoch, record.seq, record.time
+        result.fingerprint = str(name)
+        self.since, self.first, self.deals = 0, record.seq + 1, []
+        return None
+
+
+def verify(
+    target: Path | str | Sequence[Path | str],
+    *,
+    key: bytes | None = None,
+    heads: Sequence[FloorHead] | None = None,
+    table: str | None = None,
+) -> VerifyResult:
     """Check the whole chain across its files and report the first break.
 
     Checks, line by line: JSON form and canonical bytes, the record's own hash,
@@ -60,9 +139,17 @@ def verify(target: Path | str | Sequence[Path | str]) -> VerifyResult:
     (GENESIS for the first), a complete last line, and that each ``rotated``
     record matches the file before it (record count and SHA-256). Sidecars of
     torn tails are compared with their ``torn_tail`` records (warnings only).
+    The seals must follow each other; with ``key`` (the verification key ``k_0``)
+    their MACs are checked too, and a log without any seal is a break. With ``heads``,
+    those of ``table`` (by default the table the log names) must match the records of
+    their ``seq`` and none may lie beyond the log's end. AuditError when no head is of
+    the table.
     """
     files = chain_files(target)
-    result = VerifyResult(files=files)
+    result = VerifyResult(files=files, key_checked=key is not None)
+    seals = _Seals(key)
+    wanted = {h.seq for h in heads or ()}
+    found: dict[int, tuple[Path, int, str]] = {}
     expected_seq = 0
     prev_hash = GENESIS
     referenced_sidecars: set[str] = set()
@@ -120,6 +207,14 @@ def verify(target: Path | str | Sequence[Path | str]) -> VerifyResult:
                 name = str(record.data.get("file", ""))
                 referenced_sidecars.add(name)
                 _check_sidecar(path.parent / name, record, result)
+            problem = seals.see(record, result)
+            if problem:
+                result.brk = AuditBreak(path, number, problem, record.seq)
+                return result
+            if record.seq in wanted:
+                found[record.seq] = (path, number, record.line_hash)
+            if record.kind == "config_loaded" and record.data.get("table") is not None:
+                result.table = str(record.data["table"])
             if record.cycle is not None:
                 cycles.add(record.cycle)
             if result.first_seq is None:
@@ -149,7 +244,54 @@ def verify(target: Path | str | Sequence[Path | str]) -> VerifyResult:
                 )
     result.head = prev_hash
     result.cycles = len(cycles)
+    result.unsealed = seals.since
+    if result.seals:
+        for dealt in seals.deals:
+            result.warnings.append(
+                f"seq {dealt.seq}: the deal of cycle {dealt.cycle} is not sealed, though the "
+                "table seals each deal at once: it was added after the last seal, unless the "
+                "table stopped in that instant"
+            )
+    if key is not None and result.seals == 0 and files:
+        result.brk = AuditBreak(
+            files[0],
+            1,
+            "no seal record in the log: nothing in it is proved by the key (written before "
+            "sealing, without a key, or rewritten)",
+            result.first_seq,
+        )
+    elif heads is not None:
+        mine = heads_of_table(list(heads), table if table is not None else result.table)
+        result.brk = _check_heads(mine, found, result)
+        result.heads_checked = len(mine) if result.brk is None else 0
     return result
+
+
+def _check_heads(
+    heads: list[FloorHead], found: dict[int, tuple[Path, int, str]], result: VerifyResult
+) -> AuditBreak | None:
+    """The first head (by seq) the log does not match, as a break."""
+    last = -1 if result.last_seq is None else result.last_seq
+    for head in sorted(heads, key=lambda h: (h.seq, h.line)):
+        if head.seq > last:
+            end = result.files[-1]
+            return AuditBreak(
+                end,
+                len(split_lines(end.read_bytes())[0]) + 1,
+                f"{head} is beyond the log's last record (seq {last}): records were cut off "
+                "the end",
+                head.seq,
+            )
+        path, number, line_hash = found[head.seq]
+        if line_hash != head.hash:
+            return AuditBreak(
+                path,
+                number,
+                f"{head} does not match this record (hash {head.hash[:16]}…, the record's "
+                f"{line_hash[:16]}…): the log was rewritten here or before",
+                head.seq,
+            )
+    return None
 
 
 def _check_rotation(record: AuditRecord, previous: tuple[Path, bytes, int]) -> str | None:

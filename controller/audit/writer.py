@@ -10,6 +10,13 @@ continues from the last good record. When the file reaches ``max_bytes`` it is
 renamed ``FILE.N`` (N = 1, 2, ... oldest first) and the new file starts with a
 ``rotated`` record linked to the last record of the old one. One process at a time
 holds a log open (an ``flock`` on ``FILE.lock``).
+
+Opened with a sealing ``key`` (the path of the table's key file), the log is sealed
+(:mod:`controller.audit.sealing`): a ``seal`` record ends each epoch, after a ``dealt``
+record, after :data:`~controller.audit.sealing.SEAL_RECORDS` records, at most
+:data:`~controller.audit.sealing.SEAL_INTERVAL_S` after the first record it covers (a
+thread of the log waits for that) and at :meth:`AuditLog.close`; the key file then moves
+to the next epoch's key. A log that holds seals is never continued without its key.
 """
 
 from __future__ import annotations
@@ -20,12 +27,14 @@ import fcntl
 import hashlib
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from controller.audit.files import (
+    find_last,
     fsync_dir,
     next_rotated,
     next_torn,
@@ -43,6 +52,13 @@ from controller.audit.records import (
     format_time,
     parse_line,
     sha256_hex,
+)
+from controller.audit.sealing import (
+    SEAL_INTERVAL_S,
+    SEAL_KIND,
+    SEAL_RECORDS,
+    Sealer,
+    resume_sealing,
 )
 
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
@@ -100,6 +116,9 @@ class AuditLog:
         self.max_bytes = max_bytes
         self._clock = clock
         self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._sealer: Sealer | None = None
+        self._timer: threading.Thread | None = None
         self._lock_fd = lock_fd
         self._fd: int | None = None
         self._size = 0
@@ -119,12 +138,21 @@ class AuditLog:
         *,
         max_bytes: int = DEFAULT_MAX_BYTES,
         clock: Callable[[], datetime] = _utc_now,
+        key: Path | str | None = None,
+        seal_interval: float | None = SEAL_INTERVAL_S,
+        seal_records: int = SEAL_RECORDS,
     ) -> AuditLog:
         """Open (or create) the log at ``path``, recovering a torn tail or half-done rotation.
 
-        Raises AuditLocked when another process has it open, AuditCorrupt when the
-        chain cannot be continued (a rotated file whose last line is damaged).
+        With ``key`` (the table's sealing key file) the log is sealed; ``seal_interval``
+        (seconds, None: no time seal) and ``seal_records`` say when a seal is due besides
+        a ``dealt`` record and :meth:`close`. Raises AuditLocked when another process has it
+        open, AuditCorrupt when the chain cannot be continued (a rotated file whose last line
+        is damaged), AuditKeyError when the key is missing, is not the key that comes after
+        the log's last seal, or the log holds seals and no key was given.
         """
+        if seal_records < 1:
+            raise AuditDataError(f"seal_records is {seal_records}: at least 1 is needed")
         if max_bytes < 1024:
             raise AuditDataError(f"max_bytes is {max_bytes}: at least 1024 bytes are needed")
         active = Path(path)
@@ -146,13 +174,18 @@ class AuditLog:
             raise
         log = cls(active, max_bytes=max_bytes, clock=clock, lock_fd=lock_fd)
         try:
-            log._recover()
+            log._recover(
+                None if key is None else Path(key), interval=seal_interval, records=seal_records
+            )
         except BaseException:
             log.close()
             raise
+        if log._sealer is not None and seal_interval is not None:
+            log._timer = threading.Thread(target=log._seal_on_time, name="audit-seal", daemon=True)
+            log._timer.start()
         return log
 
-    def _recover(self) -> None:
+    def _recover(self, key: Path | None, *, interval: float | None, records: int) -> None:
         active = self.path
         content = active.read_bytes() if active.exists() else b""
         lines, fragment = split_lines(content)
@@ -183,6 +216,10 @@ class AuditLog:
         if created:
             fsync_dir(active.parent)
         self._size = os.fstat(self._fd).st_size
+        files = [*rotated_files(active), active]
+        self._sealer = resume_sealing(
+            files, key, self._next_seq, interval=interval, records=records
+        )
         if self._size == 0 and self._last is not None:
             # A fresh active file after a rotation (possibly interrupted): link it.
             self.recovered.append(self._write_rotated(rotated_files(active)[-1]))
@@ -243,8 +280,11 @@ class AuditLog:
         ``kind`` must be one of :data:`~controller.audit.records.KINDS` and ``data`` must
         carry its keys; the kinds of :data:`~controller.audit.records.CYCLE_KINDS` need
         ``cycle``. Raises AuditDataError for a bad record (nothing written), AuditWriteError
-        when the disk refuses.
+        when the disk refuses. A sealed log may write a ``seal`` record after it (the record
+        returned is still the one asked for); ``seal`` records are the log's own.
         """
+        if kind == SEAL_KIND:
+            raise AuditDataError("seal records are written by the log itself, not appended")
         payload = check_data(kind, data or {}, cycle)
         with self._lock:
             return self._append_locked(kind, payload, cycle)
@@ -259,7 +299,6 @@ class AuditLog:
         return self._write(kind, data, cycle)
 
     def _write(self, kind: str, data: Mapping[str, Any], cycle: str | None) -> AuditRecord:
-        assert self._fd is not None
         record = build_record(
             seq=self._next_seq,
             time=format_time(self._clock()),
@@ -268,6 +307,52 @@ class AuditLog:
             prev=self._prev,
             cycle=cycle,
         )
+        self._commit(record)
+        if self._sealer is not None:
+            reason = self._sealer.noted(kind)
+            if reason is not None:
+                self._seal(reason)
+            elif self._sealer.unsealed == 1:
+                self._wake.notify()  # the time seal is now due at some point
+        return record
+
+    def _seal(self, reason: str) -> AuditRecord:
+        """End the epoch: write its seal record, then move the key file to the next key."""
+        assert self._sealer is not None
+        seq, stamp, prev = self._next_seq, format_time(self._clock()), self._prev
+        data = self._sealer.seal_data(seq=seq, time=stamp, prev=prev, reason=reason)
+        record = build_record(seq=seq, time=stamp, kind=SEAL_KIND, data=data, prev=prev, cycle=None)
+        self._commit(record)
+        try:
+            self._sealer.evolve()
+        except OSError as exc:
+            self._failed = f"the sealing key could not be replaced ({exc.strerror or exc})"
+            raise AuditWriteError(
+                f"the audit log {self.path} wrote its seal of epoch {data['epoch']} but could "
+                f"not replace the sealing key {self._sealer.path}: {exc.strerror or exc}; the log "
+                "accepts nothing more (the next start finishes the key's evolution)"
+            ) from exc
+        return record
+
+    def _seal_on_time(self) -> None:
+        """The log's thread: write the time seal when it is due (SEAL_INTERVAL_S)."""
+        with self._wake:
+            while self._fd is not None and self._sealer is not None:
+                due = self._sealer.due_at()
+                now = time.monotonic()
+                if due is None or self._failed is not None:
+                    self._wake.wait()
+                elif now < due:
+                    self._wake.wait(due - now)
+                else:
+                    try:
+                        self._seal("time")
+                    except AuditError:
+                        self._sealer.since = now  # the failure is kept; try again later
+
+    def _commit(self, record: AuditRecord) -> None:
+        """Write one built record and make it durable; the chain then continues from it."""
+        assert self._fd is not None
         payload = record.line + b"\n"
         try:
             written = os.write(self._fd, payload)
@@ -290,7 +375,6 @@ class AuditLog:
         self._next_seq += 1
         self._prev = record.line_hash
         self._last = record
-        return record
 
     def _undo_partial(self, exc: OSError) -> None:
         assert self._fd is not None
@@ -360,36 +444,50 @@ class AuditLog:
         """SHA-256 of the last line: publish it elsewhere to anchor the chain's end."""
         return self._prev
 
+    @property
+    def epoch(self) -> int | None:
+        """The epoch the next seal ends (None: the log is not sealed)."""
+        with self._lock:
+            return None if self._sealer is None else self._sealer.key.epoch
+
+    @property
+    def fingerprint(self) -> str | None:
+        """The fingerprint of the verification key (None: the log is not sealed)."""
+        return None if self._sealer is None else self._sealer.key.fingerprint
+
     def find_last(self, kind: str, *, cycle: str | None = None) -> AuditRecord | None:
         """The newest record of ``kind`` (and ``cycle`` if given), searching back across files."""
         with self._lock:
             files = [*rotated_files(self.path), self.path]
-        for path in reversed(files):
-            if not path.exists():
-                continue
-            lines, _ = split_lines(path.read_bytes())
-            for raw in reversed(lines):
-                try:
-                    record = parse_line(raw)
-                except ValueError:
-                    continue
-                if record.kind == kind and (cycle is None or record.cycle == cycle):
-                    return record
-        return None
+        return find_last(files, kind, cycle=cycle)
 
     # ---------------------------------------------------------------- closing
 
     def close(self) -> None:
-        """Close the file and release the lock (records are already durable)."""
-        with self._lock:
-            if self._fd is not None:
-                os.close(self._fd)
-                self._fd = None
-            if self._lock_fd >= 0:
-                with contextlib.suppress(OSError):
-                    fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
-                os.close(self._lock_fd)
-                self._lock_fd = -1
+        """Seal what is not sealed yet (a sealed log), close the file and release the lock.
+
+        Records are already durable; a seal that cannot be written is raised after the
+        file and the lock are released.
+        """
+        timer, self._timer = self._timer, None
+        try:
+            with self._lock:
+                sealer, open_ = self._sealer, self._fd is not None and self._failed is None
+                if sealer is not None and sealer.unsealed and open_:
+                    self._seal("close")
+        finally:
+            with self._lock:
+                if self._fd is not None:
+                    os.close(self._fd)
+                    self._fd = None
+                self._wake.notify_all()
+                if self._lock_fd >= 0:
+                    with contextlib.suppress(OSError):
+                        fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+                    os.close(self._lock_fd)
+                    self._lock_fd = -1
+            if timer is not None and timer is not threading.current_thread():
+                timer.join()
 
     @property
     def closed(self) -> bool:

@@ -1,10 +1,14 @@
-"""`mjtable audit verify FILE` and `mjtable audit replay FILE --cycle ID`.
+"""`mjtable audit verify FILE`, `mjtable audit replay FILE --cycle ID`, `mjtable audit keygen`.
 
-verify: exit 0 and one OK line with counts when the chain holds; exit 1 and the
-first break (file, line, what is wrong) when it does not.
+verify: exit 0 and one OK line with counts when the chain holds, then how far it is sealed
+(with ``--key``) or that it is only unsealed-verified (without), the floor heads checked
+(with ``--heads``) and the head; exit 1 and the first break (file, line, what is wrong) when
+it does not, when a seal does not match the key, when the log holds no seal though a key is
+given, or when a floor head does not match.
 replay: exit 0 when the recomputed dealt state equals the published one, exit 1
 with the first difference when it does not; a cycle absent from the log or
 lacking a record needed to recompute it is bad input (exit 2).
+keygen: creates the table's sealing key file and prints the verification key, once.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from controller.cli.errors import UsageError
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "audit",
-        help="check the audit log's chain, replay a cycle's deal",
+        help="check the audit log's chain and seals, replay a cycle's deal, make the sealing key",
         description="Check the tamper-evident audit log and replay the deals it records.",
     )
     actions = parser.add_subparsers(dest="audit_action", metavar="ACTION")
@@ -27,14 +31,31 @@ def register(subparsers: Any) -> None:
 
     check = actions.add_parser(
         "verify",
-        help="check the hash chain across rotated files; report the first break",
+        help="check the hash chain across rotated files, the seals, the floor heads",
         description=(
             "Check every record of the log (FILE and its rotated FILE.1, FILE.2, ...): "
-            "canonical JSON, own hash, seq continuity and the SHA-256 chain. "
-            "Exit 0 when it holds, 1 at the first break."
+            "canonical JSON, own hash, seq continuity and the SHA-256 chain; with --key, "
+            "every seal's MAC with the verification key; with --heads, the heads the floor "
+            "received. Exit 0 when it holds, 1 at the first break."
         ),
     )
     check.add_argument("file", type=Path, metavar="FILE", help="the active log, or its directory")
+    check.add_argument(
+        "--key",
+        metavar="KEY",
+        help="the verification key as `mjtable audit keygen` printed it, or a file holding it",
+    )
+    check.add_argument(
+        "--heads",
+        type=Path,
+        metavar="HEADS_FILE",
+        help="heads collected on the floor, JSON lines of table, seq, hash, at",
+    )
+    check.add_argument(
+        "--table",
+        metavar="N",
+        help="the table whose heads to check (default: the one the log names)",
+    )
     check.set_defaults(func=_verify)
 
     again = actions.add_parser(
@@ -50,20 +71,55 @@ def register(subparsers: Any) -> None:
     again.add_argument("--cycle", required=True, metavar="ID", help="the cycle id to replay")
     again.set_defaults(func=_replay)
 
+    keygen = actions.add_parser(
+        "keygen",
+        help="create the table's sealing key; print the verification key once",
+        description=(
+            "Create the sealing key file KEYFILE (epoch 0; name it as audit.key in the "
+            "configuration) and print the verification key and its fingerprint. The "
+            "verification key is not stored anywhere: write it down or put it in the vault "
+            "now. An existing key file is never replaced."
+        ),
+    )
+    keygen.add_argument(
+        "keyfile", type=Path, metavar="KEYFILE", help="e.g. /var/lib/mjtable/audit.key"
+    )
+    keygen.set_defaults(func=_keygen)
+
 
 def _check_target(path: Path) -> None:
     if not path.exists() and not any(path.parent.glob(path.name + ".[0-9]*")):
         raise UsageError(f"no audit log at {path}")
 
 
+def _verification_key(text: str) -> bytes:
+    """The key given to --key: its written form, or a file whose first line holds it."""
+    from controller.audit.sealing import AuditKeyError, parse_key
+
+    source = Path(text)
+    if source.is_file():
+        try:
+            lines = source.read_text(encoding="utf-8").split("\n")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read the verification key from {source}: {exc}") from None
+        text = next((w for w in lines if w.strip() and not w.startswith("#")), "")
+    try:
+        return parse_key(text)
+    except AuditKeyError as exc:
+        raise UsageError(f"--key: {exc}") from None
+
+
 def _verify(args: argparse.Namespace) -> int:
     # lazy: the audit wing (and the rules, for replay) only when a log is read
+    from controller.audit.heads import load_heads
     from controller.audit.records import AuditError
     from controller.audit.verify import verify
 
     _check_target(args.file)
+    key = None if args.key is None else _verification_key(args.key)
     try:
-        result = verify(args.file)
+        heads = None if args.heads is None else load_heads(args.heads)
+        result = verify(args.file, key=key, heads=heads, table=args.table)
     except AuditError as exc:
         raise UsageError(str(exc)) from None
     for warning in result.warnings:
@@ -79,6 +135,28 @@ def _verify(args: argparse.Namespace) -> int:
         f"{result.cycles} cycle(s), {result.rotations} rotation(s), "
         f"{result.torn_tails} torn tail(s) set aside"
     )
+    if result.key_checked:
+        tail = (
+            f"{result.unsealed} record(s) after it not sealed yet"
+            if result.unsealed
+            else "nothing after it"
+        )
+        print(
+            f"SEALED up to epoch {result.sealed_epoch} (seq {result.sealed_seq}, "
+            f"{result.sealed_time}) with the key {result.fingerprint}; {tail}"
+        )
+    elif result.seals:
+        print(
+            f"UNSEALED-VERIFIED only: the chain holds but nothing proves it was not rewritten "
+            f"whole; its {result.seals} seal(s) (key {result.fingerprint}) are checked with --key"
+        )
+    else:
+        print(
+            "UNSEALED-VERIFIED only: the chain holds but nothing proves it was not rewritten "
+            "whole; the log holds no seal (written before sealing, or without a key)"
+        )
+    if result.heads_checked:
+        print(f"HEADS: {result.heads_checked} floor head(s) of table {result.table} match")
     print(f"head {result.head}")
     return 0
 
@@ -107,3 +185,25 @@ def _replay(args: argparse.Namespace) -> int:
         return 0 if result.chain.ok else 1
     print(f"MISMATCH: {result.difference}")
     return 1
+
+
+def _keygen(args: argparse.Namespace) -> int:
+    # lazy: as in _verify
+    from controller.audit.sealing import AuditKeyError, fingerprint, format_key, generate
+
+    try:
+        key = generate(args.keyfile)
+    except AuditKeyError as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"cannot create {args.keyfile}: {exc.strerror or exc}") from None
+    print(f"sealing key created: {args.keyfile} (epoch 0); set audit.key to this path")
+    print("VERIFICATION KEY (shown this once, kept nowhere on this table):")
+    print(f"  {format_key(key)}")
+    print(f"fingerprint: {fingerprint(key)}")
+    print(
+        "Write it down or store it in the casino's vault now, away from the table. The floor "
+        "needs it to check the log (mjtable audit verify FILE --key KEY); whoever holds it "
+        "can also forge the log."
+    )
+    return 0

@@ -265,11 +265,21 @@ class AuditSection(_Section):
         ge=4096,
         description="a size in bytes of at least 4096, e.g. 16777216",
     )
+    key: str | None = Field(
+        default=None,
+        description="an absolute path to the sealing key `mjtable audit keygen` made "
+        "(none: the log is not sealed)",
+    )
 
     @field_validator("path")
     @classmethod
     def _check_path(cls, value: str) -> str:
         return _absolute_path(value, "the audit log")
+
+    @field_validator("key")
+    @classmethod
+    def _check_key(cls, value: str | None) -> str | None:
+        return None if value is None else _absolute_path(value, "the sealing key")
 
 
 def _topic(value: str, what: str) -> str:

@@ -97,7 +97,13 @@ class Service:
     def start(self) -> None:
         config = self.config
         table_number = config.table.number
-        self.audit = AuditLog.open(config.audit.path, max_bytes=config.audit.rotate_bytes)
+        self.audit = AuditLog.open(
+            config.audit.path, max_bytes=config.audit.rotate_bytes, key=config.audit.key
+        )
+        if self.audit.epoch is None:
+            log.warning("the audit log is not sealed (no audit.key): see docs/audit.md")
+        else:
+            log.info("audit log sealed: epoch %d, key %s", self.audit.epoch, self.audit.fingerprint)
         self.audit.append("power_up", {"version": __version__, "pid": os.getpid()})
         self.audit.append(
             "config_loaded",

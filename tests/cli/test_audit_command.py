@@ -1,11 +1,14 @@
-"""`mjtable audit verify` and `mjtable audit replay`: output and exit status."""
+"""`mjtable audit verify`, `replay` and `keygen`: output and exit status."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 import pytest
 
+from controller.audit.sealing import fingerprint, format_key, generate, parse_key
 from controller.audit.writer import AuditLog
 from controller.cli import main as run
 from tests.support.audit_cycles import play_cycle
@@ -72,3 +75,88 @@ def test_replay_requires_cycle(logpath: Path) -> None:
     with pytest.raises(SystemExit) as exc:
         run(["audit", "replay", str(logpath)])
     assert exc.value.code == 2
+
+
+# ---------------------------------------------------------------- sealing and floor heads
+
+
+def test_keygen_prints_the_verification_key_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    keyfile = tmp_path / "lib" / "audit.key"
+    assert run(["audit", "keygen", str(keyfile)]) == 0
+    out = capsys.readouterr().out
+    written = out.split("VERIFICATION KEY")[1].splitlines()[1].strip()
+    key = parse_key(written)
+    assert f"fingerprint: {fingerprint(key)}" in out
+    assert written not in keyfile.read_text() and key.hex() in keyfile.read_text()
+    assert run(["audit", "keygen", str(keyfile)]) == 2
+    assert "already exists" in capsys.readouterr().err
+
+
+def sealed_log(tmp_path: Path) -> tuple[Path, bytes]:
+    keyfile = tmp_path / "audit.key"
+    key = generate(keyfile)
+    path = tmp_path / "sealed.jsonl"
+    with AuditLog.open(path, key=keyfile, seal_interval=None) as log:
+        log.append("config_loaded", {"sha256": "ab" * 32, "table": 7})
+        play_cycle(log, "c-1", seed=2)
+    return path, key
+
+
+def test_verify_with_the_key_says_how_far_the_log_is_sealed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, key = sealed_log(tmp_path)
+    vault = tmp_path / "table7.key"
+    vault.write_text(f"# table 7\n{format_key(key)}\n")
+    for given in (format_key(key), str(vault)):
+        assert run(["audit", "verify", str(path), "--key", given]) == 0
+        out = capsys.readouterr().out.splitlines()
+        assert out[0].startswith("OK: 10 records (seq 0..9)")
+        assert out[1].startswith("SEALED up to epoch 0 (seq 9, 20")
+        assert out[1].endswith(f"with the key {fingerprint(key)}; nothing after it")
+    assert run(["audit", "verify", str(path)]) == 0
+    assert "UNSEALED-VERIFIED only" in capsys.readouterr().out
+
+
+def test_verify_with_a_wrong_key_fails_on_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, _ = sealed_log(tmp_path)
+    other = format_key(generate(tmp_path / "other.key"))
+    assert run(["audit", "verify", str(path), "--key", other]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("BREAK at sealed.jsonl line 10 (seq 9): sealed with the key of")
+    assert run(["audit", "verify", str(path), "--key", "12ab"]) == 2
+    assert "--key: a verification key is 64 hex digits" in capsys.readouterr().err
+
+
+def test_a_log_from_before_sealing(logpath: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["audit", "verify", str(logpath)]) == 0
+    out = capsys.readouterr().out
+    assert "UNSEALED-VERIFIED only" in out and "the log holds no seal" in out
+    key = format_key(bytes(32))
+    assert run(["audit", "verify", str(logpath), "--key", key]) == 1
+    assert "no seal record in the log" in capsys.readouterr().out
+
+
+def test_verify_against_the_floor_heads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path, key = sealed_log(tmp_path)
+    lines = path.read_bytes().split(b"\n")[:-1]
+    heads = tmp_path / "heads.jsonl"
+    rows = [
+        {"table": "7", "seq": s, "hash": hashlib.sha256(lines[s]).hexdigest(), "at": f"T{s}"}
+        for s in (2, 9)
+    ]
+    heads.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    args = ["audit", "verify", str(path), "--key", format_key(key), "--heads", str(heads)]
+    assert run(args) == 0
+    assert "HEADS: 2 floor head(s) of table 7 match" in capsys.readouterr().out
+    path.write_bytes(b"".join(line + b"\n" for line in lines[:9]))  # the seal cut off
+    args = ["audit", "verify", str(path), "--heads", str(heads)]
+    assert run(args) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("BREAK at sealed.jsonl line 10 (seq 9): the floor's head of seq 9")
+    assert run([*args, "--table", "3"]) == 2
+    assert "no head of table 3" in capsys.readouterr().err
