@@ -134,6 +134,7 @@ class CycleController(CycleSteps, LinkWatch):
                 last_cycle=self._last_dealt.cycle_id if self._last_dealt else None,
                 cycles_dealt=self._cycles_dealt,
                 allowed=self._allowed(),
+                audit=self._audit_head() if self._audit_head is not None else None,
             )
 
     def last_dealt(self) -> DealtState | None:

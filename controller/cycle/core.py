@@ -27,7 +27,7 @@ from typing import Any, Protocol
 import protocol.codes as codes
 import protocol.messages as m
 from controller.cycle.deadline import DEFAULT_DEADLINES, Deadlines, DeadlineTimer
-from controller.cycle.reports import Event, FaultEvent
+from controller.cycle.reports import AuditRef, Event, FaultEvent
 from controller.cycle.states import DEALT, DICE, LifecycleModel, build_machine
 from rules.dealt import DealtState, Manifest, Throw
 from rules.profiles import Profile
@@ -41,6 +41,8 @@ SET_CODE: dict[str, int] = {"A": 0, "B": 1}
 #: Recorder: called with (kind, data, cycle id or None); returns once the record is
 #: durable (the audit log's append), so events are announced only after.
 Recorder = Callable[[str, dict[str, Any], str | None], None]
+#: AuditHead: where the audit chain stands now (its last record), for the status.
+AuditHead = Callable[[], AuditRef | None]
 
 
 class Sender(Protocol):
@@ -81,6 +83,7 @@ class CycleCore:
         dice_source: DiceSource = "board",
         deadlines: Deadlines | None = None,
         recorder: Recorder | None = None,
+        audit_head: AuditHead | None = None,
         history: int = 64,
         first_leader: Seat = "E",
         rotate_leader: bool = True,
@@ -91,6 +94,7 @@ class CycleCore:
         self.dice_source = dice_source
         self.deadlines = deadlines or DEFAULT_DEADLINES
         self._record_fn = recorder
+        self._audit_head = audit_head
         self._lock = threading.RLock()
         self._deliver_lock = threading.RLock()
         self._model = LifecycleModel()

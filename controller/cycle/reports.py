@@ -125,6 +125,16 @@ Event = Annotated[
 ]
 
 
+class AuditRef(BaseModel):
+    """Where the audit chain stands: the last record's ``seq`` and the SHA-256 of its line
+    (the next record's ``prev``). The floor publishes it as the table's head (docs/audit.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seq: int = Field(ge=0, description="the last audit record's sequence number")
+    hash: str = Field(description="SHA-256 (hex) of that record's line")
+
+
 class Status(BaseModel):
     """A snapshot of the table for `status` requests and `mjtable status`."""
 
@@ -144,6 +154,9 @@ class Status(BaseModel):
     last_cycle: str | None = None
     cycles_dealt: int = 0
     allowed: list[Action] = Field(description="actions that make sense in this state")
+    audit: AuditRef | None = Field(
+        default=None, description="the audit chain's head (null: the table keeps no audit log)"
+    )
 
 
 class CommandResult(BaseModel):

@@ -31,7 +31,7 @@ from controller.api.server import ApiServer
 from controller.audit.recovery import recover
 from controller.audit.writer import AuditLog
 from controller.cycle.controller import CycleController
-from controller.cycle.reports import Action, Event
+from controller.cycle.reports import Action, AuditRef, Event
 from controller.service.builder import BoardConnection, BoardTarget, SerialPort, SimulatedPty
 from controller.service.config import Config, PanelSection
 from controller.service.leds import LedWorker
@@ -121,6 +121,7 @@ class Service:
             dice_source=config.dice.source,
             deadlines=config.deadlines.cycle(),
             recorder=self._record,
+            audit_head=self._audit_head,
         )
         self._recover()
         self._unsubscribe.append(self.controller.subscribe(self._on_event))
@@ -222,6 +223,11 @@ class Service:
     def _record(self, kind: str, data: dict[str, Any], cycle: str | None) -> None:
         assert self.audit is not None
         self.audit.append(kind, data, cycle=cycle)
+
+    def _audit_head(self) -> AuditRef | None:
+        """The audit chain's head for the status (the floor publishes it)."""
+        last = self.audit.last if self.audit is not None else None
+        return None if last is None else AuditRef(seq=last.seq, hash=last.line_hash)
 
     def _on_event(self, event: Event) -> None:
         if event.type in ("phase", "fault", "fault_cleared", "link"):
