@@ -206,6 +206,23 @@ def _write(report: InstallReport, relative: Path, content: str, *, keep: bool = 
     report.actions.append(InstallAction(target, what, note))
 
 
+def _sealing_notes(root: Path, key: object, program: Path) -> list[str]:
+    """What the audit log's sealing still needs (docs/audit.md, set-up): a key file, once."""
+    make = f"sudo -u mjtable {program} audit keygen"
+    if not isinstance(key, str) or not key:
+        return [
+            "the audit log is not sealed (no audit.key): once the service has started, run "
+            f"`{make} /var/lib/mjtable/audit.key`, keep the verification key it prints off the "
+            "table, set audit.key and restart the service (docs/audit.md)"
+        ]
+    if not (root / key.lstrip("/")).exists():
+        return [
+            f"audit.key names {key}, which does not exist yet: the service refuses to start "
+            f"until `{make} {key}` makes it (docs/audit.md)"
+        ]
+    return []
+
+
 def install(
     prefix: Path | str,
     *,
@@ -270,6 +287,7 @@ def install(
             "the udev rule names any board with the ids 2e8a:0005 /dev/mjtable-board: "
             "give --board-serial to name only this table's board"
         )
+    report.notes.extend(_sealing_notes(root, _section(config, "audit").get("key"), program))
     if not program.exists():
         report.notes.append(f"the unit runs {program}, which does not exist (yet)")
     if root.resolve() != Path("/"):

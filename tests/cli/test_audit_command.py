@@ -160,3 +160,23 @@ def test_verify_against_the_floor_heads(tmp_path: Path, capsys: pytest.CaptureFi
     assert out.startswith("BREAK at sealed.jsonl line 10 (seq 9): the floor's head of seq 9")
     assert run([*args, "--table", "3"]) == 2
     assert "no head of table 3" in capsys.readouterr().err
+
+
+def test_install_says_what_sealing_still_needs(tmp_path: Path) -> None:
+    from controller.service.install import CONFIG, install
+
+    program = Path("/opt/mjtable/.venv/bin/mjtable")
+
+    def sealing(report_notes: list[str]) -> list[str]:
+        return [n for n in report_notes if "audit" in n]
+
+    notes = sealing(install(tmp_path, exec_path=program).notes)
+    assert len(notes) == 1 and "the audit log is not sealed (no audit.key)" in notes[0]
+    assert f"sudo -u mjtable {program} audit keygen /var/lib/mjtable/audit.key" in notes[0]
+    config = tmp_path / CONFIG
+    text = config.read_text().replace("[audit]\n", '[audit]\nkey = "/var/lib/mjtable/audit.key"\n')
+    config.write_text(text)
+    notes = sealing(install(tmp_path, exec_path=program).notes)
+    assert len(notes) == 1 and "does not exist yet: the service refuses to start" in notes[0]
+    generate(tmp_path / "var" / "lib" / "mjtable" / "audit.key")
+    assert sealing(install(tmp_path, exec_path=program).notes) == []
