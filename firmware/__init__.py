@@ -5,16 +5,19 @@ rp2.py) and under CPython for the tests and, later, the simulator (firmware/hal/
 ideal hardware in memory). It speaks the board protocol with protocol/'s own engine
 (``Connection(role=BOARD)``). See docs/firmware.md.
 
-    hal/__init__.py   the HAL contract (class Hal: every method the firmware calls)
+    hal/__init__.py   the HAL contract (class Hal: every call the firmware makes to the hardware)
     hal/rp2.py        the reference board (RP2040): pins, PWM, ADC, IRQ counters, UART, WDT
-    hal/virtual.py    ideal, deterministic hardware with faults injected at the hardware level
-    config.py         what the table is (tiles, units fitted) and the limits the firmware keeps
-    places.py         where each tile set is, and which command is legal when
+    hal/mechanics.py  the virtual table's mechanics: what its motors move, what its sensors see
+    hal/virtual.py    ideal, deterministic hardware over those mechanics (tests, benchmark)
+    config.py         what the table is (tiles) and the limits the firmware keeps (Timings)
+    places.py         where each tile set is, and which command its place allows
     store.py          the persistent record: two slots, sequence number, CRC
-    supervisor.py     safety and stall supervision of every motion
+    supervisor.py     safety and stall supervision at every pass of the loop
     phases.py         shuffle, lift, collect, dice, motor test as steps on the hardware
     build.py          the build: stacking, pushing, the tile reader and the manifest
-    board.py          the board's state machine: commands, refusals, faults, status
+    commands.py       one function per command: what it checks, refuses, answers or starts
+    board.py          the board's state machine: motions begun and ended, faults, status
+    status.py         BOARD_STATUS, SENSOR_DATA, whether a fault's cause is still there
     app.py            the main loop around the protocol engine; boot()
     main.py           the board's entry point (MicroPython runs it at power-on)
     harness.py        the firmware on the virtual HAL with a host engine on its UART (tests)

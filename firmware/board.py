@@ -91,7 +91,9 @@ def state_diagram() -> str:
         words = " ".join([c.state_name(s) for s in members])
         lines.append('    state "' + name + ": any of " + words + '" as ' + name)
     for trigger, sources, dest in TRANSITIONS:
-        target = "resting state left" if dest == RESUME else c.state_name(dest)
+        target = "Resting" if dest == RESUME else c.state_name(dest)
+        if dest == RESUME:
+            trigger += " (back to the resting state it left)"
         rest = list(sources)
         for name, members in groups:
             if len(rest) > 1 and all([s in rest for s in members]):

@@ -214,10 +214,8 @@ class Mechanics:
         self.feed_jammed = self.reader_dead = self.dice_dead = self.belt_full = False
         self._drop = self._extra = self._misread = 0
         self.heat_dc_per_s = 0
-        cycle = TILE_CYCLE_MS * UNIT
-        self._head = (self._head + cycle - 1) // cycle * cycle
-        loop = CHAIN_LOOP_MS * UNIT
-        self._chain = (self._chain + loop - 1) // loop * loop
+        self._head = 0  # at home
+        self._chain = 0
 
     # --- time ------------------------------------------------------------------------------------
 
@@ -259,19 +257,19 @@ class Mechanics:
             if run[m] and not blocked[m]:
                 self._move_lift(i, self.direction[m] * speed[m] * dt)
         if run[_DICE] and not blocked[_DICE]:
-            old = self._dice_pos
-            self._dice_pos += speed[_DICE] * dt
+            tick = DICE_TICK_MS * UNIT
+            pos = self._dice_pos + speed[_DICE] * dt
+            self._dice_pos = pos % tick
             self._tumbled += dt
             if not self.dice_dead:
-                tick = DICE_TICK_MS * UNIT
-                self.edge[SENSE_DICE] += self._dice_pos // tick - old // tick
+                self.edge[SENSE_DICE] += pos // tick
         self._warm(dt, True)
 
     def _turn_disc(self, units: int) -> None:
-        old = self._disc
-        self._disc += units
         turn = DISC_TURN_MS * UNIT
-        self.edge[SENSE_DISC_INDEX] += self._disc // turn - old // turn
+        pos = self._disc + units
+        self._disc = pos % turn  # positions stay within one period: small integers
+        self.edge[SENSE_DISC_INDEX] += pos // turn
         if self._run[_HEAD]:
             return
         # the disc turns alone: the tiles in it mix; with the trap closed (a shuffle), the
@@ -292,9 +290,9 @@ class Mechanics:
 
     def _move_head(self, units: int) -> None:
         cycle = TILE_CYCLE_MS * UNIT
-        old = self._head
-        self._head += units
-        for _ in range(self._head // cycle - old // cycle):
+        pos = self._head + units
+        self._head = pos % cycle
+        for _ in range(pos // cycle):
             self.edge[SENSE_HEAD_HOME] += 1
             s = self.selected
             if not self._run[_DISC] or self.feed_jammed or self.taken[s] >= self.tiles:
@@ -329,9 +327,9 @@ class Mechanics:
 
     def _move_chain(self, units: int) -> None:
         loop = CHAIN_LOOP_MS * UNIT
-        old = self._chain
-        self._chain += units
-        homes = self._chain // loop - old // loop
+        pos = self._chain + units
+        self._chain = pos % loop
+        homes = pos // loop
         if homes:
             self.edge[SENSE_CHAIN_HOME] += homes
             if self._staged:  # the chain carried the staged wall onto its plate

@@ -92,8 +92,11 @@ if mode == "bench":
     plan = [(int(sys.argv[2]), int(sys.argv[3]))]
 
 live_high = 0
-live_after_cycle: list[int] = []
-cycle_tiles: list[int] = []
+# made at their full size now: a list that grew as the run went would be counted as the
+# firmware's growth
+total_cycles = sum([c for _t, c in plan])
+live_after_cycle = [-2] * total_cycles  # -2: not yet, -1: at the next collection
+cycle_tiles = [0] * total_cycles
 alloc = [0, 0, 0, 0]  # bytes and passes: quiet motion passes, then passes with traffic
 step_us = [0]
 frames = [0]
@@ -124,7 +127,7 @@ def metered(h: Harness) -> None:
     app.step = step  # type: ignore[method-assign]
 
 
-def work() -> "Iterator[None]":
+def work() -> "Iterator[bool | None]":
     """A generator: one firmware pass per iteration, through every cycle of the plan."""
     for tiles, cycles in plan:
         h = Harness(tiles=tiles, seed=tiles, step_ms=STEP_MS)
@@ -145,9 +148,10 @@ def work() -> "Iterator[None]":
                     str(tiles) + " tiles, cycle " + str(n + 1) + ": the whole set",
                     sorted(manifest) == expected,
                 )
+            live_after_cycle[cycles_done[0]] = -1  # measured at the next call's collection
+            cycle_tiles[cycles_done[0]] = tiles
             cycles_done[0] += 1
-            live_after_cycle.append(-1)  # filled at the next call's collection
-            cycle_tiles.append(tiles)
+            yield True  # the call ends here: the next one measures the heap at the cycle's end
         status = h.board.status()
         stats = h.app.conn.stats
         frames[0] += stats["frames_ok"] + stats["frames_sent"]
@@ -169,15 +173,16 @@ def more() -> bool:
     live = mem_alloc() - heap_empty - heap_code
     if live > live_high:
         live_high = live
-    for i in range(len(live_after_cycle)):
-        if live_after_cycle[i] < 0:
+    for i in range(total_cycles):
+        if live_after_cycle[i] == -1:
             live_after_cycle[i] = live
     if finished[0]:
         report()
         return False
     try:
         for _ in range(PASSES_PER_CALL):
-            next(steps)
+            if next(steps):
+                break
     except StopIteration:
         finished[0] = True
     return True
