@@ -40,6 +40,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "link_down": ("reason",),
     "link_up": (),
     "board_rebooted": (),
+    "board_status": ("source", "board", "host"),
     "shuffle": ("tile_set", "profile", "profile_version"),
     "walls_built": ("tile_set",),
     "manifest": ("tile_set", "walls"),

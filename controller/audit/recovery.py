@@ -8,9 +8,11 @@ After a crash, a SIGKILL or a power cut, the service never re-publishes or inven
 - returns the dealt states already published, oldest first, so that ``get_cycle`` answers
   them again and the leader rotation continues (each is checked against the rules'
   ``DealtState`` when first read: see :class:`PublishedStates`);
-- returns where the two tile sets stood (the ``walls_*`` and ``board_rebooted`` records)
-  and the board's last session (``hello``), which the controller trusts only if the board
-  kept that session.
+- returns where the log last had the two tile sets (the board's last report in a
+  ``board_status`` record, then the ``walls_*`` and ``board_rebooted`` records after it), the
+  board's last count of motions begun, and its last session (``hello``): what the host
+  believed, history that the controller records against the board's first report and never
+  acts on (the board owns the physical truth, docs/controller.md).
 
 Only the active file and the one rotated before it are read: they hold every cycle that
 can still be open and far more dealt states than the controller keeps, and the whole
@@ -102,6 +104,8 @@ class Recovery:
     on_top: TileSetName | None = None
     #: the set whose complete walls waited under the table
     bench: TileSetName | None = None
+    #: motions begun, as the board's last report in the log counted them
+    motions: int | None = None
 
 
 def recover(audit: AuditLog) -> Recovery:
@@ -118,6 +122,13 @@ def recover(audit: AuditLog) -> Recovery:
         record = located.record
         if record.kind == "hello":
             found.session = str(record.data.get("session"))
+        elif record.kind == "board_status":
+            board = record.data["board"]
+            places = board.get("places", {})
+            top = next((s for s, p in places.items() if p == "UP"), None)
+            bench = next((s for s, p in places.items() if p == "BUILT"), None)
+            if isinstance(board.get("motions"), int):
+                found.motions = board["motions"]
         elif record.kind == "board_rebooted":
             top = bench = None
         elif record.kind == "walls_built":

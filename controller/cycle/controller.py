@@ -8,15 +8,19 @@ files it is built from:
 - states.py: the states as data (what each means, its deadline, the DONE it waits for, the
   buttons it accepts, its LEDs) and the transitions;
 - core.py: what the controller keeps, and its plumbing (records, events, sending);
+- places.py: where the sets are as the board reports them, and which command that allows;
 - guards.py: deadlines and faults (faults.py: the controller's own fault catalogue);
+- reconcile.py: the board's report against what the host believed; the recovery procedure;
 - steps.py: the steps of the cycle, from SHUFFLE to the dealt state;
 - links.py: the link to the board coming up, going down, the board restarting.
 
-Every phase has a deadline. A fault from the board, a refusal, a deadline passed, the link
-lost or the board rebooted all end the same way: STOP is sent, the machine enters ``fault``
-with plain words on what happened and what to check, and nothing is published for that
-cycle. CLEAR_FAULT (when the cause is gone) brings the table back to ``idle``; the set that
-was being prepared is shuffled again, never trusted.
+The board owns the physical truth: its report (HELLO_REPLY's status at every (re)connect,
+BOARD_STATUS after every fault and CLEAR FAULT) decides where the sets are and so the next
+command of the cycle, and no command that report rules out is ever sent. Every phase has a
+deadline. A fault from the board, a refusal, a deadline passed or the board rebooted all end
+the same way: STOP is sent, the machine enters ``fault`` with plain words on what happened
+and what to do, and nothing is published for that cycle. CLEAR_FAULT (when the cause is
+gone) brings the table back to ``idle`` once the board has said where the sets are.
 """
 
 from __future__ import annotations
@@ -26,17 +30,21 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar, TypeVar
 
 import protocol.messages as m
-from controller.cycle.core import Recorder, Sender, utc_now
+from controller.cycle.core import ImpossibleCommand, Recorder, Sender, utc_now
 from controller.cycle.deadline import DEFAULT_DEADLINES, Deadlines
 from controller.cycle.faults import CONTROLLER
 from controller.cycle.guards import CycleGuards
 from controller.cycle.links import LinkWatch
+from controller.cycle.places import BUILT, UP
+from controller.cycle.reconcile import Reconciler
 from controller.cycle.reports import Action, ButtonEvent, CommandResult, Source, Status
 from controller.cycle.states import (
+    AT_REST,
     AUDIT_UNWRITABLE,
     DICE,
     NOT_CONNECTED,
     NOT_CONNECTED_CLEAR,
+    REPORT_DUE,
     ROWS,
 )
 from controller.cycle.steps import CycleSteps
@@ -88,28 +96,33 @@ class CycleController(CycleSteps, LinkWatch):
             _route(m.Dice, CycleSteps._on_dice),
             _route(m.Refused, CycleGuards._on_refused),
             _route(m.Fault, CycleGuards._on_fault),
+            _route(m.BoardStatus, Reconciler._on_board_status),
         )
     )
 
     def restore(
         self,
         published: Sequence[DealtState],
-        board_session: str | None = None,
         *,
         on_top: TileSetName | None = None,
         bench: TileSetName | None = None,
+        motions: int | None = None,
     ) -> None:
         """After a restart, from the audit log: the dealt states already published
-        (oldest first) answer get_cycle again and the leader rotation continues; where
-        the two sets stood (``on_top``, ``bench``: from the walls_* records) is trusted
-        only if the board kept its session. Nothing is re-published."""
+        (oldest first) answer get_cycle again and the leader rotation continues. Where the
+        log last had the two sets (``on_top``, ``bench``) and the board's last count of
+        motions begun are what the host believed: recorded against the board's first
+        report, never acted on (the board's report decides). Nothing is re-published."""
         with self._lock:
             for dealt in published[-self._history_size :]:
                 self._history[dealt.cycle_id] = dealt
             self._cycles_dealt = len(published)
-            self._restored_session = board_session
-            self._on_top, self._bench = on_top, bench
-            self._top_known = False  # until the board confirms its session
+            self._believed = {"A": None, "B": None}
+            if bench is not None:
+                self._believed[bench] = BUILT
+            if on_top is not None:
+                self._believed[on_top] = UP
+            self._last_motions = motions
             if published:
                 last = published[-1]
                 self._last_dealt = last
@@ -126,7 +139,7 @@ class CycleController(CycleSteps, LinkWatch):
                 cycle=cycle.cycle_id if cycle else None,
                 variant=self.profile.name,
                 table=self.table,
-                tile_set_on_top=self._on_top,
+                tile_set_on_top=self._on_top(),
                 tile_set_waiting=self._waiting_set(),
                 link_up=self._link_up,
                 board=self._board_info(),
@@ -156,7 +169,15 @@ class CycleController(CycleSteps, LinkWatch):
     def _request(self, action: Action, source: Source) -> CommandResult:
         refusal = self._refusal(action)
         accepted = refusal is None
-        message = refusal or self._start(action)
+        if refusal is None:
+            try:
+                message = self._start(action)
+            except ImpossibleCommand as exc:  # held back: the table faults instead
+                self._impossible(exc)
+                accepted = False
+                message = self._fault.message if self._fault is not None else str(exc)
+        else:
+            message = refusal
         self._record(
             "button",
             {"button": action, "source": source, "accepted": accepted, "reason": message},
@@ -195,7 +216,11 @@ class CycleController(CycleSteps, LinkWatch):
             return row.refusal(action)  # in fault or stopped: the technician comes first
         if not self._link_up:
             return NOT_CONNECTED
-        return None if action in row.accepts else row.refusal(action)
+        if action not in row.accepts:
+            return row.refusal(action)
+        if self._reports_due and self.state in AT_REST:
+            return REPORT_DUE  # the board's report of where the sets are is on its way
+        return None
 
     def _allowed(self) -> list[Action]:
         return [a for a in ACTIONS if self._refusal(a) is None]
@@ -248,6 +273,8 @@ class CycleController(CycleSteps, LinkWatch):
         with self._lock:
             try:
                 self._dispatch(event)
+            except ImpossibleCommand as exc:  # held back: the table faults instead
+                self._impossible(exc)
             except Exception as exc:  # a bug here must fault the cycle, not the link
                 log.exception("controller failed on %r", event)
                 self._declare(CONTROLLER, event=type(event).__name__, error=exc)

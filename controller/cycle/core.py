@@ -1,10 +1,12 @@
 """What the deal cycle keeps, and the plumbing every part of it uses.
 
-``CycleCore`` holds the controller's state (the machine, the cycle in progress, where the two
-tile sets stand, the fault, the published deals) and the means to act: send to the board,
-write an audit record, queue an event for the subscribers and deliver it after the lock.
-The parts of the cycle build on it, each in its own file: guards.py (deadlines and faults),
-steps.py (the cycle's steps), links.py (the link to the board), controller.py (the public
+``CycleCore`` holds the controller's state (the machine, the cycle in progress, the board's
+latest report of where the two tile sets are, the fault, the published deals) and the means
+to act: send to the board (never a command that report rules out), write an audit record,
+queue an event for the subscribers and deliver it after the lock. The parts of the cycle
+build on it, each in its own file: guards.py (deadlines and faults), reconcile.py (the
+board's report against what the host believed; the recovery procedure), steps.py (the
+cycle's steps), links.py (the link to the board), controller.py (the public
 ``CycleController``: requests, status, the dispatch of board events).
 
 Threads: board events arrive on the link's I/O thread; requests come from the API, the
@@ -27,6 +29,7 @@ from typing import Any, Protocol
 import protocol.codes as codes
 import protocol.messages as m
 from controller.cycle.deadline import DEFAULT_DEADLINES, Deadlines, DeadlineTimer
+from controller.cycle.places import MOTIONS, UP, BoardView, blocked, waiting_set
 from controller.cycle.reports import AuditRef, Event, FaultEvent
 from controller.cycle.states import DEALT, DICE, LifecycleModel, build_machine
 from rules.dealt import DealtState, Manifest, Throw
@@ -35,14 +38,20 @@ from rules.words import DiceSource, Seat, TileSetName
 
 log = logging.getLogger("mjtable.controller")
 
-#: the tile set's code on the wire (SHUFFLE, BUILD_WALLS, ...)
-SET_CODE: dict[str, int] = {"A": 0, "B": 1}
-
 #: Recorder: called with (kind, data, cycle id or None); returns once the record is
 #: durable (the audit log's append), so events are announced only after.
 Recorder = Callable[[str, dict[str, Any], str | None], None]
 #: AuditHead: where the audit chain stands now (its last record), for the status.
 AuditHead = Callable[[], AuditRef | None]
+
+
+class ImpossibleCommand(Exception):
+    """A command the board's latest report rules out: it is not sent (the table faults)."""
+
+    def __init__(self, message: m.Message, why: str) -> None:
+        super().__init__(f"{message.NAME}: {why}")
+        self.message = message
+        self.why = why
 
 
 class Sender(Protocol):
@@ -104,13 +113,25 @@ class CycleCore:
         self._pending: list[Event] = []
         self._cycle: Cycle | None = None
         self._ready: Cycle | None = None
-        #: the set whose walls are up on the table (the hand in play), as far as known
-        self._on_top: TileSetName | None = None
-        #: False when a lift or collect was cut short, or after a board restart: the
-        #: table top is collected before the next walls rise
-        self._top_known = True
-        #: the set whose complete walls wait under the table (built, manifest maybe unread)
-        self._bench: TileSetName | None = None
+        #: the board's latest report of itself (HELLO_REPLY's status or BOARD_STATUS),
+        #: advanced by its DONEs and FAULTs since: where the sets are (None: no report yet)
+        self._view: BoardView | None = None
+        #: what the host believed before the first report (after a restart: the audit
+        #: log's last word, history recorded against the board's report, never acted on)
+        self._believed: dict[TileSetName, int | None] = {"A": None, "B": None}
+        #: the motions begun the last report counted, and the motions sent since
+        self._last_motions: int | None = None
+        self._motions_sent = 0
+        #: READ_STATUS sent and not answered yet: the view is about to be replaced
+        self._reports_due = 0
+        #: why the link went down last (for a fault declared while it stays down)
+        self._link_reason = "no frame from the board"
+        #: RECOVERING: the board confirmed CLEAR_FAULT (its report is awaited now)
+        self._clear_done = False
+        #: RESTORING: the steps of the recovery procedure still to send, and the one the
+        #: board works on (None: its report is awaited)
+        self._restore_steps: list[m.Message] = []
+        self._restore_step: m.Message | None = None
         self._fault: FaultEvent | None = None
         self._audit_error: str | None = None
         self._port_ok = True
@@ -130,7 +151,6 @@ class CycleCore:
             _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(2)
         )
         self._counter = 0
-        self._restored_session: str | None = None
         self._link_lost_at: float | None = None
         #: last die -> dealt state published, for the benchmark (the latest 10000)
         self.publish_latencies_ns: deque[int] = deque(maxlen=10000)
@@ -170,16 +190,17 @@ class CycleCore:
     # ------------------------------------------------------------ what is where
 
     def _waiting_set(self) -> TileSetName | None:
-        """The set to prepare next: the one being prepared, else walls already built
-        underneath, else the one not in play (A when neither is)."""
+        """The set to prepare next: the one being prepared, else the one the board's report
+        says waits (places.waiting_set); None before the board has reported."""
         cycle = self._cycle or self._ready
         if cycle is not None and self.state not in (DICE, DEALT):
             return cycle.tile_set
-        if self._bench is not None:
-            return self._bench
-        if self._on_top is not None:
-            return "B" if self._on_top == "A" else "A"
-        return "A"
+        return waiting_set(self._view) if self._view is not None else None
+
+    def _on_top(self) -> TileSetName | None:
+        """The set the board reports up on the table (the hand in play), if any."""
+        up = self._view.sets_in(UP) if self._view is not None else []
+        return up[0] if up else None
 
     def _current_id(self) -> str | None:
         cycle = self._cycle or self._ready
@@ -204,9 +225,25 @@ class CycleCore:
     # ------------------------------------------------------------ acting
 
     def _send(self, message: m.Message) -> None:
+        """Send to the board; a command the board's latest report rules out is not sent
+        (ImpossibleCommand: the caller faults the table)."""
         if self._link is None:
             raise RuntimeError("the controller has no board link attached")
+        view = self._view
+        if view is None and isinstance(message, (*MOTIONS, m.ReadManifest)):
+            raise ImpossibleCommand(message, "the board has not reported where the sets are")
+        why = blocked(message, view) if view is not None else None
+        if why is not None:
+            raise ImpossibleCommand(message, why)
         self._link.send(message)
+        if isinstance(message, MOTIONS):
+            self._motions_sent += 1
+        elif isinstance(message, m.ReadStatus):
+            self._reports_due += 1
+
+    def _ask_status(self) -> None:
+        """READ_STATUS: the board's answer comes after every event it sent before it."""
+        self._send(m.ReadStatus())
 
     def _record(self, kind: str, data: dict[str, Any], cycle: str | None = None) -> bool:
         """Write one audit record; False (and the table faults) when it cannot be written."""

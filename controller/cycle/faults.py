@@ -35,7 +35,13 @@ class FaultKind:
         return self.text.format(**details)
 
 
-_CLEAR = "press CLEAR FAULT and shuffle again"
+#: what CLEAR FAULT does, for advice: the board's report decides what comes next
+START_OVER = (
+    "press CLEAR FAULT: the table asks the board where the sets are and carries on from there"
+)
+_CLEAR = "press CLEAR FAULT, then SHUFFLE (walls already built underneath are read again)"
+#: mjtable diag opens the board's port itself: the service must let go of it first
+DIAG = "mjtable diag (it needs the board's port: systemctl stop mjtable first, start it after)"
 #: a ``{detail}`` of a template, with its format if any
 _DETAIL = re.compile(r"\{(\w+)(?::[^}]*)?\}")
 
@@ -43,14 +49,15 @@ DEADLINE = FaultKind(
     "DEADLINE",
     "deadline",
     "the board did not finish {state} within {seconds:g} s",
-    "watch the table: a motor may be blocked or a sensor not reporting; check the board's "
-    "sensors with mjtable diag",
+    "watch the table: a motor may be blocked or a sensor not reporting; press CLEAR FAULT to go "
+    f"on, or check the board's sensors with {DIAG}",
 )
 STOP_UNCONFIRMED = FaultKind(
     "STOP_UNCONFIRMED",
     "deadline",
     "the board did not confirm STOP within {seconds:g} s: motion may go on",
-    "press the table's emergency stop now, then check the link to the board (mjtable diag)",
+    "press the table's emergency stop now and check the cable to the board; once the link is "
+    "back, release the emergency stop and press CLEAR FAULT",
 )
 LINK_DOWN = FaultKind(
     "LINK_DOWN",
@@ -62,9 +69,8 @@ LINK_DOWN = FaultKind(
 BOARD_REBOOTED = FaultKind(
     "BOARD_REBOOTED",
     "reboot",
-    "the board restarted (new session): its motors stopped and its state was lost",
-    "check the board's power supply and its fault log; press CLEAR FAULT to start over with a "
-    "fresh shuffle",
+    "the board restarted (new session) while it worked: its motors stopped",
+    f"check the board's power supply and its cable; then {START_OVER}",
 )
 PROTOCOL_MISMATCH = FaultKind(
     "PROTOCOL_MISMATCH",
@@ -77,49 +83,64 @@ COMMAND_STOPPED = FaultKind(
     "COMMAND_FAILED",
     "board",
     "the board stopped {command} before the end",
-    "read the board's faults: mjtable diag",
+    f"press CLEAR FAULT to go on; if it happens again, read the board's faults with {DIAG}",
 )
 COMMAND_FAILED = FaultKind(
     "COMMAND_FAILED",
     "board",
     "the board ended {command} with error {result}",
-    "read the board's faults: mjtable diag",
+    f"press CLEAR FAULT to go on; if it happens again, read the board's faults with {DIAG}",
 )
 MANIFEST_MISMATCH = FaultKind(
     "MANIFEST_MISMATCH",
     "controller",
     "a manifest chunk of set {chunk_set} with {total} tiles arrived while set {tile_set} was read",
-    f"check the board's firmware version (mjtable diag); {_CLEAR}",
+    f"{_CLEAR}; if it happens again, check the board's firmware version with {DIAG}",
 )
 MANIFEST_GAP = FaultKind(
     "MANIFEST_GAP",
     "controller",
     "manifest chunk at offset {offset} while {received} tiles were received",
-    f"check the serial link for noise; {_CLEAR}",
+    f"check the cable between the controller and the board; {_CLEAR}",
 )
 MANIFEST_SIZE = FaultKind(
     "MANIFEST_SIZE",
     "controller",
     "the board reported {got} tiles in the manifest, the rule set needs {expected}",
-    "check that the tile set in the table matches the configured rule set",
+    "check that the tile set in the table matches the configured rule set, then press CLEAR FAULT",
 )
 MANIFEST_INVALID = FaultKind(
     "MANIFEST_INVALID",
     "controller",
     "the wall manifest from the board is not a valid set: {error}",
-    "check the tile reader (mjtable diag) and that no tile is missing or foreign",
+    "check that no tile is missing or foreign, then press CLEAR FAULT; if it happens again, "
+    f"check the tile reader with {DIAG}",
 )
 DICE_COUNT = FaultKind(
     "DICE_COUNT",
     "board",
     "the dice unit gave {got} dice, {asked} were asked",
-    "check the dice unit (mjtable diag)",
+    f"press CLEAR FAULT to go on; if it happens again, check the dice unit with {DIAG}",
 )
 AUDIT_LOG = FaultKind(
     "AUDIT_LOG",
     "controller",
     "the audit log cannot be written ({error}); nothing is dealt until it can",
     "check the disk where the audit log lives (df -h, the SD card), then restart the service",
+)
+SETS_UNKNOWN = FaultKind(
+    "SETS_UNKNOWN",
+    "board",
+    "the board lost track of {sets} (its power went while it moved them): CLEAR FAULT will {plan}",
+    "look on the table and under it for tiles of the lost set stuck half way (a plate part "
+    "raised, a wall part built) and free them, then press CLEAR FAULT",
+)
+IMPOSSIBLE = FaultKind(
+    "IMPOSSIBLE_COMMAND",
+    "board",
+    "the board reports {places}: {command} cannot be done ({why}), so it was not sent",
+    f"{START_OVER}; if it happens again, keep the service's journal (journalctl -u mjtable) "
+    "and the audit log for the maintainers",
 )
 CONTROLLER = FaultKind(
     "CONTROLLER",
@@ -143,6 +164,8 @@ CATALOGUE: tuple[FaultKind, ...] = (
     MANIFEST_SIZE,
     MANIFEST_INVALID,
     DICE_COUNT,
+    SETS_UNKNOWN,
+    IMPOSSIBLE,
     AUDIT_LOG,
     CONTROLLER,
 )
@@ -162,6 +185,10 @@ def board_fault_words(code: int, subsystem: int, phase: int, detail: int) -> tup
     byte named (the wall, the motor, the lift plate), where and when it struck."""
     name, text, advice = codes.fault_info(code)
     text = text.split(" (detail")[0]
+    # the protocol's advice ends at the table; the controller's key comes after it
+    advice = advice.replace("then clear the fault", "then press CLEAR FAULT")
+    if "CLEAR FAULT" not in advice:
+        advice += ", then press CLEAR FAULT"
     what = ""
     if code in (codes.FAULT_WALL_SHORT, codes.FAULT_WALL_EXTRA) and detail < 4:
         what = f"the {SEATS[detail]} wall"
@@ -177,13 +204,32 @@ def board_fault_words(code: int, subsystem: int, phase: int, detail: int) -> tup
     return name, text + (" (" + ", ".join(parts) + ")" if parts else ""), advice
 
 
+#: what a person does about a refused command of the cycle, where the protocol's words speak
+#: to the controller ("send HELLO", "wait for DONE"): always something the table allows now
+REFUSAL_ADVICE: dict[int, str] = {
+    codes.REFUSE_BAD_STATE: START_OVER,
+    codes.REFUSE_FAULTED: START_OVER,
+    codes.REFUSE_ESTOP_HELD: "release the emergency stop, then press CLEAR FAULT",
+    codes.REFUSE_BUSY: START_OVER,
+    codes.REFUSE_CAUSE_PRESENT: "remove the cause of the fault, then press CLEAR FAULT again",
+}
+#: the same, by what blocked a BAD_STATE refusal (protocol.codes.BLOCKS)
+BLOCK_ADVICE: dict[int, str] = {
+    codes.BLOCK_BOOTING: "wait for the board to answer (the link comes back by itself), then "
+    "press CLEAR FAULT",
+    codes.BLOCK_COVER_OPEN: "close the table's cover, then press CLEAR FAULT",
+}
+
+
 def refusal_words(reason: int, detail: int) -> tuple[str, str, str]:
     """A board REFUSED as (NAME, why, what to do); for BAD_STATE the detail names what
-    blocks the command (protocol.codes.BLOCKS) and what to do first."""
+    blocks the command (protocol.codes.BLOCKS). The advice is the table's: what a person can
+    do at that moment (the protocol's own advice speaks to the controller)."""
     name, text, advice = codes.refusal_info(reason)
+    advice = REFUSAL_ADVICE.get(reason, advice)
     if reason == codes.REFUSE_BAD_STATE and detail in codes.BLOCKS:
-        _block, why, what = codes.block_info(detail)
-        text, advice = f"{text}: {why}", f"{what}; {advice}"
+        _block, why, _what = codes.block_info(detail)
+        text, advice = f"{text}: {why}", BLOCK_ADVICE.get(detail, advice)
     return name, text, advice
 
 

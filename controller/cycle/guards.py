@@ -2,10 +2,11 @@
 
 Every state may have a deadline (its row in states.py names it); ``_fire`` moves the machine
 and arms the new state's deadline. A fault from the board, a refusal, a deadline passed, the
-link lost or the board rebooted all end the same way (``_fault_now``): STOP is sent when the
-board may be moving, the machine enters ``fault`` with plain words on what happened and what to
-do, the cycle in progress is closed in the audit log, and nothing is published for it. The
-words are the catalogue's (faults.py) or the protocol's tables.
+link lost past a deadline or the board rebooted all end the same way (``_fault_now``): STOP is
+sent when the board may be moving and READ_STATUS asks where the fault left the sets, the
+machine enters ``fault`` with plain words on what happened and what to do, the cycle in
+progress is closed in the audit log, and nothing is published for it. The words are the
+catalogue's (faults.py) or the protocol's tables.
 """
 
 from __future__ import annotations
@@ -14,10 +15,13 @@ import logging
 
 import protocol.codes as codes
 import protocol.messages as m
-from controller.cycle.core import CycleCore, utc_now
+from controller.cycle.core import CycleCore, ImpossibleCommand, utc_now
+from controller.cycle.deadline import DeadlineName
 from controller.cycle.faults import (
     AUDIT_LOG,
     CLEAR_REFUSED,
+    IMPOSSIBLE,
+    LINK_DOWN,
     NOT_CLEARED,
     REFUSED,
     FaultKind,
@@ -26,13 +30,11 @@ from controller.cycle.faults import (
 )
 from controller.cycle.reports import FaultEvent, FaultSource, PhaseEvent
 from controller.cycle.states import (
-    BUILDING,
-    COLLECTING,
     FAULT,
-    LIFTING,
     MOTION_STATES,
     RECOVERING,
     ROWS,
+    WAITING,
 )
 
 log = logging.getLogger("mjtable.controller")
@@ -51,10 +53,11 @@ class CycleGuards(CycleCore):
             PhaseEvent(at=utc_now(), cycle=self._current_id(), state=self.state, previous=previous)
         )
 
-    def _arm_deadline(self) -> None:
+    def _arm_deadline(self, name: DeadlineName | None = None) -> None:
+        """Arm the state's deadline (``name``: another one, for a step of the state)."""
         self._deadline.cancel()
         self._deadline_gen += 1
-        name = ROWS[self.state].deadline
+        name = name or ROWS[self.state].deadline
         if name is None:
             return
         seconds = self.deadlines.seconds(name)
@@ -70,8 +73,11 @@ class CycleGuards(CycleCore):
         with self._lock:
             if gen != self._deadline_gen or self.state != state:
                 return
-            kind = ROWS[state].overdue
-            self._declare(kind, phase=state, state=state, seconds=seconds)
+            if not self._link_up and state in WAITING:
+                # the board was left to work alone and the link never came back in time
+                self._declare(LINK_DOWN, phase=state, reason=self._link_reason)
+            else:
+                self._declare(ROWS[state].overdue, phase=state, state=state, seconds=seconds)
             self._check_audit()
         self._flush()
 
@@ -97,11 +103,13 @@ class CycleGuards(CycleCore):
             log.error("FAULT %s (while in fault): %s — check: %s", code, message, advice)
             return
         in_motion = ROWS[self.state].moving
-        if in_motion and self._link_up:
+        if self._link_up:
             try:
-                self._send(m.Stop())
+                if in_motion:
+                    self._send(m.Stop())
+                self._ask_status()  # where the fault left the sets
             except Exception as exc:  # the link may be the very thing that failed
-                log.warning("could not send STOP: %s", exc)
+                log.warning("could not send STOP and READ_STATUS: %s", exc)
         phase = phase or (self.state if in_motion else None)
         self._fault = FaultEvent(
             at=utc_now(),
@@ -113,19 +121,21 @@ class CycleGuards(CycleCore):
             phase=phase,
         )
         self._record("fault", self._fault.model_dump(mode="json"), cycle=self._current_id())
-        self._settle_sets_after_fault()
         self._abort(f"{code}: {message}")
         self._fire("fail")
         self._queue(self._fault)
         log.error("FAULT %s: %s — check: %s", code, message, advice)
 
-    def _settle_sets_after_fault(self) -> None:
-        """What a cut-short phase leaves of the two sets."""
-        state = self.state
-        if state == BUILDING:
-            self._bench = None  # partial walls: the board drops them back on SHUFFLE
-        elif state in (LIFTING, COLLECTING):
-            self._top_known = False  # a plate may be half way: collect before lifting
+    def _impossible(self, exc: ImpossibleCommand) -> None:
+        """A command the board's report rules out was held back: fault the table (a bug)."""
+        log.error("held back %s: %s", exc.message.NAME, exc.why)
+        view = self._view
+        places = (
+            ", ".join(f"set {s} {place}" for s, place in view.words().items())
+            if view is not None
+            else "nothing yet"
+        )
+        self._declare(IMPOSSIBLE, command=exc.message.NAME, why=exc.why, places=places)
 
     def _check_audit(self) -> None:
         """After each entry point: a record that could not be written faults the table."""
@@ -136,6 +146,8 @@ class CycleGuards(CycleCore):
     # ------------------------------------------------------------ the board's faults
 
     def _on_fault(self, event: m.Fault) -> None:
+        if self._view is not None:
+            self._view = self._view.after_fault(event)  # latched until CLEAR_FAULT
         name, message, advice = board_fault_words(
             event.code, event.subsystem, event.phase, event.detail
         )

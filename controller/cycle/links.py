@@ -1,10 +1,17 @@
 """The link to the board: it comes up, goes down, finds the board restarted.
 
-At rest (``AT_REST`` in states.py) nothing moves, so a cable pulled and plugged back costs no
-fault: the loss and the return are logged and announced, and the table carries on where it
-was once the board answers HELLO with the same session. During motion a lost link or a board
-restart faults the cycle. When the link returns after a loss in motion, STOP goes first: the
-board may still be running what it was last told.
+Every HELLO_REPLY carries the board's status: each (re)connect replaces the view of where the
+sets are (reconcile.py). What the link's loss and return do is the state's row (states.py):
+
+- at rest (``AT_REST``) nothing moves, so a cable pulled and plugged back costs no fault: the
+  loss and the return are logged and announced, and the table carries on from the board's
+  report (a board that reports a motion is stopped first);
+- in a step the board works on alone (``returning = "wait"``: the motions, the dice, the
+  recovery procedure) the loss costs no fault either: the board goes on, its events follow in
+  order once the link is back, and the state's deadline bounds the wait (past it: LINK_DOWN);
+- in fault, stopped or recovering, the link's return sends STOP (the board may still run what
+  it was last told) and READ_STATUS; elsewhere the loss faults the table (LINK_DOWN);
+- a board restart (a new session) during a step faults it (BOARD_REBOOTED).
 """
 
 from __future__ import annotations
@@ -15,7 +22,8 @@ import time
 import protocol.messages as m
 from controller.cycle.core import utc_now
 from controller.cycle.faults import BOARD_REBOOTED, LINK_DOWN, PROTOCOL_MISMATCH
-from controller.cycle.guards import CycleGuards
+from controller.cycle.places import BoardView
+from controller.cycle.reconcile import Reconciler
 from controller.cycle.reports import LinkEvent
 from controller.cycle.states import (
     AT_REST,
@@ -25,6 +33,7 @@ from controller.cycle.states import (
     READY,
     RECOVERING,
     STOPPED,
+    WAITING,
 )
 from drivers.board import PortDown, PortUp
 from protocol.events import LinkDown, LinkUp, PeerRebooted, ProtocolMismatch
@@ -32,7 +41,7 @@ from protocol.events import LinkDown, LinkUp, PeerRebooted, ProtocolMismatch
 log = logging.getLogger("mjtable.controller")
 
 
-class LinkWatch(CycleGuards):
+class LinkWatch(Reconciler):
     """The link's events; ``CycleController`` is the class to use."""
 
     def _on_port_down(self, event: PortDown) -> None:
@@ -56,33 +65,36 @@ class LinkWatch(CycleGuards):
         if self._link_lost_at is not None:
             gap = f" after a gap of {time.monotonic() - self._link_lost_at:.1f} s"
             self._link_lost_at = None
-        if self.state == OFFLINE:
-            # First contact in this process: whatever the board was doing for a
-            # previous controller (a crash mid-cycle), stop it; the table starts idle.
-            self._send(m.Stop())
-            if f"{hello.session_id:08x}" == self._restored_session:
-                self._top_known = True  # the same board session: the logged sets hold
-            else:
-                self._on_top, self._bench, self._top_known = None, None, False
-        elif self.state in (FAULT, STOPPED, RECOVERING):
-            # The link came back after a loss during motion: the board may still be
-            # running what it was told (and the engine resends what was not acknowledged).
-            self._send(m.Stop())
         self._board = hello
         self._link_up = True
         info = self._board_info()
         self._record("hello", info or {})
         self._record("link_up", {"gap": gap.strip()} if gap else {})
+        self._adopt(BoardView.of(hello.status), "hello")
         self._queue(
             LinkEvent(at=utc_now(), up=True, reason=f"board answered HELLO{gap}", board=info)
         )
-        if self.state == OFFLINE:
+        state = self.state
+        if state == OFFLINE:
+            # First contact in this process: the board's report says where the sets are
+            # (whatever a previous controller left); a board still moving is stopped.
             self._fire("link_up")
+            self._reconcile_at_rest()
+        elif state in WAITING:
+            pass  # the board worked on alone: its events follow, in order
+        elif state in (FAULT, STOPPED, RECOVERING):
+            # The link came back after a loss: the board may still be running what it was
+            # told (and the engine resends what was not acknowledged). Stop it, then ask.
+            self._send(m.Stop())
+            self._ask_status()
+        else:
+            self._reconcile_at_rest()
 
     def _on_link_down(self, event: LinkDown) -> None:
         reason = event.reason
         was_up = self._link_up
         self._link_up = False
+        self._link_reason = reason
         if was_up:
             self._record("link_down", {"reason": reason})
             self._queue(LinkEvent(at=utc_now(), up=False, reason=reason))
@@ -94,14 +106,20 @@ class LinkWatch(CycleGuards):
             # costs no fault. Requests are refused until the board answers again.
             log.warning("the link to the board is down (%s); the table waits for it", reason)
             return
+        if self.state in WAITING:
+            # The board works on alone; its events follow once the link is back, within
+            # the state's deadline (past it: LINK_DOWN).
+            log.warning("the link to the board is down (%s) while %s", reason, self.state)
+            return
         self._declare(LINK_DOWN, reason=reason)
 
     def _on_reboot(self, event: PeerRebooted) -> None:
         self._record(
             "board_rebooted", {"old_session": event.old_session, "new_session": event.new_session}
         )
-        # The restarted board lost track of its walls: collect before raising any.
-        self._on_top, self._bench, self._top_known = None, None, False
+        # Everything unanswered went with the old session; the HELLO_REPLY that follows
+        # says where the restarted board has the sets.
+        self._reports_due = 0
         if self.state == OFFLINE:
             self._ready = None
             return
@@ -122,8 +140,8 @@ class LinkWatch(CycleGuards):
             self._queue(self._fault)
             return
         if self.state in AT_REST:
-            # The walls the board built (ready) or raised (dealt) are no longer known to
-            # it: start again from a fresh shuffle. A published deal stays published.
+            # A cycle ready is given up (the manifest read may no longer hold); the next
+            # SHUFFLE goes by the restarted board's report. A published deal stays published.
             self._abort("the board restarted before the walls were dealt")
             if self.state in (READY, DEALT):
                 self._fire("board_reset")

@@ -34,6 +34,7 @@ State = Literal[
     "stopped",
     "fault",
     "recovering",
+    "restoring",
 ]
 
 OFFLINE: Final = "offline"
@@ -49,6 +50,7 @@ DEALT: Final = "dealt"
 STOPPED: Final = "stopped"
 FAULT: Final = "fault"
 RECOVERING: Final = "recovering"
+RESTORING: Final = "restoring"
 
 #: The states of the machine, in the order of a cycle, then the exceptional ones.
 STATES: tuple[State, ...] = (
@@ -65,6 +67,7 @@ STATES: tuple[State, ...] = (
     STOPPED,
     FAULT,
     RECOVERING,
+    RESTORING,
 )
 
 
@@ -91,6 +94,8 @@ REFUSALS: Mapping[Action, str] = {
 #: Refusals that do not depend on the state.
 NOT_CONNECTED = "the board is not connected"
 NOT_CONNECTED_CLEAR = "the board is not connected; the fault cannot be cleared yet"
+#: SHUFFLE or DEAL while the board's report of where the sets are is on its way (READ_STATUS)
+REPORT_DUE = "the board is reporting where the tile sets are: press again in a moment"
 AUDIT_UNWRITABLE = "the audit log cannot be written ({error})"
 
 
@@ -111,13 +116,34 @@ class StateRow:
     deadline: DeadlineName | None = None
     #: the fault declared when that deadline passes
     overdue: FaultKind = DEADLINE
-    #: the command whose DONE the state waits for, if any
-    done: type[m.Message] | None = None
+    #: the commands whose DONE the state waits for (each step, in turn), if any
+    done: tuple[type[m.Message], ...] = ()
+    #: the state ends only with the board's report (BOARD_STATUS) of where the sets are
+    report: bool = False
     #: a step of the deal cycle: the board works on a command and reports its progress, and
     #: a refused command faults the cycle
     motion: bool = False
     #: nothing moves: a lost link or a board restart here costs no fault
     at_rest: bool = False
+    #: the link lost and back: "wait" (the board works on alone; its events follow in order,
+    #: within the state's deadline, and the loss costs no fault) or "stop" (a board that
+    #: reports a motion is stopped, and asked where the sets are)
+    returning: Literal["wait", "stop"] = "stop"
+
+    @property
+    def link_loss(self) -> str:
+        """What a lost link costs here, in words (the docs' table; links.py acts on it)."""
+        if self.state in (OFFLINE, FAULT):
+            return "—"
+        if self.at_rest:
+            return "no fault"
+        if self.returning == "wait":
+            return "no fault: the board goes on, its events follow"
+        return "`LINK_DOWN`"
+
+    def waits_for(self, command: int) -> bool:
+        """Whether a DONE of ``command`` (a TYPE code) is what this state waits for."""
+        return any(command == awaited.TYPE for awaited in self.done)
 
     @property
     def moving(self) -> bool:
@@ -138,7 +164,8 @@ STATE_TABLE: tuple[StateRow, ...] = (
     StateRow(OFFLINE, "no HELLO answered yet (or the controller just started)", DARK),
     StateRow(
         IDLE,
-        "board connected, nothing built underneath",
+        "board connected, no walls ready to deal: SHUFFLE prepares the set the board reports "
+        "waiting",
         READY_LED,
         accepts=frozenset({"shuffle"}),
         at_rest=True,
@@ -149,8 +176,9 @@ STATE_TABLE: tuple[StateRow, ...] = (
         BUSY_LED,
         accepts=_STOP,
         deadline="shuffle",
-        done=m.Shuffle,
+        done=(m.Shuffle,),
         motion=True,
+        returning="wait",
     ),
     StateRow(
         BUILDING,
@@ -158,8 +186,9 @@ STATE_TABLE: tuple[StateRow, ...] = (
         BUSY_LED,
         accepts=_STOP,
         deadline="build",
-        done=m.BuildWalls,
+        done=(m.BuildWalls,),
         motion=True,
+        returning="wait",
     ),
     StateRow(
         READING,
@@ -167,8 +196,9 @@ STATE_TABLE: tuple[StateRow, ...] = (
         BUSY_LED,
         accepts=_STOP,
         deadline="manifest",
-        done=m.ReadManifest,
+        done=(m.ReadManifest,),
         motion=True,
+        returning="wait",
     ),
     StateRow(
         READY,
@@ -184,8 +214,9 @@ STATE_TABLE: tuple[StateRow, ...] = (
         BUSY_LED,
         accepts=_STOP,
         deadline="collect",
-        done=m.Collect,
+        done=(m.Collect,),
         motion=True,
+        returning="wait",
     ),
     StateRow(
         LIFTING,
@@ -193,8 +224,9 @@ STATE_TABLE: tuple[StateRow, ...] = (
         BUSY_LED,
         accepts=_STOP,
         deadline="lift",
-        done=m.LiftWalls,
+        done=(m.LiftWalls,),
         motion=True,
+        returning="wait",
     ),
     StateRow(
         DICE,
@@ -202,8 +234,9 @@ STATE_TABLE: tuple[StateRow, ...] = (
         BUSY_LED,
         accepts=_STOP,
         deadline="dice",
-        done=m.DisplayDice,  # dice the controller threw, shown on the table: taken
+        done=(m.DisplayDice,),  # dice the controller threw, shown on the table: taken
         motion=True,
+        returning="wait",
     ),
     StateRow(
         DEALT,
@@ -221,7 +254,7 @@ STATE_TABLE: tuple[StateRow, ...] = (
         refusals={"shuffle": _WAS_STOPPED, "deal": _WAS_STOPPED},
         deadline="stop",
         overdue=STOP_UNCONFIRMED,
-        done=m.Stop,
+        done=(m.Stop,),
         at_rest=True,
     ),
     StateRow(
@@ -233,11 +266,24 @@ STATE_TABLE: tuple[StateRow, ...] = (
     ),
     StateRow(
         RECOVERING,
-        "CLEAR_FAULT sent, waiting for the board to confirm",
+        "CLEAR_FAULT sent, waiting for the board to confirm and report where the sets are",
         BUSY_LED,
         accepts=_STOP,
         deadline="clear",
-        done=m.ClearFault,
+        done=(m.ClearFault,),
+        report=True,
+    ),
+    StateRow(
+        RESTORING,
+        "the board lost track of a set: COLLECT (unless a set is up on the table), then "
+        "SHUFFLE of each lost set",
+        BUSY_LED,
+        accepts=_STOP,
+        deadline="shuffle",  # armed again for each step
+        done=(m.Collect, m.Shuffle),
+        report=True,
+        motion=True,
+        returning="wait",
     ),
 )
 
@@ -249,6 +295,8 @@ MOTION_STATES: frozenset[str] = frozenset(row.state for row in STATE_TABLE if ro
 MOVING: tuple[State, ...] = tuple(row.state for row in STATE_TABLE if row.moving)
 #: states in which nothing moves: a link lost or a board restart here is no fault
 AT_REST: frozenset[str] = frozenset(row.state for row in STATE_TABLE if row.at_rest)
+#: states in which the board works on alone while the link is lost (its events follow)
+WAITING: frozenset[str] = frozenset(row.state for row in STATE_TABLE if row.returning == "wait")
 ANY_BUT_FAULT: list[str] = [s for s in STATES if s != FAULT]
 
 
@@ -276,6 +324,8 @@ TRANSITIONS: tuple[tuple[str, str | list[str], str], ...] = (
     ("fail", ANY_BUT_FAULT, FAULT),
     ("clear", [FAULT, STOPPED], RECOVERING),
     ("recovered", RECOVERING, IDLE),
+    ("restore", RECOVERING, RESTORING),
+    ("restored", RESTORING, IDLE),
 )
 
 
@@ -317,13 +367,20 @@ def table_markdown() -> str:
     """The state table as the markdown table of docs/controller.md."""
     lights = ("ready", "busy", "fault")
     rows = [
-        "| state | what it means | deadline | waits for | buttons accepted | panel LEDs |",
-        "|---|---|---|---|---|---|",
+        "| state | what it means | deadline | waits for | buttons accepted | link lost "
+        "| panel LEDs |",
+        "|---|---|---|---|---|---|---|",
     ]
     for row in STATE_TABLE:
         deadline = f"`deadlines.{row.deadline}`" if row.deadline else "—"
-        done = f"`DONE` of `{row.done.NAME}`" if row.done else "—"
+        done = " or ".join(f"`{awaited.NAME}`" for awaited in row.done)
+        done = f"`DONE` of {done}" if row.done else "—"
+        if row.report:
+            done += ", then `BOARD_STATUS`"
         accepts = ", ".join(a.upper().replace("_", " ") for a in sorted(row.accepts)) or "—"
         leds = ", ".join(name for name, on in zip(lights, row.leds, strict=True) if on) or "dark"
-        rows.append(f"| `{row.state}` | {row.meaning} | {deadline} | {done} | {accepts} | {leds} |")
+        rows.append(
+            f"| `{row.state}` | {row.meaning} | {deadline} | {done} | {accepts} "
+            f"| {row.link_loss} | {leds} |"
+        )
     return "\n".join(rows) + "\n"

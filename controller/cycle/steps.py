@@ -1,15 +1,16 @@
 """The steps of the deal cycle, from a button press to the dealt state.
 
-For the set waiting underneath the table (the two physical sets alternate):
+For the set the board reports waiting (places.waiting_set; the two physical sets alternate):
 
     SHUFFLE(set) -> BUILD_WALLS(set, layout) -> READ_MANIFEST(set)      [ready]
-    COLLECT (the set in play drops in, when there is one) -> LIFT_WALLS(set)
+        (walls the board reports built underneath: READ_MANIFEST(set) alone)
+    COLLECT (when the board reports a set up on the table) -> LIFT_WALLS(set)
     dice, as the rule set asks (next_throw)                               [dealt]
 
 Each command is sent on entering its state; the DONE the state waits for (its row in
-states.py) moves the cycle on. The manifest is read before the walls rise, so that once the
-last die is known the dealt state is pure computation: ``rules.deal`` on the manifest and
-throws.
+states.py) moves the cycle on, and tells where the board left the sets (the view). The
+manifest is read before the walls rise, so that once the last die is known the dealt state
+is pure computation: ``rules.deal`` on the manifest and throws.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import time
 
 import protocol.codes as codes
 import protocol.messages as m
-from controller.cycle.core import SET_CODE, Cycle, utc_now
+from controller.cycle.core import Cycle, utc_now
 from controller.cycle.faults import (
     COMMAND_FAILED,
     COMMAND_STOPPED,
@@ -30,11 +31,11 @@ from controller.cycle.faults import (
     MANIFEST_MISMATCH,
     MANIFEST_SIZE,
 )
-from controller.cycle.guards import CycleGuards
+from controller.cycle.places import BUILT, SET_CODE
+from controller.cycle.reconcile import Reconciler
 from controller.cycle.reports import (
     Action,
     DealtEvent,
-    FaultClearedEvent,
     ProgressEvent,
     ThrowEvent,
     ThrowWantedEvent,
@@ -47,6 +48,7 @@ from controller.cycle.states import (
     MOTION_STATES,
     READING,
     RECOVERING,
+    RESTORING,
     ROWS,
     SHUFFLING,
     STOPPED,
@@ -61,7 +63,7 @@ from rules.words import SEATS, DiceSource
 log = logging.getLogger("mjtable.controller")
 
 
-class CycleSteps(CycleGuards):
+class CycleSteps(Reconciler):
     """The cycle's steps; ``CycleController`` is the class to use."""
 
     # ------------------------------------------------------------ what a button starts
@@ -77,7 +79,7 @@ class CycleSteps(CycleGuards):
 
     def _start_shuffle(self) -> str:
         tile_set = self._waiting_set() or "A"
-        reread = self._bench == tile_set
+        reread = self._view is not None and self._view.place(tile_set) == BUILT
         self._counter += 1
         leader = self._leader
         cycle = Cycle(
@@ -94,9 +96,9 @@ class CycleSteps(CycleGuards):
             "leader": leader,
         }
         if reread:
-            # A cycle cut short after its walls were built (a fault or STOP while reading,
-            # waiting or lifting) left them complete under the table: the board will not
-            # shuffle a built set. Read its manifest again, from the tile reader.
+            # The board reports this set's walls complete under the table (a cycle cut
+            # short after its build, a service restarted, a board that built on alone): it
+            # will not shuffle a built set. Read its manifest again, from the tile reader.
             data["reread"] = True
             self._record("shuffle", data, cycle=cycle.cycle_id)
             self._fire("start_reread")
@@ -111,11 +113,11 @@ class CycleSteps(CycleGuards):
         cycle = self._ready
         assert cycle is not None  # guaranteed by the refusal of DEAL in any other state
         self._cycle, self._ready = cycle, None
-        if self._on_top is not None or not self._top_known:
+        played = self._on_top()
+        if played is not None:  # the board reports a set up on the table: it drops in first
             self._fire("start_collect")
             self._send(m.Collect())
-            played = f"set {self._on_top}" if self._on_top else "the table top"
-            return f"collecting {played}, then raising set {cycle.tile_set}"
+            return f"collecting set {played}, then raising set {cycle.tile_set}"
         self._fire("start_lift")
         self._send(m.LiftWalls(SET_CODE[cycle.tile_set]))
         return f"raising set {cycle.tile_set}"
@@ -127,6 +129,7 @@ class CycleSteps(CycleGuards):
         return "motion stopped; the cycle is abandoned (press CLEAR FAULT to start over)"
 
     def _start_clear(self) -> str:
+        self._clear_done = False
         self._fire("clear")
         self._send(m.ClearFault())
         return "clearing the fault"
@@ -148,8 +151,7 @@ class CycleSteps(CycleGuards):
 
     def _on_done(self, event: m.Done) -> None:
         state = self.state
-        awaited = ROWS[state].done
-        if awaited is None or event.command != awaited.TYPE:
+        if not ROWS[state].waits_for(event.command):
             log.debug("DONE for %s in state %s ignored", event.command, state)
             return
         if state == DICE:
@@ -160,6 +162,8 @@ class CycleSteps(CycleGuards):
             return
         if state == STOPPED:
             self._cancel_deadline()  # the board confirmed: no more waiting on STOP
+            if self._view is not None:
+                self._view = self._view.after_done(event.command)
             return
         if event.result != codes.RESULT_OK:
             command = m.message_name(event.command)
@@ -169,10 +173,16 @@ class CycleSteps(CycleGuards):
                 self._declare(COMMAND_FAILED, command=command, result=event.result)
             return
         if state == RECOVERING:
-            self._recovered()
+            self._clear_confirmed()
+            return
+        if state == RESTORING:
+            self._restore_step_done(event)
             return
         cycle = self._cycle
         assert cycle is not None
+        played = self._on_top()
+        if self._view is not None:  # the board's word: where this DONE leaves the sets
+            self._view = self._view.after_done(event.command, cycle.tile_set)
         if state == SHUFFLING:
             self._fire("shuffled")
             self._send(
@@ -182,7 +192,6 @@ class CycleSteps(CycleGuards):
                 )
             )
         elif state == BUILDING:
-            self._bench = cycle.tile_set
             self._record("walls_built", {"tile_set": cycle.tile_set}, cycle=cycle.cycle_id)
             self._fire("built")
             cycle.manifest_codes = bytearray()
@@ -191,24 +200,14 @@ class CycleSteps(CycleGuards):
         elif state == READING:
             self._finish_manifest(cycle)
         elif state == COLLECTING:
-            self._record("walls_collected", {"tile_set": self._on_top}, cycle=cycle.cycle_id)
-            self._on_top, self._top_known = None, True
+            self._record("walls_collected", {"tile_set": played}, cycle=cycle.cycle_id)
             self._fire("collected")
             self._send(m.LiftWalls(SET_CODE[cycle.tile_set]))
         elif state == LIFTING:
-            self._on_top, self._bench, self._top_known = cycle.tile_set, None, True
             self._record("walls_lifted", {"tile_set": cycle.tile_set}, cycle=cycle.cycle_id)
             self._record("deal_started", {"leader": cycle.leader}, cycle=cycle.cycle_id)
             self._fire("lifted")
             self._next_throw(cycle)
-
-    def _recovered(self) -> None:
-        cleared = self._fault.code if self._fault is not None else "STOPPED"
-        self._fault = None
-        self._cycle = None
-        self._fire("recovered")
-        self._record("fault_cleared", {"code": cleared})
-        self._queue(FaultClearedEvent(at=utc_now(), state=self.state))
 
     # ------------------------------------------------------------ the manifest
 

@@ -11,8 +11,9 @@ thread sleeps on a signal; the service uses no CPU while the table is idle.
 A restart (after a crash, SIGKILL or a power cut) never re-publishes or invents
 a deal: a cycle whose records stop before its ``dealt`` record is closed with a
 ``cycle_aborted`` record, the dealt states already published are reloaded for
-``get_cycle``, and the board is sent STOP before anything else, so the table
-starts from a known state: idle, nothing built underneath.
+``get_cycle``, and the board's first report (its HELLO_REPLY) says where the sets
+are; a board still moving is stopped first. The log's last word on the sets is
+recorded against that report, never acted on.
 """
 
 from __future__ import annotations
@@ -215,7 +216,7 @@ class Service:
         for cycle in found.aborted:
             log.warning("cycle %s was cut short by a restart: nothing was published", cycle)
         self.controller.restore(
-            found.published, found.session, on_top=found.on_top, bench=found.bench
+            found.published, on_top=found.on_top, bench=found.bench, motions=found.motions
         )
 
     # ------------------------------------------------------------- events

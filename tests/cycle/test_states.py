@@ -73,14 +73,21 @@ def test_deadlines_named_by_the_rows_are_fields_of_deadlines() -> None:
 
 def test_rows_wait_for_commands_and_sets_are_consistent() -> None:
     for row in STATE_TABLE:
-        if row.done is not None:
-            assert row.done.KIND == "command", row.state
+        assert all(awaited.KIND == "command" for awaited in row.done), row.state
         assert not (row.motion and row.at_rest), row.state
         assert not (row.moving and row.at_rest), row.state
         if row.motion:
-            assert row.moving and row.done is not None, row.state
+            assert row.moving and row.done, row.state
+        if row.returning == "wait":  # the board works on alone: bounded, and stoppable
+            assert row.motion and row.deadline, row.state
+        if row.report:  # the board's report ends it, after the board's DONE
+            assert row.done and row.deadline, row.state
     assert {row.state for row in STATE_TABLE if row.moving} > MOTION_STATES
-    assert ROWS["stopped"].done is m.Stop and ROWS["recovering"].done is m.ClearFault
+    assert ROWS["stopped"].done == (m.Stop,) and ROWS["recovering"].done == (m.ClearFault,)
+    assert ROWS["recovering"].report and ROWS["restoring"].report
+    assert ROWS["restoring"].waits_for(m.Collect.TYPE) and ROWS["restoring"].waits_for(
+        m.Shuffle.TYPE
+    )
     assert "stopped" in AT_REST and "fault" not in AT_REST
     assert ROWS["stopped"].overdue is not DEADLINE  # an unconfirmed STOP says so
 
@@ -140,8 +147,8 @@ def test_a_controller_refuses_by_its_table_and_its_link() -> None:
     from controller.cycle.controller import CycleController
     from protocol import codes
     from protocol.events import LinkDown, LinkUp
-    from protocol.examples import example_identity
     from rules.profiles import load_profile
+    from tests.cycle.board_double import ReferenceBoard
 
     sent: list[m.Message] = []
 
@@ -153,12 +160,12 @@ def test_a_controller_refuses_by_its_table_and_its_link() -> None:
     c.attach(Link())
     try:
         assert c.request("shuffle", "panel").message == "the board is not connected"  # offline
-        c.on_board_event(LinkUp(example_identity()))
+        c.on_board_event(LinkUp(ReferenceBoard().hello()))
         assert c.state == "idle" and c.status().allowed == ["shuffle"]
         c.on_board_event(LinkDown("the cable was pulled"))
         assert c.state == "idle" and c.status().allowed == []  # at rest: no fault
         assert c.request("shuffle", "panel").message == "the board is not connected"
-        c.on_board_event(LinkUp(example_identity()))
+        c.on_board_event(LinkUp(ReferenceBoard().hello()))
         assert c.request("shuffle", "panel").accepted and c.status().allowed == ["stop"]
         c.on_board_event(m.Pong(1))  # an event no state waits for: ignored
         assert c.state == "shuffling"
@@ -173,4 +180,5 @@ def test_a_controller_refuses_by_its_table_and_its_link() -> None:
         assert c.request("stop", "panel").message == "nothing is moving (the table is fault)"
     finally:
         c.close()
-    assert isinstance(sent[-1], m.Stop)  # the fault stopped the board
+    # the fault stopped the board, and asked it where it left the sets
+    assert [type(msg) for msg in sent[-2:]] == [m.Stop, m.ReadStatus]

@@ -1,0 +1,269 @@
+"""Where the two tile sets are, as the board reports them, and which command that allows.
+
+The board is the source of truth for what is physically on the table (docs/protocol.md, "The
+board's status"): its HELLO_REPLY carries its status at every (re)connect, and READ_STATUS
+asks for it at any time. ``BoardView`` is the latest report, advanced by the board's own
+words since (each DONE, each FAULT): the controller plans the next command of the cycle from
+it (``waiting_set``, ``recovery_steps``) and checks every command against it before sending
+(``blocked``). The audit log is history: it never decides where a set is. Nothing here does
+I/O; these are the table's rules, as data.
+
+What the board refuses (REFUSED BAD_STATE, the detail of ``protocol.codes.BLOCKS``)::
+
+    SHUFFLE s        s in DISC, SHUFFLED, PARTIAL or UNKNOWN    else SET_NOT_IN_DISC
+    BUILD_WALLS s    s SHUFFLED                                 else SET_NOT_SHUFFLED
+                     the other not BUILT, PARTIAL or UNKNOWN    else BENCH_OCCUPIED
+    LIFT_WALLS s     s BUILT                                    else SET_NOT_BUILT
+                     the other not UP                           else SURFACE_OCCUPIED
+    READ_MANIFEST s  s BUILT or UP                              else SET_NOT_BUILT
+    COLLECT          always (it drops the set that is UP, if any)
+
+and every motion (SHUFFLE, BUILD_WALLS, LIFT_WALLS, COLLECT, ROLL_DICE) while the board
+reports a fault (FAULTED, ESTOP_HELD) or a motion running (BUSY).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Final
+
+import protocol.codes as codes
+import protocol.messages as m
+from rules.words import TileSetName
+
+#: the tile sets in the order of the board's status (A first)
+SETS: tuple[TileSetName, TileSetName] = ("A", "B")
+#: the tile set's code on the wire (SHUFFLE, BUILD_WALLS, ...)
+SET_CODE: dict[str, int] = {"A": codes.TILE_SET_A, "B": codes.TILE_SET_B}
+
+DISC: Final = codes.PLACE_DISC
+SHUFFLED: Final = codes.PLACE_SHUFFLED
+BUILDING: Final = codes.PLACE_BUILDING
+PARTIAL: Final = codes.PLACE_PARTIAL
+BUILT: Final = codes.PLACE_BUILT
+UP: Final = codes.PLACE_UP
+UNKNOWN: Final = codes.PLACE_UNKNOWN
+
+#: places from which SHUFFLE takes the set (partial walls drop back first)
+IN_DISC: frozenset[int] = frozenset({DISC, SHUFFLED, PARTIAL, UNKNOWN})
+#: places that hold the bench under the table (whole walls, partial ones, or maybe)
+ON_BENCH: frozenset[int] = frozenset({BUILT, PARTIAL, UNKNOWN})
+
+#: the board's states in which a motion runs
+MOVING_STATES: frozenset[int] = frozenset(
+    {
+        codes.STATE_SHUFFLING,
+        codes.STATE_BUILDING,
+        codes.STATE_LIFTING,
+        codes.STATE_COLLECTING,
+        codes.STATE_ROLLING,
+        codes.STATE_MOTOR_TEST,
+    }
+)
+#: the commands that start a motion (refused while the board is faulted or busy)
+MOTIONS: tuple[type[m.Message], ...] = (
+    m.Shuffle,
+    m.BuildWalls,
+    m.LiftWalls,
+    m.Collect,
+    m.RollDice,
+    m.MotorTest,
+)
+#: the resting state a motion's DONE leaves the board in
+_RESTS: dict[int, int] = {
+    m.Shuffle.TYPE: codes.STATE_SHUFFLED,
+    m.BuildWalls.TYPE: codes.STATE_BUILT,
+    m.LiftWalls.TYPE: codes.STATE_UP,
+    m.Collect.TYPE: codes.STATE_IDLE,
+    m.Stop.TYPE: codes.STATE_STOPPED,
+    m.ClearFault.TYPE: codes.STATE_STOPPED,
+}
+
+
+def place_word(place: int) -> str:
+    """The protocol's name of a place (``BUILT``), for records and messages."""
+    return codes.place_name(place)
+
+
+def other(tile_set: TileSetName) -> TileSetName:
+    return "B" if tile_set == "A" else "A"
+
+
+@dataclass(frozen=True)
+class BoardView:
+    """The board's latest report of itself, advanced by its DONEs and FAULTs since."""
+
+    places: tuple[int, int]
+    laid: tuple[int, int] = (0, 0)
+    state: int = codes.STATE_IDLE
+    fault: int = 0
+    subsystem: int = 0
+    phase: int = 0
+    detail: int = 0
+    motions: int = 0
+    reset_cause: int = codes.RESET_UNKNOWN
+    firmware: str = ""
+    build: str = codes.BUILD_UNKNOWN
+
+    @classmethod
+    def of(cls, status: m.BoardStatus) -> BoardView:
+        """The view a BOARD_STATUS (or HELLO_REPLY's status) gives. A one-set board reports
+        one place: the other set is taken as loose in the disc."""
+        places = (*status.places, DISC)[:2]
+        laid = (*status.laid, 0)[:2]
+        return cls(
+            places=(places[0], places[1]),
+            laid=(laid[0], laid[1]),
+            state=status.state,
+            fault=status.fault,
+            subsystem=status.subsystem,
+            phase=status.phase,
+            detail=status.detail,
+            motions=status.motions,
+            reset_cause=status.reset_cause,
+            firmware=f"{status.fw_major}.{status.fw_minor}.{status.fw_patch}",
+            build=status.build_hash,
+        )
+
+    def place(self, tile_set: TileSetName) -> int:
+        return self.places[SETS.index(tile_set)]
+
+    def sets_in(self, *places: int) -> list[TileSetName]:
+        """The sets whose place is one of ``places``, A first."""
+        return [s for s, p in zip(SETS, self.places, strict=True) if p in places]
+
+    @property
+    def moving(self) -> bool:
+        """The board reports a motion running."""
+        return self.state in MOVING_STATES
+
+    @property
+    def faulted(self) -> bool:
+        """The board reports a fault latched (FAULT, or the E-stop)."""
+        return self.fault != 0 or self.state in (codes.STATE_FAULT, codes.STATE_ESTOP)
+
+    def with_place(self, tile_set: TileSetName, place: int) -> BoardView:
+        places = list(self.places)
+        places[SETS.index(tile_set)] = place
+        return replace(self, places=(places[0], places[1]))
+
+    def after_done(self, command: int, tile_set: TileSetName | None = None) -> BoardView:
+        """The board's DONE(OK) of ``command`` (on ``tile_set``): where it leaves the sets."""
+        view = self
+        if command == m.Shuffle.TYPE and tile_set is not None:
+            view = view.with_place(tile_set, SHUFFLED)
+        elif command == m.BuildWalls.TYPE and tile_set is not None:
+            view = view.with_place(tile_set, BUILT)
+        elif command == m.LiftWalls.TYPE and tile_set is not None:
+            view = view.with_place(tile_set, UP)
+        elif command == m.Collect.TYPE:
+            for up in view.sets_in(UP):
+                view = view.with_place(up, DISC)
+        rest = _RESTS.get(command)
+        if rest is None:
+            return view
+        if command == m.ClearFault.TYPE:
+            if not view.faulted:
+                return view  # nothing was latched: the board stays where it was
+            return replace(view, state=rest, fault=0, subsystem=0, phase=0, detail=0)
+        return replace(view, state=rest)
+
+    def after_fault(self, event: m.Fault) -> BoardView:
+        """The board's FAULT: it is latched until CLEAR_FAULT (ESTOP for the E-stop)."""
+        state = codes.STATE_ESTOP if event.code == codes.FAULT_ESTOP else codes.STATE_FAULT
+        return replace(
+            self,
+            state=state,
+            fault=event.code,
+            subsystem=event.subsystem,
+            phase=event.phase,
+            detail=event.detail,
+        )
+
+    def words(self) -> dict[str, str]:
+        """Each set's place by name: ``{"A": "UP", "B": "BUILT"}``."""
+        return {s: place_word(p) for s, p in zip(SETS, self.places, strict=True)}
+
+    def record(self) -> dict[str, Any]:
+        """The report as an audit record's ``board`` part."""
+        return {
+            "places": self.words(),
+            "laid": dict(zip(SETS, self.laid, strict=True)),
+            "state": codes.state_name(self.state),
+            "fault": codes.fault_name(self.fault) if self.fault else None,
+            "motions": self.motions,
+            "reset_cause": codes.reset_cause_name(self.reset_cause),
+            "firmware": self.firmware,
+            "build": self.build,
+        }
+
+
+def blocked(message: m.Message, view: BoardView) -> str | None:
+    """Why the board, as it last reported itself, cannot take ``message``; None when it can.
+
+    The words are the protocol's (``protocol.codes.BLOCKS`` and the refusal table)."""
+    if isinstance(message, MOTIONS):
+        if view.state == codes.STATE_ESTOP:
+            return codes.refusal_info(codes.REFUSE_ESTOP_HELD)[1]
+        if view.faulted:
+            return codes.refusal_info(codes.REFUSE_FAULTED)[1]
+        if view.moving:
+            return codes.refusal_info(codes.REFUSE_BUSY)[1]
+    block = _place_block(message, view)
+    return codes.block_info(block)[1] if block else None
+
+
+def _place_block(message: m.Message, view: BoardView) -> int:
+    """The BLOCK detail the board would refuse ``message`` with, 0 when it would not."""
+    if isinstance(message, m.Shuffle):
+        mine = view.places[message.tile_set & 1]
+        return 0 if mine in IN_DISC else codes.BLOCK_SET_NOT_IN_DISC
+    if isinstance(message, m.BuildWalls):
+        if view.places[message.tile_set & 1] != SHUFFLED:
+            return codes.BLOCK_SET_NOT_SHUFFLED
+        return (
+            codes.BLOCK_BENCH_OCCUPIED if view.places[1 - (message.tile_set & 1)] in ON_BENCH else 0
+        )
+    if isinstance(message, m.LiftWalls):
+        if view.places[message.tile_set & 1] != BUILT:
+            return codes.BLOCK_SET_NOT_BUILT
+        return codes.BLOCK_SURFACE_OCCUPIED if view.places[1 - (message.tile_set & 1)] == UP else 0
+    if isinstance(message, m.ReadManifest):
+        return 0 if view.places[message.tile_set & 1] in (BUILT, UP) else codes.BLOCK_SET_NOT_BUILT
+    return 0
+
+
+def waiting_set(view: BoardView) -> TileSetName:
+    """The set the next SHUFFLE prepares: walls built underneath (read again, never shuffled);
+    else a set whose build was cut short (shuffled again); else the set not up on the table
+    (A when neither is)."""
+    for places in ((BUILT,), (PARTIAL, BUILDING, UNKNOWN)):
+        found = view.sets_in(*places)
+        if found:
+            return found[0]
+    up = view.sets_in(UP)
+    return other(up[0]) if up else "A"
+
+
+def lost_sets(view: BoardView) -> list[TileSetName]:
+    """The sets the board lost track of (its power went while it moved them)."""
+    return view.sets_in(UNKNOWN)
+
+
+def recovery_steps(view: BoardView) -> list[m.Message]:
+    """The recovery procedure for the sets the board lost track of: COLLECT first, unless a
+    set the board knows is up on the table (then a lost set cannot be there, and the hand in
+    play stays), then SHUFFLE each lost set (partial walls drop back into the disc first)."""
+    lost = lost_sets(view)
+    steps: list[m.Message] = [] if view.sets_in(UP) else [m.Collect()]
+    steps.extend(m.Shuffle(SET_CODE[s]) for s in lost)
+    return steps
+
+
+def describe_recovery(view: BoardView) -> str:
+    """The recovery procedure in plain words (``collect the table top, then shuffle set B``)."""
+    lost = lost_sets(view)
+    shuffles = " and ".join(f"set {s}" for s in lost)
+    if view.sets_in(UP):
+        return f"shuffle {shuffles} again (set {view.sets_in(UP)[0]} stays up on the table)"
+    return f"collect the table top, then shuffle {shuffles} again"

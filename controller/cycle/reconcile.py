@@ -1,0 +1,233 @@
+"""The board's report against what the host believed, and the recovery procedure.
+
+The board owns the physical truth; the host reconciles. Every report (HELLO_REPLY's status at
+each (re)connect, BOARD_STATUS after each READ_STATUS) replaces the controller's view of where
+the sets are, and is recorded (``board_status``) with what the host believed just before: the
+audit log keeps both, as history, and never decides where a set is.
+
+What a report decides, by the state the table is in:
+
+- at rest (``idle``, ``ready``, ``dealt``): a board that reports a fault puts the table in
+  ``fault`` with the board's words; a board that lost track of a set (``UNKNOWN``: its power
+  went while it moved it) puts it in ``fault`` with ``SETS_UNKNOWN``; walls ``ready`` that the
+  board no longer reports built underneath are given up (``board_reset``: back to ``idle``);
+  a board that reports a motion nobody asked for is stopped and asked again;
+- in ``fault``: a lost set turns the fault into ``SETS_UNKNOWN`` (its advice is the one to
+  follow: look for tiles stuck half way, then CLEAR FAULT);
+- in ``recovering`` (CLEAR_FAULT confirmed): the table goes back to ``idle``, or runs the
+  recovery procedure (``restoring``) when a set is lost: COLLECT unless a set the board knows
+  is up on the table, SHUFFLE of each lost set, READ_STATUS, then ``idle``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import protocol.codes as codes
+import protocol.messages as m
+from controller.cycle.core import utc_now
+from controller.cycle.faults import SETS_UNKNOWN, board_fault_words
+from controller.cycle.guards import CycleGuards
+from controller.cycle.places import (
+    BUILT,
+    SETS,
+    BoardView,
+    describe_recovery,
+    lost_sets,
+    place_word,
+    recovery_steps,
+)
+from controller.cycle.reports import FaultClearedEvent
+from controller.cycle.states import DEALT, FAULT, IDLE, READY, RECOVERING, RESTORING
+
+log = logging.getLogger("mjtable.controller")
+
+
+class Reconciler(CycleGuards):
+    """The board's reports and the recovery procedure; ``CycleController`` is the class to use."""
+
+    # ------------------------------------------------------------ taking a report
+
+    def _believed_words(self) -> dict[str, str | None]:
+        """What the host believed of each set: its view, else the audit log's last word."""
+        if self._view is not None:
+            return dict(self._view.words())
+        return {s: None if p is None else place_word(p) for s, p in self._believed.items()}
+
+    def _adopt(self, view: BoardView, source: str) -> None:
+        """The board's report replaces the view; recorded with what the host believed."""
+        believed = self._believed_words()
+        expected = None if self._last_motions is None else self._last_motions + self._motions_sent
+        board = view.record()
+        agrees = all(b is None or b == board["places"][s] for s, b in believed.items())
+        data: dict[str, Any] = {
+            "source": source,
+            "board": board,
+            "host": {"places": believed, "motions": expected},
+            "agrees": agrees,
+        }
+        if expected is not None:
+            # > 0: motions begun that the host did not ask for (a board that went on alone,
+            # or a service that stopped since); < 0: commands not begun yet when it reported
+            gap = (view.motions - expected) & 0xFFFFFFFF
+            data["motions_difference"] = gap - (1 << 32) if gap >= 1 << 31 else gap
+        self._record("board_status", data)
+        if not agrees:
+            log.warning(
+                "the board reports %s, the host believed %s: the board's report stands",
+                board["places"],
+                {s: b for s, b in believed.items() if b is not None},
+            )
+        self._view = view
+        self._last_motions, self._motions_sent = view.motions, 0
+        self._believed = {s: p for s, p in zip(SETS, view.places, strict=True)}
+
+    def _on_board_status(self, event: m.BoardStatus) -> None:
+        self._reports_due = max(0, self._reports_due - 1)
+        self._adopt(BoardView.of(event), "read_status")
+        if self._reports_due:
+            return  # a later answer describes the board after this one
+        state = self.state
+        if state == RECOVERING and self._clear_done:
+            self._after_clear()
+        elif state == RESTORING and self._restore_step is None and not self._restore_steps:
+            self._after_restore()
+        elif state == FAULT:
+            self._refine_fault()
+        elif state in (IDLE, READY, DEALT):
+            self._reconcile_at_rest()
+
+    # ------------------------------------------------------------ what a report decides
+
+    def _stop_stray_motion(self) -> bool:
+        """A board that reports a motion nobody waits for is stopped, and asked again."""
+        view = self._view
+        if view is None or not view.moving:
+            return False
+        log.warning("the board reports %s: stopping it", codes.state_name(view.state))
+        self._send(m.Stop())
+        self._ask_status()
+        return True
+
+    def _reconcile_at_rest(self) -> None:
+        """At rest, with a report that nothing follows: act on what it says."""
+        view = self._view
+        if view is None or self._stop_stray_motion():
+            return
+        if view.faulted:
+            self._declare_board_fault(view)
+        elif lost_sets(view):
+            self._declare_lost(view)
+        elif (
+            self.state == READY
+            and self._ready is not None
+            and view.place(self._ready.tile_set) != BUILT
+        ):
+            tile_set = self._ready.tile_set
+            self._abort(f"the board no longer reports set {tile_set}'s walls built underneath")
+            self._fire("board_reset")
+
+    def _declare_board_fault(self, view: BoardView) -> None:
+        """The board reports a fault latched (found at a (re)connect or after a clear)."""
+        name, message, advice = board_fault_words(
+            view.fault, view.subsystem, view.phase, view.detail
+        )
+        phase = codes.phase_name(view.phase) if view.phase else None
+        self._fault_now(name, "board", message, advice, phase=phase)
+
+    def _lost_words(self, view: BoardView) -> tuple[str, str]:
+        sets = " and ".join(f"set {s}" for s in lost_sets(view))
+        return SETS_UNKNOWN.message(sets=sets, plan=describe_recovery(view)), SETS_UNKNOWN.advice
+
+    def _declare_lost(self, view: BoardView) -> None:
+        message, advice = self._lost_words(view)
+        self._fault_now(SETS_UNKNOWN.code, SETS_UNKNOWN.source, message, advice)
+
+    def _refine_fault(self) -> None:
+        """In fault, the report shows a lost set: the fault says so, and its advice is the
+        one to follow (the fault that struck first is in the log already)."""
+        view, fault = self._view, self._fault
+        if view is None or fault is None or not lost_sets(view):
+            return
+        message, advice = self._lost_words(view)
+        if fault.code == SETS_UNKNOWN.code and fault.message == message:
+            return
+        self._fault = fault.model_copy(
+            update={
+                "at": utc_now(),
+                "code": SETS_UNKNOWN.code,
+                "source": SETS_UNKNOWN.source,
+                "message": message,
+                "advice": advice,
+            }
+        )
+        self._record("fault", self._fault.model_dump(mode="json"))
+        self._queue(self._fault)
+
+    # ------------------------------------------------------------ CLEAR FAULT and after
+
+    def _clear_confirmed(self) -> None:
+        """DONE of CLEAR_FAULT: ask where the fault left the sets before going on."""
+        if self._view is not None:
+            self._view = self._view.after_done(m.ClearFault.TYPE)
+        self._clear_done = True
+        self._ask_status()
+
+    def _after_clear(self) -> None:
+        """The report after CLEAR_FAULT: idle, or the recovery procedure for a lost set."""
+        view = self._view
+        if view is None or self._stop_stray_motion():
+            return
+        self._clear_done = False
+        if view.faulted:
+            self._declare_board_fault(view)
+        elif lost_sets(view):
+            self._start_restore(view)
+        else:
+            self._recovered("recovered")
+
+    def _start_restore(self, view: BoardView) -> None:
+        log.warning("the board lost track of %s: %s", lost_sets(view), describe_recovery(view))
+        self._restore_steps = recovery_steps(view)
+        self._restore_step = None
+        self._fire("restore")
+        self._next_restore_step()
+
+    def _next_restore_step(self) -> None:
+        if not self._restore_steps:
+            self._restore_step = None
+            self._arm_deadline("clear")
+            self._ask_status()  # has every set been found?
+            return
+        step = self._restore_steps.pop(0)
+        self._restore_step = step
+        self._arm_deadline("collect" if isinstance(step, m.Collect) else "shuffle")
+        self._send(step)
+
+    def _restore_step_done(self, event: m.Done) -> None:
+        step = self._restore_step
+        if step is None or event.command != step.TYPE or self._view is None:
+            return
+        tile_set = SETS[step.tile_set & 1] if isinstance(step, m.Shuffle) else None
+        self._view = self._view.after_done(event.command, tile_set)
+        self._next_restore_step()
+
+    def _after_restore(self) -> None:
+        view = self._view
+        if view is None or self._stop_stray_motion():
+            return
+        if view.faulted:
+            self._declare_board_fault(view)
+        elif lost_sets(view):
+            self._declare_lost(view)  # the procedure did not find them: look again
+        else:
+            self._recovered("restored")
+
+    def _recovered(self, trigger: str) -> None:
+        cleared = self._fault.code if self._fault is not None else "STOPPED"
+        self._fault = None
+        self._cycle = None
+        self._fire(trigger)
+        self._record("fault_cleared", {"code": cleared})
+        self._queue(FaultClearedEvent(at=utc_now(), state=self.state))
