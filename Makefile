@@ -13,7 +13,9 @@ NPM_STAMP := tools/micropython/node_modules/.installed
 # has CPython 3.11 and glibc 2.36, Trixie CPython 3.13 and a newer glibc), taken from the lock.
 WHEELHOUSE := wheelhouse
 PI_PYTHONS := 3.11 3.13
-PI_PLATFORMS := $(foreach n,17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36,\
+# manylinux2014 is the older name of manylinux_2_17, which some wheels carry alone.
+PI_PLATFORMS := --platform manylinux2014_aarch64 \
+	$(foreach n,17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36,\
 	--platform manylinux_2_$(n)_aarch64)
 PI_TARGET = --only-binary=:all: $(PI_PLATFORMS) --implementation cp --python-version $$v
 
@@ -25,7 +27,7 @@ need = { command -v $(2) >/dev/null 2>&1 || { \
 	echo "make $(1): SKIPPED: $(2) not found: install $(3)" >&2; false; }; }
 
 .PHONY: demo test lint typecheck mpy micropython micropython-run unit pythons bench lock \
-	wheelhouse clean
+	wheelhouse pi-wheels pi-check clean
 
 $(RUNTIME): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { \
@@ -95,11 +97,20 @@ wheelhouse: $(RUNTIME)
 	rm -rf build $(WHEELHOUSE)
 	$(BIN)/python -m pip wheel --quiet --no-deps --wheel-dir $(WHEELHOUSE) .
 	rm -rf build
+	@$(MAKE) --no-print-directory pi-wheels pi-check
+	ls $(WHEELHOUSE)
+
+# The two halves of the above (tests/packaging/test_wheelhouse.py runs them with its own
+# WHEELHOUSE and BIN): the locked wheels for the Pi, checked against their hashes; and
+# mjtable installed from $(WHEELHOUSE) alone, without network, for each of the Pi's Pythons.
+pi-wheels:
 	@for v in $(PI_PYTHONS); do \
 		echo "pip download: the locked wheels for CPython $$v on manylinux aarch64"; \
 		$(BIN)/python -m pip download --quiet $(PI_TARGET) --require-hashes \
 			--requirement requirements/runtime.lock --dest $(WHEELHOUSE) || exit 1; \
 	done
+
+pi-check:
 	@for v in $(PI_PYTHONS); do \
 		echo "pip install --dry-run --no-index: mjtable from $(WHEELHOUSE)/ alone, CPython $$v"; \
 		$(BIN)/python -m pip install --quiet --dry-run --ignore-installed --no-index \
@@ -107,7 +118,6 @@ wheelhouse: $(RUNTIME)
 			|| exit 1; \
 	done
 	@rm -rf $(WHEELHOUSE)/.check
-	ls $(WHEELHOUSE)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .nox build *.egg-info $(WHEELHOUSE) \

@@ -75,6 +75,7 @@ def pip(*args: str | Path, python: Path | None = None) -> subprocess.CompletedPr
 
 @dataclass(frozen=True)
 class Built:
+    source: Path  # the copy of the tree it was built from
     sources: list[str]  # the files it was built from, relative to the tree
     wheel: Path
     log: str  # the build's output, the backend's warnings included (pip -v)
@@ -139,7 +140,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     (wheel,) = out.glob("mjtable-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
-    return Built(sources, wheel, done.stdout + done.stderr, names)
+    return Built(source, sources, wheel, done.stdout + done.stderr, names)
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,7 @@ wheel, commands run from an empty directory).
 from __future__ import annotations
 
 import collections
+import hashlib
 import json
 import re
 import zipfile
@@ -185,6 +186,22 @@ def test_install_takes_the_files_the_wheel_carries(installed: Installed) -> None
         assert (root / path).read_bytes() == (ROOT / "udev" / source).read_bytes(), path
     unit = (root / "etc/systemd/system/mjtable.service").read_text(encoding="utf-8")
     assert f"ExecStart={installed.bin / 'mjtable'} run" in unit
+
+
+def test_firmware_build_from_the_installed_files(built: Built, installed: Installed) -> None:
+    """The board's files compiled from the installed wheel are those of the tree."""
+    manifests = []
+    for out, source in (("installed", ()), ("tree", ("--source", built.source))):
+        done = installed.mjtable("firmware", "build", "--out", installed.work / out, *source)
+        assert done.returncode == 0, done.stdout + done.stderr
+        manifests.append(json.loads((installed.work / out / "manifest.json").read_text()))
+    from_wheel, from_tree = manifests
+    assert from_wheel == from_tree
+    paths = [f["path"] for f in from_wheel["files"]]
+    assert "main.py" in paths and "firmware/app.mpy" in paths and "protocol/messages.mpy" in paths
+    for file in from_wheel["files"]:
+        data = (installed.work / "installed" / file["path"]).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == file["sha256"], file["path"]
 
 
 def test_api_schemas_match_the_docs(installed: Installed) -> None:
