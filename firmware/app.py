@@ -10,6 +10,12 @@ The watchdog is fed only at the end of a pass that completed: if the loop stops,
 resets and reports RESET_WATCHDOG. An exception in the board's logic is reported as
 FAULT(INTERNAL, BOARD, 0xEE) and the loop goes on; one in the loop itself ends it, and the
 watchdog resets the board.
+
+Two clocks, both MicroPython ticks (milliseconds modulo 2**30, compared only through
+``ticks_diff``, so they never leave the small integers however long the board runs): the
+board's (``hal.ticks_ms()``: motions, supervision) and the link's (``hal.link_ticks_ms()``: the
+protocol engine's retransmissions, heartbeats and link timeout). On a board they are the same
+counter; the simulator runs its table faster than real time and its link in real time.
 """
 
 from firmware.board import Board
@@ -83,12 +89,13 @@ class App:
         self._rx = bytearray(RX_CHUNK)
         self._rxv = memoryview(self._rx)
         self._tx = b""  # bytes the UART has not taken yet
-        self._ticks = hal.ticks_ms()
-        self._deadline: int | None = None  # when the engine's timers are next due
-        self._blink = 0
+        self._deadline: int | None = None  # when the engine's timers are next due (link ticks)
+        #: the board's clock (hal.ticks_ms(), wrapping every 2**30 ms: only ever compared
+        #: through ticks_diff) and the link's (hal.link_ticks_ms(): the engine's timers)
+        self.now = hal.ticks_ms()
+        self.link_now = hal.link_ticks_ms()
+        self._blink = self.now
         self._led = False
-        #: milliseconds since boot (the engine's and the board's clock; never wraps)
-        self.now = 0
         #: passes of the loop, and exceptions of the board's logic caught (each one a FAULT)
         self.passes = 0
         self.errors = 0
@@ -100,16 +107,14 @@ class App:
         hal = self.hal
         board = self.board
         conn = self.conn
-        ticks = hal.ticks_ms()
-        self.now += ticks_diff(ticks, self._ticks, hal.TICKS_MASK)
-        self._ticks = ticks
-        now = self.now
+        now = self.now = hal.ticks_ms()
+        link = self.link_now = hal.link_ticks_ms()
         self.passes += 1
         n = hal.serial_read(self._rx)
         if n:
             # a HELLO among these bytes is answered with the board's status as it is now
             self._identity.status = board.status()
-            conn.receive_data(bytes(self._rxv[:n]), now)
+            conn.receive_data(bytes(self._rxv[:n]), link)
         try:
             event = conn.next_event()
             while event is not None and not board.reset_requested:
@@ -124,18 +129,18 @@ class App:
         except Exception:  # a bug in the board's logic: reported, and the loop goes on
             self.errors += 1
             board.internal_error()
-        posted = self._post(now)
+        posted = self._post(link)
         if conn.local_state != board.state:
             conn.local_state = board.state
         # the engine's timers: after bytes came in or events went out, and when due (calling
         # it at every pass would allocate at every pass)
         deadline = self._deadline
-        if n or posted or deadline is None or now >= deadline:
-            self._deadline = conn.tick(now)
+        if n or posted or deadline is None or ticks_diff(link, deadline) >= 0:
+            self._deadline = conn.tick(link)
         self._write(conn.data_to_send())
         if board.reset_requested:
             return False
-        if now - self._blink >= BLINK_MS:
+        if ticks_diff(now, self._blink) >= BLINK_MS:
             self._blink = now
             self._led = not self._led
             hal.led(LED_HEARTBEAT, self._led)
@@ -151,12 +156,16 @@ class App:
         """The board's life: start the watchdog, loop, reset when asked (never returns)."""
         hal = self.hal
         hal.watchdog_start(WATCHDOG_MS)
-        while self.step():
-            if self.quiet:
-                hal.idle(1)
+        try:
+            while self.step():
+                if self.quiet:
+                    hal.idle(1)
+        finally:
+            # however the loop ends (a reset asked for, a Ctrl-C on the REPL), no motor turns
+            hal.motors_off()
         hal.reset()
 
-    def _post(self, now: int) -> int:
+    def _post(self, link: int) -> int:
         """Move the board's events into the engine's queue (those that fit); how many moved."""
         outbox = self.board.outbox
         if not outbox:
@@ -164,7 +173,7 @@ class App:
         sent = 0
         for event in outbox:
             try:
-                self.conn.send(event, now)
+                self.conn.send(event, link)
             except QueueFull:
                 break
             except ProtocolError:

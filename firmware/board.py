@@ -17,6 +17,7 @@ ends (done, stopped, faulted) by writing it again; a fault cuts every motor befo
 else. ``status()`` gives what the host may ask about the board.
 """
 
+from firmware.buildinfo import build_id
 from firmware.commands import HANDLERS, on_bad_message
 from firmware.compat import TYPE_CHECKING
 from firmware.config import composition
@@ -123,6 +124,8 @@ class Board:
         self.fault_phase = 0
         self.fault_detail = 0
         self.reset_cause = reset_cause
+        #: the build this board runs (BOARD_STATUS.build_hash), from the flasher's manifest
+        self.build_hash = build_id(hal.manifest())
         #: set by RESET once the record is written: the main loop resets the board
         self.reset_requested = False
         self.building_wall = 0

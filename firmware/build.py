@@ -28,6 +28,7 @@ from firmware.hal import (
     SENSE_WALL,
     SPEED_FULL,
     TILE_NONE,
+    ticks_diff,
 )
 from protocol.codes import (
     FAULT_CHAIN_HOME,
@@ -64,11 +65,11 @@ def _push(b: "Board", base: int, total: int) -> "Step":
     b.sup.drive(MOTOR_CHAIN, FORWARD, SPEED_FULL)
     limit = b.timings.chain_timeout_ms
     while hal.edges(SENSE_CHAIN_HOME) == count:
-        if b.now - start >= limit:
+        if ticks_diff(b.now, start) >= limit:
             b.fail(FAULT_CHAIN_HOME, SUB_CHAIN, 0)
             return False
         if total:
-            elapsed = b.now - start
+            elapsed = ticks_diff(b.now, start)
             push_ms = b.timings.push_ms
             done = base + (elapsed if elapsed < push_ms else push_ms)
             b.progress_of(done, total, b.building_wall)
@@ -134,7 +135,7 @@ def build(b: "Board", tile_set: int, layout: "tuple[tuple[int, ...], ...]") -> "
                     if index + named < len(manifest):
                         manifest[index + named] = code
                     named += 1
-                if named < got and b.now - last_at >= t.reader_timeout_ms:
+                if named < got and ticks_diff(b.now, last_at) >= t.reader_timeout_ms:
                     b.fail(FAULT_READER_FAULT, SUB_READER, 0)
                     return
             else:
@@ -148,7 +149,7 @@ def build(b: "Board", tile_set: int, layout: "tuple[tuple[int, ...], ...]") -> "
             yield
         index += need
         # 2. check the wall channel's count
-        while b.now - last_at < t.settle_ms:
+        while ticks_diff(b.now, last_at) < t.settle_ms:
             counts[w] = min(255, (hal.edges(SENSE_WALL) - wall0) & _EDGE_MASK)
             yield
         landed = (hal.edges(SENSE_WALL) - wall0) & _EDGE_MASK

@@ -67,8 +67,10 @@ class Harness:
         step_ms: int = 10,
         timings: "Timings | None" = None,
         session: int = 0x5EED,
+        ticks_offset: int = 0,
     ) -> None:
         self.hal = VirtualHal(tiles, seed, reader, dice, buttons)
+        self.hal.ticks_offset = ticks_offset  # the firmware's clock starts there (it wraps)
         self.config = BoardConfig(tiles, timings)
         self.step_ms = step_ms
         self.boots = 0

@@ -17,6 +17,7 @@ from firmware.hal import (
     SENSE_DOWN,
     SENSE_UP,
     SPEED_FULL,
+    ticks_diff,
 )
 from protocol.codes import (
     FAULT_DICE_FAULT,
@@ -70,8 +71,8 @@ def shuffle(b: "Board", tile_set: int) -> "Steps":
     b.hal.select_set(tile_set)
     b.sup.drive(MOTOR_SHUFFLE_DISC, FORWARD, SPEED_FULL)
     _watch_disc(b, start)
-    while b.now - start < duration:
-        b.progress_of(b.now - start, duration, 0)
+    while ticks_diff(b.now, start) < duration:
+        b.progress_of(ticks_diff(b.now, start), duration, 0)
         yield
     b.shuffle_done(tile_set)
 
@@ -97,10 +98,10 @@ def travel(b: "Board", mask: int, direction: int, t0: int, total: int) -> "Step"
                 pending &= ~(1 << i)
         if not pending:
             break
-        if b.now - start >= limit:
+        if ticks_diff(b.now, start) >= limit:
             b.fail(FAULT_LIFT_LIMIT, SUB_LIFTS, _lowest(pending))
             return False
-        b.progress_of(b.now - t0, total, 0)
+        b.progress_of(ticks_diff(b.now, t0), total, 0)
         yield
     return True
 
@@ -131,8 +132,8 @@ def collect(b: "Board", top: int) -> "Steps":
     drop = b.now
     b.sup.drive(MOTOR_SHUFFLE_DISC, FORWARD, SPEED_FULL)
     _watch_disc(b, drop)
-    while b.now - drop < t.drop_ms:
-        b.progress_of(b.now - start, total, 0)
+    while ticks_diff(b.now, drop) < t.drop_ms:
+        b.progress_of(ticks_diff(b.now, start), total, 0)
         yield
     b.sup.unwatch(0)
     b.sup.stop(MOTOR_SHUFFLE_DISC)
@@ -147,8 +148,8 @@ def roll(b: "Board", tag: int, count: int) -> "Steps":
     start = b.now
     b.sup.drive(MOTOR_DICE, FORWARD, SPEED_FULL)
     b.sup.watch(0, SENSE_DICE, t.dice_gap_ms, FAULT_DICE_FAULT, SUB_DICE, 0, start)
-    while b.now - start < t.dice_ms:
-        b.progress_of(b.now - start, t.dice_ms, 0)
+    while ticks_diff(b.now, start) < t.dice_ms:
+        b.progress_of(ticks_diff(b.now, start), t.dice_ms, 0)
         yield
     b.sup.unwatch(0)
     b.sup.stop(MOTOR_DICE)
@@ -191,14 +192,14 @@ def motor_test(b: "Board", motor: int, duration: int) -> "Steps":
     peak = 0
     over = -1
     ok = 1
-    while b.now - start < duration:
+    while ticks_diff(b.now, start) < duration:
         c = hal.current_ma(motor)
         if c > peak:
             peak = c
         if c > limit:
             if over < 0:
                 over = b.now
-            elif b.now - over >= t.stall_trip_ms:
+            elif ticks_diff(b.now, over) >= t.stall_trip_ms:
                 ok = 0
                 break
         else:
@@ -206,16 +207,16 @@ def motor_test(b: "Board", motor: int, duration: int) -> "Steps":
         if lift >= 0 and running:
             sense = SENSE_UP if direction == FORWARD else SENSE_DOWN
             at_switch = hal.level(sense + lift)
-            if not back and (at_switch or b.now - leg >= out_ms):
-                out_ms = b.now - leg  # come back as long as it went out
+            if not back and (at_switch or ticks_diff(b.now, leg) >= out_ms):
+                out_ms = ticks_diff(b.now, leg)  # come back as long as it went out
                 direction = -direction
                 back = True
                 leg = b.now
                 sup.drive(motor, direction, SPEED_FULL)
-            elif back and (at_switch or b.now - leg >= out_ms):
+            elif back and (at_switch or ticks_diff(b.now, leg) >= out_ms):
                 sup.stop(motor)
                 running = False
-        b.progress_of(b.now - start, duration, motor)
+        b.progress_of(ticks_diff(b.now, start), duration, motor)
         yield
     sup.stop(motor)
     b.motor_test_done(motor, peak, ok)

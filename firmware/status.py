@@ -15,7 +15,7 @@ from firmware.hal import (
     SENSE_HEAD_HOME,
     SENSE_UP,
 )
-from firmware.version import BUILD_HASH, FW_MAJOR, FW_MINOR, FW_PATCH
+from firmware.version import FW_MAJOR, FW_MINOR, FW_PATCH
 from protocol import codes as c
 from protocol.messages import BoardStatus, SensorData
 
@@ -31,7 +31,7 @@ def board_status(board: "Board") -> BoardStatus:
         FW_MAJOR,
         FW_MINOR,
         FW_PATCH,
-        BUILD_HASH,
+        board.build_hash,
         board.state,
         board.fault_code,
         board.fault_subsystem,

@@ -16,7 +16,7 @@ once.
 """
 
 from firmware.compat import TYPE_CHECKING, const
-from firmware.hal import SENSE_COVER_CLOSED, SENSE_ESTOP
+from firmware.hal import SENSE_COVER_CLOSED, SENSE_ESTOP, ticks_diff
 from protocol.codes import (
     FAULT_COVER_OPEN,
     FAULT_ESTOP,
@@ -127,7 +127,7 @@ class Supervisor:
         """How long the watched sensor has been without an edge (0 when not armed)."""
         if not self._w_on[slot]:
             return 0
-        return now - self._w_since[slot]
+        return ticks_diff(now, self._w_since[slot])
 
     # --- the check -------------------------------------------------------------------------------
 
@@ -151,7 +151,7 @@ class Supervisor:
                 if hal.current_ma(m) > limits[m]:
                     if over[m] == _NEVER:
                         over[m] = now
-                    elif now - over[m] >= trip:
+                    elif ticks_diff(now, over[m]) >= trip:
                         return self._trip(FAULT_MOTOR_STALL, MOTOR_SUBSYSTEM[m], m)
                 else:
                     over[m] = _NEVER
@@ -163,7 +163,7 @@ class Supervisor:
             if count != self._w_count[i]:
                 self._w_count[i] = count
                 self._w_since[i] = now
-            elif now - self._w_since[i] >= self._w_gap[i]:
+            elif ticks_diff(now, self._w_since[i]) >= self._w_gap[i]:
                 return self._trip(self._w_code[i], self._w_sub[i], self._w_detail[i])
         return 0
 

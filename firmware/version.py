@@ -1,9 +1,8 @@
-"""The firmware's version and build, reported to the host (HELLO_REPLY and BOARD_STATUS).
+"""The firmware's version, reported to the host (HELLO_REPLY and BOARD_STATUS).
 
-``BUILD_HASH`` is written by the build that produces a board's image (``mjtable firmware
-build``, see docs/firmware.md, "Build, flash, verify"): the first 8 bytes of the SHA-256 of the
-build's manifest, as 16 lower-case hex digits. A copy that was not built that way keeps
-protocol.codes.BUILD_UNKNOWN (all zeros).
+The build hash is not here: it covers every file of a build, this one included, so the
+firmware reads it at boot from the manifest the flasher wrote on the board (firmware/
+buildinfo.py; docs/firmware.md, "Build, flash, verify").
 """
 
 from firmware.compat import const
@@ -11,4 +10,3 @@ from firmware.compat import const
 FW_MAJOR = const(1)
 FW_MINOR = const(0)
 FW_PATCH = const(0)
-BUILD_HASH = "0000000000000000"

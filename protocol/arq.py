@@ -43,6 +43,22 @@ MAX_WINDOW = 7
 #: the ACK frame for each SEQ, built once (an ACK has no payload)
 _ACK_FRAMES = tuple(encode_frame(Ack.TYPE, _seq, b"") for _seq in range(8))
 
+_TICKS_HALF = 0x20000000
+_TICKS_MASK = 0x3FFFFFFF
+
+
+def since(now: int, then: int) -> int:
+    """``now - then`` in milliseconds, for a clock that may wrap like MicroPython's ticks
+    (modulo 2**30: the board's clock never leaves the small integers). Exact while the two
+    are less than 2**29 ms (6.2 days) apart, which every timer the engine compares is; on a
+    clock that does not wrap (the host's) it is plain subtraction."""
+    d = now - then
+    if d >= _TICKS_HALF:
+        return d - _TICKS_MASK - 1
+    if d < -_TICKS_HALF:
+        return d + _TICKS_MASK + 1
+    return d
+
 
 class GoBackN:
     """The link's state and its sending side; ``Connection`` is the class to use."""
@@ -207,7 +223,7 @@ class GoBackN:
             self._ack_due = False
             out.append(_ACK_FRAMES[(self._rx_next - 1) & 7])
             self._counters["acks_sent"] += 1
-            if self._ack_at > self._last_tx:
+            if since(self._ack_at, self._last_tx) > 0:
                 self._last_tx = self._ack_at
         if not out:
             return b""

@@ -1,7 +1,8 @@
 """The protocol engine: a sans-I/O connection for either side of the serial link.
 
 Bytes in, events out; messages in, bytes out. The engine never touches a port, a thread or a
-clock: the caller passes the time in integer milliseconds to every call that needs it.
+clock: the caller passes the time in integer milliseconds to every call that needs it (a
+monotonic count, or MicroPython's wrapping ticks: the timers compare times through arq.since).
 
     conn = Connection(HOST)                   # or Connection(BOARD, identity=HelloReply(...))
     conn.connect(now)                         # host only: start the HELLO exchange
@@ -43,6 +44,7 @@ from protocol.arq import (
     RTO_MS,
     WINDOW,
     GoBackN,
+    since,
 )
 from protocol.codes import STATE_IDLE
 from protocol.errors import DecodeError, NotConnected, ProtocolError, UnknownType, WrongRole
@@ -184,14 +186,14 @@ class Connection(GoBackN):
         if role == HOST and (state in (CONNECTING, DOWN)) and now >= self._next_hello:
             self._send_hello(now)
         if self.state == UP:
-            if now - self._last_rx >= self.link_timeout_ms:
+            if since(now, self._last_rx) >= self.link_timeout_ms:
                 peer = "board" if role == HOST else "host"
                 self._go_down(
                     "no frame from the " + peer + " for " + _seconds(self.link_timeout_ms),
                     "link_timeout",
                     now,
                 )
-            elif self._win and now - self._sent_at >= self.rto_ms:
+            elif self._win and since(now, self._sent_at) >= self.rto_ms:
                 if self._tries >= self.max_retries:
                     self._go_down(
                         "no acknowledgement after " + str(self._tries) + " tries",
@@ -203,7 +205,11 @@ class Connection(GoBackN):
                     self._counters["timeouts"] += 1
                     self._counters["retransmits"] += len(self._win)
                     self._resend_window(now)
-        if self._heartbeats_on() and not self._ack_due and now - self._last_tx >= self.heartbeat_ms:
+        if (
+            self._heartbeats_on()
+            and not self._ack_due
+            and since(now, self._last_tx) >= self.heartbeat_ms
+        ):
             self._send_link(Heartbeat(self.session, self.local_state), 0, now)
             self._counters["heartbeats_sent"] += 1
         return self._deadline()

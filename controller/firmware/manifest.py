@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from controller.firmware import FirmwareError
+from firmware.buildinfo import build_hash as shared_build_hash
 
 #: the manifest's name in a build directory and on the board (at its root)
 MANIFEST_NAME = "manifest.json"
@@ -106,8 +107,6 @@ class Manifest:
 
 
 def build_hash(entries: tuple[FileEntry, ...] | list[FileEntry]) -> str:
-    """SHA-256 of ``<sha256>  <path>\\n`` for every file, sorted by path (sha256sum's lines)."""
-    lines = "".join(
-        f"{e.sha256}  {e.path}\n" for e in sorted(entries, key=lambda e: e.path.encode())
-    )
-    return hashlib.sha256(lines.encode()).hexdigest()
+    """SHA-256 of ``<sha256>  <path>\\n`` for every file, sorted by path (sha256sum's lines):
+    firmware/buildinfo.py's, the one computation the simulator uses too."""
+    return shared_build_hash((e.path, e.sha256) for e in entries)

@@ -18,10 +18,12 @@ Rules every port keeps (docs/firmware.md, "The HAL contract"):
 - ``edges(sensor)`` counts rising edges since boot, counted where they happen (an interrupt
   handler on a real board); the firmware only compares two readings, so the count may wrap at
   any multiple of 2**16.
-- ``ticks_ms()`` wraps like MicroPython's ``time.ticks_ms()``: its values are taken modulo
-  ``TICKS_MASK + 1`` (a power of two); the firmware uses ``ticks_diff`` (below) and keeps its
-  own unwrapped clock. (The mask, not the period: 2**30 itself is not a small integer on a
-  32-bit MicroPython, and arithmetic on it would allocate at every pass.)
+- ``ticks_ms()`` and ``link_ticks_ms()`` wrap like MicroPython's ``time.ticks_ms()``: their
+  values are taken modulo ``TICKS_MASK + 1`` (2**30). The firmware keeps them as they are and
+  compares two of them only through ``ticks_diff`` (below), so no clock value ever leaves
+  MicroPython's small integers (2**30 itself is not one on a 32-bit port: arithmetic on it
+  would allocate). ``link_ticks_ms()`` is the clock of the serial link's timers: the same
+  counter on a board; a simulator whose table runs faster than real time gives real time.
 - ``serial_read`` never blocks; ``serial_write`` may take fewer bytes than given (it returns
   how many it took) and never blocks for long.
 - ``store_read`` / ``store_write`` hold ``STORE_SLOTS`` slots of at most ``STORE_SLOT_SIZE``
@@ -79,18 +81,36 @@ NO_BUTTON = const(-1)
 
 STORE_SLOTS = const(2)
 
+#: ticks_ms() and link_ticks_ms() are taken modulo TICKS_MASK + 1 (MicroPython's ticks period)
+TICKS_MASK = const(0x3FFFFFFF)
+_TICKS_HALF = const(0x20000000)
 
-def ticks_diff(new: int, old: int, mask: int) -> int:
-    """``new - old`` on a clock whose values are taken modulo ``mask + 1`` (a power of two)."""
-    half = (mask >> 1) + 1
-    return ((new - old + half) & mask) - half
+
+def ticks_diff(new: int, old: int) -> int:
+    """``new - old`` on the ticks clock: the signed distance, -2**29 .. 2**29 - 1 ms, as
+    MicroPython's ``time.ticks_diff``. Both are ticks (0 .. TICKS_MASK); every intermediate
+    value stays a small integer (nothing is allocated)."""
+    d = new - old
+    if d >= _TICKS_HALF:
+        return d - TICKS_MASK - 1
+    if d < -_TICKS_HALF:
+        return d + TICKS_MASK + 1
+    return d
+
+
+def ticks_add(ticks: int, delta: int) -> int:
+    """``ticks + delta`` on the ticks clock (``delta`` within +-2**29), as MicroPython's
+    ``time.ticks_add``, without leaving the small integers."""
+    if delta >= 0:
+        t = ticks - TICKS_MASK + delta
+        return t - 1 if t > 0 else t + TICKS_MASK
+    t = ticks + delta
+    return t + TICKS_MASK + 1 if t < 0 else t
 
 
 class Hal:
     """The board's hardware. A port implements every method; see the module text."""
 
-    #: ticks_ms() is taken modulo TICKS_MASK + 1 (MicroPython: 2**30 on most ports)
-    TICKS_MASK = (1 << 30) - 1
     #: the largest record a store slot holds
     STORE_SLOT_SIZE = 512
 
@@ -124,6 +144,11 @@ class Hal:
 
     def ticks_ms(self) -> int:
         """A millisecond counter, taken modulo TICKS_MASK + 1."""
+        raise NotImplementedError
+
+    def link_ticks_ms(self) -> int:
+        """The clock of the serial link's timers, taken modulo TICKS_MASK + 1: ticks_ms() on a
+        board (a simulator running its table faster than real time gives real time)."""
         raise NotImplementedError
 
     def idle(self, ms: int) -> None:
@@ -206,6 +231,13 @@ class Hal:
         """Replace slot ``slot`` with ``data`` (at most STORE_SLOT_SIZE bytes)."""
         raise NotImplementedError
 
+    # --- the build -------------------------------------------------------------------------------
+
+    def manifest(self) -> "bytes | None":
+        """The build's manifest as the flasher wrote it (``/manifest.json`` on the board), or
+        None when the board holds none (firmware/buildinfo.py reads its build hash)."""
+        raise NotImplementedError
+
     # --- watchdog, reset -------------------------------------------------------------------------
 
     def watchdog_start(self, timeout_ms: int) -> None:
@@ -264,7 +296,9 @@ __all__ = [
     "SENSOR_COUNT",
     "SPEED_FULL",
     "STORE_SLOTS",
+    "TICKS_MASK",
     "TILE_NONE",
     "Hal",
+    "ticks_add",
     "ticks_diff",
 ]

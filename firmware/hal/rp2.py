@@ -33,7 +33,8 @@ docs/firmware.md draws it. Choices, with their arithmetic:
   unread) and takes the dice to display.
 - Watchdog: machine.WDT. The store: two small files on the Pico's flash file system (littlefs,
   which survives a power cut in the middle of a write: the file is then short, its CRC fails,
-  and the other slot is used).
+  and the other slot is used). The build's manifest: /manifest.json, written by the flasher.
+- Clock: MicroPython's ticks_ms (0 .. 2**30 - 1, wrapping), for the board and the link alike.
 
 It cannot run on a computer: ``tools/mpcheck.py`` compiles it with mpy-cross and checks it
 against the RP2040 stubs; tests/firmware/test_rp2.py checks the pin map and the arithmetic under
@@ -79,6 +80,7 @@ from firmware.hal import (
     SENSE_UP,
     SENSE_WALL,
     SENSOR_COUNT,
+    TICKS_MASK,
     TILE_NONE,
     Hal,
 )
@@ -186,6 +188,8 @@ HOST_BAUD = const(115200)
 READER_BAUD = const(9600)
 READER_SILENT_MS = const(300)
 EXPANDER_MS = const(2)
+#: the build's manifest, written by ``mjtable firmware flash`` (firmware/buildinfo.py)
+MANIFEST = "/manifest.json"
 DICE_I2C = const(0x30)
 _GPIOA = const(0x12)
 _OLATA = const(0x14)
@@ -285,8 +289,9 @@ def check_pins(pins: "dict[str, tuple[int, int, str, int]]" = PINS) -> "list[str
 
 
 def _since(now: int, then: int) -> int:
-    """Milliseconds from ``then`` to ``now`` on the wrapping tick clock."""
-    return ((now - then + 0x20000000) & 0x3FFFFFFF) - 0x20000000
+    """Milliseconds from ``then`` to ``now`` on the wrapping tick clock (MicroPython's own
+    ticks_diff: no allocation)."""
+    return int(ticks_diff(now, then))
 
 
 def _where(where: int, pin: int) -> str:
@@ -423,8 +428,11 @@ class Rp2Hal(Hal):
         return int.from_bytes(os.urandom(4), "big")
 
     def ticks_ms(self) -> int:
-        # the ticks as an int: their distance from 0, which wraps like them
-        return int(ticks_diff(ticks_ms(), 0))
+        # MicroPython's ticks (0 .. TICKS_MASK, wrapping), as a plain int for the type checker
+        return int(ticks_diff(ticks_ms(), 0)) & TICKS_MASK
+
+    def link_ticks_ms(self) -> int:
+        return int(ticks_diff(ticks_ms(), 0)) & TICKS_MASK  # one clock on the board
 
     def idle(self, ms: int) -> None:
         sleep_ms(ms)
@@ -533,7 +541,14 @@ class Rp2Hal(Hal):
             self._set_xout(bit - 1, on)
             self._write_outputs()
 
-    # --- store, watchdog, reset ------------------------------------------------------------------
+    # --- store, build, watchdog, reset -----------------------------------------------------------
+
+    def manifest(self) -> "bytes | None":
+        try:
+            with open(MANIFEST, "rb") as f:
+                return bytes(f.read())
+        except OSError:
+            return None
 
     def store_read(self, slot: int, buf: bytearray) -> int:
         try:

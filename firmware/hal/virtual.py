@@ -20,6 +20,7 @@ from firmware.hal import (
     SENSE_ESTOP,
     SENSE_HEAD_HOME,
     SENSE_UP,
+    TICKS_MASK,
     TILE_NONE,
     Hal,
 )
@@ -57,6 +58,10 @@ class VirtualHal(Mechanics, Hal):
         self.serial = serial
         self.displayed: tuple[int, ...] = ()
         self.leds = [False] * LED_COUNT
+        #: added to the clock the firmware reads (a test starts it just before the wrap)
+        self.ticks_offset = 0
+        #: what the flasher wrote as /manifest.json (None: no manifest)
+        self.manifest_bytes: bytes | None = None
         # store, watchdog, reset
         self.slots = [b"", b""]
         self.slot_writes = [0, 0]
@@ -93,7 +98,10 @@ class VirtualHal(Mechanics, Hal):
         return self.rng.next()
 
     def ticks_ms(self) -> int:
-        return self.now & self.TICKS_MASK
+        return (self.now + self.ticks_offset) & TICKS_MASK
+
+    def link_ticks_ms(self) -> int:
+        return (self.now + self.ticks_offset) & TICKS_MASK
 
     def idle(self, ms: int) -> None:
         pass
@@ -166,7 +174,10 @@ class VirtualHal(Mechanics, Hal):
     def led(self, led: int, on: bool) -> None:
         self.leds[led] = on
 
-    # --- store, watchdog, reset ------------------------------------------------------------------
+    # --- store, build, watchdog, reset -----------------------------------------------------------
+
+    def manifest(self) -> "bytes | None":
+        return self.manifest_bytes
 
     def store_read(self, slot: int, buf: bytearray) -> int:
         data = self.slots[slot]
