@@ -19,6 +19,8 @@ import grp
 import json
 import os
 import socket
+import stat
+import struct
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -84,6 +86,26 @@ class RequestError(ClientError):
         super().__init__(message)
 
 
+class NotASocket(ClientError):
+    """The path names something else than a socket: a directory, a plain file."""
+
+
+def _refuse_not_a_socket(path: Path) -> None:
+    """NotASocket when ``path`` exists and is no socket (connect says only "refused")."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return
+    if not stat.S_ISSOCK(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "a plain file"
+        if not stat.S_ISDIR(mode) and not stat.S_ISREG(mode):
+            kind = "a device or a FIFO"
+        raise NotASocket(
+            f"{path} is not a socket but {kind}: is the path right? (the service's sockets "
+            "are api.socket and api.status_socket in its configuration)"
+        )
+
+
 def _group_of(path: Path) -> str | None:
     for candidate in (path, *path.parents):
         try:
@@ -119,16 +141,26 @@ class ApiClient:
         if self._sock is not None:
             return
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
+        # A blocking connect waits while the service's backlog is full (a non-blocking one
+        # would fail at once with EAGAIN); the kernel gives up after the send timeout.
+        if self.timeout is not None:
+            seconds = max(self.timeout, 0.001)
+            sock.setsockopt(
+                socket.SOL_SOCKET,
+                socket.SO_SNDTIMEO,
+                struct.pack("ll", int(seconds), int(seconds % 1 * 1_000_000)),
+            )
         try:
             sock.connect(str(self.path))
+            sock.settimeout(self.timeout)
         except (FileNotFoundError, ConnectionRefusedError, NotADirectoryError):
             sock.close()
+            _refuse_not_a_socket(self.path)
             raise ServiceNotRunning(self.path) from None
         except PermissionError:
             sock.close()
             raise PermissionDenied(self.path, _group_of(self.path)) from None
-        except TimeoutError:
+        except (TimeoutError, BlockingIOError):
             sock.close()
             raise ServiceTimeout(
                 f"the mjtable service on {self.path} did not accept the connection "
@@ -156,7 +188,31 @@ class ApiClient:
 
     # -- wire
 
+    def _reopen_if_closed(self) -> None:
+        """Connect again when the service closed this connection while it was idle.
+
+        The service closes a connection that sent nothing for ``api.idle_timeout`` seconds
+        (unless subscribed) and one it answered beyond its capacity (docs/api.md, "Limits").
+        It does so only between requests, so a request not sent yet is safe to send on a new
+        connection; one already sent is never sent twice.
+        """
+        sock = self._sock
+        if sock is None or self._subscribed or self._buffer or self._events:
+            return
+        sock.settimeout(0.0)  # a look, not a wait
+        try:
+            pending = sock.recv(1, socket.MSG_PEEK)
+        except (BlockingIOError, InterruptedError):
+            return  # open, nothing waiting
+        except OSError:
+            pending = b""
+        finally:
+            sock.settimeout(self.timeout)
+        if not pending:
+            self.close()
+
     def _write(self, message: dict[str, Any]) -> None:
+        self._reopen_if_closed()
         self.connect()
         assert self._sock is not None
         data = json.dumps(message, separators=(",", ":")).encode() + b"\n"

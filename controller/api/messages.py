@@ -141,7 +141,15 @@ Request = Annotated[
 # --- responses ------------------------------------------------------------------
 
 ErrorCode = Literal[
-    "bad_json", "bad_request", "unknown_op", "line_too_long", "not_found", "busy", "internal"
+    "bad_json",
+    "bad_request",
+    "unknown_op",
+    "forbidden",
+    "line_too_long",
+    "timeout",
+    "not_found",
+    "busy",
+    "internal",
 ]
 
 

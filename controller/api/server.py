@@ -1,123 +1,72 @@
-"""The local API's server: newline-delimited JSON over a Unix socket.
+"""The local API's server: newline-delimited JSON over two Unix sockets, one per role.
 
-The server (:class:`ApiServer`) is one thread around a selector (a
-``drivers.ioloop.IoLoop``): non-blocking sockets, no polling. Events reach it
-from the controller's thread through the ``ApiBackend.subscribe`` callback,
-which only appends to a queue and wakes the loop (one byte on a socket pair),
-so it never blocks. Each client has a bounded
-outbound queue; a client that lets it overflow is told why (if it still reads)
-and disconnected, and the table never waits for it.
+:class:`ApiServer` listens on the full socket (``api.socket``: every operation, dealt states
+included) and on the status socket (``api.status_socket``: status and events without dealt
+states), each with its own mode and group (controller/api/roles.py says who may ask what). It
+is one thread around a selector (drivers/ioloop.py): non-blocking sockets, no polling. Events
+reach it from the controller's thread through the ``ApiBackend.subscribe`` callback, which
+only appends to a queue and wakes the loop, so the table never waits for a client.
 
-See docs/api.md for the wire format and error codes; the messages are in
-controller/api/messages.py.
+No client can starve the others (docs/api.md, "Limits"): each socket has regular slots with a
+share per user id, and a reserve where a connection beyond them is answered one ``status`` or
+``stop`` and closed; a connection that sends nothing is closed after ``idle_timeout`` unless
+it is subscribed, a half-sent line after ``request_timeout``; one connection's lines are
+handled a few per turn so that the others get theirs; a client that does not read its
+answers or events is dropped.
+
+The pieces: socketfile.py (the socket files), admission.py (the slots), connection.py (one
+client's bytes and clocks), decoding.py (strict JSON, a request or a refusal), dispatch.py
+(the table's answer), fanout.py (events to subscribers by role).
 """
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import errno
-import functools
-import grp
-import json
 import logging
+import math
 import os
-import socket
-import stat
-import struct
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from pydantic import (
-    ValidationError,
+from controller.api.admission import Slots
+from controller.api.connection import TOO_LONG, Connection
+from controller.api.decoding import Refusal, read_request
+from controller.api.dispatch import answer
+from controller.api.fanout import EventQueue, lines_by_role
+from controller.api.limits import (
+    ACCEPTS_PER_TURN,
+    DEFAULT_SOCKET_MODE,
+    LINES_PER_TURN,
+    MAX_SOCKET_PATH_BYTES,
+    STATUS_SOCKET_NAME,
+    Limits,
 )
-
-from controller.api.jsondepth import check_depth
+from controller.api.messages import BaseRequest
+from controller.api.roles import Endpoint, Role, reserve_serves, reserve_words
+from controller.api.socketfile import ApiServerError, Listener
 from controller.cycle.reports import ApiBackend, Event
 from drivers.ioloop import EVENT_READ, EVENT_WRITE, IoLoop
 
 if TYPE_CHECKING:
     from controller.service.config import ApiSection
 
-from controller.api.messages import (
-    OPS,
-    REQUEST_MODELS,
-    BaseRequest,
-    BaseResponse,
-    ClearFaultRequest,
-    CommandResponse,
-    DealRequest,
-    DealtResponse,
-    DroppedNotice,
-    ErrorCode,
-    ErrorDetail,
-    ErrorResponse,
-    GetCycleRequest,
-    LastDealtRequest,
-    ShuffleRequest,
-    StatusRequest,
-    StatusResponse,
-    StopRequest,
-    SubscribeRequest,
-    SubscriptionResponse,
-    SubscriptionResult,
-    ThrowRequest,
-    UnsubscribeRequest,
-    utc_now,
-)
+__all__ = [
+    "DEFAULT_SOCKET_MODE",
+    "MAX_SOCKET_PATH_BYTES",
+    "ApiServer",
+    "ApiServerError",
+    "Limits",
+    "ServerStats",
+]
 
 log = logging.getLogger("mjtable.api")
 
-MAX_LINE_BYTES = 64 * 1024
-DEFAULT_MAX_QUEUE_BYTES = 1024 * 1024
-DEFAULT_MAX_QUEUE_MESSAGES = 4096
-DEFAULT_LINGER_SECONDS = 2.0
-DEFAULT_MAX_CLIENTS = 128
-MAX_PENDING_EVENTS = 65536
-#: The socket's permissions unless told otherwise (config: api.mode).
-DEFAULT_SOCKET_MODE = 0o660
-#: sun_path is 108 bytes on Linux, including the terminating NUL.
-MAX_SOCKET_PATH_BYTES = 107
-
-
-class ApiServerError(Exception):
-    """The API socket cannot be set up; the message says why in plain words."""
-
-
-class _Client:
-    __slots__ = (
-        "closed",
-        "closing",
-        "deadline",
-        "eof",
-        "inbuf",
-        "name",
-        "out",
-        "out_bytes",
-        "partial",
-        "reason",
-        "registered",
-        "sock",
-        "subscribed",
-    )
-
-    def __init__(self, sock: socket.socket, name: str) -> None:
-        self.sock = sock
-        self.name = name
-        self.inbuf = bytearray()
-        self.out: collections.deque[bytes | memoryview] = collections.deque()
-        self.out_bytes = 0
-        self.partial = False  # the head of ``out`` is partly sent
-        self.subscribed = False
-        self.eof = False
-        self.closing = False  # send what is queued, then close
-        self.closed = False
-        self.reason = ""
-        self.deadline: float | None = None
-        self.registered = 0  # event mask currently registered with the loop
+#: At most one warning per socket and this many seconds that it serves from its reserve.
+FULL_WARNING_SECONDS = 60.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,36 +78,24 @@ class ServerStats:
     requests: int
     events: int
     dropped: int
+    #: connections answered ``busy`` from the reserve (they asked something else)
+    busy: int = 0
+    #: connections closed for idleness or for a request not sent in time
+    expired: int = 0
+    #: reserve connections closed to make room for a newer one
+    evicted: int = 0
 
 
-_SEND_FLAGS = getattr(socket, "MSG_NOSIGNAL", 0)
-
-
-def _peer_name(sock: socket.socket, number: int) -> str:
-    so_peercred = getattr(socket, "SO_PEERCRED", None)
-    if so_peercred is None:
-        return f"client {number}"
-    try:
-        raw = sock.getsockopt(socket.SOL_SOCKET, so_peercred, struct.calcsize("3i"))
-        pid, uid, _gid = struct.unpack("3i", raw)
-    except OSError:
-        return f"client {number}"
-    return f"client {number} (pid {pid}, uid {uid})"
-
-
-def _first_error(op: str, exc: ValidationError) -> str:
-    error = exc.errors(include_url=False)[0]
-    loc = ".".join(str(part) for part in error["loc"]) or "request"
-    fields = ", ".join(REQUEST_MODELS[op].model_fields)
-    if error["type"] == "missing":
-        return f"{loc}: missing; {op} needs it"
-    if error["type"] == "extra_forbidden":
-        return f"{loc}: unknown field for {op}; expected only {fields}"
-    return f"{loc}: {error['msg']}"
+@dataclasses.dataclass
+class _Socket:
+    listener: Listener
+    slots: Slots[Connection]
+    paused_until: float | None = None
+    warned_at: float = -math.inf
 
 
 class ApiServer:
-    """Serves a :class:`ApiBackend` on a Unix socket until :meth:`stop`."""
+    """Serves a :class:`ApiBackend` on its two Unix sockets until :meth:`stop`."""
 
     def __init__(
         self,
@@ -167,69 +104,91 @@ class ApiServer:
         mode: int = DEFAULT_SOCKET_MODE,
         group: str | None = None,
         *,
-        max_line_bytes: int = MAX_LINE_BYTES,
-        max_queue_bytes: int = DEFAULT_MAX_QUEUE_BYTES,
-        max_queue_messages: int = DEFAULT_MAX_QUEUE_MESSAGES,
-        max_clients: int = DEFAULT_MAX_CLIENTS,
-        linger_seconds: float = DEFAULT_LINGER_SECONDS,
-        max_pending_events: int = MAX_PENDING_EVENTS,
+        status_path: str | os.PathLike[str] | None = None,
+        status_mode: int = DEFAULT_SOCKET_MODE,
+        status_group: str | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.table = table
         self.path = Path(path)
+        self.status_path = (
+            Path(status_path) if status_path is not None else self.path.parent / STATUS_SOCKET_NAME
+        )
+        if self.status_path == self.path:
+            raise ApiServerError(f"the full and the status socket are both {self.path}")
         self.mode = mode
         self.group = group
-        self.max_line_bytes = max_line_bytes
-        self.max_queue_bytes = max_queue_bytes
-        self.max_queue_messages = max_queue_messages
-        self.max_clients = max_clients
-        self.linger_seconds = linger_seconds
-        self.max_pending_events = max_pending_events
+        self.limits = limits if limits is not None else Limits()
+        self.endpoints = (
+            Endpoint(self.path, mode, group, "full"),
+            Endpoint(self.status_path, status_mode, status_group, "status"),
+        )
+        self.accept_retry_seconds = 1.0
 
-        self._listener: socket.socket | None = None
-        self._identity: tuple[int, int] | None = None
+        self._sockets: dict[Role, _Socket] = {}
         self._loop: IoLoop | None = None
         self._unsubscribe: Callable[[], None] | None = None
-        self._clients: set[_Client] = set()
-        self._pending: collections.deque[Any] = collections.deque()
-        self._overflow = False
-        self._accept_paused_until: float | None = None
-        self.accept_retry_seconds = 1.0
+        self._conns: set[Connection] = set()
+        self._backlog: dict[Connection, None] = {}  # connections with lines left, in order
+        self._queue = EventQueue(self.limits.max_pending_events)
+        self._next_check = math.inf
         self._counter = 0
         self._requests = 0
         self._events = 0
         self._dropped = 0
+        self._busy = 0
+        self._expired = 0
+        self._evicted = 0
         self._stats_lock = threading.Lock()
         self._stats = ServerStats(clients=0, subscribers=0, requests=0, events=0, dropped=0)
 
     @classmethod
     def from_config(cls, table: ApiBackend, api: ApiSection) -> ApiServer:
-        return cls(table, api.socket, api.mode, api.group)
+        return cls(
+            table,
+            api.socket,
+            api.mode,
+            api.group,
+            status_path=api.status_path(),
+            status_mode=api.status_mode,
+            status_group=api.status_group,
+            limits=Limits(
+                max_clients=api.max_clients,
+                max_clients_per_peer=api.max_clients_per_peer,
+                reserved_clients=api.reserved_clients,
+                idle_timeout=api.idle_timeout,
+                request_timeout=api.request_timeout,
+            ),
+        )
 
     # -- lifecycle
 
     def start(self) -> None:
-        """Create the socket and serve from a background thread."""
+        """Create both sockets and serve from a background thread."""
         if self._loop is not None:
             raise RuntimeError("the API server is already started")
-        self._listener = self._open_listener()
+        limits = self.limits
         try:
+            for endpoint in self.endpoints:
+                listener = Listener(endpoint)
+                slots: Slots[Connection] = Slots(
+                    limits.max_clients, limits.max_clients_per_peer, limits.reserved_clients
+                )
+                self._sockets[endpoint.role] = _Socket(listener, slots)
+                listener.open()
             self._loop = IoLoop("mjtable-api", tick=self._tick, logger=log)
-            self._loop.register(self._listener, EVENT_READ, self._on_listener)
+            for state in self._sockets.values():
+                self._listen(state)
             self._unsubscribe = self.table.subscribe(self._on_event)
             self._loop.start()
         except BaseException:
             self._teardown()
             raise
-        log.info("API listening on %s (mode %#o)", self.path, self.mode)
+        for endpoint in self.endpoints:
+            log.info("API listening on the %s (mode %#o)", endpoint.label, endpoint.mode)
 
     def stop(self) -> None:
-        """Close every client, remove the socket file and stop the thread."""
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-            self._unsubscribe = None
-        loop = self._loop
-        if loop is not None:
-            loop.stop(timeout=None)
+        """Close every client, remove the socket files and stop the thread."""
         self._teardown()
 
     def __enter__(self) -> ApiServer:
@@ -249,113 +208,14 @@ class ApiServer:
             stats = self._stats
         # The counters are plain ints written by the server thread: read them live.
         return dataclasses.replace(
-            stats, requests=self._requests, events=self._events, dropped=self._dropped
+            stats,
+            requests=self._requests,
+            events=self._events,
+            dropped=self._dropped,
+            busy=self._busy,
+            expired=self._expired,
+            evicted=self._evicted,
         )
-
-    # -- called from the controller's thread: must never block
-
-    def _on_event(self, event: Event) -> None:
-        if len(self._pending) >= self.max_pending_events:
-            self._overflow = True
-        else:
-            self._pending.append(event)
-        loop = self._loop
-        if loop is not None:
-            loop.wake()  # never blocks; a no-op once stopped
-
-    # -- socket setup
-
-    def _open_listener(self) -> socket.socket:
-        path = self.path
-        if len(os.fsencode(str(path))) > MAX_SOCKET_PATH_BYTES:
-            raise ApiServerError(
-                f"the API socket path {path} is too long for a Unix socket "
-                f"({MAX_SOCKET_PATH_BYTES} bytes at most)"
-            )
-        if not path.parent.is_dir():
-            raise ApiServerError(
-                f"cannot create the API socket {path}: the directory {path.parent} does not exist"
-            )
-        self._remove_stale_socket()
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            sock.bind(str(path))
-        except OSError as exc:
-            sock.close()
-            raise ApiServerError(
-                f"cannot create the API socket {path}: {exc.strerror or exc}"
-            ) from None
-        try:
-            # Nobody can connect before listen(), so the mode and group are in place first.
-            os.chmod(path, self.mode)
-            if self.group is not None:
-                self._give_to_group(path, self.group)
-            info = os.stat(path)
-            self._identity = (info.st_dev, info.st_ino)
-            sock.listen(128)
-            sock.setblocking(False)
-        except BaseException:
-            sock.close()
-            self._unlink_own_socket(force=True)
-            raise
-        return sock
-
-    def _give_to_group(self, path: Path, group: str) -> None:
-        try:
-            gid = grp.getgrnam(group).gr_gid
-        except KeyError:
-            log.warning("api.group %r does not exist here; the socket keeps its group", group)
-            return
-        try:
-            os.chown(path, -1, gid)
-        except PermissionError:
-            raise ApiServerError(
-                f"cannot give the API socket {path} to group {group!r}: not permitted "
-                f"(the service's user must be a member of {group!r})"
-            ) from None
-
-    def _remove_stale_socket(self) -> None:
-        path = self.path
-        try:
-            info = os.lstat(path)
-        except FileNotFoundError:
-            return
-        if not stat.S_ISSOCK(info.st_mode):
-            raise ApiServerError(
-                f"{path} exists and is not a socket; refusing to remove it "
-                "(move it away or set another api.socket)"
-            )
-        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        probe.settimeout(2.0)
-        try:
-            probe.connect(str(path))
-        except ConnectionRefusedError:
-            os.unlink(path)
-            log.info("removed the stale socket %s left by a previous run", path)
-        except FileNotFoundError:
-            return
-        except OSError as exc:
-            raise ApiServerError(
-                f"{path} exists and could not be probed ({exc.strerror or 'no answer'}); "
-                "refusing to remove it"
-            ) from None
-        else:
-            raise ApiServerError(
-                f"another service already answers on {path}; refusing to take it over"
-            )
-        finally:
-            probe.close()
-
-    def _unlink_own_socket(self, force: bool = False) -> None:
-        try:
-            info = os.lstat(self.path)
-        except OSError:
-            return
-        if force or (info.st_dev, info.st_ino) == self._identity:
-            try:
-                os.unlink(self.path)
-            except OSError as exc:
-                log.warning("could not remove the API socket %s: %s", self.path, exc)
 
     def _teardown(self) -> None:
         if self._unsubscribe is not None:
@@ -364,66 +224,80 @@ class ApiServer:
         loop, self._loop = self._loop, None
         if loop is not None:
             loop.stop(timeout=None)
-        for client in list(self._clients):
-            self._close(client, "the service is stopping")
-        if self._listener is not None:
-            self._listener.close()
-            self._listener = None
-            self._unlink_own_socket()
+        for conn in list(self._conns):
+            conn.close("the service is stopping")
+        for state in self._sockets.values():
+            state.listener.close()
+        self._sockets.clear()
         self._update_stats()
+
+    # -- called from the controller's thread: must never block
+
+    def _on_event(self, event: Event) -> None:
+        self._queue.push(event)
+        loop = self._loop
+        if loop is not None:
+            loop.wake()  # never blocks; a no-op once stopped
 
     # -- the loop (drivers.ioloop): callbacks of ready sockets, then _tick
 
     def _tick(self) -> float | None:
-        """After every wake-up: hand out the table's events, close clients whose linger
-        time is over, accept again after a pause; return the seconds to the next deadline."""
+        """After every wake-up: hand out the events, serve the lines left from the last
+        turn, close the connections whose time is up, accept again after a pause; return the
+        seconds to the next deadline."""
         self._deliver_events()
-        self._expire()
-        self._resume_accepting()
+        for conn in list(self._backlog):
+            del self._backlog[conn]
+            self._serve(conn, time.monotonic())
+        now = time.monotonic()
+        self._expire(now)
+        self._resume_accepting(now)
         self._update_stats()
-        return self._timeout()
+        if self._backlog:
+            return 0.0
+        deadlines = [self._next_check]
+        deadlines += [s.paused_until for s in self._sockets.values() if s.paused_until is not None]
+        due = min(deadlines)
+        return None if due == math.inf else max(0.0, due - now)
 
-    def _on_listener(self, mask: int) -> None:
-        self._accept()
-
-    def _service(self, client: _Client, mask: int) -> None:
+    def ready(self, conn: Connection, mask: int) -> None:
+        """A client's socket is ready (connection.Owner)."""
         try:
-            if mask & EVENT_READ and not client.closed:
-                self._read(client)
-            if mask & EVENT_WRITE and not client.closed:
-                self._flush(client)
+            if mask & EVENT_READ and not conn.closed:
+                self._read(conn)
+            if mask & EVENT_WRITE and not conn.closed:
+                conn.flush()
         except Exception:
-            log.exception("%s: unexpected error; disconnecting it", client.name)
-            self._close(client, "internal error")
+            log.exception("%s: unexpected error; disconnecting it", conn.name)
+            conn.close("internal error")
 
-    def _pause_accepting(self) -> None:
-        listener, loop = self._listener, self._loop
-        if self._accept_paused_until is None and listener is not None and loop is not None:
-            loop.unregister(listener)
-            self._accept_paused_until = time.monotonic() + self.accept_retry_seconds
+    def closed(self, conn: Connection, reason: str) -> None:
+        """A client's connection is closed (connection.Owner): free its slot."""
+        self._conns.discard(conn)
+        self._backlog.pop(conn, None)
+        state = self._sockets.get(conn.role)
+        if state is not None:
+            state.slots.release(conn)
+        log.debug("%s disconnected: %s", conn.name, reason)
 
-    def _resume_accepting(self) -> None:
-        until = self._accept_paused_until
-        listener, loop = self._listener, self._loop
-        if until is None or until > time.monotonic() or listener is None or loop is None:
-            return
-        self._accept_paused_until = None
-        loop.register(listener, EVENT_READ, self._on_listener)
-        log.info("accepting API clients again")
+    def dropped(self, conn: Connection, reason: str) -> None:
+        """A client is dropped for not reading (connection.Owner)."""
+        self._dropped += 1
+        self._next_check = min(self._next_check, time.monotonic() + self.limits.linger_seconds)
+        log.warning("%s dropped: %s", conn.name, reason)
 
-    def _timeout(self) -> float | None:
-        deadlines = [c.deadline for c in self._clients if c.deadline is not None]
-        if self._accept_paused_until is not None:
-            deadlines.append(self._accept_paused_until)
-        if not deadlines:
-            return None
-        return max(0.0, min(deadlines) - time.monotonic())
+    # -- accepting
 
-    def _accept(self) -> None:
-        assert self._listener is not None
-        while True:
+    def _listen(self, state: _Socket) -> None:
+        assert self._loop is not None and state.listener.sock is not None
+        self._loop.register(state.listener.sock, EVENT_READ, lambda mask: self._accept(state))
+
+    def _accept(self, state: _Socket) -> None:
+        sock_listener, loop = state.listener.sock, self._loop
+        assert sock_listener is not None and loop is not None
+        for _ in range(ACCEPTS_PER_TURN):
             try:
-                sock, _ = self._listener.accept()
+                sock, _ = sock_listener.accept()
             except (BlockingIOError, InterruptedError):
                 return
             except OSError as exc:
@@ -431,314 +305,198 @@ class ApiServer:
                     # Out of descriptors or memory: the listener would stay readable and
                     # the loop would spin. Stop accepting for a moment; clients wait in
                     # the backlog meanwhile.
-                    self._pause_accepting()
+                    loop.unregister(sock_listener)
+                    state.paused_until = time.monotonic() + self.accept_retry_seconds
                 log.warning("accept failed: %s", exc)
                 return
             sock.setblocking(False)
+            now = time.monotonic()
             self._counter += 1
-            client = _Client(sock, _peer_name(sock, self._counter))
-            self._clients.add(client)
-            if len(self._clients) > self.max_clients:
-                self._reply_error(
-                    client,
-                    None,
-                    "busy",
-                    f"too many clients ({self.max_clients}); try again later",
-                )
-                self._finish(client, "too many clients")
-            else:
-                log.debug("%s connected", client.name)
-                self._update_interest(client)
-
-    def _update_interest(self, client: _Client) -> None:
-        loop = self._loop
-        if client.closed or loop is None:
-            return
-        want = 0
-        if not client.eof and not client.closing:
-            want |= EVENT_READ
-        if client.out:
-            want |= EVENT_WRITE
-        if want == client.registered:
-            return
-        if client.registered and want:
-            loop.modify(client.sock, want)
-        elif client.registered:
-            loop.unregister(client.sock)
-        else:
-            loop.register(client.sock, want, functools.partial(self._service, client))
-        client.registered = want
-
-    def _read(self, client: _Client) -> None:
-        if client.eof or client.closing:
-            return
-        try:
-            data = client.sock.recv(65536)
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError as exc:
-            self._close(client, f"receive failed: {exc.strerror or exc}")
-            return
-        if not data:
-            client.eof = True
-            if client.inbuf.strip():
-                line = bytes(client.inbuf)
-                client.inbuf.clear()
-                self._handle_line(client, line)
-            if not client.subscribed:
-                self._finish(client, "the client closed the connection")
-            else:
-                self._update_interest(client)
-            return
-        client.inbuf += data
-        start = 0
-        while not client.closing and not client.closed:
-            newline = client.inbuf.find(b"\n", start)
-            if newline < 0:
-                break
-            if newline - start > self.max_line_bytes:
-                break
-            line = bytes(client.inbuf[start:newline])
-            start = newline + 1
-            self._handle_line(client, line)
-        del client.inbuf[:start]
-        if client.closing or client.closed:
-            return
-        pending = client.inbuf.find(b"\n")
-        if len(client.inbuf) > self.max_line_bytes and (
-            pending < 0 or pending > self.max_line_bytes
-        ):
-            client.inbuf.clear()
-            self._reply_error(
-                client,
-                None,
-                "line_too_long",
-                f"a request line is limited to {self.max_line_bytes} bytes; "
-                "closing this connection",
+            conn = Connection(
+                sock,
+                self._counter,
+                state.listener.endpoint.role,
+                limits=self.limits,
+                loop=loop,
+                owner=self,
+                now=now,
             )
-            self._finish(client, "sent an over-long line")
+            self._admit(state, conn, now)
+
+    def _admit(self, state: _Socket, conn: Connection, now: float) -> None:
+        slot = state.slots.take(conn, conn.uid)
+        if slot is None:  # the reserve is full: the oldest who asked nothing makes room
+            victim = state.slots.victim(lambda c: c.waiting)
+            if victim is not None:
+                self._evicted += 1
+                victim.close("made room in the reserve for a newer connection")
+            slot = state.slots.take(conn, conn.uid)
+        assert slot is not None, "a reserve of at least one place always makes room"
+        conn.slot = slot
+        self._conns.add(conn)
+        if slot == "reserve" and now - state.warned_at >= FULL_WARNING_SECONDS:
+            state.warned_at = now
+            log.warning(
+                "the %s has no regular place left for a new connection (%d clients at most, "
+                "%d per user): such connections are answered one %s each, from the reserve",
+                state.listener.endpoint.label,
+                self.limits.max_clients,
+                self.limits.max_clients_per_peer,
+                reserve_words(conn.role),
+            )
+        log.debug("%s connected (%s slot)", conn.name, slot)
+        conn.update_interest()
+        self._watch(conn)
+        self._read(conn)  # a request sent before accept() is served at once
+
+    def _resume_accepting(self, now: float) -> None:
+        for state in self._sockets.values():
+            if state.paused_until is not None and state.paused_until <= now:
+                state.paused_until = None
+                self._listen(state)
+                log.info("accepting API clients again")
 
     # -- requests
 
-    def _handle_line(self, client: _Client, line: bytes) -> None:
+    def _read(self, conn: Connection) -> None:
+        if conn.eof or conn.closing or conn.backlogged:
+            return
+        now = time.monotonic()
+        if conn.receive(now) or conn.eof:
+            self._serve(conn, now)
+
+    def _serve(self, conn: Connection, now: float) -> None:
+        """Handle the connection's whole lines, a few per turn."""
+        conn.backlogged = False
+        handled = 0
+        while not conn.closing and not conn.closed and handled < LINES_PER_TURN:
+            line = conn.next_line()
+            if line is None:
+                break
+            handled += 1
+            if line is TOO_LONG:
+                conn.rest()
+                limit = self.limits.max_line_bytes
+                conn.refuse(
+                    Refusal(
+                        "line_too_long",
+                        f"a request line is limited to {limit} bytes; closing this connection",
+                    ),
+                )
+                self._finish(conn, "sent an over-long line")
+                return
+            assert isinstance(line, bytes)
+            self._handle_line(conn, line)
+        if conn.closing or conn.closed:
+            return
+        if conn.has_line():
+            conn.backlogged = True
+            self._backlog[conn] = None
+        elif conn.eof:
+            last = conn.rest()
+            if last.strip():
+                self._handle_line(conn, last)
+            if not conn.subscribed:
+                self._finish(conn, "the client closed the connection")
+        conn.compact(now)
+        conn.update_interest()
+        self._watch(conn)
+
+    def _handle_line(self, conn: Connection, line: bytes) -> None:
         if not line.strip():
             return
         self._requests += 1
+        decoded = read_request(line, conn.role)
+        if conn.slot == "regular":
+            self._respond(conn, decoded)
+            return
+        conn.answered = True
+        if not isinstance(decoded, Refusal) and not reserve_serves(decoded):
+            self._busy += 1
+            limits = self.limits
+            decoded = Refusal(
+                "busy",
+                f"no place for this connection on the {conn.role} socket "
+                f"({limits.max_clients} clients at most, {limits.max_clients_per_peer} per "
+                f"user): it is answered one {reserve_words(conn.role)} and closed; try again later",
+                decoded.id,
+            )
+        self._respond(conn, decoded)
+        self._finish(conn, "answered from the reserve")
+
+    def _respond(self, conn: Connection, decoded: BaseRequest | Refusal) -> None:
+        if isinstance(decoded, Refusal):
+            conn.refuse(decoded)
+            return
+        op = getattr(decoded, "op", "?")
         try:
-            check_depth(line)
-            raw = json.loads(line)
-        except (ValueError, RecursionError) as exc:
-            self._reply_error(client, None, "bad_json", f"not valid JSON: {exc}")
-            return
-        if not isinstance(raw, dict):
-            self._reply_error(
-                client,
-                None,
-                "bad_request",
-                'a request is a JSON object such as {"id": 1, "op": "status"}',
-            )
-            return
-        request_id = raw.get("id")
-        if not isinstance(request_id, str | int | float | bool) and request_id is not None:
-            self._reply_error(
-                client,
-                None,
-                "bad_request",
-                "id: expected a JSON scalar (string, number, true, false or null)",
-            )
-            return
-        op = raw.get("op")
-        if "op" not in raw:
-            self._reply_error(
-                client, request_id, "bad_request", "op: missing; expected one of " + ", ".join(OPS)
-            )
-            return
-        if not isinstance(op, str) or op not in REQUEST_MODELS:
-            self._reply_error(
-                client,
-                request_id,
-                "unknown_op",
-                f"op: unknown operation {json.dumps(op)}; expected one of " + ", ".join(OPS),
-            )
-            return
-        try:
-            request = REQUEST_MODELS[op].model_validate(raw)
-        except ValidationError as exc:
-            self._reply_error(client, request_id, "bad_request", _first_error(op, exc))
-            return
-        try:
-            response = self._dispatch(client, request)
+            response = answer(self.table, decoded, conn)
         except Exception as exc:
-            log.exception("%s: the table failed to answer %s", client.name, op)
-            self._reply_error(
-                client,
-                request_id,
-                "internal",
-                f"the table could not answer {op}: {type(exc).__name__}: {exc}",
-            )
+            log.exception("%s: the table failed to answer %s", conn.name, op)
+            message = f"the table could not answer {op}: {type(exc).__name__}: {exc}"
+            conn.refuse(Refusal("internal", message, decoded.id))
             return
         try:
             data = response.model_dump_json().encode() + b"\n"
         except Exception as exc:
-            log.exception("%s: cannot serialise the answer to %s", client.name, op)
-            self._reply_error(client, request_id, "internal", f"cannot serialise the answer: {exc}")
+            log.exception("%s: cannot serialise the answer to %s", conn.name, op)
+            conn.refuse(Refusal("internal", f"cannot serialise the answer: {exc}", decoded.id))
             return
-        self._send(client, data)
+        conn.send(data)
 
-    def _dispatch(self, client: _Client, request: BaseRequest) -> BaseResponse:
-        rid = request.id
-        table = self.table
-        if isinstance(request, StatusRequest):
-            return StatusResponse(id=rid, result=table.status())
-        if isinstance(request, ShuffleRequest):
-            return CommandResponse(id=rid, result=table.request("shuffle", "api"))
-        if isinstance(request, DealRequest):
-            return CommandResponse(id=rid, result=table.request("deal", "api"))
-        if isinstance(request, StopRequest):
-            return CommandResponse(id=rid, result=table.request("stop", "api"))
-        if isinstance(request, ClearFaultRequest):
-            return CommandResponse(id=rid, result=table.request("clear_fault", "api"))
-        if isinstance(request, ThrowRequest):
-            return CommandResponse(id=rid, result=table.enter_dice(list(request.dice), "api"))
-        if isinstance(request, LastDealtRequest):
-            return DealtResponse(id=rid, result=table.last_dealt())
-        if isinstance(request, GetCycleRequest):
-            dealt = table.get_cycle(request.cycle)
-            if dealt is None:
-                return ErrorResponse(
-                    id=rid,
-                    error=ErrorDetail(
-                        code="not_found",
-                        message=f"cycle: no cycle {request.cycle!r} is known to this table",
-                    ),
-                )
-            return DealtResponse(id=rid, result=dealt)
-        if isinstance(request, SubscribeRequest):
-            # Subscribed first, snapshot second: no event can fall between the two.
-            client.subscribed = True
-            return SubscriptionResponse(
-                id=rid, result=SubscriptionResult(subscribed=True, status=table.status())
-            )
-        if isinstance(request, UnsubscribeRequest):
-            client.subscribed = False
-            return SubscriptionResponse(
-                id=rid, result=SubscriptionResult(subscribed=False, status=None)
-            )
-        raise AssertionError(f"no handler for {request!r}")
+    # -- output and clocks
 
-    def _reply_error(self, client: _Client, request_id: Any, code: ErrorCode, message: str) -> None:
-        response = ErrorResponse(id=request_id, error=ErrorDetail(code=code, message=message))
-        self._send(client, response.model_dump_json().encode() + b"\n")
+    def _finish(self, conn: Connection, reason: str) -> None:
+        conn.finish(reason)
+        self._watch(conn)
 
-    # -- output
+    def _watch(self, conn: Connection) -> None:
+        """Make sure the next look at the clocks is no later than ``conn``'s deadline."""
+        due = conn.deadline()
+        if due is not None and due < self._next_check:
+            self._next_check = due
 
-    def _send(self, client: _Client, data: bytes) -> None:
-        if client.closing or client.closed:
+    def _expire(self, now: float) -> None:
+        """Close the connections whose time is up; note when the next one is due."""
+        if now < self._next_check:
             return
-        if (
-            client.out_bytes + len(data) > self.max_queue_bytes
-            or len(client.out) >= self.max_queue_messages
-        ):
-            self._drop(
-                client,
-                f"too slow: more than {self.max_queue_bytes} bytes or "
-                f"{self.max_queue_messages} messages waiting to be read",
-            )
-            return
-        client.out.append(data)
-        client.out_bytes += len(data)
-        self._flush(client)
-
-    def _flush(self, client: _Client) -> None:
-        while client.out:
-            head = client.out[0]
-            try:
-                sent = client.sock.send(head, _SEND_FLAGS)
-            except (BlockingIOError, InterruptedError):
-                break
-            except OSError as exc:
-                self._close(client, f"connection lost: {exc.strerror or exc}")
-                return
-            client.out_bytes -= sent
-            if sent < len(head):
-                client.out[0] = memoryview(head)[sent:]
-                client.partial = True
-                break
-            client.out.popleft()
-            client.partial = False
-        if not client.out and client.closing:
-            self._close(client, client.reason)
-            return
-        self._update_interest(client)
-
-    def _finish(self, client: _Client, reason: str) -> None:
-        """Send what is queued (for a while at most), then close."""
-        if client.closing or client.closed:
-            return
-        client.closing = True
-        client.subscribed = False
-        client.reason = reason
-        client.deadline = time.monotonic() + self.linger_seconds
-        self._flush(client)
-
-    def _drop(self, client: _Client, reason: str) -> None:
-        """Disconnect a client that does not keep up, telling it why if it still reads."""
-        self._dropped += 1
-        log.warning("%s dropped: %s", client.name, reason)
-        keep = [client.out[0]] if client.partial and client.out else []
-        notice = DroppedNotice(at=utc_now(), reason=reason)
-        line = b'{"event":' + notice.model_dump_json().encode() + b"}\n"
-        client.out = collections.deque([*keep, line])
-        client.out_bytes = sum(len(part) for part in client.out)
-        self._finish(client, f"dropped: {reason}")
-
-    def _close(self, client: _Client, reason: str) -> None:
-        if client.closed:
-            return
-        client.closed = True
-        if client.registered and self._loop is not None:
-            self._loop.unregister(client.sock)
-        client.registered = 0
-        client.sock.close()
-        self._clients.discard(client)
-        log.debug("%s disconnected: %s", client.name, reason)
-
-    def _expire(self) -> None:
-        now = time.monotonic()
-        for client in list(self._clients):
-            if client.deadline is not None and client.deadline <= now:
-                self._close(
-                    client,
-                    f"{client.reason}; its last messages were not read within "
-                    f"{self.linger_seconds} s",
-                )
+        next_check = math.inf
+        for conn in list(self._conns):
+            due = conn.deadline()
+            if due is not None and due <= now:
+                self._expired += conn.time_up(now)
+                due = conn.deadline()
+            if due is not None:
+                next_check = min(next_check, due)
+        self._next_check = next_check
 
     def _deliver_events(self) -> None:
-        if self._overflow:
-            self._overflow = False
-            self._pending.clear()
-            for client in list(self._clients):
-                if client.subscribed:
-                    self._drop(client, "the API server fell behind the table's events")
-        while self._pending:
-            event = self._pending.popleft()
+        overflow, events = self._queue.take()
+        if overflow:
+            for conn in list(self._conns):
+                if conn.subscribed:
+                    conn.drop("the API server fell behind the table's events")
+        for event in events:
             self._events += 1
-            try:
-                line = b'{"event":' + event.model_dump_json().encode() + b"}\n"
-            except Exception:
-                log.exception("cannot serialise event %r", event)
+            lines = lines_by_role(event)
+            if lines is None:
                 continue
-            for client in list(self._clients):
-                if client.subscribed and not client.closing and not client.closed:
-                    self._send(client, line)
+            for conn in list(self._conns):
+                if conn.subscribed and not conn.closing:
+                    line = lines.get(conn.role)
+                    if line is not None:
+                        conn.send(line)
 
     def _update_stats(self) -> None:
         stats = ServerStats(
-            clients=len(self._clients),
-            subscribers=sum(1 for c in self._clients if c.subscribed),
+            clients=len(self._conns),
+            subscribers=sum(1 for c in self._conns if c.subscribed),
             requests=self._requests,
             events=self._events,
             dropped=self._dropped,
+            busy=self._busy,
+            expired=self._expired,
+            evicted=self._evicted,
         )
         with self._stats_lock:
             self._stats = stats

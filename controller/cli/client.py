@@ -1,8 +1,10 @@
 """`mjtable status`, `watch`, `shuffle`, `stop`, `clear-fault`: the running service, from a shell.
 
-Each talks to the service's API socket (``--socket PATH``, or the socket named by
-``--config FILE``). Exit status: 0 done, 1 the table refused the command,
-3 the service could not be reached or broke the connection.
+The commands talk to the service's full API socket, `status` and `watch` to its status socket
+(or the full one when the user may not use the status socket but may use the full one), or to
+the socket given with ``--socket PATH``, or those named by ``--config FILE``. Exit status:
+0 done, 1 the table refused the command, 3 the service could not be reached or broke the
+connection.
 """
 
 from __future__ import annotations
@@ -10,24 +12,35 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from controller.api.limits import STATUS_SOCKET_NAME
 from controller.cli.errors import UsageError
 from controller.service.paths import DEFAULT_SOCKET_PATH
 
 if TYPE_CHECKING:
+    from controller.api.client import ApiClient
     from controller.cycle.reports import CommandResult, Status
+
+#: The status socket when the configuration does not name one: beside the full socket.
+DEFAULT_STATUS_SOCKET_PATH = str(PurePosixPath(DEFAULT_SOCKET_PATH).with_name(STATUS_SOCKET_NAME))
 
 EXIT_REFUSED = 1
 EXIT_UNREACHABLE = 3
 
 
-def _add_target(parser: argparse.ArgumentParser) -> None:
+def _add_target(parser: argparse.ArgumentParser, *, status: bool = False) -> None:
     target = parser.add_mutually_exclusive_group()
     target.add_argument(
         "--socket",
         metavar="PATH",
-        help=f"the service's API socket (default: {DEFAULT_SOCKET_PATH})",
+        help=(
+            f"the service's status or API socket (default: {DEFAULT_STATUS_SOCKET_PATH}, or "
+            f"{DEFAULT_SOCKET_PATH} for a user who may use only that one)"
+            if status
+            else f"the service's API socket (default: {DEFAULT_SOCKET_PATH})"
+        ),
     )
     target.add_argument(
         "--config", metavar="FILE", help="take the socket path from this configuration file"
@@ -39,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     status = subparsers.add_parser(
         "status", help="show the running table's state", description="Show the table's state."
     )
-    _add_target(status)
+    _add_target(status, status=True)
     status.set_defaults(func=_status)
 
     watch = subparsers.add_parser(
@@ -47,7 +60,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="print the table's events as they happen",
         description="Print the table's events, one per line, until interrupted (Ctrl-C).",
     )
-    _add_target(watch)
+    _add_target(watch, status=True)
     watch.set_defaults(func=_watch)
 
     for name, action, text in (
@@ -111,6 +124,43 @@ def socket_path(args: argparse.Namespace) -> str:
     return DEFAULT_SOCKET_PATH
 
 
+def status_socket_paths(args: argparse.Namespace) -> tuple[str, str | None]:
+    """The socket `status` and `watch` ask, and the full socket to try when permission is
+    denied on it (None with --socket: the user chose)."""
+    if getattr(args, "socket", None):
+        return str(args.socket), None
+    config_file = getattr(args, "config", None)
+    if config_file:
+        from controller.service.config import ConfigError, load_config  # lazy: see socket_path
+
+        try:
+            api = load_config(config_file).api
+        except ConfigError as exc:
+            raise UsageError(f"{config_file}: {exc}") from None
+        return api.status_path(), api.socket
+    return DEFAULT_STATUS_SOCKET_PATH, DEFAULT_SOCKET_PATH
+
+
+def _status_client(args: argparse.Namespace) -> ApiClient:
+    """A connected client for `status` and `watch`: on the status socket, or on the full one
+    for a member of the full socket's group only."""
+    from controller.api.client import ApiClient, PermissionDenied  # lazy: see _status
+
+    path, fallback = status_socket_paths(args)
+    client = ApiClient(path)
+    try:
+        client.connect()
+    except PermissionDenied as denied:
+        if fallback is None:
+            raise
+        client = ApiClient(fallback)
+        try:
+            client.connect()
+        except PermissionDenied:
+            raise denied from None
+    return client
+
+
 def _fail(command: str, exc: Exception) -> int:
     print(f"mjtable {command}: {exc}", file=sys.stderr)
     return EXIT_UNREACHABLE
@@ -122,10 +172,10 @@ def _fail(command: str, exc: Exception) -> int:
 def _status(args: argparse.Namespace) -> int:
     # lazy: the API client loads pydantic and the messages' models (~0.1 s), which the
     # parser, --help and bad input need not wait for
-    from controller.api.client import ApiClient, ClientError
+    from controller.api.client import ClientError
 
     try:
-        with ApiClient(socket_path(args)) as client:
+        with _status_client(args) as client:
             status = client.status()
     except ClientError as exc:
         return _fail("status", exc)
@@ -261,15 +311,14 @@ def format_event(event: dict[str, Any]) -> str:
 
 
 def _watch(args: argparse.Namespace) -> int:
-    from controller.api.client import ApiClient, ClientError  # lazy: see _status
+    from controller.api.client import ClientError  # lazy: see _status
 
-    path = socket_path(args)
     try:
-        with ApiClient(path) as client:
+        with _status_client(args) as client:
             snapshot = client.subscribe()
             if not args.json:
                 print(
-                    f"watching {path}: table {snapshot.table}, state {snapshot.state} "
+                    f"watching {client.path}: table {snapshot.table}, state {snapshot.state} "
                     "(Ctrl-C to stop)",
                     flush=True,
                 )

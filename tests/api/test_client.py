@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import os
-import select
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,8 +19,9 @@ from controller.api.client import (
     ServiceNotRunning,
     ServiceTimeout,
 )
-from controller.api.server import ApiServer
+from controller.api.server import ApiServer, Limits
 from controller.cycle.reports import DealtEvent, PhaseEvent, ProgressEvent, ThrowEvent
+from tests.api.asuser import as_nobody
 from tests.support.fake_controller import WAIT, FakeTable, dealt_state, now
 
 
@@ -115,9 +115,8 @@ def test_idle_timeout(client: ApiClient) -> None:
 
 
 def test_slow_subscriber_learns_it_was_dropped(table: FakeTable, sockdir: Path) -> None:
-    with ApiServer(
-        table, sockdir / "api.sock", max_queue_bytes=32 * 1024, linger_seconds=WAIT
-    ) as srv:
+    limits = Limits(max_queue_bytes=32 * 1024, linger_seconds=WAIT)
+    with ApiServer(table, sockdir / "api.sock", limits=limits) as srv:
         slow = ApiClient(srv.path, timeout=WAIT)
         events = slow.events()
         n = 0
@@ -181,7 +180,8 @@ def test_permission_denied_names_the_group(server: ApiServer, sockdir: Path) -> 
         # unprivileged user nobody (the interpreter itself may not be reachable by nobody,
         # so no exec: the child runs the client code already loaded here).
         os.chmod(sockdir, 0o755)
-        message = _as_nobody(lambda: ApiClient(server.path).status())
+        message = as_nobody(lambda: ApiClient(server.path).status().state)
+        message = message.removeprefix("PermissionDenied: ")
     else:
         os.chmod(server.path, 0o000)
         with pytest.raises(PermissionDenied) as caught:
@@ -190,40 +190,6 @@ def test_permission_denied_names_the_group(server: ApiServer, sockdir: Path) -> 
     assert message.startswith(f"permission denied on {server.path}")
     assert f"the group {group!r}" in message
     assert f"usermod -aG {group}" in message
-
-
-def _as_nobody(action: Callable[[], object]) -> str:
-    """Run ``action`` in a child process as uid/gid 65534; the message of what it raised."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: never return into pytest
-        status = 1
-        try:
-            os.close(read_end)
-            os.setgroups([])
-            os.setgid(65534)
-            os.setuid(65534)
-            try:
-                action()
-                text = "no error"
-            except PermissionDenied as exc:
-                text = str(exc)
-            os.write(write_end, text.encode())
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(write_end)
-    try:
-        ready, _, _ = select.select([read_end], [], [], WAIT)
-        assert ready, "the child did not answer"
-        chunks = []
-        while chunk := os.read(read_end, 65536):
-            chunks.append(chunk)
-    finally:
-        os.close(read_end)
-        _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
-    return b"".join(chunks).decode()
 
 
 def test_clients_in_threads(server: ApiServer) -> None:

@@ -30,9 +30,17 @@ def test_default_socket_is_the_configurations(capsys: pytest.CaptureFixture[str]
     assert ApiSection().socket == DEFAULT_SOCKET_PATH == "/run/mjtable/api.sock"
     assert cmd_client.socket_path(argparse.Namespace()) == DEFAULT_SOCKET_PATH
     with pytest.raises(SystemExit):
-        run(["status", "--help"])
+        run(["shuffle", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())  # however argparse wrapped it
     assert f"(default: {DEFAULT_SOCKET_PATH})" in help_text
+    # status and watch ask the status socket beside it (the full one for its members only)
+    status = ApiSection().status_path()
+    assert status == "/run/mjtable/status.sock"
+    assert cmd_client.status_socket_paths(argparse.Namespace()) == (status, DEFAULT_SOCKET_PATH)
+    with pytest.raises(SystemExit):
+        run(["status", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert f"(default: {status}, or {DEFAULT_SOCKET_PATH} for a user who" in help_text
 
 
 def test_status_readable(server: ApiServer, table: FakeTable, capsys) -> None:

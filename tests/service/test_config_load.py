@@ -285,7 +285,7 @@ def _documented_defaults() -> dict[str, str]:
 
 
 def _render_default(key: str, value: Any) -> str:
-    if key == "api.mode":
+    if key in ("api.mode", "api.status_mode"):
         return f"`{value:#o}`"
     if isinstance(value, bool):
         return "`true`" if value else "`false`"
