@@ -18,12 +18,17 @@ delivering ``PortUp`` and running HELLO again when it comes back.
 from __future__ import annotations
 
 import contextlib
+import errno
+import grp
 import logging
+import os
+import pwd
+import stat
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import serial
 
@@ -65,6 +70,72 @@ class BoardLinkError(Exception):
     """The link cannot do what was asked (not started, already stopped)."""
 
 
+@dataclass(frozen=True)
+class OpenFailure:
+    """Why the port could not be opened: ``permission`` (its group or mode), ``refused`` (the
+    service's sandbox: not in the unit's DeviceAllow=), ``missing`` (no such device) or
+    ``other``; ``reason`` says it in words, with what to do."""
+
+    kind: Literal["permission", "refused", "missing", "other"]
+    reason: str
+
+
+def _user(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def _group(gid: int) -> str:
+    try:
+        return grp.getgrgid(gid).gr_name
+    except KeyError:
+        return str(gid)
+
+
+def open_failure(url: str, exc: BaseException) -> OpenFailure:
+    """What an error opening ``url`` means for the technician (never "check the power" when
+    the board is there but the port may not be opened)."""
+    code = getattr(exc, "errno", None)
+    node = os.path.realpath(url) if url.startswith("/") else url
+    shown = url if node == url else f"{url} ({node})"
+    me = _user(os.geteuid())
+    if code == errno.EACCES:
+        try:
+            info = os.stat(node)
+            mode = stat.filemode(info.st_mode)
+            where = f"it is {mode} {_user(info.st_uid)}:{_group(info.st_gid)}"
+        except OSError:
+            where = "its owner could not be read"
+        groups = ", ".join(sorted({_group(g) for g in {os.getegid(), *os.getgroups()}}))
+        return OpenFailure(
+            "permission",
+            f"cannot open {shown}: permission denied: {where}, and this program runs as {me} "
+            f"(groups: {groups}): install the udev rule that gives the board's port to group "
+            "mjtable (`sudo mjtable install`, which writes /etc/udev/rules.d/99-mjtable.rules "
+            "for board.port), then unplug and replug the board or run `sudo udevadm trigger`",
+        )
+    if code == errno.EPERM:
+        return OpenFailure(
+            "refused",
+            f"cannot open {shown}: not permitted by the service's sandbox (not a file "
+            "permission): "
+            "the unit's device list (DeviceAllow=) does not include it; `sudo mjtable install` "
+            "writes /etc/systemd/system/mjtable.service.d/board.conf for board.port, then "
+            "`sudo systemctl restart mjtable`",
+        )
+    if code in (errno.ENOENT, errno.ENODEV, errno.ENXIO):
+        return OpenFailure(
+            "missing",
+            f"cannot open {shown}: no such device: is the board plugged in "
+            "(ls -l /dev/serial/by-id/), "
+            "and is board.port its name? /dev/mjtable-board is made by the udev rule "
+            "(`sudo mjtable install`)",
+        )
+    return OpenFailure("other", f"cannot open {url}: {exc}")
+
+
 #: Every event the link hands to ``on_event``: the protocol engine's (the board's messages and
 #: the link events) and the port's own. Each class is final: dispatch on ``type(event)``.
 BoardEvent: TypeAlias = "ConnectionEvent | PortUp | PortDown"
@@ -104,6 +175,8 @@ class BoardLink:
         self._reopen_at = 0.0
         self._loop: IoLoop | None = None
         self._port_open = False
+        #: why the port could not be opened the last time it was tried (None: it opened)
+        self.open_failure: OpenFailure | None = None
         self.bytes_in = 0
         self.bytes_out = 0
 
@@ -122,6 +195,14 @@ class BoardLink:
             log.warning("the board link's thread did not stop within %g s", timeout)
             self._loop = None  # still in its thread: it finds the port closed
         self._close_port()
+
+    def call_soon(self, function: Callable[[], object]) -> None:
+        """Run ``function`` in the link's I/O thread soon (the service's watchdog asks it to
+        prove the thread is alive). Raises BoardLinkError when the link is not running."""
+        loop = self._loop
+        if loop is None or not loop.running:
+            raise BoardLinkError("the board link is not running")
+        loop.call_soon(function)
 
     def send(self, message: Message) -> None:
         """Queue a message for the board (thread-safe). Raises protocol errors
@@ -168,8 +249,10 @@ class BoardLink:
                 self.url, baudrate=self.baudrate, timeout=0, write_timeout=2.0
             )
         except (serial.SerialException, OSError, ValueError) as exc:
-            self._emit(PortDown(self.url, f"cannot open {self.url}: {exc}"))
+            self.open_failure = open_failure(self.url, exc)
+            self._emit(PortDown(self.url, self.open_failure.reason))
             return False
+        self.open_failure = None
         self._port = port
         self._fd = port.fileno()  # kept: a closed port can no longer tell its descriptor
         self._port_open = True
@@ -267,4 +350,13 @@ class BoardLink:
             events.append(event)
 
 
-__all__ = ["BoardEvent", "BoardLink", "BoardLinkError", "PortDown", "PortUp", "now_ms"]
+__all__ = [
+    "BoardEvent",
+    "BoardLink",
+    "BoardLinkError",
+    "OpenFailure",
+    "PortDown",
+    "PortUp",
+    "now_ms",
+    "open_failure",
+]

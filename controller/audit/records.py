@@ -2,15 +2,20 @@
 
 Each record is one line of canonical JSON (sorted keys, no spaces, ASCII)::
 
-    {"cycle":"c-42","data":{...},"hash":"…","kind":"throw","prev":"…","seq":17,
-     "time":"2025-03-01T20:15:02.123456Z"}
+    {"cycle":"c-42","data":{...},"hash":"…","kind":"throw","mono":81234567890,"prev":"…",
+     "seq":17,"time":"2025-03-01T20:15:02.123456Z"}
 
 - ``seq`` counts records from 0 across every file of the chain;
 - ``prev`` is the SHA-256 (hex) of the previous record's exact line bytes
   (without its newline); the very first record has :data:`GENESIS`;
 - ``hash`` is the SHA-256 of the record's own canonical JSON without ``hash``,
   so even the last line, which no ``prev`` covers yet, cannot be edited unseen;
-- ``cycle`` is present on the records of one deal cycle.
+- ``cycle`` is present on the records of one deal cycle;
+- ``mono`` is the monotonic clock (CLOCK_MONOTONIC, microseconds since the table's computer
+  booted) beside ``time``, the wall clock, which a Pi without a clock battery may have wrong
+  until NTP sets it: within one run of the service ``mono`` never goes back, whatever the
+  wall clock does. Records written before it existed, and ``seal`` records (whose MAC covers
+  fixed fields), have none; both forms verify.
 
 The kinds and the keys their data must carry are the contract in docs/audit.md and in
 :data:`KINDS`. Nothing here touches a file: :mod:`controller.audit.writer` writes these
@@ -78,7 +83,7 @@ CYCLE_KINDS: frozenset[str] = frozenset(
 )
 
 _FIELDS_REQUIRED = ("data", "hash", "kind", "prev", "seq", "time")
-_FIELDS_ALLOWED = frozenset((*_FIELDS_REQUIRED, "cycle"))
+_FIELDS_ALLOWED = frozenset((*_FIELDS_REQUIRED, "cycle", "mono"))
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")
 
@@ -103,6 +108,8 @@ class AuditRecord:
     hash: str
     cycle: str | None
     line: bytes
+    mono: int | None = None
+    """CLOCK_MONOTONIC in microseconds when written (None: a record without it)."""
 
     @property
     def line_hash(self) -> str:
@@ -172,17 +179,26 @@ def _check_json(value: Any, where: str) -> Any:
 
 
 def build_record(
-    *, seq: int, time: str, kind: str, data: Mapping[str, Any], prev: str, cycle: str | None
+    *,
+    seq: int,
+    time: str,
+    kind: str,
+    data: Mapping[str, Any],
+    prev: str,
+    cycle: str | None,
+    mono: int | None = None,
 ) -> AuditRecord:
     """Build a record and its canonical line (no validation of ``kind`` against KINDS)."""
     body: dict[str, Any] = {"data": dict(data), "kind": kind, "prev": prev, "seq": seq}
     body["time"] = time
     if cycle is not None:
         body["cycle"] = cycle
+    if mono is not None:
+        body["mono"] = mono
     own = sha256_hex(canonical_json(body))
     body["hash"] = own
     line = canonical_json(body)
-    return AuditRecord(seq, time, kind, dict(data), prev, own, cycle, line)
+    return AuditRecord(seq, time, kind, dict(data), prev, own, cycle, line, mono)
 
 
 def parse_line(line: bytes) -> AuditRecord:
@@ -205,7 +221,7 @@ def parse_line(line: bytes) -> AuditRecord:
     if extra:
         raise ValueError(f"unexpected field(s) {', '.join(extra)}")
     seq, time, kind, data = obj["seq"], obj["time"], obj["kind"], obj["data"]
-    prev, own, cycle = obj["prev"], obj["hash"], obj.get("cycle")
+    prev, own, cycle, mono = obj["prev"], obj["hash"], obj.get("cycle"), obj.get("mono")
     if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
         raise ValueError(f"seq {seq!r} is not a non-negative integer")
     if not isinstance(time, str) or not _TIME.fullmatch(time):
@@ -220,12 +236,14 @@ def parse_line(line: bytes) -> AuditRecord:
         raise ValueError("hash is not a SHA-256 in lower-case hex")
     if cycle is not None and (not isinstance(cycle, str) or not cycle):
         raise ValueError(f"cycle {cycle!r} is not a non-empty string")
+    if "mono" in obj and (not isinstance(mono, int) or isinstance(mono, bool) or mono < 0):
+        raise ValueError(f"mono {mono!r} is not a non-negative integer")
     if canonical_json(obj) != line:
         raise ValueError("not in canonical form (key order, spacing or escapes were changed)")
     body = {k: v for k, v in obj.items() if k != "hash"}
     if sha256_hex(canonical_json(body)) != own:
         raise ValueError("hash does not match the record's content (the record was altered)")
-    return AuditRecord(seq, time, kind, data, prev, own, cycle, line)
+    return AuditRecord(seq, time, kind, data, prev, own, cycle, line, mono)
 
 
 def format_time(moment: datetime) -> str:

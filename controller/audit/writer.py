@@ -306,6 +306,7 @@ class AuditLog:
             data=data,
             prev=self._prev,
             cycle=cycle,
+            mono=time.monotonic_ns() // 1000,
         )
         self._commit(record)
         if self._sealer is not None:

@@ -194,6 +194,14 @@ def _board_text(status: Status) -> str:
     return "link up" + (": " + ", ".join(parts) if parts else "")
 
 
+#: the status's clock_synced, as `mjtable status` shows it
+_CLOCK = {
+    True: "synchronised",
+    False: "NOT synchronised: the audit log's times may be wrong (docs/install.md, Time)",
+    None: "unknown",
+}
+
+
 def format_status(status: Status) -> str:
     """The readable form printed by `mjtable status`."""
     sets = []
@@ -216,6 +224,7 @@ def format_status(status: Status) -> str:
         ("variant", status.variant),
         ("tile sets", ", ".join(sets) or "-"),
         ("board", _board_text(status)),
+        ("clock", _CLOCK[status.clock_synced]),
         ("fault", fault),
         ("dealt", dealt),
         ("allowed", ", ".join(status.allowed) or "nothing"),

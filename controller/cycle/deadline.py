@@ -66,6 +66,11 @@ class DeadlineTimer:
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
+    @property
+    def alive(self) -> bool:
+        """Whether the timer's thread runs (the service's watchdog asks)."""
+        return self._thread.is_alive()
+
     def arm(self, seconds: float, callback: Callable[[], None]) -> None:
         with self._cond:
             self._due = time.monotonic() + seconds

@@ -157,6 +157,11 @@ class Status(BaseModel):
     audit: AuditRef | None = Field(
         default=None, description="the audit chain's head (null: the table keeps no audit log)"
     )
+    clock_synced: bool | None = Field(
+        default=None,
+        description="whether the table's system clock is synchronised (NTP), so that the audit "
+        "log's times are right (null: not known, or not the table's service)",
+    )
 
 
 class CommandResult(BaseModel):

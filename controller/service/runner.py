@@ -31,13 +31,15 @@ from controller import __version__
 from controller.api.server import ApiServer
 from controller.audit.recovery import recover
 from controller.audit.writer import AuditLog
-from controller.cycle.controller import CycleController
 from controller.cycle.reports import Action, AuditRef, Event
 from controller.service.builder import BoardConnection, BoardTarget, SerialPort, SimulatedPty
+from controller.service.clock import ClockWatch
 from controller.service.config import Config, PanelSection
 from controller.service.leds import LedWorker
 from controller.service.simcontrol import SimControlServer
-from controller.service.systemd import sd_notify
+from controller.service.supervision import ServiceController
+from controller.service.systemd import sd_notify, watchdog_interval
+from controller.service.watchdog import Watchdog, loop_probe, thread_probe
 from drivers.panel import (
     DEFAULT_PRODUCT_ID,
     DEFAULT_VENDOR_ID,
@@ -79,7 +81,7 @@ class Service:
         self.config = config
         self.sim = sim
         self.audit: AuditLog | None = None
-        self.controller: CycleController | None = None
+        self.controller: ServiceController | None = None
         self.connection: BoardConnection | None = None
         #: the simulated board at the far end with --sim (the control socket reaches it)
         self.board: SimulatedBoard | None = None
@@ -90,6 +92,8 @@ class Service:
         self.control: SimControlServer | None = None
         self._stop = threading.Event()
         self._hello_watch: threading.Timer | None = None
+        self.clock = ClockWatch()
+        self.watchdog: Watchdog | None = None
         self.stop_reason = "stopped"
         self._unsubscribe: list[Callable[[], None]] = []
 
@@ -116,7 +120,8 @@ class Service:
             },
         )
         profile = load_profile(config.rules.profile)
-        self.controller = CycleController(
+        self.clock.start()
+        self.controller = ServiceController(
             profile,
             table=str(table_number),
             dice_source=config.dice.source,
@@ -125,6 +130,7 @@ class Service:
             audit_head=self._audit_head,
         )
         self._recover()
+        self.controller.clock = self.clock
         self._unsubscribe.append(self.controller.subscribe(self._on_event))
 
         self.connection = BoardConnection(self._board_target(profile))
@@ -151,20 +157,52 @@ class Service:
         self._hello_watch = threading.Timer(config.deadlines.hello, self._check_hello, args=(url,))
         self._hello_watch.daemon = True
         self._hello_watch.start()
+        self._start_watchdog()
+
+    def _start_watchdog(self) -> None:
+        """Under a unit with WatchdogSec=: WATCHDOG=1 while the board link's loop and the
+        deadline timer answer (controller/service/watchdog.py)."""
+        interval = watchdog_interval()
+        if interval is None or self.connection is None or self.controller is None:
+            return
+        link, controller = self.connection.link, self.controller
+        assert link is not None
+        self.watchdog = Watchdog(
+            interval,
+            [
+                loop_probe("the board link's I/O loop", link.call_soon),
+                thread_probe("the deadline timer", lambda: controller.deadline_alive),
+            ],
+        )
+        self.watchdog.start()
+        log.info(
+            "watchdog: WATCHDOG=1 every %g s while the board link and timers answer",
+            self.watchdog.period,
+        )
 
     def _check_hello(self, url: str) -> None:
-        """deadlines.hello after start: say plainly when the board has not answered yet."""
+        """deadlines.hello after start: say plainly why the board has not answered yet: the
+        port could not be opened (permission, the unit's device list, no such device), or it
+        opened and the board is silent."""
         if self.controller is None or self.controller.link_up:
             return
-        log.error(
-            "the board on %s has not answered HELLO within %g s: check that it is powered, "
-            "the cable, the udev rule for /dev/mjtable-board (ls -l %s), and board.port in the "
-            "configuration; the service keeps trying",
-            url,
-            self.config.deadlines.hello,
-            url,
-        )
-        sd_notify(f"STATUS=table {self.config.table.number}: the board does not answer on {url}")
+        link = self.connection.link if self.connection is not None else None
+        failure = link.open_failure if link is not None else None
+        if failure is not None:
+            log.error("%s; the service keeps trying", failure.reason)
+            why = {"permission": "permission denied", "refused": "not allowed by the unit"}
+            words = why.get(failure.kind, "cannot be opened")
+        else:
+            log.error(
+                "the board on %s is open but has not answered HELLO within %g s: check that it is "
+                "powered and runs its firmware, the line speed (board.baud = %s), and the cable "
+                "(on the Pi's UART: TX to RX, RX to TX, a common ground); the service keeps trying",
+                url,
+                self.config.deadlines.hello,
+                self.config.board.baud if self.config.board is not None else "-",
+            )
+            words = "does not answer"
+        sd_notify(f"STATUS=table {self.config.table.number}: the board {words} on {url}")
 
     def _board_target(self, profile: Profile) -> BoardTarget:
         """With --sim, the simulated board, holding the rule set's tiles; else the board.port."""
@@ -278,6 +316,9 @@ class Service:
         return self.stop_reason
 
     def stop(self, reason: str = "stopped") -> None:
+        if self.watchdog is not None:
+            self.watchdog.stop()
+        self.clock.stop()
         sd_notify("STOPPING=1")
         if self._hello_watch is not None:
             self._hello_watch.cancel()

@@ -1,4 +1,5 @@
-"""What the service says to systemd: readiness and status lines, and the journal's log format."""
+"""What the service says to systemd: readiness, status and watchdog lines, the watchdog's
+interval, and the journal's log format."""
 
 from __future__ import annotations
 
@@ -26,6 +27,18 @@ def sd_notify(message: str) -> bool:
             log.warning("sd_notify failed: %s", exc)
             return False
     return True
+
+
+def watchdog_interval() -> float | None:
+    """The unit's ``WatchdogSec=`` in seconds, when systemd expects ``WATCHDOG=1`` from this
+    process (``WATCHDOG_USEC`` set, and ``WATCHDOG_PID``, if set, this process); else None."""
+    usec = os.environ.get("WATCHDOG_USEC", "")
+    pid = os.environ.get("WATCHDOG_PID", "")
+    if not usec.isdigit() or int(usec) == 0:
+        return None
+    if pid and (not pid.isdigit() or int(pid) != os.getpid()):
+        return None
+    return int(usec) / 1_000_000
 
 
 class JournalFormatter(logging.Formatter):

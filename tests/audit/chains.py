@@ -70,6 +70,7 @@ def reforge(objs: list[dict[str, Any]]) -> list[bytes]:
             data=data,
             prev=prev,
             cycle=obj.get("cycle"),
+            mono=obj.get("mono"),
         )
         out.append(record.line)
         prev = record.line_hash

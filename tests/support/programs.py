@@ -16,6 +16,7 @@ import pytest
 PACKAGES = {
     "systemd-analyze": "systemd",
     "systemd-sysusers": "systemd",
+    "cc": "gcc",
 }
 
 

@@ -1,0 +1,156 @@
+"""A board's port that cannot be opened says why, and what to do: never "check the power"
+when the board is there and only the permission is missing.
+
+The permission case is real: a child process, switched to user nobody, opens a pty's node
+given to group dialout with mode 0660 (as Raspberry Pi OS gives its serial ports), and gets
+EACCES from the kernel. The sandbox's EPERM (a device outside the unit's DeviceAllow=) needs a
+real systemd: its words are checked from the errno."""
+
+from __future__ import annotations
+
+import errno
+import grp
+import json
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import serial
+
+from controller.service.config import config_from_dict
+from controller.service.runner import Service
+from drivers.board import BoardLink, PortDown, open_failure
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def _as_nobody(path: str) -> dict[str, str]:
+    """Open ``path`` with pyserial as user nobody, in a forked child; what open_failure says."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: drop to nobody, try, report, leave at once
+        try:
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+            try:
+                serial.serial_for_url(path, timeout=0).close()
+                out = {"kind": "opened"}
+            except Exception as exc:
+                failure = open_failure(path, exc)
+                out = {"kind": failure.kind, "reason": failure.reason}
+            os.write(write, json.dumps(out).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    data = b""
+    while chunk := os.read(read, 65536):
+        data += chunk
+    os.close(read)
+    os.waitpid(pid, 0)
+    result: dict[str, str] = json.loads(data)
+    return result
+
+
+@pytest.fixture
+def pty_node() -> Iterator[str]:
+    master, slave = os.openpty()
+    try:
+        yield os.ttyname(slave)
+    finally:
+        os.close(slave)
+        os.close(master)
+
+
+def test_a_real_permission_error_names_device_group_user_and_rule(pty_node: str) -> None:
+    assert os.geteuid() == 0, "the test gives the node away and drops to nobody: run as root"
+    dialout = grp.getgrnam("dialout").gr_gid
+    os.chown(pty_node, 0, dialout)
+    os.chmod(pty_node, 0o660)
+    said = _as_nobody(pty_node)
+    assert said["kind"] == "permission", said
+    reason = said["reason"]
+    assert reason.startswith(f"cannot open {pty_node}: permission denied")
+    assert "crw-rw---- root:dialout" in reason  # the node, its owner and group
+    assert "runs as nobody (groups: nogroup)" in reason  # the user the program runs as
+    assert "sudo mjtable install" in reason and "99-mjtable.rules" in reason
+    assert "power" not in reason
+
+
+def test_the_other_causes_each_in_their_words(tmp_path: Path) -> None:
+    sandbox = open_failure("/dev/ttyUSB0", serial.SerialException(errno.EPERM, "not permitted"))
+    assert sandbox.kind == "refused"
+    assert "DeviceAllow=" in sandbox.reason and "mjtable.service.d/board.conf" in sandbox.reason
+    assert "power" not in sandbox.reason
+    missing = tmp_path / "ttyUSB7"
+    try:
+        serial.serial_for_url(str(missing), timeout=0)
+    except serial.SerialException as exc:
+        gone = open_failure(str(missing), exc)
+    assert gone.kind == "missing" and f"cannot open {missing}: no such device" in gone.reason
+    # a link is shown with the node it leads to
+    (tmp_path / "by-id").symlink_to(missing)
+    assert (
+        f"{tmp_path / 'by-id'} ({missing})"
+        in open_failure(str(tmp_path / "by-id"), OSError(errno.ENOENT, "gone")).reason
+    )
+
+
+def test_the_link_keeps_why_the_port_did_not_open(tmp_path: Path) -> None:
+    events: list[object] = []
+    link = BoardLink(str(tmp_path / "ttyUSB3"), events.append, reopen_interval=30)
+    link.start()
+    try:
+        assert wait_for(lambda: link.open_failure is not None)
+        assert link.open_failure is not None and link.open_failure.kind == "missing"
+        downs = [e for e in events if isinstance(e, PortDown)]
+        assert downs and downs[0].reason == link.open_failure.reason
+    finally:
+        link.stop()
+
+
+def _service(tmp_path: Path, port: str) -> Service:
+    config = config_from_dict(
+        {
+            "table": {"number": 7},
+            "rules": {"profile": "wenzhou"},
+            "board": {"port": port},
+            "deadlines": {"hello": 0.3},
+            "api": {"socket": str(tmp_path / "api.sock")},
+            "audit": {"path": str(tmp_path / "audit" / "audit.jsonl")},
+        }
+    )
+    return Service(config)
+
+
+@pytest.mark.parametrize("silent", [False, True])
+def test_the_hello_watch_tells_no_device_from_a_silent_board(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, pty_node: str, silent: bool
+) -> None:
+    port = pty_node if silent else str(tmp_path / "ttyUSB9")
+    service = _service(tmp_path, port)
+    caplog.set_level(logging.INFO, logger="mjtable")
+    service.start()
+    try:
+        assert wait_for(lambda: any(r.levelno == logging.ERROR for r in caplog.records))
+        time.sleep(0.3)  # one hello deadline more: it says it once
+    finally:
+        service.stop()
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1, errors
+    if silent:
+        assert f"the board on {port} is open but has not answered HELLO within 0.3 s" in errors[0]
+        assert "powered" in errors[0]  # a board that is there and silent: its power, its speed
+    else:
+        assert errors[0].startswith(f"cannot open {port}: no such device")
+        assert "powered" not in errors[0] and "power" not in errors[0]
