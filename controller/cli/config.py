@@ -1,16 +1,19 @@
 """`mjtable config check FILE`: validate a service configuration without starting anything.
 
-Exit status: 0 the file is valid (warnings about this machine may follow),
-1 it is not (every problem printed, one per line, naming the key).
+Exit status: 0 the file is valid (warnings about this machine may follow: among them, an
+installed udev rule or unit that does not let the service open board.port), 1 it is not
+(every problem printed, one per line, naming the key).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+from typing import Any
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(subparsers: Any) -> None:
     config = subparsers.add_parser(
         "config",
         help="check the service configuration",
@@ -27,12 +30,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ),
     )
     check.add_argument("file", metavar="FILE", help="the configuration file, e.g. config.toml")
+    check.add_argument(
+        "--prefix",
+        default=Path("/"),
+        type=Path,
+        metavar="DIR",
+        help="where the udev rule and the unit are installed, to check that they let the "
+        "service open board.port (default: /)",
+    )
     check.set_defaults(func=_check)
 
 
 def _check(args: argparse.Namespace) -> int:
     # lazy: pydantic and the configuration's models, only when a file is checked
     from controller.service.config import ConfigError, check_environment, load_config
+    from controller.service.ports import board_port, installed_problems
 
     try:
         config = load_config(args.file)
@@ -75,6 +87,9 @@ def _check(args: argparse.Namespace) -> int:
     print(f"{args.file}: valid")
     for key, value in rows:
         print(f"  {key:<10} {value}")
-    for warning in check_environment(config):
+    warnings = check_environment(config)
+    if config.board is not None:
+        warnings += installed_problems(board_port(config.board.port, args.prefix), args.prefix)
+    for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return 0

@@ -1,8 +1,10 @@
-"""`mjtable install --prefix DIR`: put the configuration, udev rules, unit and user in place."""
+"""`mjtable install`: the user, configuration, udev rule and units in place, and the service
+enabled and started, in one step (docs/install.md)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,22 +14,40 @@ from controller.cli.errors import UsageError
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "install",
-        help="install the configuration, udev rules, systemd unit and system user",
+        help="install and start the service: user, configuration, udev rule, systemd units",
         description=(
-            "Write etc/mjtable/config.toml (only if absent), etc/udev/rules.d/99-mjtable.rules, "
-            "etc/systemd/system/mjtable.service and etc/sysusers.d/mjtable.conf under DIR "
-            "(/ on the table's computer), then print the commands that make them take effect."
+            "Write etc/sysusers.d/mjtable.conf, etc/mjtable/config.toml (only if absent), "
+            "etc/udev/rules.d/99-mjtable.rules (with the rule for the configured board port) "
+            "and the systemd units with their drop-ins under DIR; on / then create the user, "
+            "reload udev and systemd, enable and (re)start the service. Under another DIR "
+            "nothing is run: the commands to run on the table are printed."
         ),
     )
     parser.add_argument(
-        "--prefix", required=True, type=Path, metavar="DIR", help="root to install under, e.g. /"
+        "--prefix",
+        default=Path("/"),
+        type=Path,
+        metavar="DIR",
+        help="root to install under (default: /, the table itself; another folder: staging)",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="change nothing: list every file it would write and every command it would run",
+    )
+    parser.add_argument(
+        "--no-start",
+        dest="start",
+        action="store_false",
+        help="enable the service but do not (re)start it now",
     )
     parser.add_argument(
         "--exec",
         dest="exec_path",
         type=Path,
         metavar="PATH",
-        help="the mjtable program the unit runs (default: the one running this command)",
+        help="the mjtable program the units run (default: the one running this command, "
+        "through /opt/mjtable/current when versions sit side by side)",
     )
     parser.add_argument(
         "--board-serial",
@@ -39,17 +59,36 @@ def register(subparsers: Any) -> None:
 
 def _install(args: argparse.Namespace) -> int:
     # lazy: only `mjtable install` needs the installer
-    from controller.service.install import InstallError, install
+    from controller.service.install import InstallError, StepFailed, install
 
     try:
-        report = install(args.prefix, exec_path=args.exec_path, board_serial=args.board_serial)
+        report = install(
+            args.prefix,
+            exec_path=args.exec_path,
+            board_serial=args.board_serial,
+            dry_run=args.dry_run,
+            start=args.start,
+        )
+    except StepFailed as exc:
+        print(f"mjtable install: {exc}", file=sys.stderr)
+        return 1
     except InstallError as exc:
         raise UsageError(str(exc)) from None
+    if report.dry_run:
+        print("dry run: nothing is changed; this is what would be done")
+    if report.port is not None:
+        print(f"board     {report.port.describe()}")
     for action in report.actions:
-        print(action)
+        print(action.planned() if report.dry_run else action)
+    for step in report.ran:
+        print(f"{'run' if report.dry_run else 'ran':9} {step}  ({step.why})")
     for note in report.notes:
         print(f"note: {note}")
-    print("next:")
-    for command in report.next_commands:
+    if report.next_steps:
+        print("next, on the table:")
+        for command in report.next_commands:
+            print(f"  {command}")
+    print("then check:")
+    for command in report.checks:
         print(f"  {command}")
     return 0

@@ -1,78 +1,104 @@
-"""Put the service's files in place: configuration, udev rules, systemd unit, system user.
+"""`mjtable install`: everything after ``pip install``, in one step.
 
-``install(prefix)`` writes, under ``prefix`` (``/`` on the table's Raspberry Pi,
-a temporary directory in tests):
+``install(prefix)`` puts in place, under ``prefix`` (``/`` on the table's Raspberry Pi, a
+staging directory otherwise):
 
-- ``etc/mjtable/config.toml``: the example configuration, only when there is
-  none (an existing configuration is never overwritten);
-- ``etc/udev/rules.d/99-mjtable.rules``: the board's stable name and device
-  access for group ``mjtable``, with the panel's ids taken from the configuration
-  and the board's serial from ``board_serial``;
-- ``etc/systemd/system/mjtable.service``: the hardened unit, its ``ExecStart``
-  pointing at the ``mjtable`` program given (by default the one running);
-- ``etc/systemd/system/mjtable.service.d/network.conf``: only when the
-  configuration's board is on the network (``socket://``), letting the service
-  reach that address and no other;
-- ``etc/sysusers.d/mjtable.conf``: the service's user and group.
+- ``etc/mjtable/config.toml``: the example configuration, only when there is none (an
+  existing configuration is never overwritten);
+- ``etc/sysusers.d/mjtable.conf``: the service's user and group;
+- ``etc/udev/rules.d/99-mjtable.rules``: the board's stable name and device access for group
+  ``mjtable``, with the block for the configuration's board port (a USB-serial adapter, the
+  Pi's UART), the panel's ids from the configuration and the board's serial from
+  ``board_serial``;
+- ``etc/systemd/system/mjtable.service`` and ``mjtable-gateway.service``: the units, their
+  ``ExecStart`` on the ``mjtable`` program given (by default the one running, through the
+  ``current`` link when versions live side by side under one folder);
+- ``etc/systemd/system/mjtable.service.d/board.conf``: the device the unit must also allow
+  when the board is not on native USB; ``network.conf``: the one address a board on the
+  network (``socket://``) may be reached at. Each is removed when no longer needed.
 
-A file of ours that differs from what is installed is replaced and the old one
-kept as ``FILE.bak``. The returned :class:`InstallReport` lists what was done
-and the commands that make it take effect.
+A file of ours that differs from what is installed is replaced and the old one kept as
+``FILE.bak``. Then, on the table's own root, it runs, through one runner
+(:mod:`controller.service.commands`): ``systemd-sysusers``, ``udevadm control --reload``,
+``udevadm trigger`` and ``settle``, ``systemctl daemon-reload``, ``enable`` and ``restart``.
+Under another prefix it runs nothing and lists those commands for the table. ``dry_run``
+changes nothing and lists every file it would write and every command it would run.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import re
 import sys
-import tempfile
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
 
+from controller.service.commands import Recorder, Runner, Step, StepFailed, run_command
+from controller.service.install_files import (
+    BOARD_DROPIN,
+    CONFIG,
+    DEFAULT_EXEC,
+    DROPIN,
+    DROPIN_DIR,
+    GATEWAY_UNIT,
+    RULES,
+    SYSUSERS,
+    UNIT,
+    FileChange,
+    InstallAction,
+    InstallError,
+    board_dropin,
+    network_dropin,
+    render_rules,
+    render_unit,
+)
 from controller.service.paths import DEFAULT_CONFIG_PATH
+from controller.service.ports import KIND_WORDS, BoardPort, board_port
 from drivers.panel import DEFAULT_PRODUCT_ID, DEFAULT_VENDOR_ID
 
-DEFAULT_EXEC = "/opt/mjtable/.venv/bin/mjtable"
-"""The program path written in udev/mjtable.service (replaced at install)."""
+__all__ = [
+    "BOARD_DROPIN",
+    "CONFIG",
+    "DEFAULT_EXEC",
+    "DROPIN",
+    "DROPIN_DIR",
+    "GATEWAY_UNIT",
+    "RULES",
+    "SYSUSERS",
+    "UNIT",
+    "InstallAction",
+    "InstallError",
+    "InstallReport",
+    "StepFailed",
+    "default_exec_path",
+    "install",
+    "render_unit",
+    "source_dir",
+]
 
-CONFIG = Path(DEFAULT_CONFIG_PATH).relative_to("/")
-RULES = Path("etc/udev/rules.d/99-mjtable.rules")
-UNIT = Path("etc/systemd/system/mjtable.service")
-DROPIN = Path("etc/systemd/system/mjtable.service.d/network.conf")
-SYSUSERS = Path("etc/sysusers.d/mjtable.conf")
-
-#: the panel's ids in the shipped rules file: the placeholders of drivers/panel.py
-_PANEL_IDS = (f'=="{DEFAULT_VENDOR_ID:04x}"', f'=="{DEFAULT_PRODUCT_ID:04x}"')
-_BOARD_SERIAL = 'ATTRS{serial}=="*"'
 _SERIAL_OK = re.compile(r"[A-Za-z0-9._:-]{1,126}")
-_NETWORK_SCHEMES = ("socket", "rfc2217")
-
-
-class InstallError(Exception):
-    """Installation cannot go on; the message says what to fix."""
-
-
-@dataclass(frozen=True)
-class InstallAction:
-    """One file: ``created``, ``updated``, ``unchanged``, ``kept`` or ``removed``."""
-
-    path: Path
-    what: str
-    note: str = ""
-
-    def __str__(self) -> str:
-        return f"{self.what:9} {self.path}" + (f"  ({self.note})" if self.note else "")
+#: present when systemd runs this system (sd_booted()): the commands need it
+SYSTEMD_RUNNING = Path("/run/systemd/system")
+_SERVICE = "mjtable.service"
+_GATEWAY = "mjtable-gateway.service"
 
 
 @dataclass
 class InstallReport:
+    """What was done (or, in a dry run, would be): files, commands, notes."""
+
     prefix: Path
+    dry_run: bool = False
     actions: list[InstallAction] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    next_commands: list[str] = field(default_factory=list)
+    #: the commands run (or, in a dry run, to be run) on this machine
+    ran: list[Step] = field(default_factory=list)
+    #: the commands left to run on the table (the files were staged under a prefix)
+    next_steps: list[Step] = field(default_factory=list)
+    #: what to look at afterwards
+    checks: list[str] = field(default_factory=list)
+    port: BoardPort | None = None
 
     def action_for(self, relative: Path) -> InstallAction:
         target = self.prefix / relative
@@ -80,6 +106,10 @@ class InstallReport:
             if action.path == target:
                 return action
         raise KeyError(str(relative))
+
+    @property
+    def next_commands(self) -> list[str]:
+        return [f"sudo {step}" for step in self.next_steps]
 
 
 def source_dir() -> Path:
@@ -100,9 +130,29 @@ def source_dir() -> Path:
 
 
 def default_exec_path() -> Path:
-    """The ``mjtable`` program beside the running Python (a virtualenv's bin/), if any."""
-    candidate = Path(sys.executable).parent / "mjtable"
-    return candidate if candidate.exists() else Path(DEFAULT_EXEC)
+    """The ``mjtable`` program beside the running Python (a virtualenv's bin/), reached
+    through ``current`` when the virtualenv sits beside a ``current`` link (one virtualenv
+    per version, docs/install.md); DEFAULT_EXEC when there is no such program."""
+    program = Path(sys.executable).parent / "mjtable"
+    if not program.exists():
+        return Path(DEFAULT_EXEC)
+    current = program.parent.parent.parent / "current"
+    return current / "bin" / "mjtable" if current.is_symlink() else program
+
+
+def _current_note(program: Path) -> str | None:
+    """When the unit runs ``.../current/bin/mjtable`` and ``current`` is not this program's
+    virtualenv: the service will run another version than the one installing."""
+    running = Path(sys.executable).parent.parent
+    if program.parent.parent.name != "current" or not program.parent.parent.is_symlink():
+        return None
+    target = program.parent.parent.resolve()
+    if target == running.resolve():
+        return None
+    return (
+        f"{program.parent.parent} points at {target}, not at this version's {running}: the "
+        "service runs the version `current` points at (docs/install.md, Upgrade and rollback)"
+    )
 
 
 def _read_config(path: Path, report: InstallReport) -> dict[str, object]:
@@ -111,7 +161,7 @@ def _read_config(path: Path, report: InstallReport) -> dict[str, object]:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         report.notes.append(
             f"{path} could not be read as TOML ({exc}): the udev rule keeps the default "
-            "panel ids; run `mjtable config check` on it"
+            "panel ids and the board's native USB port; run `mjtable config check` on it"
         )
         return {}
     return data
@@ -122,88 +172,15 @@ def _section(data: dict[str, object], name: str) -> dict[str, object]:
     return value if isinstance(value, dict) else {}
 
 
-def render_rules(template: str, *, vendor_id: int, product_id: int, serial: str | None) -> str:
-    """The rules file with the panel's ids and the board's serial filled in."""
-    out: list[str] = []
-    for line in template.splitlines(keepends=True):
-        if not line.lstrip().startswith("#"):
-            if _PANEL_IDS[0] in line and _PANEL_IDS[1] in line:
-                line = line.replace(_PANEL_IDS[0], f'=="{vendor_id:04x}"')
-                line = line.replace(_PANEL_IDS[1], f'=="{product_id:04x}"')
-            if serial is not None and _BOARD_SERIAL in line:
-                line = line.replace(_BOARD_SERIAL, f'ATTRS{{serial}}=="{serial}"')
-        out.append(line)
-    return "".join(out)
-
-
-def render_unit(template: str, exec_path: Path) -> str:
-    """The unit with ExecStart running ``exec_path``."""
-    text = str(exec_path)
-    if not exec_path.is_absolute() or any(c.isspace() or c in "\"'\\%$;" for c in text):
-        raise InstallError(
-            f"the program path {text!r} must be absolute, without spaces, quotes, "
-            "backslashes, % or $ (systemd would read them specially)"
-        )
-    if DEFAULT_EXEC not in template:
-        raise InstallError(f"the unit template has no ExecStart={DEFAULT_EXEC} line to adapt")
-    return template.replace(DEFAULT_EXEC, text)
-
-
-def network_dropin(port: str) -> tuple[str, str | None]:
-    """The drop-in for a board on the network, and a note when it cannot be narrow."""
-    host = urlsplit(port).hostname or ""
-    lines = [
-        "# Written by `mjtable install`: the board is on the network",
-        f"# (board.port = {port}).",
-        "[Service]",
-        "RestrictAddressFamilies=AF_INET AF_INET6",
-    ]
-    note = None
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        lines.append("IPAddressDeny=")
-        note = (
-            f"board.port names the host {host!r}, not an IP address: the service may reach "
-            "any address; give the board's IP address in board.port to restrict it"
-        )
-    else:
-        lines.append(f"IPAddressAllow={address}")
-    return "\n".join(lines) + "\n", note
-
-
-def _write(report: InstallReport, relative: Path, content: str, *, keep: bool = False) -> None:
-    """Write one file (atomically); keep an existing one when ``keep``, else back it up."""
-    target = report.prefix / relative
-    if target.exists() and not target.is_file():
-        raise InstallError(f"{target} exists and is not a file")
-    note = ""
-    if target.exists():
-        old = target.read_text(encoding="utf-8", errors="replace")
-        if keep:
-            report.actions.append(InstallAction(target, "kept", "not overwritten"))
-            return
-        if old == content:
-            report.actions.append(InstallAction(target, "unchanged"))
-            return
-        backup = target.with_name(target.name + ".bak")
-        os.replace(target, backup)
-        note = f"the previous one is {backup.name}"
-        what = "updated"
-    else:
-        what = "created"
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(content)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except OSError as exc:
-        raise InstallError(f"cannot write {target}: {exc.strerror or exc}") from None
-    report.actions.append(InstallAction(target, what, note))
+def _panel_ids(config: dict[str, object]) -> tuple[int, int]:
+    panel = _section(config, "panel")
+    vendor = panel.get("vendor_id", DEFAULT_VENDOR_ID)
+    product = panel.get("product_id", DEFAULT_PRODUCT_ID)
+    if not isinstance(vendor, int) or not isinstance(product, int):
+        raise InstallError("panel.vendor_id and panel.product_id must be integers such as 0x1209")
+    if not (0 <= vendor <= 0xFFFF and 0 <= product <= 0xFFFF):
+        raise InstallError(f"panel ids {vendor:#x}:{product:#x} are not 16-bit USB ids")
+    return vendor, product
 
 
 def _sealing_notes(root: Path, key: object, program: Path) -> list[str]:
@@ -223,14 +200,74 @@ def _sealing_notes(root: Path, key: object, program: Path) -> list[str]:
     return []
 
 
+def _steps(*, start: bool, gateway: bool) -> list[Step]:
+    """The commands that make the files take effect, in the order that works: the group
+    before udev uses it, the rule before the service opens the board, the units last."""
+    units = (_SERVICE, _GATEWAY) if gateway else (_SERVICE,)
+    steps = [
+        Step(("systemd-sysusers", f"/{SYSUSERS}"), "the user and group mjtable"),
+        Step(("udevadm", "control", "--reload"), "udev reads the new rule"),
+        Step(
+            (
+                "udevadm",
+                "trigger",
+                "--subsystem-match=tty",
+                "--subsystem-match=usb",
+                "--subsystem-match=hidraw",
+            ),
+            "the rule applies to the board and panel plugged in now",
+        ),
+        Step(("udevadm", "settle", "--timeout=30"), "before the service opens them"),
+        Step(("systemctl", "daemon-reload"), "systemd reads the new units"),
+        Step(("systemctl", "enable", *units), "started at every boot"),
+    ]
+    if start:
+        steps.append(Step(("systemctl", "restart", *units), "started now, on this version"))
+    return steps
+
+
+def _board_changes(
+    port: BoardPort | None, report: InstallReport, board_serial: str | None
+) -> list[FileChange]:
+    """The drop-ins for the board's port, and the notes about it."""
+    network_text, board_text = None, None
+    if port is not None and port.kind == "network":
+        network_text, note = network_dropin(port.port)
+        if note:
+            report.notes.append(note)
+    if port is not None and port.dropin_allow:
+        board_text = board_dropin(port.port, KIND_WORDS[port.kind], port.dropin_allow)
+    if port is not None and port.kind == "other":
+        report.notes.append(
+            f"board.port = {port.port}: not a kind of port the installation knows (ttyACM, "
+            "ttyUSB, ttyAMA, ttyS0, serial0, their /dev/serial links, socket://): the unit "
+            "allows native USB (ttyACM) only; add the device with DeviceAllow= in a drop-in"
+        )
+    native = port is None or port.kind == "usb-acm"
+    if board_serial is None and native and (port is None or port.port == "/dev/mjtable-board"):
+        report.notes.append(
+            "the udev rule names any board with the ids 2e8a:0005 /dev/mjtable-board: "
+            "give --board-serial to name only this table's board"
+        )
+    return [
+        FileChange(DROPIN, network_text, why="the board is not on the network"),
+        FileChange(BOARD_DROPIN, board_text, why="the board is on native USB"),
+    ]
+
+
 def install(
-    prefix: Path | str,
+    prefix: Path | str = "/",
     *,
     exec_path: Path | str | None = None,
     board_serial: str | None = None,
     source: Path | None = None,
+    dry_run: bool = False,
+    start: bool = True,
+    commands: bool | None = None,
+    runner: Runner | None = None,
 ) -> InstallReport:
-    """Install the configuration, udev rules, unit and sysusers file under ``prefix``."""
+    """Install the service's files under ``prefix``; on ``/`` (or with ``commands``) run the
+    commands that make them take effect through ``runner`` (default: for real)."""
     root = Path(prefix)
     if not root.is_dir():
         raise InstallError(f"the prefix {root} is not a directory")
@@ -239,66 +276,88 @@ def install(
             f"board serial {board_serial!r}: expected letters, digits and . _ : - only "
             "(as `udevadm info` shows ATTRS{serial})"
         )
+    live = root.resolve() == Path("/") if commands is None else commands
+    if live and not dry_run and runner is None:
+        if not SYSTEMD_RUNNING.is_dir():
+            raise InstallError(
+                f"this system is not running systemd (no {SYSTEMD_RUNNING}), which the service "
+                "needs: nothing was written; see what it would do with --dry-run, or stage "
+                "the files for the table with --prefix DIR"
+            )
+        if os.geteuid() != 0:
+            raise InstallError(
+                "installing on / writes to /etc and runs systemctl: run it as root (sudo), "
+                "or see what it would do with --dry-run, or stage the files with --prefix DIR"
+            )
     src = source if source is not None else source_dir()
     program = Path(exec_path) if exec_path is not None else default_exec_path()
-    report = InstallReport(prefix=root)
+    report = InstallReport(prefix=root, dry_run=dry_run)
 
     # Everything is computed and checked before the first file is written.
     example = (src / "config.example.toml").read_text(encoding="utf-8")
     config_path = root / CONFIG
     config = _read_config(config_path, report) if config_path.exists() else tomllib.loads(example)
-    panel = _section(config, "panel")
-    vendor, product = (
-        panel.get("vendor_id", DEFAULT_VENDOR_ID),
-        panel.get("product_id", DEFAULT_PRODUCT_ID),
-    )
-    if not isinstance(vendor, int) or not isinstance(product, int):
-        raise InstallError("panel.vendor_id and panel.product_id must be integers such as 0x1209")
-    if not (0 <= vendor <= 0xFFFF and 0 <= product <= 0xFFFF):
-        raise InstallError(f"panel ids {vendor:#x}:{product:#x} are not 16-bit USB ids")
+    vendor, product = _panel_ids(config)
+    port_value = _section(config, "board").get("port")
+    port = board_port(port_value, root) if isinstance(port_value, str) else None
+    report.port = port
     rules = render_rules(
         (src / "99-mjtable.rules").read_text(encoding="utf-8"),
         vendor_id=vendor,
         product_id=product,
         serial=board_serial,
+        board_block=port.udev_block if port is not None else None,
+        panel_ids=(DEFAULT_VENDOR_ID, DEFAULT_PRODUCT_ID),
     )
-    unit = render_unit((src / "mjtable.service").read_text(encoding="utf-8"), program)
-    sysusers = (src / "mjtable.sysusers").read_text(encoding="utf-8")
-    port = _section(config, "board").get("port")
-    network = isinstance(port, str) and "://" in port
-    network = network and str(port).split("://", 1)[0] in _NETWORK_SCHEMES
-    dropin_text, dropin_note = network_dropin(str(port)) if network else ("", None)
+    gateway = "gateway" in config
+    changes = [
+        FileChange(CONFIG, example, keep=True),
+        FileChange(SYSUSERS, (src / "mjtable.sysusers").read_text(encoding="utf-8")),
+        FileChange(RULES, rules),
+        FileChange(UNIT, render_unit((src / _SERVICE).read_text(encoding="utf-8"), program)),
+        FileChange(
+            GATEWAY_UNIT, render_unit((src / _GATEWAY).read_text(encoding="utf-8"), program)
+        ),
+        *_board_changes(port, report, board_serial),
+    ]
+    planned = [change.plan(root) for change in changes]
+    if dry_run:
+        report.actions = [a for a in planned if a.note != "absent"]
+    else:
+        report.actions = [change.apply(root) for change in changes]
+        report.actions = [a for a in report.actions if a.note != "absent"]
 
-    _write(report, CONFIG, example, keep=True)
-    _write(report, RULES, rules)
-    _write(report, UNIT, unit)
-    _write(report, SYSUSERS, sysusers)
-    dropin = root / DROPIN
-    if network:
-        _write(report, DROPIN, dropin_text)
-        if dropin_note:
-            report.notes.append(dropin_note)
-    elif dropin.exists():
-        dropin.unlink()
-        report.actions.append(InstallAction(dropin, "removed", "the board is not on the network"))
-
-    if board_serial is None:
-        report.notes.append(
-            "the udev rule names any board with the ids 2e8a:0005 /dev/mjtable-board: "
-            "give --board-serial to name only this table's board"
-        )
     report.notes.extend(_sealing_notes(root, _section(config, "audit").get("key"), program))
+    if not gateway:
+        report.notes.append(
+            f"{_GATEWAY} is installed but not enabled: the configuration has no [gateway] "
+            "section (docs/floor.md)"
+        )
     if not program.exists():
         report.notes.append(f"the unit runs {program}, which does not exist (yet)")
-    if root.resolve() != Path("/"):
+    current = _current_note(program)
+    if current is not None:
+        report.notes.append(current)
+    steps = _steps(start=start, gateway=gateway)
+    if live:
+        execute = Recorder() if dry_run else runner if runner is not None else run_command
+        for number, step in enumerate(steps):
+            try:
+                execute(step.argv)
+            except InstallError as exc:
+                left = "; ".join(f"sudo {s}" for s in steps[number + 1 :]) or "nothing"
+                raise StepFailed(
+                    f"the files are in place, but {exc}; still to run after fixing it: {left}"
+                ) from None
+            report.ran.append(step)
+    else:
+        report.next_steps = steps
         report.notes.append(
-            f"the files are under {root}: copy them to the table's root file system first"
+            f"the files are under {root}: copy them to the table's root file system, "
+            "then run the commands below there"
         )
-    report.next_commands = [
-        "sudo systemd-sysusers",
-        "sudo udevadm control --reload && sudo udevadm trigger",
-        "sudo systemctl daemon-reload",
-        "sudo systemctl enable --now mjtable",
+    report.checks = [
+        "systemctl status mjtable",
         f"mjtable config check {DEFAULT_CONFIG_PATH}",
         "journalctl -u mjtable -f",
     ]

@@ -1,4 +1,5 @@
-"""`mjtable install --prefix DIR` into a temporary root."""
+"""`mjtable install --prefix DIR` into a temporary root (tests/install/ has the commands it runs
+on the table itself, the board's ports, the dry run)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,17 @@ from pathlib import Path
 
 import pytest
 
+from controller.cli import build_parser
 from controller.cli import main as run
-from controller.service.install import CONFIG, DROPIN, RULES, SYSUSERS, UNIT, install
+from controller.service.install import (
+    CONFIG,
+    DROPIN,
+    GATEWAY_UNIT,
+    RULES,
+    SYSUSERS,
+    UNIT,
+    install,
+)
 from tests.support.install_files import check_rules, rule_tokens, unit_options
 from tests.support.programs import need
 
@@ -22,7 +32,7 @@ def test_install_puts_every_file_in_place(
 ) -> None:
     assert run(["install", "--prefix", str(tmp_path), "--exec", str(PROGRAM)]) == 0
     out = capsys.readouterr().out
-    for relative in (CONFIG, RULES, UNIT, SYSUSERS):
+    for relative in (CONFIG, RULES, UNIT, GATEWAY_UNIT, SYSUSERS):
         target = tmp_path / relative
         assert target.is_file(), relative
         assert f"created   {target}" in out
@@ -34,12 +44,14 @@ def test_install_puts_every_file_in_place(
     assert unit["Service"]["ExecStart"] == [f"{PROGRAM} run --config /etc/mjtable/config.toml"]
     assert check_rules((tmp_path / RULES).read_text()) == []
     # The next steps, in the order that works (the group before udev uses it).
-    steps = out[out.index("next:") :].splitlines()[1:]
-    assert [s.strip() for s in steps[:4]] == [
-        "sudo systemd-sysusers",
-        "sudo udevadm control --reload && sudo udevadm trigger",
+    steps = out[out.index("next, on the table:") :].splitlines()[1:]
+    assert [s.strip() for s in steps[:6]] == [
+        "sudo systemd-sysusers /etc/sysusers.d/mjtable.conf",
+        "sudo udevadm control --reload",
+        "sudo udevadm trigger --subsystem-match=tty --subsystem-match=usb --subsystem-match=hidraw",
+        "sudo udevadm settle --timeout=30",
         "sudo systemctl daemon-reload",
-        "sudo systemctl enable --now mjtable",
+        "sudo systemctl enable mjtable.service",
     ]
     analyze = need("systemd-analyze")
     done = subprocess.run(
@@ -143,7 +155,8 @@ def test_bad_prefix_and_program(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert list(tmp_path.iterdir()) == []  # nothing half-done
 
 
-def test_prefix_is_required() -> None:
-    with pytest.raises(SystemExit) as exc:
-        run(["install"])
-    assert exc.value.code == 2
+def test_the_table_itself_is_the_default_prefix() -> None:
+    """Without --prefix it installs on / and runs the commands (as root): one step. Only
+    parsed here; tests/install/test_one_step.py runs it against a recording runner."""
+    args = build_parser().parse_args(["install", "--dry-run"])
+    assert args.prefix == Path("/") and args.dry_run and args.start

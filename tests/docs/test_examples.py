@@ -45,7 +45,11 @@ from tests.support.docblocks import (
 )
 
 RUNNABLE = ("mjtable", "python", ".venv/bin/python")
-ALIASES = {"/opt/mjtable/.venv/bin/mjtable": "mjtable"}  # the installed program is this one
+# the installed program is this one (docs/install.md: one virtualenv per version, `current`)
+ALIASES = {
+    "/opt/mjtable/.venv/bin/mjtable": "mjtable",
+    "/opt/mjtable/current/bin/mjtable": "mjtable",
+}
 WAIT = 60.0
 
 

@@ -20,6 +20,7 @@ import pytest
 
 from controller.service.config import load_config
 from controller.service.install import DEFAULT_EXEC, render_unit, source_dir
+from controller.service.install_files import render_rules
 from tests.support.install_files import Token, check_rules, rule_tokens, unit_options
 from tests.support.programs import need
 
@@ -90,8 +91,14 @@ def test_rules_file_syntax() -> None:
 
 
 def test_rules_give_the_board_its_name_and_the_group_its_access() -> None:
-    rules = rule_tokens(RULES.read_text(encoding="utf-8"))
-    assert len(rules) == 4
+    ids = (0x1209, 0x4D4A)
+    native = render_rules(
+        RULES.read_text(encoding="utf-8"),
+        vendor_id=ids[0], product_id=ids[1], serial=None, board_block=None, panel_ids=ids,
+    )  # fmt: skip
+    assert check_rules(native) == []
+    rules = rule_tokens(native)
+    assert len(rules) == 4  # a board on native USB: no adapter's rule, no UART's
 
     def find(tokens: list[Token], key: str, attr: str | None = None) -> Token:
         return next(t for t in tokens if t.key == key and t.attr == attr)
@@ -123,6 +130,36 @@ def test_rules_give_the_board_its_name_and_the_group_its_access() -> None:
         assert int(find(rule, key, "idProduct").value, 16) == config["panel"]["product_id"]
 
 
+def test_the_board_blocks_of_the_rules_file() -> None:
+    """Between "# @board KIND" and "# @end": the rules installed only for such a port."""
+    blocks: dict[str, list[str]] = {}
+    current = None
+    for line in RULES.read_text(encoding="utf-8").splitlines():
+        if line.startswith("# @board "):
+            assert current is None, "a block inside a block"
+            current = line.split()[-1]
+            blocks[current] = []
+        elif line == "# @end":
+            current = None
+        elif current is not None and line and not line.startswith("#"):
+            blocks[current].append(line)
+    assert current is None, "a block without # @end"
+    assert sorted(blocks) == ["uart", "usb-serial"]
+    adapters = set()
+    for tokens in rule_tokens("\n".join(blocks["usb-serial"])):
+        values = {(t.key, t.attr): t for t in tokens}
+        assert values[("KERNEL", None)].value == "ttyUSB[0-9]*"
+        assert values[("GROUP", None)].value == "mjtable" and values[("MODE", None)].value == "0660"
+        assert values[("ENV", "ID_MM_DEVICE_IGNORE")].value == "1"  # ModemManager keeps away
+        adapters.add(
+            f"{values[('ATTRS', 'idVendor')].value}:{values[('ATTRS', 'idProduct')].value}"
+        )
+    assert adapters == {"0403:6001", "0403:6015", "1a86:7523", "10c4:ea60"}  # FTDI, CH340, CP210x
+    (uart,) = rule_tokens("\n".join(blocks["uart"]))
+    kernel = next(t for t in uart if t.key == "KERNEL")
+    assert kernel.value.split("|") == ["ttyAMA[0-9]*", "ttyS0"]
+
+
 # ---------------------------------------------------------------- the unit
 
 
@@ -135,6 +172,9 @@ def test_unit_has_the_required_options() -> None:
         return service[key][-1]
 
     assert one("Type") == "notify"
+    assert one("WatchdogSec") == "10s"
+    # adjtimex() reads whether the clock is synchronised; the clock itself stays out of reach
+    assert "adjtimex" in service["SystemCallFilter"] and "ProtectClock" not in service
     assert one("Restart") == "on-failure"
     assert one("User") == "mjtable" and one("Group") == "mjtable"
     assert one("NoNewPrivileges") == "yes"
@@ -175,6 +215,26 @@ def test_systemd_analyze_verify(tmp_path: Path) -> None:
     )
     mentions = [line for line in done.stderr.splitlines() if "mjtable.service" in line]
     assert done.returncode == 0 and mentions == [], done.stderr
+
+
+def test_adjtimex_needs_its_own_line() -> None:
+    """@system-service does not hold adjtimex (@clock does): the unit's own line allows it."""
+    analyze = need("systemd-analyze")
+
+    def calls(group: str) -> set[str]:
+        listed = subprocess.run(
+            [analyze, "syscall-filter", group],
+            capture_output=True, text=True, check=True, timeout=120,
+        ).stdout.splitlines()[1:]  # fmt: skip
+        words = {w.strip() for w in listed if w.strip() and not w.strip().startswith("#")}
+        found = {w for w in words if not w.startswith("@")}
+        for nested in words - found:
+            found |= calls(nested)
+        return found
+
+    service = calls("@system-service")
+    assert "clock_gettime" in service and "adjtimex" not in service
+    assert "adjtimex" in calls("@clock")
 
 
 def test_systemd_analyze_security(tmp_path: Path) -> None:

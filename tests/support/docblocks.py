@@ -37,6 +37,7 @@ PROGRAMS = (
     "python",
     ".venv/bin/python",
     "/opt/mjtable/.venv/bin/mjtable",
+    "/opt/mjtable/current/bin/mjtable",
     "sudo",
     "sudoedit",
     "systemctl",

@@ -1,0 +1,65 @@
+"""The one place `mjtable install` runs programs: a runner takes the command's words.
+
+:func:`run_command` runs one for real (no shell; its output is kept and shown only when it
+fails). :class:`Recorder` only notes each command: ``--dry-run`` lists them with it, and
+tests check the list without a real systemd.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from controller.service.install_files import InstallError
+
+Runner = Callable[[Sequence[str]], None]
+"""Runs one command (its words); raises InstallError when it cannot or when it fails."""
+
+TIMEOUT_S = 120.0
+
+
+class StepFailed(InstallError):
+    """A command of the installation failed (the files are in place; the message says which
+    command, what it said, and what is left to run)."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """A command of the installation, and why it is run."""
+
+    argv: tuple[str, ...]
+    why: str
+
+    def __str__(self) -> str:
+        return shlex.join(self.argv)
+
+
+def run_command(argv: Sequence[str]) -> None:
+    """Run ``argv``; InstallError naming the command and its last words when it fails."""
+    shown = shlex.join(argv)
+    try:
+        done = subprocess.run(
+            list(argv), capture_output=True, text=True, check=False, timeout=TIMEOUT_S
+        )
+    except FileNotFoundError:
+        raise InstallError(f"`{shown}`: the program {argv[0]} is not on this system") from None
+    except subprocess.TimeoutExpired:
+        raise InstallError(f"`{shown}` did not finish within {TIMEOUT_S:g} s") from None
+    except OSError as exc:
+        raise InstallError(f"`{shown}` could not run: {exc.strerror or exc}") from None
+    if done.returncode != 0:
+        said = (done.stderr.strip() or done.stdout.strip()).splitlines()[-5:]
+        detail = ": " + " / ".join(said) if said else ""
+        raise InstallError(f"`{shown}` failed (exit status {done.returncode}){detail}")
+
+
+class Recorder:
+    """A runner that runs nothing and notes each command (a dry run, a test)."""
+
+    def __init__(self) -> None:
+        self.commands: list[tuple[str, ...]] = []
+
+    def __call__(self, argv: Sequence[str]) -> None:
+        self.commands.append(tuple(argv))
