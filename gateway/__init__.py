@@ -12,6 +12,7 @@ internals (tests/gateway/test_boundary.py checks it). One job per module:
 - broker.py: one connection to the broker (paho-mqtt, thread-based), fed by an outbox;
 - core.py: the connection to the table's API socket (subscribe, status, reconnect);
 - view.py: the latest status and the fault history, kept for readers in the process;
+- web/: the technicians' page (with [gateway.web]), a reader of view.py (docs/web.md);
 - metrics.py: the Prometheus endpoint;
 - service.py: the gateway wired together (run until SIGTERM);
 - backoff.py: the reconnection delays;

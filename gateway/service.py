@@ -21,7 +21,7 @@ import secrets
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.cycle.reports import Event, Status
 from gateway.broker import BrokerLink, Endpoint, Tls, Will
@@ -40,6 +40,10 @@ from gateway.payloads import (
 )
 from gateway.settings import GatewaySettings
 from gateway.view import TableView
+from gateway.web.picture import picture_of
+
+if TYPE_CHECKING:
+    from gateway.web.server import WebServer
 
 log = logging.getLogger("mjtable.gateway")
 
@@ -118,6 +122,7 @@ class Gateway:
                 name="rules-layer",
             )
         self.core = CoreWatcher(socket_path, self)
+        self.web: WebServer | None = None  # the technicians' page, with [gateway.web]
         self.withheld = 0  # dealt events not published (no rules layer configured)
         self._gauges()
 
@@ -164,6 +169,7 @@ class Gateway:
             log.info(
                 "metrics on http://%s:%d/metrics", self.settings.metrics_host, self.metrics_port
             )
+        self._start_web()
         self.floor.start()
         if self.rules is not None:
             self.rules.start()
@@ -176,8 +182,38 @@ class Gateway:
             self.floor.endpoint.where,
         )
 
+    def _start_web(self) -> None:
+        settings = self.settings.web
+        if settings is None:
+            return
+        # Imported only when configured: aiohttp and jinja2 add 16 MiB to every gateway.
+        from gateway.web.page import TableInfo, package_version
+        from gateway.web.server import WebServer
+
+        web = WebServer(
+            settings,
+            self.view,
+            table=TableInfo(self.table, self.table_name, package_version()),
+            socket_path=self.core.socket_path,
+            broker_up=lambda: self.floor.online,
+        )
+        try:
+            web.start()
+        except OSError as exc:
+            log.error(
+                "the technicians' page cannot listen on %s:%d (%s); the gateway goes on without it",
+                settings.host,
+                settings.port,
+                exc,
+            )
+            return
+        self.web = web
+        log.info("the technicians' page on %s", web.url)
+
     def stop(self) -> None:
         self._stopped.set()
+        if self.web is not None:
+            self.web.stop()
         self.core.stop()
         self.floor.stop(farewell=Will(self.topics.availability, OFFLINE.encode()))
         if self.rules is not None:
@@ -231,6 +267,8 @@ class Gateway:
             )
         )
         if event.type == "dealt":
+            web = self.settings.web
+            self.view.set_picture(picture_of(event, faces=web is not None and bool(web.faces)))
             if self.rules is not None and self.settings.rules_layer is not None:
                 self.rules.send(self.settings.rules_layer.topic, payload)
             else:

@@ -1,17 +1,21 @@
 """What the gateway knows of its table, for readers inside its process.
 
-The gateway keeps the latest status and the recent faults here; a reader in the same process
-(the technicians' web page, to come) asks :class:`TableView` and never touches the MQTT or
-API connections. Thread-safe: the core's thread writes, any thread reads.
+The gateway keeps the latest status (and when it came), the recent faults and the picture of
+the last deal here; a reader in the same process (the technicians' page, gateway/web/) asks
+:class:`TableView` and never touches the MQTT or API connections. Thread-safe: the core's
+thread writes, any thread reads; ``version`` grows with every change, so a reader polls it
+cheaply.
 """
 
 from __future__ import annotations
 
 import collections
 import threading
+import time
 from dataclasses import dataclass
 
 from controller.cycle.reports import FaultClearedEvent, FaultEvent, Status
+from gateway.web.picture import Picture
 
 #: Faults kept, newest last.
 FAULT_HISTORY = 100
@@ -31,6 +35,9 @@ class Snapshot:
     core_connected: bool
     broker_connected: bool
     faults: tuple[FaultRecord, ...]
+    status_at: float | None = None  # time.monotonic() when the status came
+    picture: Picture | None = None
+    version: int = 0
 
 
 class TableView:
@@ -40,6 +47,9 @@ class TableView:
         self._faults: collections.deque[FaultRecord] = collections.deque(maxlen=history)
         self._core = False
         self._broker = False
+        self._status_at: float | None = None
+        self._picture: Picture | None = None
+        self._version = 0
 
     # -- readers
 
@@ -54,28 +64,52 @@ class TableView:
 
     def snapshot(self) -> Snapshot:
         with self._lock:
-            return Snapshot(self._status, self._core, self._broker, tuple(self._faults))
+            return Snapshot(
+                self._status,
+                self._core,
+                self._broker,
+                tuple(self._faults),
+                self._status_at,
+                self._picture,
+                self._version,
+            )
+
+    @property
+    def version(self) -> int:
+        with self._lock:
+            return self._version
 
     # -- the gateway
 
     def set_status(self, status: Status) -> None:
         with self._lock:
             self._status = status
+            self._status_at = time.monotonic()
+            self._version += 1
 
     def set_core(self, connected: bool) -> None:
         with self._lock:
             self._core = connected
+            self._version += 1
 
     def set_broker(self, connected: bool) -> None:
         with self._lock:
             self._broker = connected
+            self._version += 1
+
+    def set_picture(self, picture: Picture) -> None:
+        with self._lock:
+            self._picture = picture
+            self._version += 1
 
     def fault(self, event: FaultEvent) -> None:
         with self._lock:
             self._faults.append(FaultRecord(event))
+            self._version += 1
 
     def cleared(self, event: FaultClearedEvent) -> None:
         with self._lock:
+            self._version += 1
             for index in range(len(self._faults) - 1, -1, -1):
                 record = self._faults[index]
                 if record.cleared_at is not None:

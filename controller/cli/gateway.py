@@ -26,13 +26,41 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--socket", metavar="PATH", help="override api.socket")
     parser.set_defaults(func=run)
+    actions = parser.add_subparsers(dest="gateway_action", metavar="ACTION")
+    token = actions.add_parser(
+        "token",
+        help="make a token for the technicians' page and print it with its hash",
+        description="Print a new random token for a role of the technicians' page and the "
+        "line to paste under [gateway.web.tokens] (its hash: the configuration never holds "
+        "the token itself). See docs/web.md.",
+    )
+    token.add_argument("--role", required=True, metavar="ROLE", help="viewer or technician")
+    token.set_defaults(func=make_token)
+
+
+def make_token(args: argparse.Namespace) -> int:
+    from typing import get_args
+
+    from controller.service.config import WebRole
+    from gateway.web.auth import hash_token, new_token
+
+    roles = get_args(WebRole)
+    if args.role not in roles:
+        raise UsageError(f"--role: expected one of {', '.join(roles)}, got {args.role!r}")
+    token = new_token()
+    print(f"token for the {args.role} role (give it to them; it is not kept anywhere):")
+    print(f"  {token}")
+    print("its hash, for the configuration's [gateway.web.tokens]:")
+    print(f'  {args.role} = "{hash_token(token)}"')
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
     # lazy: pydantic, the configuration's models, paho-mqtt: only when the gateway runs
     import signal
 
-    from controller.service.config import ConfigError, load_config
+    from controller.cli.inputs import load_config, socket_path
+    from controller.service.config import ConfigError
     from controller.service.systemd import setup_logging
     from gateway.service import Gateway
 
@@ -44,12 +72,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             "the configuration has no [gateway] section: give at least gateway.host (docs/floor.md)"
         )
+    socket = config.api.socket if args.socket is None else socket_path(args.socket, "--socket")
     setup_logging(config.logging.level)
     gateway = Gateway(
         config.gateway,
         table=str(config.table.number),
         table_name=config.table.display_name,
-        socket_path=args.socket or config.api.socket,
+        socket_path=socket,
     )
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: gateway.request_stop())

@@ -1,0 +1,107 @@
+"""The diagnostic checks the technician's button runs: the gateway's own, in words.
+
+The table's API has no diagnostic operation (and the gateway only reads the table), so the
+button does not ask the board to test anything. It checks what the gateway can see: whether
+the table's service answers a fresh ``status`` request on the API socket (and how fast),
+whether the board's link is up in that answer (and what the board said in its HELLO),
+whether the gateway follows the table's events and is connected to the MQTT broker, and how
+old the last status it received is. Blocking (one API request): the server runs it in a
+worker thread.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from controller.api.client import ApiClient, ClientError
+from gateway.view import TableView
+
+#: Seconds the fresh status request may take.
+DIAG_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    words: str
+
+
+@dataclass(frozen=True)
+class DiagReport:
+    at: str  # UTC, ISO 8601
+    checks: tuple[Check, ...]
+    board: dict[str, Any] = field(default_factory=dict)  # the board's HELLO in the fresh status
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+
+def run_checks(
+    view: TableView, socket_path: str, broker_up: Callable[[], bool], now_utc: str
+) -> DiagReport:
+    checks: list[Check] = []
+    board: dict[str, Any] = {}
+    started = time.monotonic()
+    try:
+        with ApiClient(socket_path, timeout=DIAG_TIMEOUT_S) as client:
+            status = client.status()
+        took_ms = (time.monotonic() - started) * 1000
+        checks.append(
+            Check(
+                "table's service",
+                True,
+                f"answered a status request on {socket_path} in {took_ms:.0f} ms "
+                f"(state {status.state})",
+            )
+        )
+        board = dict(status.board or {})
+        if status.link_up:
+            checks.append(Check("board link", True, "up: the board answers the controller"))
+        else:
+            checks.append(
+                Check(
+                    "board link",
+                    False,
+                    "down: check the board's power and its USB cable to the Raspberry Pi",
+                )
+            )
+    except ClientError as exc:
+        checks.append(Check("table's service", False, f"{exc}"))
+    snapshot = view.snapshot()
+    if snapshot.core_connected:
+        checks.append(Check("event stream", True, "the gateway follows the table's events"))
+    else:
+        checks.append(
+            Check(
+                "event stream",
+                False,
+                "the gateway is not following the table's events; it tries again by itself",
+            )
+        )
+    if broker_up():
+        checks.append(Check("MQTT broker", True, "connected: the floor receives this table"))
+    else:
+        checks.append(
+            Check(
+                "MQTT broker",
+                False,
+                "not connected: events wait in the outbox; check the broker and the network",
+            )
+        )
+    if snapshot.status_at is None:
+        checks.append(Check("last status", False, "the gateway has received no status yet"))
+    else:
+        age = time.monotonic() - snapshot.status_at
+        checks.append(
+            Check(
+                "last status",
+                True,
+                f"received {age:.0f} s ago (the table sends a new one when its state changes)",
+            )
+        )
+    return DiagReport(now_utc, tuple(checks), board)

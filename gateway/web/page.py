@@ -1,0 +1,128 @@
+"""What the page shows, from the gateway's view of its table, rendered by Jinja templates.
+
+One rendering path: the page at load and every live update are the same sections
+(templates/sections.html, one macro each), so the page without JavaScript shows what the
+live one does. Jinja escapes every value (autoescape), so a fault's words cannot become HTML.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
+
+from gateway.view import Snapshot
+from gateway.web.diag import DiagReport
+from gateway.web.picture import svg
+
+#: The sections a live update replaces, by name (the templates' macros).
+SECTIONS = ("summary", "picture", "counters", "versions", "faults")
+#: HELLO keys shown as versions, in this order, with their labels.
+VERSION_KEYS = (
+    ("firmware", "board firmware"),
+    ("build", "board firmware build"),
+    ("protocol", "protocol (the board's)"),
+    ("serial", "board serial"),
+)
+
+
+def package_version() -> str:
+    try:
+        return importlib.metadata.version("mjtable")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed as a package)"
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who looks: the role, whether it may see faces and run the checks, its CSRF token."""
+
+    role: str
+    faces: bool
+    may_diag: bool
+    csrf: str
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    number: str
+    name: str
+    version: str  # this gateway's mjtable package
+
+
+def environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("gateway.web", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["when"] = when
+    return env
+
+
+def when(at: str | None) -> str:
+    """An event's UTC time as people read it: ``2026-11-30 20:46:20 UTC``."""
+    if not at:
+        return ""
+    return at.replace("T", " ").split(".")[0].removesuffix("Z") + " UTC"
+
+
+def context(
+    snapshot: Snapshot, broker_up: bool, viewer: Viewer, table: TableInfo
+) -> dict[str, Any]:
+    """Everything the sections read."""
+    status = snapshot.status
+    board: Mapping[str, Any] = (status.board or {}) if status is not None else {}
+    faults = list(reversed(snapshot.faults))  # newest first
+    versions = [(label, str(board[key])) for key, label in VERSION_KEYS if board.get(key)]
+    picture = snapshot.picture
+    return {
+        "table": table,
+        "viewer": viewer,
+        "status": status,
+        "core_up": snapshot.core_connected,
+        "broker_up": broker_up,
+        "faults": faults,
+        "standing": sum(1 for f in faults if f.cleared_at is None),
+        "versions": versions,
+        "board": board,
+        "picture": picture,
+        "svg": Markup(svg(picture, faces=viewer.faces)),  # built with html.escape
+        "faces_shown": viewer.faces and picture is not None and picture.faces is not None,
+    }
+
+
+class Renderer:
+    def __init__(self) -> None:
+        self.env = environment()
+        self._sections = self.env.get_template("sections.html").module
+
+    def _macro(self, name: str) -> Callable[..., Any]:
+        macro: Callable[..., Any] = getattr(self._sections, name)
+        return macro
+
+    def section(self, name: str, ctx: Mapping[str, Any]) -> str:
+        return str(self._macro(name)(ctx))
+
+    def sections(self, ctx: Mapping[str, Any]) -> dict[str, str]:
+        return {name: self.section(name, ctx) for name in SECTIONS}
+
+    def page(self, ctx: Mapping[str, Any], diag: DiagReport | None = None) -> str:
+        sections = {name: Markup(html) for name, html in self.sections(ctx).items()}
+        diag_html = Markup(self.diag(diag)) if diag is not None else None
+        return self.env.get_template("page.html").render(
+            ctx, sections=sections, diag=diag, diag_html=diag_html
+        )
+
+    def diag(self, report: DiagReport) -> str:
+        return str(self._macro("diag")(report))
+
+    def login(self, *, login_csrf: str, message: str | None, table: TableInfo) -> str:
+        return self.env.get_template("login.html").render(
+            login_csrf=login_csrf, message=message, table=table
+        )

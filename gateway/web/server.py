@@ -1,0 +1,346 @@
+"""The technicians' page over HTTP (aiohttp), in a thread of the gateway with its own loop.
+
+The gateway is thread-based (paho's network thread, the core's watcher); aiohttp is asyncio.
+Rather than turn the gateway inside out, :class:`WebServer` runs one event loop in one thread
+of its own; its handlers only read the gateway's :class:`~gateway.view.TableView` (locked,
+never blocking) and run the blocking diagnostic checks in a worker thread. Stopping it
+closes the live streams and the listener, then the loop.
+
+Routes: ``GET /`` the page, ``GET/POST /login``, ``POST /logout``, ``POST /diag``
+(technician), ``GET /events`` (server-sent events: the page's sections whenever the view
+changes), ``/static/``. Every POST carries the session's CSRF token (a form field or the
+``X-CSRF-Token`` header) and, when the browser sends one, an ``Origin`` of this host.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+import ssl
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from aiohttp import web
+
+from gateway.settings import WebSettings
+from gateway.view import TableView
+from gateway.web.auth import LoginLimiter, Session, Sessions, role_of, same
+from gateway.web.diag import DiagReport, run_checks
+from gateway.web.page import Renderer, TableInfo, Viewer, context
+
+log = logging.getLogger("mjtable.gateway.web")
+
+STATIC = Path(__file__).parent / "static"
+SESSION_COOKIE = "mjtable_session"
+LOGIN_COOKIE = "mjtable_login"  # the login form's CSRF token (double submit)
+#: How often a live stream looks at the view, and sends a comment when nothing changed.
+TICK_S = 0.25
+KEEPALIVE_S = 15.0
+MAX_STREAMS = 32
+MAX_BODY = 16 * 1024
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
+    "img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; "
+    "frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",  # no-referrer would make Chromium send Origin: null
+    "X-Frame-Options": "DENY",
+}
+
+
+def _utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _see_other(location: str) -> web.Response:
+    return web.Response(status=303, headers={"Location": location})
+
+
+class _Page:
+    """The application's handlers and state; every method runs in the server's loop."""
+
+    def __init__(
+        self,
+        settings: WebSettings,
+        view: TableView,
+        table: TableInfo,
+        diag: Callable[[], DiagReport],
+        broker_up: Callable[[], bool],
+        clock: Callable[[], float],
+    ) -> None:
+        self.settings = settings
+        self.view = view
+        self.table = table
+        self.diag_checks = diag
+        self.broker_up = broker_up
+        self.clock = clock
+        self.sessions = Sessions(settings.session_minutes * 60.0)
+        self.limiter = LoginLimiter()
+        self.renderer = Renderer()
+        self.secure = settings.cert is not None
+        self.closing = False
+        self.streams = 0
+        self._diag_lock = asyncio.Lock()
+
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=MAX_BODY)
+        app.router.add_get("/", self.index)
+        app.router.add_get("/login", self.login_form)
+        app.router.add_post("/login", self.login)
+        app.router.add_post("/logout", self.logout)
+        app.router.add_post("/diag", self.diag)
+        app.router.add_get("/events", self.events)
+        app.router.add_static("/static", STATIC, append_version=False)
+        app.on_response_prepare.append(self._headers)
+        app.on_shutdown.append(self._closing)
+        return app
+
+    # -- helpers
+
+    async def _headers(self, request: web.Request, response: web.StreamResponse) -> None:
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+        if not request.path.startswith("/static/"):
+            response.headers.setdefault("Cache-Control", "no-store")
+
+    async def _closing(self, app: web.Application) -> None:
+        self.closing = True
+
+    def session(self, request: web.Request) -> Session | None:
+        return self.sessions.get(request.cookies.get(SESSION_COOKIE), self.clock())
+
+    def viewer(self, session: Session) -> Viewer:
+        return Viewer(
+            role=session.role,
+            faces=session.role in self.settings.faces,
+            may_diag=session.may_diag,
+            csrf=session.csrf,
+        )
+
+    def context(self, session: Session) -> dict[str, object]:
+        return context(self.view.snapshot(), self.broker_up(), self.viewer(session), self.table)
+
+    def _cookie(self, response: web.StreamResponse, name: str, value: str, age: int) -> None:
+        response.set_cookie(
+            name,
+            value,
+            max_age=age,
+            path="/",
+            httponly=True,
+            samesite="Strict",
+            secure=self.secure,
+        )
+
+    @staticmethod
+    def _same_origin(request: web.Request) -> bool:
+        origin = request.headers.get("Origin")
+        return origin is None or urlsplit(origin).netloc == request.host
+
+    async def _checked_post(self, request: web.Request) -> Session:
+        """The session of a POST with a valid CSRF token, or the HTTP error that answers."""
+        session = self.session(request)
+        if session is None:
+            raise web.HTTPUnauthorized(text="log in first: /login")
+        form = await request.post()
+        given = request.headers.get("X-CSRF-Token") or str(form.get("csrf", ""))
+        if not self._same_origin(request) or not same(given, session.csrf):
+            raise web.HTTPForbidden(text="refused: this request did not come from the page")
+        return session
+
+    def _login_page(self, message: str | None, status: int = 200) -> web.Response:
+        token = secrets.token_urlsafe(24)
+        html = self.renderer.login(login_csrf=token, message=message, table=self.table)
+        response = web.Response(text=html, content_type="text/html", status=status)
+        self._cookie(response, LOGIN_COOKIE, token, 3600)
+        return response
+
+    # -- handlers
+
+    async def index(self, request: web.Request) -> web.StreamResponse:
+        session = self.session(request)
+        if session is None:
+            raise web.HTTPSeeOther("/login")
+        return web.Response(
+            text=self.renderer.page(self.context(session)), content_type="text/html"
+        )
+
+    async def login_form(self, request: web.Request) -> web.StreamResponse:
+        if self.session(request) is not None:
+            raise web.HTTPSeeOther("/")
+        return self._login_page(None)
+
+    async def login(self, request: web.Request) -> web.StreamResponse:
+        address = request.remote or "unknown"
+        wait = self.limiter.wait(address, self.clock())
+        if wait > 0:
+            response = self._login_page(
+                f"Too many failed logins from your address: try again in {wait:.0f} s.", 429
+            )
+            response.headers["Retry-After"] = str(max(1, round(wait)))
+            return response
+        form = await request.post()
+        expected = request.cookies.get(LOGIN_COOKIE, "")
+        if not expected or not same(str(form.get("csrf", "")), expected):
+            return self._login_page("The login form had expired: log in again.", 400)
+        if not self._same_origin(request):
+            raise web.HTTPForbidden(text="refused: this request did not come from the page")
+        role = role_of(str(form.get("token", "")), self.settings.tokens)
+        if role is None:
+            self.limiter.failed(address, self.clock())
+            log.warning("the technicians' page refused a login from %s: unknown token", address)
+            return self._login_page("That token is not valid for this table.", 401)
+        self.limiter.succeeded(address)
+        session = self.sessions.open(role, self.clock())
+        log.info("the technicians' page: %s logged in from %s", role, address)
+        response = _see_other("/")
+        self._cookie(response, SESSION_COOKIE, session.sid, int(self.sessions.lifetime_s))
+        response.del_cookie(LOGIN_COOKIE, path="/")
+        return response
+
+    async def logout(self, request: web.Request) -> web.StreamResponse:
+        session = await self._checked_post(request)
+        self.sessions.close(session.sid)
+        response = _see_other("/login")
+        response.del_cookie(SESSION_COOKIE, path="/")
+        return response
+
+    async def diag(self, request: web.Request) -> web.StreamResponse:
+        session = await self._checked_post(request)
+        if not session.may_diag:
+            raise web.HTTPForbidden(text="the diagnostic checks are for the technician role")
+        async with self._diag_lock:
+            report = await asyncio.get_running_loop().run_in_executor(None, self.diag_checks)
+        log.info("the technicians' page: %s ran the checks: %s", session.role, report.ok)
+        if "application/json" in request.headers.get("Accept", ""):
+            return web.json_response({"ok": report.ok, "html": self.renderer.diag(report)})
+        html = self.renderer.page(self.context(session), report)
+        return web.Response(text=html, content_type="text/html")
+
+    async def events(self, request: web.Request) -> web.StreamResponse:
+        session = self.session(request)
+        if session is None:
+            raise web.HTTPUnauthorized(text="log in first: /login")
+        if self.streams >= MAX_STREAMS:
+            raise web.HTTPServiceUnavailable(text="too many live pages open on this gateway")
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"}
+        )
+        await response.prepare(request)
+        self.streams += 1
+        last: tuple[int, bool] | None = None
+        quiet_since = time.monotonic()
+        try:
+            while not self.closing:
+                if self.sessions.get(session.sid, self.clock()) is None:
+                    await response.write(b"event: logout\ndata: {}\n\n")
+                    break
+                key = (self.view.version, self.broker_up())
+                if key != last:
+                    last = key
+                    ctx = self.context(session)
+                    data = json.dumps({"sections": self.renderer.sections(ctx)})
+                    await response.write(f"event: page\ndata: {data}\n\n".encode())
+                    quiet_since = time.monotonic()
+                elif time.monotonic() - quiet_since > KEEPALIVE_S:
+                    await response.write(b": still here\n\n")
+                    quiet_since = time.monotonic()
+                await asyncio.sleep(TICK_S)
+        except ConnectionError:
+            pass  # the browser went away
+        finally:
+            self.streams -= 1
+        return response
+
+
+class WebServer:
+    """``start()`` listens (the port: ``port``), ``stop()`` ends the thread."""
+
+    def __init__(
+        self,
+        settings: WebSettings,
+        view: TableView,
+        *,
+        table: TableInfo,
+        socket_path: str,
+        broker_up: Callable[[], bool],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.settings = settings
+        self.page = _Page(
+            settings,
+            view,
+            table,
+            lambda: run_checks(view, socket_path, broker_up, _utc_now()),
+            broker_up,
+            clock,
+        )
+        self.port: int | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+
+    @property
+    def url(self) -> str:
+        scheme = "https" if self.settings.cert else "http"
+        return f"{scheme}://{self.settings.host}:{self.port}/"
+
+    def _ssl(self) -> ssl.SSLContext | None:
+        if self.settings.cert is None:
+            return None
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(self.settings.cert, self.settings.key)
+        return context
+
+    def start(self, timeout: float = 10.0) -> None:
+        """Listen, or raise OSError (address in use, a certificate that does not load)."""
+        ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(ready,), name="web", daemon=True)
+        self._thread.start()
+        if not ready.wait(timeout):
+            raise OSError(f"the web server did not start within {timeout} s")
+        if self._error is not None:
+            self._thread.join(timeout)
+            raise OSError(str(self._error)) from self._error
+
+    def _run(self, ready: threading.Event) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        runner = web.AppRunner(self.page.app(), access_log=None, shutdown_timeout=2.0)
+        try:
+            loop.run_until_complete(runner.setup())
+            site = web.TCPSite(
+                runner, self.settings.host, self.settings.port, ssl_context=self._ssl()
+            )
+            loop.run_until_complete(site.start())
+            self.port = int(runner.addresses[0][1])
+        except (OSError, ssl.SSLError, ValueError) as exc:
+            self._error = exc
+            loop.run_until_complete(runner.cleanup())
+            loop.close()
+            ready.set()
+            return
+        ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            loop.run_until_complete(runner.cleanup())
+            loop.run_until_complete(loop.shutdown_default_executor())
+            loop.close()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None or not thread.is_alive():
+            return
+
+        def halt() -> None:
+            self.page.closing = True
+            loop.stop()
+
+        loop.call_soon_threadsafe(halt)
+        thread.join(timeout)

@@ -1,0 +1,113 @@
+"""The page in a real browser (Debian's Chromium, driven by Playwright) against a real floor:
+a `mjtable run --sim` core, mosquitto and `mjtable gateway` serving the page."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from playwright.sync_api import BrowserContext, Page, expect
+
+from controller.api.client import ApiClient
+from tests.gateway.test_dealt import deal
+from tests.web.conftest import SCREENSHOT_ENV, WebTable
+from tests.web.test_picture import TILE
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def log_in(page: Page, url: str, token: str) -> None:
+    page.goto(url + "login")
+    page.get_by_label("Token").fill(token)
+    page.get_by_role("button", name="Log in").click()
+
+
+def test_viewer_login_state_picture_without_faces_and_logout(
+    web_table: WebTable, browser: BrowserContext
+) -> None:
+    page = browser.new_page()
+    page.goto(web_table.url)
+    expect(page).to_have_url(web_table.url + "login")
+    log_in(page, web_table.url, web_table.viewer + "nope")
+    expect(page.get_by_role("alert")).to_have_text("That token is not valid for this table.")
+    expect(page).to_have_url(web_table.url + "login")
+    log_in(page, web_table.url, web_table.viewer)
+    expect(page).to_have_url(web_table.url)
+    expect(page.locator("#role")).to_have_text("viewer")
+    expect(page.locator("#state")).to_have_text("idle")
+    expect(page.locator("#link")).to_have_text("up")
+    expect(page.locator("#live")).to_contain_text("live")  # the stream is open
+    cookies = {c["name"]: c for c in browser.cookies()}
+    session = cookies["mjtable_session"]
+    assert session["httpOnly"] and session["sameSite"] == "Strict"
+    assert page.evaluate("document.cookie") == ""  # out of the page's scripts' reach
+
+    cycle = deal(web_table.table)  # a whole cycle, through the table's full API
+    expect(page.locator("#cycles")).to_have_text("1")
+    svg = page.locator("svg.table-picture")
+    expect(svg.locator("g.breach")).to_have_count(1)
+    expect(svg.locator("g.wall")).to_have_count(4)
+    for seat in "ESWN":
+        expect(svg.locator(f"g.wall[data-wall='{seat}'] rect.stack")).to_have_count(17)
+    with ApiClient(web_table.table.socket) as client:
+        dealt = client.get_cycle(cycle)
+    assert dealt is not None
+    breach = svg.locator("g.breach")
+    assert breach.get_attribute("data-wall") == dealt.breach.wall
+    assert breach.get_attribute("data-stack") == str(dealt.breach.stack)
+    assert dealt.joker is not None
+    assert svg.locator("g.joker").get_attribute("data-stack") == str(dealt.joker.position.stack)
+    expect(svg.locator("text.face")).to_have_count(0)
+    shown = svg.text_content() or ""
+    assert TILE.findall(shown) == [] and "drawn as backs" in shown
+    caption = page.locator("#picture-caption").inner_text()
+    assert cycle in caption and TILE.findall(caption) == []
+    expect(page.locator("#diag")).to_have_count(0)  # the checks are the technician's
+
+    page.get_by_role("button", name="Log out").click()
+    expect(page).to_have_url(web_table.url + "login")
+    assert "mjtable_session" not in {c["name"] for c in browser.cookies()}
+    page.goto(web_table.url)
+    expect(page).to_have_url(web_table.url + "login")
+
+
+def test_technician_sees_a_fault_live_and_runs_the_checks(
+    web_table: WebTable, browser: BrowserContext
+) -> None:
+    page = browser.new_page()
+    log_in(page, web_table.url, web_table.technician)
+    expect(page.locator("#role")).to_have_text("technician")
+    expect(page.locator("#live")).to_contain_text("live")
+    deal(web_table.table)
+    expect(page.locator("svg.table-picture g.breach")).to_have_count(1)
+    page.evaluate("window.notReloaded = true")
+    loads = page.evaluate("performance.getEntriesByType('navigation').length")
+
+    web_table.table.control_call(op="board", verb="inject", args=["estop"])
+    expect(page.locator("#state")).to_have_text("fault", timeout=10_000)
+    with ApiClient(web_table.table.socket) as client:
+        standing = client.status().fault
+    assert standing is not None and standing.code == "ESTOP"
+    expect(page.locator("#fault-now")).to_contain_text("ESTOP")
+    expect(page.locator("#fault-now .advice")).to_have_text(f"What to do: {standing.advice}")
+    row = page.locator("#fault-table tbody tr").first
+    expect(row).to_contain_text("ESTOP")
+    expect(row.locator(".advice")).to_have_text(standing.advice)
+    expect(page.locator("#faults-standing")).to_have_text("1")
+    assert page.evaluate("window.notReloaded") is True  # the same page, updated in place
+    assert page.evaluate("performance.getEntriesByType('navigation').length") == loads
+
+    page.get_by_role("button", name="Run the checks").click()
+    result = page.locator("#diag-result")
+    expect(result).to_contain_text("table's service: OK", timeout=15_000)
+    expect(result).to_contain_text("answered a status request")
+    expect(result).to_contain_text("MQTT broker: OK")
+    expect(result).to_contain_text("board link: OK")
+    expect(result).to_contain_text(re.compile(r"firmware\s*\d+\.\d+\.\d+"))
+    assert page.evaluate("window.notReloaded") is True
+
+    target = os.environ.get(SCREENSHOT_ENV)
+    if target:
+        path = Path(target) if Path(target).is_absolute() else ROOT / target
+        page.screenshot(path=str(path), full_page=True)

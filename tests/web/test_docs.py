@@ -1,0 +1,27 @@
+"""docs/web.md's configuration example is valid, and shows the section the gateway reads."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from controller.service.config import parse_config
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "web.md"
+BASE = b'[table]\nnumber = 7\n[rules]\nprofile = "wenzhou"\n[gateway]\nhost = "broker"\n'
+
+
+def test_the_documented_section_is_valid() -> None:
+    (block,) = re.findall(r"```toml\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.S)
+    config = parse_config(BASE + block.encode())
+    assert config.gateway is not None
+    web = config.gateway.web
+    assert web is not None
+    assert set(web.tokens) == {"viewer", "technician"}
+    assert web.faces == [] and web.cert is None and web.port == 8080
+
+
+def test_the_screenshot_the_doc_shows_is_committed() -> None:
+    (image,) = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", DOC.read_text(encoding="utf-8"))
+    path = DOC.parent / image
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
