@@ -37,6 +37,7 @@ class GatewaySettings:
     topic_prefix: str = "mjtable"
     discovery: bool = False
     discovery_prefix: str = "homeassistant"
+    head_interval: int = 60
     outbox_max_bytes: int = 1 << 20
     outbox_max_events: int = 100
     metrics_host: str = "127.0.0.1"
