@@ -2,7 +2,9 @@
 
 A :class:`CoreWatcher` thread holds one ApiClient (controller.api.client): it subscribes
 (which answers with a status), hands every event to its sink in the order received, asks for
-a fresh status after each event that changes it, and when the service goes away (stopped,
+a fresh status after each event that changes it and again every ``refresh_s`` seconds (the
+gateway's ``head_interval``: the audit head it publishes is never older than that, even on a
+quiet table), and when the service goes away (stopped,
 restarted, the connection dropped for reading too slowly) tells the sink and connects again
 with a growing delay, logging each fault in plain words. Events that happen while the
 gateway is not connected are not replayed by the API: the status read on reconnection says
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any, Protocol
 
 from pydantic import ValidationError
@@ -42,12 +45,22 @@ class CoreSink(Protocol):
     def core_down(self, reason: str) -> None: ...
     def on_status(self, status: Status) -> None: ...
     def on_event(self, event: Event, raw: dict[str, Any]) -> None: ...
+    def on_interval(self, status: Status) -> None: ...  # read every refresh_s seconds
 
 
 class CoreWatcher:
-    def __init__(self, socket_path: str, sink: CoreSink, *, backoff: Backoff | None = None) -> None:
+    def __init__(
+        self,
+        socket_path: str,
+        sink: CoreSink,
+        *,
+        refresh_s: float | None = None,
+        backoff: Backoff | None = None,
+    ) -> None:
         self.socket_path = socket_path
         self.sink = sink
+        self.refresh_s = refresh_s
+        self._refresh_at = float("inf")
         self._backoff = backoff or Backoff()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -85,6 +98,8 @@ class CoreWatcher:
                 outage = 0
                 said = ""
                 self.sink.core_up(status)
+                if self.refresh_s is not None:
+                    self._refresh_at = time.monotonic() + self.refresh_s
                 self._follow(client)
             except ClientError as exc:
                 outage += 1
@@ -115,10 +130,24 @@ class CoreWatcher:
             try:
                 for raw in client.raw_events(idle_timeout=IDLE_S):
                     self._one(client, raw)
+                    self._refresh(client)
                     if self._stopping.is_set():
                         return
             except ServiceTimeout:
-                continue  # quiet table: look at the stop flag, read on
+                self._refresh(client)  # quiet table: look at the clock and the stop flag
+                continue
+
+    def _refresh(self, client: ApiClient) -> None:
+        """Read the status again once ``refresh_s`` has passed since the last time (on a
+        fixed schedule, whatever happened in between; at most IDLE_S late)."""
+        if self.refresh_s is None:
+            return
+        now = time.monotonic()
+        if now < self._refresh_at:
+            return
+        # the next one on the schedule; after a long stall, from now
+        self._refresh_at = max(self._refresh_at + self.refresh_s, now + self.refresh_s / 2)
+        self.sink.on_interval(client.status())
 
     def _one(self, client: ApiClient, raw: dict[str, Any]) -> None:
         try:

@@ -7,8 +7,9 @@ Under ``<prefix>/<table>/`` (prefix ``mjtable`` unless configured):
   (``dealt`` events never go there: see ``rules_layer``);
 - ``availability``: ``online`` or ``offline`` (plain text), retained; the gateway's last will
   says ``offline``;
-- ``audit/head``: the audit chain's head as far as the table's API tells it
-  (:class:`AuditHead`), retained.
+- ``audit/head``: the audit chain's head as the table's status tells it (:class:`AuditHead`),
+  retained, when it moves and again every ``head_interval`` seconds; each payload is also a
+  line of the heads file `mjtable audit verify --heads` reads (controller/audit/heads.py).
 
 The schemas are written into docs/floor/ by ``python -m gateway --write docs/floor`` and a
 test checks the committed files match (like docs/api/).
@@ -95,10 +96,11 @@ class FloorEvent(_Payload):
 
 
 class AuditHead(_Payload):
-    """The head of the table's audit chain, as far as its API tells it."""
+    """The head of the table's audit chain, as its status tells it: published when it moves
+    and again every head_interval seconds. A line of a heads file as it is (docs/audit.md)."""
 
     table: str
-    at: str = Field(description="UTC time the gateway learnt it, ISO 8601")
+    at: str = Field(description="UTC time the gateway read it from the table's status, ISO 8601")
     seq: int | None = Field(description="sequence number of the last audit record (null: unknown)")
     hash: str | None = Field(description="hash of the last audit record (null: unknown)")
     last_cycle: str | None = Field(description="the last cycle dealt, from the status")

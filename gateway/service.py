@@ -71,7 +71,10 @@ class Gateway:
         table: str,
         table_name: str,
         socket_path: str,
+        head_interval: float | None = None,
     ) -> None:
+        """``head_interval``: seconds between two publications of the audit head as it stands
+        (the configuration's ``gateway.head_interval``); None: only when it moves."""
         self.settings = settings
         self.table = table
         self.table_name = table_name
@@ -121,7 +124,7 @@ class Gateway:
                 ),
                 name="rules-layer",
             )
-        self.core = CoreWatcher(socket_path, self)
+        self.core = CoreWatcher(socket_path, self, refresh_s=head_interval)
         self.web: WebServer | None = None  # the technicians' page, with [gateway.web]
         self.withheld = 0  # dealt events not published (no rules layer configured)
         self._gauges()
@@ -243,13 +246,18 @@ class Gateway:
         self.view.set_core(False)
         self.floor.retain(self.topics.availability, OFFLINE.encode())
 
-    def on_status(self, status: Status) -> None:
+    def on_interval(self, status: Status) -> None:
+        """The status read at every head_interval: the audit head is published again, with
+        the time it was read, even when it has not moved."""
+        self.on_status(status, again=True)
+
+    def on_status(self, status: Status, *, again: bool = False) -> None:
         self._last_status = status
         self.view.set_status(status)
         raw = status.model_dump(mode="json")
         self.metrics.on_status(status, raw)
         self.floor.retain(self.topics.status, status.model_dump_json().encode())
-        self._audit(raw)
+        self._audit(raw, again=again)
 
     def on_event(self, event: Event, raw: dict[str, Any]) -> None:
         ref = audit_ref(raw)
@@ -283,8 +291,10 @@ class Gateway:
         if ref is not None:
             self._audit(raw)
 
-    def _audit(self, raw: dict[str, Any]) -> None:
-        """Publish the audit head when it moved (from a status or an event carrying it)."""
+    def _audit(self, raw: dict[str, Any], *, again: bool = False) -> None:
+        """Publish the audit head when it moved (from a status or an event carrying it), or
+        ``again`` (at every head_interval) as it stands, so the floor keeps receiving heads
+        that `mjtable audit verify --heads` checks the log against."""
         ref = audit_ref(raw)
         status = self._last_status
         last_cycle = status.last_cycle if status is not None else None
@@ -294,7 +304,7 @@ class Gateway:
             if ref is not None and (seq is None or ref.seq >= seq):
                 seq, hash_ = ref.seq, ref.hash
             head = (seq, hash_, last_cycle, cycles)
-            if head == self._head:
+            if head == self._head and not again:
                 return
             self._head = head
         if seq is not None:

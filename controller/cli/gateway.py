@@ -79,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
         table=str(config.table.number),
         table_name=config.table.display_name,
         socket_path=socket,
+        head_interval=config.gateway.head_interval,
     )
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: gateway.request_stop())

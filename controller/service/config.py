@@ -448,6 +448,7 @@ class GatewaySection(_Section):
     topic_prefix: str = Field(default="mjtable", description="a topic without wildcards")
     discovery: bool = Field(default=True, description="true or false")
     discovery_prefix: str = Field(default="homeassistant", description="a topic without wildcards")
+    head_interval: int = Field(default=60, ge=1, le=3600, description="seconds from 1 to 3600")
     outbox_path: str = Field(
         default="/var/lib/mjtable-gateway/outbox.jsonl", description="an absolute path"
     )

@@ -43,14 +43,19 @@ def test_events_kept_while_the_broker_is_away_arrive_in_order(
     wait_for(lambda: "lost the MQTT broker" in table.tail("gateway.log", 50), "outage seen")
 
     # while the broker is away: a fault (run 1 of the gateway)...
-    table.control_call(op="board", verb="inject", args=["estop"])
+    # (released at once: the fault can be cleared whenever the test comes to it)
+    table.control_call(op="board", verb="inject", args=["estop:hold=0"])
     wait_for(lambda: "mjtable/7/events/fault" in waiting_in_outbox(table), "fault on disk")
     # ...the gateway dies, a new one starts with the same outbox (run 2)...
     assert table.gateway is not None
     os.kill(table.gateway.pid, signal.SIGKILL)
     table.gateway.wait(10)
+    following = table.tail("gateway.log", 200).count("following the table's service")
     table.start_gateway()
-    time.sleep(1.0)
+    wait_for(  # run 2 follows the table before the fault is cleared
+        lambda: table.tail("gateway.log", 200).count("following the table's service") > following,
+        "run 2 follows the table",
+    )
     with ApiClient(table.socket) as client:  # ...and the fault is cleared
         assert client.clear_fault().accepted
     wait_for(

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from pathlib import Path
 
 import pytest
 
+from controller.audit.heads import load_heads
 from controller.service.config import ConfigError, parse_config
 from gateway import __main__ as cli
 from gateway.discovery import discovery_configs
 from gateway.payloads import (
+    AuditHead,
     DiscoveryConfig,
     FloorEvent,
     Topics,
@@ -41,11 +44,25 @@ def test_check_sees_a_difference(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "event.json: differs from the models" in err and "stale.json" in err
 
 
+def doc_json(key: str) -> str:
+    """The doc's one JSON example with ``key`` at its top."""
+    found = re.findall(r"```json\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.S)
+    (example,) = [text for text in found if f'"{key}":' in text.split("\n")[0]]
+    return str(example)
+
+
 def test_the_docs_event_example_fits() -> None:
-    text = DOC.read_text(encoding="utf-8")
-    (example,) = re.findall(r"```json\n(.*?)```", text, flags=re.S)
-    event = FloorEvent.model_validate_json(example)
+    event = FloorEvent.model_validate_json(doc_json("run"))
     assert event.event.type == "fault"
+
+
+def test_the_docs_audit_head_example_fits_and_is_a_heads_line(tmp_path: Path) -> None:
+    example = doc_json("at")
+    head = AuditHead.model_validate_json(example)
+    path = tmp_path / "heads.jsonl"
+    path.write_text(json.dumps(json.loads(example)) + "\n", encoding="utf-8")
+    (floor_head,) = load_heads(path)
+    assert (floor_head.table, floor_head.seq, floor_head.hash) == (head.table, head.seq, head.hash)
 
 
 def test_discovery_configs_fit_their_schema() -> None:
