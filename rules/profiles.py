@@ -14,6 +14,8 @@ relative to the file): its tables are merged key by key, the file's own values w
 
 from __future__ import annotations
 
+import os
+import stat
 import tomllib
 from functools import cache
 from pathlib import Path
@@ -24,7 +26,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from rules.dealt import DealError, RuleSetField, first_error
 from rules.words import RULE_SETS, SEATS, RuleSet, Seat
 
+#: The most tiles a profile can place: the largest tile set (simplified, 144). Every count of
+#: a profile (stacks, tiles dealt, rounds, colline) is bounded by it, so no profile, however
+#: written, makes the deal's arithmetic or its lists large.
+MAX_TILES = 144
+#: The largest profile file read (the built-in ones are about 1 kB).
+MAX_PROFILE_BYTES = 1 << 20
+#: The most dice a throw of any profile has, and the most faces a die has.
+MAX_DICE = 4
+MAX_FACES = 20
 Height = Annotated[int, Field(ge=1, le=2)]
+Count = Annotated[int, Field(ge=1, le=MAX_TILES)]
 #: One built-in profile per rule set, named after it.
 BUILTIN_PROFILES: tuple[str, ...] = RULE_SETS
 #: Seed 004 rule 10, who must announce « une Tuile »: see :class:`Announce`.
@@ -48,10 +60,10 @@ class Layout(_Frozen):
     four equal walls.
     """
 
-    E: tuple[Height, ...] = Field(min_length=1)
-    S: tuple[Height, ...] = Field(min_length=1)
-    W: tuple[Height, ...] = Field(min_length=1)
-    N: tuple[Height, ...] = Field(min_length=1)
+    E: tuple[Height, ...] = Field(min_length=1, max_length=MAX_TILES)
+    S: tuple[Height, ...] = Field(min_length=1, max_length=MAX_TILES)
+    W: tuple[Height, ...] = Field(min_length=1, max_length=MAX_TILES)
+    N: tuple[Height, ...] = Field(min_length=1, max_length=MAX_TILES)
 
     @model_validator(mode="before")
     @classmethod
@@ -88,8 +100,8 @@ class Dice(_Frozen):
     """
 
     procedure: Literal["leader_then_owner", "single_die_round"]
-    dice: int = Field(default=2, ge=1, le=4)
-    faces: int = Field(default=6, ge=2, le=20)
+    dice: int = Field(default=2, ge=1, le=MAX_DICE)
+    faces: int = Field(default=6, ge=2, le=MAX_FACES)
     ties: Literal["tied", "all"] = "tied"
 
     def count_range(self) -> tuple[int, int]:
@@ -113,7 +125,7 @@ class Breach(_Frozen):
     right of the breach, the first tile on the first of them (Simplified: ``[1, 6]``)."""
 
     kind: Literal["after_count", "lift"] = "after_count"
-    lift_to: tuple[Annotated[int, Field(ge=1)], ...] = ()
+    lift_to: tuple[Count, ...] = Field(default=(), max_length=4)
 
 
 class Colline(_Frozen):
@@ -121,7 +133,7 @@ class Colline(_Frozen):
     keeps it at ``size`` by moving the live wall's last tile to its right end after each
     replacement drawn from it (Wenzhou)."""
 
-    size: int = Field(default=0, ge=0)
+    size: int = Field(default=0, ge=0, le=MAX_TILES)
     replenish: Literal["none", "live_end"] = "none"
 
 
@@ -129,19 +141,31 @@ class DealStep(_Frozen):
     """``rounds`` times, each seat of ``seats`` (offsets from the leader, counter-clockwise)
     takes ``tiles`` tiles."""
 
-    tiles: int = Field(ge=1)
-    rounds: int = Field(default=1, ge=1)
-    seats: tuple[Annotated[int, Field(ge=0, le=3)], ...] = Field(default=(0, 1, 2, 3), min_length=1)
+    tiles: Count
+    rounds: Count = 1
+    seats: tuple[Annotated[int, Field(ge=0, le=3)], ...] = Field(
+        default=(0, 1, 2, 3), min_length=1, max_length=16
+    )
 
 
 class HandSizes(_Frozen):
-    leader: int = Field(ge=1)
-    others: int = Field(ge=1)
+    leader: Count
+    others: Count
 
 
 class DealPattern(_Frozen):
-    steps: tuple[DealStep, ...] = Field(min_length=1)
+    steps: tuple[DealStep, ...] = Field(min_length=1, max_length=MAX_TILES)
     hand_sizes: HandSizes
+
+    @model_validator(mode="after")
+    def _bounded(self) -> DealPattern:
+        # counted before takes() lists them: a few steps can ask for a great many tiles
+        dealt = sum(step.tiles * step.rounds * len(step.seats) for step in self.steps)
+        if dealt > MAX_TILES:
+            raise ValueError(
+                f"the steps deal {dealt} tiles, more than the {MAX_TILES} of the largest set"
+            )
+        return self
 
     def takes(self) -> list[tuple[int, int]]:
         """The exact sequence of takes: (seat offset from the leader, number of tiles)."""
@@ -185,7 +209,7 @@ class Profile(_Frozen):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=64)
     variant: RuleSetField = Field(description="the rule set this profile configures")
     version: str = Field(min_length=1, max_length=32)
-    description: str = ""
+    description: str = Field(default="", max_length=2000)
     tile_set: Literal["108", "136", "144"]
     counting: Literal["pair", "tile"] = "pair"
     layout: Layout
@@ -282,6 +306,10 @@ def _read_toml(text: str, where: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ProfileError(f"profile {where}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise ProfileError(f"profile {where}: invalid TOML: nested too deeply") from None
+    except ValueError as exc:  # a number too long to convert
+        raise ProfileError(f"profile {where}: invalid TOML: {exc}") from None
 
 
 def _builtin_data(name: str) -> dict[str, Any]:
@@ -306,11 +334,40 @@ def _resolve(data: dict[str, Any], where: str, here: Path | None, depth: int) ->
 
 
 def _read_file(path: Path) -> dict[str, Any]:
+    """A profile file's TOML: a regular file (not a FIFO or a device: nothing waits or reads
+    forever), of at most MAX_PROFILE_BYTES, in UTF-8."""
     try:
-        text = path.read_text("utf-8")
+        with open(path, "rb", opener=_open_regular) as handle:
+            data = handle.read(MAX_PROFILE_BYTES + 1)
+    except _NotRegular as exc:
+        raise ProfileError(f"profile {path}: not a regular file ({exc})") from None
     except OSError as exc:
         raise ProfileError(f"profile {path}: cannot read: {exc.strerror or exc}") from None
+    except ValueError:  # a NUL byte in the path
+        raise ProfileError(f"profile {path!r}: not a usable path") from None
+    if len(data) > MAX_PROFILE_BYTES:
+        raise ProfileError(f"profile {path}: larger than {MAX_PROFILE_BYTES} bytes")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ProfileError(
+            f"profile {path}: not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start}); "
+            "a profile is a TOML file in UTF-8"
+        ) from None
     return _read_toml(text, str(path))
+
+
+class _NotRegular(OSError):
+    pass
+
+
+def _open_regular(path: str, flags: int) -> int:
+    """os.open for a regular file only: what the path names is checked before it is opened."""
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a directory" if stat.S_ISDIR(info.st_mode) else "a FIFO or a device"
+        raise _NotRegular(kind)
+    return os.open(path, flags | os.O_NONBLOCK)
 
 
 def profile_from_data(data: dict[str, Any], where: str = "data") -> Profile:
@@ -332,10 +389,18 @@ def load_profile(name_or_path: str | Path) -> Profile:
     if isinstance(name_or_path, str) and name_or_path in BUILTIN_PROFILES:
         return _load_builtin(name_or_path)
     path = Path(name_or_path)
-    if isinstance(name_or_path, str) and not (path.suffix == ".toml" or path.exists()):
+    if isinstance(name_or_path, str) and not (path.suffix == ".toml" or _exists(path)):
+        shown = name_or_path if len(name_or_path) <= 40 else name_or_path[:40] + "…"
         raise ProfileError(
-            f"unknown profile {name_or_path!r}: expected one of "
+            f"unknown profile {shown!r}: expected one of "
             f"{', '.join(BUILTIN_PROFILES)} or a path to a .toml file"
         )
     data = _resolve(_read_file(path), str(path), path, 0)
     return profile_from_data(data, str(path))
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except (OSError, ValueError):  # a name too long, a NUL byte
+        return False

@@ -212,6 +212,8 @@ def parse_line(line: bytes) -> AuditRecord:
         raise ValueError(f"not ASCII (byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"bad JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:  # a line of brackets nested thousands deep
+        raise ValueError("bad JSON (nested too deeply)") from None
     if not isinstance(obj, dict):
         raise ValueError("not a JSON object")
     missing = [k for k in _FIELDS_REQUIRED if k not in obj]

@@ -16,10 +16,16 @@ imported inside the function that runs it, each such import marked ``# lazy:``.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import os
+import select
 import sys
 from collections.abc import Callable, Sequence
+from typing import cast
 
 from controller.cli.errors import UsageError
+from controller.cli.parsing import Parser, VersionAction, shorten
 
 # isort: split
 # UsageError is bound first: some subcommands import it from this package.
@@ -40,7 +46,7 @@ from controller.cli import (
     sim,
 )
 
-__all__ = ["SUBCOMMANDS", "UsageError", "build_parser", "main"]
+__all__ = ["EXIT_BROKEN_PIPE", "SUBCOMMANDS", "UsageError", "build_parser", "main"]
 
 Register = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 
@@ -64,11 +70,16 @@ SUBCOMMANDS: tuple[Register, ...] = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="mjtable",
         description="Controller for an automatic mahjong table.",
+        epilog="`mjtable COMMAND --help` describes a command. Without a command, this help.",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.add_argument("--version", action=VersionAction)
+    sub = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        parser.add_subparsers(dest="command", metavar="COMMAND"),
+    )
     sub.required = True
     for register in SUBCOMMANDS:
         register(sub)
@@ -76,14 +87,71 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Run one command; its exit status. Bad input is one line on stderr and status 2; a
+    reader that closes stdout early (``mjtable watch | head``) ends the command quietly
+    with status 141, as a program killed by SIGPIPE."""
+    words = sys.argv[1:] if argv is None else list(argv)
+    command = "mjtable"
     try:
-        status: int = args.func(args)
-    except UsageError as exc:
-        print(f"mjtable {args.command}: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"mjtable {args.command}: interrupted", file=sys.stderr)
-        return 130
-    return status
+        _tolerate_unencodable_output()
+        parser = build_parser()
+        if not words:  # what there is to do: the help, on stdout
+            parser.print_help()
+            return 0
+        try:
+            args = parser.parse_args(words)
+        except SystemExit:  # --help, --version, or argparse's refusal
+            sys.stdout.flush()  # a closed pipe shows here (argparse itself ignores it)
+            raise
+        command = f"mjtable {args.command}"
+        try:
+            status: int = args.func(args)
+        except UsageError as exc:
+            print(f"{command}: {shorten(str(exc))}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print(f"{command}: interrupted", file=sys.stderr)
+            return 130
+        sys.stdout.flush()  # a closed pipe shows here, not at the interpreter's exit
+        return status
+    except BrokenPipeError:
+        if not _stdout_closed():  # stderr closed, or a pipe of the command's own
+            with contextlib.suppress(OSError):
+                print(f"{command}: broken pipe", file=sys.stderr)
+            return 1
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+
+
+#: The status of a command whose reader closed stdout: 128 + SIGPIPE, as the shell reports
+#: a program that SIGPIPE ended.
+EXIT_BROKEN_PIPE = 128 + 13
+
+
+def _tolerate_unencodable_output() -> None:
+    """Text the output's encoding cannot hold (a name given as bytes that are not UTF-8)
+    is written escaped, not a crash."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="backslashreplace")
+
+
+def _stdout_closed() -> bool:
+    """Whether stdout is a pipe (or socket) whose reader has gone."""
+    try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError, AttributeError):
+        return True  # not a real descriptor: a closed stream of a test
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass

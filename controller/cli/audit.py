@@ -14,10 +14,14 @@ keygen: creates the table's sealing key file and prints the verification key, on
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
 from controller.cli.errors import UsageError
+
+#: The largest heads file `audit verify --heads` reads (a line of about 150 bytes a head).
+MAX_HEADS_BYTES = 64 << 20
 
 
 def register(subparsers: Any) -> None:
@@ -88,20 +92,20 @@ def register(subparsers: Any) -> None:
 
 
 def _check_target(path: Path) -> None:
-    if not path.exists() and not any(path.parent.glob(path.name + ".[0-9]*")):
-        raise UsageError(f"no audit log at {path}")
+    """A log that exists and is a regular file or a directory (not a FIFO, not /dev/zero)."""
+    from controller.cli.inputs import audit_target  # lazy: as in _verify
+
+    audit_target(path, "")
 
 
 def _verification_key(text: str) -> bytes:
     """The key given to --key: its written form, or a file whose first line holds it."""
     from controller.audit.sealing import AuditKeyError, parse_key
+    from controller.cli.inputs import read_text
 
     source = Path(text)
-    if source.is_file():
-        try:
-            lines = source.read_text(encoding="utf-8").split("\n")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"cannot read the verification key from {source}: {exc}") from None
+    if os.path.isfile(source):
+        lines = read_text(source, "--key", limit=1 << 16).split("\n")
         text = next((w for w in lines if w.strip() and not w.startswith("#")), "")
     try:
         return parse_key(text)
@@ -114,9 +118,14 @@ def _verify(args: argparse.Namespace) -> int:
     from controller.audit.heads import load_heads
     from controller.audit.records import AuditError
     from controller.audit.verify import verify
+    from controller.cli.inputs import check_structure, clip, read_text
 
     _check_target(args.file)
     key = None if args.key is None else _verification_key(args.key)
+    if args.heads is not None:  # read once within the bounds before load_heads reads it
+        check_structure(read_text(args.heads, "--heads", limit=MAX_HEADS_BYTES), "json", "--heads")
+    if args.table is not None and not (args.table.isdigit() and 1 <= int(args.table) <= 9999):
+        raise UsageError(f"--table: expected a table number from 1 to 9999, got {clip(args.table)}")
     try:
         heads = None if args.heads is None else load_heads(args.heads)
         result = verify(args.file, key=key, heads=heads, table=args.table)

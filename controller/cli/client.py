@@ -88,17 +88,25 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _throw(args: argparse.Namespace) -> int:
-    from controller.api.client import ApiClient, ClientError  # lazy: see _status
+    from controller.api.client import ApiClient, ClientError, RequestError  # lazy: see _status
+    from controller.cli.inputs import clip
+    from rules.profiles import MAX_DICE, MAX_FACES
 
-    try:
-        dice = [int(part) for part in args.dice.split("+")]
-    except ValueError:
+    parts = [part.strip() for part in args.dice.split("+")]
+    if not 1 <= len(parts) <= MAX_DICE or not all(p.isdigit() and len(p) < 9 for p in parts):
         raise UsageError(
-            f"throw: {args.dice!r} is not dice (write 3+4, or 5 for one die)"
-        ) from None
+            f"{clip(args.dice)} is not dice: write 3+4, or 5 for one die (at most {MAX_DICE})"
+        )
+    dice = [int(part) for part in parts]
+    if any(not 1 <= die <= MAX_FACES for die in dice):
+        raise UsageError(f"{clip(args.dice)}: a die shows 1 to 6 (to {MAX_FACES} at most)")
     try:
         with ApiClient(socket_path(args)) as client:
             result = client.throw(dice)
+    except RequestError as exc:
+        if exc.code != "bad_request":
+            return _fail("throw", exc)
+        raise UsageError(str(exc).splitlines()[0] if str(exc) else exc.code) from None
     except ClientError as exc:
         return _fail("throw", exc)
     if args.json:
@@ -110,12 +118,15 @@ def _throw(args: argparse.Namespace) -> int:
 
 def socket_path(args: argparse.Namespace) -> str:
     """The socket chosen on the command line: --socket, --config, or the default."""
-    if getattr(args, "socket", None):
-        return str(args.socket)
+    if getattr(args, "socket", None) is not None:
+        from controller.cli.inputs import socket_path as checked  # lazy: see _status
+
+        return checked(args.socket, "--socket")
     config_file = getattr(args, "config", None)
     if config_file:
         # lazy: pydantic and the configuration's models, only with --config
-        from controller.service.config import ConfigError, load_config
+        from controller.cli.inputs import load_config
+        from controller.service.config import ConfigError
 
         try:
             return load_config(config_file).api.socket
@@ -127,11 +138,14 @@ def socket_path(args: argparse.Namespace) -> str:
 def status_socket_paths(args: argparse.Namespace) -> tuple[str, str | None]:
     """The socket `status` and `watch` ask, and the full socket to try when permission is
     denied on it (None with --socket: the user chose)."""
-    if getattr(args, "socket", None):
-        return str(args.socket), None
+    if getattr(args, "socket", None) is not None:
+        from controller.cli.inputs import socket_path as checked  # lazy: see _status
+
+        return checked(args.socket, "--socket"), None
     config_file = getattr(args, "config", None)
     if config_file:
-        from controller.service.config import ConfigError, load_config  # lazy: see socket_path
+        from controller.cli.inputs import load_config  # lazy: see socket_path
+        from controller.service.config import ConfigError
 
         try:
             api = load_config(config_file).api

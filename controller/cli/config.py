@@ -43,11 +43,16 @@ def register(subparsers: Any) -> None:
 
 def _check(args: argparse.Namespace) -> int:
     # lazy: pydantic and the configuration's models, only when a file is checked
-    from controller.service.config import ConfigError, check_environment, load_config
+    from controller.cli.inputs import InputError, load_config
+    from controller.service.config import ConfigError, check_environment
     from controller.service.ports import board_port, installed_problems
 
     try:
-        config = load_config(args.file)
+        config = load_config(args.file, what="")
+    except InputError as exc:  # the file itself: not a regular file, not UTF-8, too deep
+        print(exc, file=sys.stderr)
+        print(f"{args.file}: not valid (1 problem)", file=sys.stderr)
+        return 1
     except ConfigError as exc:
         for problem in exc.problems:
             print(f"{args.file}: {problem}", file=sys.stderr)

@@ -20,6 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from controller.cli.errors import UsageError
 
+#: The longest --cycle-id recorded (the controller's ids are about 20 characters).
+MAX_CYCLE_ID = 64
+
 if TYPE_CHECKING:
     from rules.dealt import DealtState, Manifest, Throw
     from rules.profiles import Profile
@@ -71,20 +74,46 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
+#: The most throws --throws takes (a simplified round with many re-throws needs a dozen), and
+#: the most dice in one throw (a profile throws at most 4).
+MAX_THROWS = 64
+MAX_DICE = 4
+
+
 def parse_throws(text: str) -> list[list[int]]:
     """``3+4,5+6`` -> [[3, 4], [5, 6]]; UsageError naming the bad group."""
+    from controller.cli.inputs import clip
+
     groups: list[list[int]] = []
-    for number, group in enumerate(text.split(","), start=1):
+    written = text.split(",")
+    if len(written) > MAX_THROWS:
+        raise UsageError(f"--throws: {len(written)} throws, more than the {MAX_THROWS} allowed")
+    for number, group in enumerate(written, start=1):
         parts = group.strip().split("+")
         try:
+            if len(parts) > MAX_DICE or any(not p.strip().isdigit() for p in parts):
+                raise ValueError
             dice = [int(part) for part in parts]
         except ValueError:
             raise UsageError(
-                f"--throws: throw {number} {group.strip()!r} is not dice "
-                "(write A+B, a single die alone, throws separated by commas)"
+                f"--throws: throw {number} {clip(group.strip())} is not dice "
+                f"(write A+B, 1 to {MAX_DICE} dice, a single die alone, throws separated by "
+                "commas)"
             ) from None
         groups.append(dice)
     return groups
+
+
+def check_faces(profile: Profile, groups: list[list[int]]) -> None:
+    """Every die between 1 and the profile's faces (UsageError naming the throw)."""
+    faces = profile.dice.faces
+    for number, dice in enumerate(groups, start=1):
+        for die in dice:
+            if not 1 <= die <= faces:
+                text = "+".join(str(d) for d in dice)
+                raise UsageError(
+                    f"--throws: throw {number} ({text}): die {die} is out of range 1..{faces}"
+                )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -122,17 +151,19 @@ def run(args: argparse.Namespace) -> int:
 
 def _compute(args: argparse.Namespace) -> DealtState:
     # lazy: as in run()
+    from controller.cli.inputs import checked_profile, clip, text_value
     from rules.deal import deal
     from rules.dealt import parse_seat
     from rules.dice import throws_from_dice
     from rules.profiles import load_profile
     from rules.words import tile_set_name
 
-    profile = load_profile(args.variant)
+    profile = load_profile(checked_profile(args.variant, "--variant"))
     tile_set = tile_set_name(args.tile_set)
     if tile_set is None:
-        raise UsageError(f"--tile-set: {args.tile_set!r} is not A or B")
-    leader: Seat | None = parse_seat(args.leader) if args.leader else None
+        raise UsageError(f"--tile-set: {clip(args.tile_set)} is not A or B")
+    text_value(args.cycle_id, "--cycle-id", longest=MAX_CYCLE_ID)
+    leader: Seat | None = parse_seat(args.leader) if args.leader is not None else None
     if args.random:
         if args.manifest or args.throws:
             raise UsageError(
@@ -144,22 +175,20 @@ def _compute(args: argparse.Namespace) -> DealtState:
             raise UsageError("--seed goes with --random")
         if not args.manifest or not args.throws:
             raise UsageError("give --manifest FILE and --throws A+B[,C+D...], or --random")
+        groups = parse_throws(args.throws)
+        check_faces(profile, groups)
         manifest = _read_manifest(args.manifest)
-        throws = throws_from_dice(profile, leader, parse_throws(args.throws))
+        throws = throws_from_dice(profile, leader, groups)
     # The rules settle who leads (the simplified rules: player A of the dice).
     return deal(profile, manifest, leader, throws, cycle_id=args.cycle_id, tile_set=tile_set)
 
 
 def _read_manifest(path: str) -> Manifest:
     # lazy: as in run()
-    from rules.dealt import Manifest
+    from controller.cli.inputs import read_json
+    from rules.dealt import manifest_from_data
 
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise UsageError(f"--manifest: cannot read {path}: {exc.strerror or exc}") from None
-    return Manifest.from_json(data)
+    return manifest_from_data(read_json(path, "--manifest"))
 
 
 def _random_inputs(

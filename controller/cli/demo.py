@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from typing import TYPE_CHECKING, Any, TextIO
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     from controller.service.embedded import EmbeddedTable
 
 VARIANTS = RULE_SETS
+#: The most cycles one demo deals (a few seconds each at the default speed).
+MAX_CYCLES = 1000
 
 
 def register(subparsers: Any) -> None:
@@ -31,7 +34,9 @@ def register(subparsers: Any) -> None:
         "run complete deal cycles and show the table.",
     )
     parser.add_argument("--variant", default="wenzhou", help="rule set: " + ", ".join(VARIANTS))
-    parser.add_argument("--cycles", type=int, default=1, help="how many deals (default 1)")
+    parser.add_argument(
+        "--cycles", type=int, default=1, help=f"how many deals, 1 to {MAX_CYCLES} (default 1)"
+    )
     parser.add_argument(
         "--speed",
         type=float,
@@ -102,10 +107,10 @@ class ProgressPrinter:
 def run(args: argparse.Namespace) -> int:
     if args.variant not in VARIANTS:
         raise UsageError(f"unknown variant {args.variant!r}: expected one of {', '.join(VARIANTS)}")
-    if args.cycles < 1:
-        raise UsageError(f"--cycles must be at least 1, got {args.cycles}")
-    if args.speed < 0:
-        raise UsageError(f"--speed must be 0 or more, got {args.speed}")
+    if not 1 <= args.cycles <= MAX_CYCLES:
+        raise UsageError(f"--cycles must be from 1 to {MAX_CYCLES}, got {args.cycles}")
+    if not math.isfinite(args.speed) or args.speed < 0:
+        raise UsageError(f"--speed must be a number, 0 or more, got {args.speed}")
 
     # lazy: the controller and the simulator, only when a demo runs
     from controller.service.embedded import CycleTimeout, EmbeddedTable

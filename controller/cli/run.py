@@ -1,12 +1,25 @@
-"""`mjtable run`: the long-running table service (systemd starts it at boot)."""
+"""`mjtable run`: the long-running table service (systemd starts it at boot).
+
+Every option is checked before anything is opened or written: the configuration, --socket
+and --audit, and with --sim the simulated board's seed, speed and faults and the control
+socket's path. With --sim, the table's files are never the production ones unless asked for:
+an API socket, a status socket or an audit log left at its production default
+(/run/mjtable/..., /var/lib/mjtable/audit.jsonl) goes to a temporary directory, named on
+stderr at start and removed at the end (``--keep`` keeps it); --socket, --audit and a
+configuration's own paths are used as given.
+"""
 
 from __future__ import annotations
 
 import argparse
+import shutil
+import sys
+import tempfile
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from controller.cli.errors import UsageError
-from controller.service.paths import DEFAULT_CONFIG_PATH
+from controller.service.paths import DEFAULT_AUDIT_PATH, DEFAULT_CONFIG_PATH, DEFAULT_SOCKET_PATH
 
 if TYPE_CHECKING:
     from controller.service.config import Config
@@ -22,12 +35,35 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--config", metavar="FILE", help=f"configuration TOML (default {DEFAULT_CONFIG_PATH})"
     )
-    parser.add_argument("--sim", action="store_true", help="run against the embedded simulator")
-    parser.add_argument("--sim-seed", type=int, default=None, metavar="N")
-    parser.add_argument("--sim-speed", type=float, default=0.0, metavar="X")
-    parser.add_argument("--sim-fault", action="append", default=[], metavar="SPEC")
+    parser.add_argument(
+        "--sim",
+        action="store_true",
+        help="run against the embedded simulator, with temporary files unless named",
+    )
+    parser.add_argument(
+        "--sim-seed", type=int, default=None, metavar="N", help="0..4294967295 (default: random)"
+    )
+    parser.add_argument(
+        "--sim-speed",
+        type=float,
+        default=0.0,
+        metavar="X",
+        help="1 real table, 0 as fast as possible (default 0)",
+    )
+    parser.add_argument(
+        "--sim-fault",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="a fault to inject, e.g. jam@build:wall=2 (docs/simulator.md)",
+    )
     parser.add_argument(
         "--sim-control", metavar="PATH", help="Unix socket to press the emulated panel's buttons"
+    )
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="with --sim: keep the temporary directory (audit log, sockets) at the end",
     )
     parser.add_argument(
         "--variant",
@@ -49,17 +85,21 @@ def build_config(args: argparse.Namespace) -> Config:
     or with --sim and no file one built from --variant; then --socket and --audit on top.
     Every value goes through the same validation as the file's (UsageError: one line)."""
     # lazy: pydantic and the configuration's models, only when the service is started
-    from controller.service.config import ConfigError, load_config, with_changes
+    from controller.cli.inputs import load_config, utf8
+    from controller.service.config import ConfigError, with_changes
 
-    if args.variant is not None and (args.config or not args.sim):
+    if args.variant is not None and (args.config is not None or not args.sim):
         raise UsageError(VARIANT_WITH_CONFIG)
+    for option in ("variant", "socket", "audit"):
+        if getattr(args, option) is not None:
+            utf8(getattr(args, option), f"--{option}")
     try:
-        if args.config:
-            config = load_config(args.config)
+        if args.config is not None:
+            config = load_config(_existing_config(args.config))
         elif args.sim:
             config = _sim_config(args.variant if args.variant is not None else "wenzhou")
         else:
-            config = load_config(DEFAULT_CONFIG_PATH)
+            config = load_config(_existing_config(DEFAULT_CONFIG_PATH))
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     for option, section, key, value in (
@@ -77,6 +117,21 @@ def build_config(args: argparse.Namespace) -> Config:
             "the configuration has no [board] section: give board.port, or run with --sim"
         )
     return config
+
+
+def _existing_config(path: str) -> str:
+    """``path``, once it is known to exist; else what to do about it, in one line."""
+    try:
+        found = Path(path).exists()
+    except (OSError, ValueError):
+        found = False
+    if not found:
+        raise UsageError(
+            f"no configuration at {path}: create one with `sudo mjtable install --prefix /` "
+            f"(it writes {DEFAULT_CONFIG_PATH}) or copy udev/config.example.toml and edit it "
+            "(docs/config.md); `mjtable run --sim` runs without one"
+        )
+    return path
 
 
 def _sim_config(variant: str) -> Config:
@@ -104,23 +159,78 @@ def _problem(exc: Exception, key: str) -> str:
     return str(problems[0]).removeprefix(f"{key}: ")
 
 
+def check_sim(args: argparse.Namespace) -> None:
+    """--sim-seed, --sim-speed, --sim-fault and --sim-control, checked as the simulated
+    board will check them (UsageError: one line), before anything starts."""
+    # lazy: the simulator's configuration, only for `mjtable run --sim`
+    from controller.cli.inputs import socket_path
+    from simulator.config import SimConfig, SimConfigError
+
+    try:
+        SimConfig(seed=args.sim_seed, speed=args.sim_speed, faults=list(args.sim_fault))
+    except SimConfigError as exc:
+        raise UsageError(f"the simulated board refuses the options: {exc}") from None
+    control = args.sim_control
+    if control is not None:
+        socket_path(control, "--sim-control")
+        if not Path(control).parent.is_dir():
+            raise UsageError(f"--sim-control: no directory {Path(control).parent} to put it in")
+
+
+def production_paths(config: Config, args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """The keys of ``config`` that still name the production table's files, which `run
+    --sim` replaces by temporary ones: {section: {key: file name in the temporary dir}}."""
+    from controller.api.limits import STATUS_SOCKET_NAME  # lazy: as in check_sim
+
+    status_default = str(PurePosixPath(DEFAULT_SOCKET_PATH).with_name(STATUS_SOCKET_NAME))
+    changes: dict[str, dict[str, Any]] = {}
+    if args.socket is None and config.api.socket == DEFAULT_SOCKET_PATH:
+        changes["api"] = {"socket": "api.sock"}
+    if config.api.status_socket == status_default:
+        changes.setdefault("api", {})["status_socket"] = STATUS_SOCKET_NAME
+    if args.audit is None and config.audit.path == DEFAULT_AUDIT_PATH:
+        changes["audit"] = {"path": "audit.jsonl"}
+    return changes
+
+
 def run(args: argparse.Namespace) -> int:
+    given = args.sim_control is not None or args.sim_fault or args.sim_seed is not None
+    if not args.sim and given:
+        raise UsageError("--sim-seed, --sim-fault and --sim-control need --sim")
+    if not args.sim and args.keep:
+        raise UsageError("--keep is for --sim: it keeps the temporary files")
+    config = build_config(args)
+    if args.sim:
+        check_sim(args)
+    # Every option is checked: from here on, files may be made.
     # lazy: the whole service (controller, drivers, simulator), only for `mjtable run`
+    from controller.service.config import with_changes
     from controller.service.runner import SimOptions, run_service
     from controller.service.systemd import setup_logging
 
-    if not args.sim and (args.sim_control or args.sim_fault or args.sim_seed is not None):
-        raise UsageError("--sim-seed, --sim-fault and --sim-control need --sim")
-    config = build_config(args)
-    setup_logging(config.logging.level)
-    sim = (
-        SimOptions(
+    sim = None
+    if args.sim:
+        sim = SimOptions(
             seed=args.sim_seed,
             speed=args.sim_speed,
             faults=tuple(args.sim_fault),
             control=args.sim_control,
         )
-        if args.sim
-        else None
-    )
-    return run_service(config, sim)
+    temporary: Path | None = None
+    changes = production_paths(config, args) if args.sim else {}
+    if changes:
+        temporary = Path(tempfile.mkdtemp(prefix="mjtable-sim-"))
+        for keys in changes.values():
+            for key, name in keys.items():
+                keys[key] = str(temporary / name)
+        config = with_changes(config, changes)
+        what = "kept" if args.keep else "removed at the end (--keep keeps them)"
+        print(
+            f"mjtable run: the simulated table's files are in {temporary}, {what}", file=sys.stderr
+        )
+    try:
+        setup_logging(config.logging.level)
+        return run_service(config, sim)
+    finally:
+        if temporary is not None and not args.keep:
+            shutil.rmtree(temporary, ignore_errors=True)

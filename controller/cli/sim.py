@@ -6,16 +6,18 @@
 
 The first line on stdout is the device path (pty) or ``socket://HOST:PORT`` (tcp); the board
 serves until SIGINT or SIGTERM, then stops cleanly (the --link symlink and the control socket are
-removed). ``mjtable sim --diagram`` prints the model's state diagram (mermaid) and exits.
+removed). ``mjtable sim --diagram`` prints the firmware's state diagram (mermaid) and exits.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import signal
 import sys
 import threading
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -64,7 +66,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--serial", default="MJSIM-0001", help="serial number sent in HELLO")
     parser.add_argument(
-        "--diagram", action="store_true", help="print the model's state diagram and exit"
+        "--diagram", action="store_true", help="print the firmware's state diagram and exit"
     )
     parser.set_defaults(func=run)
 
@@ -84,17 +86,32 @@ def _parse_tcp(text: str) -> tuple[str, int]:
     return host, port
 
 
+def _check_link(link: str) -> None:
+    """--link: a path whose directory exists and where nothing but an old link stands."""
+    where = Path(link)
+    try:
+        if not link or len(os.fsencode(link)) > 4095 or len(os.fsencode(where.name)) > 255:
+            raise UsageError(f"--link: {link[:60]!r}… is not a usable path")
+        if not where.parent.is_dir():
+            raise UsageError(f"--link: no directory {where.parent} to put the link in")
+        if where.exists() and not where.is_symlink():
+            raise UsageError(f"--link: {where} exists and is not a symbolic link: choose another")
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--link: {link[:60]!r} is not a usable path ({exc})") from None
+
+
 def run(args: argparse.Namespace) -> int:
-    # lazy: the simulator (and the board's model), only when `mjtable sim` runs
+    # lazy: the simulator (and the board's firmware), only when `mjtable sim` runs
+    from controller.cli.inputs import read_toml, socket_path
     from controller.service.builder import serve_simulated_board
-    from simulator.board import mermaid_diagram
     from simulator.config import SimConfig, SimConfigError
     from simulator.control import ControlError, ControlServer
     from simulator.faults import FaultSpec, FaultSpecError, load_scenario, parse_fault
+    from simulator.machine import state_diagram
     from simulator.server import SimulatedBoard, SimulatorError
 
     if args.diagram:
-        sys.stdout.write(mermaid_diagram())
+        sys.stdout.write(state_diagram())
         return 0
     if not args.pty and args.tcp is None:
         raise UsageError("choose where to serve: --pty or --tcp HOST:PORT")
@@ -104,9 +121,16 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--allow-remote only goes with --tcp")
     if not math.isfinite(args.speed) or args.speed < 0:
         raise UsageError(f"--speed {args.speed}: must be a number >= 0 (0 = as fast as possible)")
+    if not args.serial:
+        raise UsageError("--serial: expected the board's serial number, got ''")
+    if args.control is not None:
+        socket_path(args.control, "--control")
+    if args.link is not None:
+        _check_link(args.link)
     faults: list[str | FaultSpec] = []
     try:
-        if args.scenario:
+        if args.scenario is not None:
+            read_toml(args.scenario, "--scenario")  # a regular file, within the bounds
             faults.extend(load_scenario(args.scenario))
         faults.extend(parse_fault(spec) for spec in args.fault)
     except FaultSpecError as exc:

@@ -50,8 +50,12 @@ from controller.service.config_problems import problems
 from controller.service.paths import DEFAULT_AUDIT_PATH, DEFAULT_SOCKET_PATH
 from drivers.board import DEFAULT_BAUDRATE
 from drivers.panel import DEFAULT_DEBOUNCE_MS
-from rules.profiles import BUILTIN_PROFILES
+from rules.profiles import BUILTIN_PROFILES, ProfileError, load_profile
 from rules.words import DICE_SOURCES, DiceSource
+
+#: The longest path and the longest file name the kernel takes (PATH_MAX, NAME_MAX), in bytes.
+MAX_PATH_BYTES = 4095
+MAX_NAME_BYTES = 255
 
 
 def _absolute_path(value: str, what: str) -> str:
@@ -60,8 +64,20 @@ def _absolute_path(value: str, what: str) -> str:
     if "\x00" in value:
         raise ValueError(f"expected an absolute path to {what}, got a value with a NUL byte")
     if not value.startswith("/"):
-        raise ValueError(f"expected an absolute path to {what}, got {value!r}")
+        raise ValueError(f"expected an absolute path to {what}, got {_clip(value)}")
+    encoded = os.fsencode(value)
+    longest = max(len(part) for part in encoded.split(b"/"))
+    if len(encoded) > MAX_PATH_BYTES or longest > MAX_NAME_BYTES:
+        raise ValueError(
+            f"expected an absolute path to {what} of at most {MAX_PATH_BYTES} bytes, each name "
+            f"at most {MAX_NAME_BYTES}, got {_clip(value)} ({len(encoded)} bytes)"
+        )
     return value
+
+
+def _clip(value: str) -> str:
+    """A value echoed in a problem, cut to about 60 characters."""
+    return repr(value) if len(value) <= 60 else repr(value[:57]) + "…"
 
 
 class _Section(BaseModel):
@@ -160,16 +176,16 @@ class RulesSection(_Section):
         path = Path(value)
         if not path.is_absolute():
             path = Path(base if base is not None else Path.cwd()) / path
-        if not path.is_file():
-            raise ValueError(f"{expected}, got {value!r} (no such file: {path})")
         try:
-            tomllib.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ValueError(
-                f"{expected}, got {value!r} (cannot read it: {exc.strerror})"
-            ) from None
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ValueError(f"{expected}, got {value!r} (not valid TOML: {exc})") from None
+            found = path.is_file()
+        except OSError:  # a name too long
+            found = False
+        if not found:
+            raise ValueError(f"{expected}, got {_clip(value)} (no such file: {path})")
+        try:  # the whole profile, so a file that names one that cannot work is not valid
+            load_profile(path)
+        except ProfileError as exc:
+            raise ValueError(str(exc)) from None
         return str(path.resolve())
 
     @property
@@ -554,6 +570,10 @@ def parse_config(
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
+        raise ConfigError([f"not valid TOML: {exc}"], source) from None
+    except RecursionError:
+        raise ConfigError(["not valid TOML: nested too deeply"], source) from None
+    except ValueError as exc:  # a number too long to convert
         raise ConfigError([f"not valid TOML: {exc}"], source) from None
     return _validate(raw, data, source, base_dir)
 

@@ -159,7 +159,7 @@ def test_random_is_deterministic_per_seed(capsys: pytest.CaptureFixture[str]) ->
         (["--variant", "wenzhou", "--leader", "E", "--throws", "3+4,5+6", "--manifest", "FIVE"],
          "manifest: tile 1m appears 5 times, the set has 4"),
         (["--variant", "wenzhou", "--leader", "E", "--throws", "3+4,5+6", "--manifest", "nope"],
-         "--manifest: cannot read"),
+         "--manifest: no such file: nope"),
         (["--variant", "wenzhou", "--random", "--seed", "x"], "--seed: 'x' is not an integer"),
         (["--variant", "wenzhou", "--random", "--throws", "3+4,5+6"], "--random makes its own"),
         (["--variant", "simplified", "--random", "--leader", "E"], "the single-die round picks"),

@@ -48,7 +48,7 @@ def test_diag_out_of_range_is_one_line(args: list[str], words: str) -> None:
 
 
 def test_diag_motor_limits_are_accepted(tmp_path: Path) -> None:
-    run = mjtable("diag", "--sim", "--motor-ms", "1", "--json")
+    run = mjtable("diag", "--sim", "--motors", "--motor-ms", "1", "--json")
     assert run.returncode == 0, run.stderr
     report = json.loads(run.stdout)
     assert len(report["motors"]) == 9

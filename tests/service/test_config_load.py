@@ -222,14 +222,14 @@ def test_file_level_errors(tmp_path: Path) -> None:
 def test_profile_file_relative_to_the_config(tmp_path: Path) -> None:
     (tmp_path / "profiles").mkdir()
     profile = tmp_path / "profiles" / "house.toml"
-    profile.write_text('name = "house"\n')
+    profile.write_text('base = "wenzhou"\nname = "house"\n')  # the whole profile is checked
     config_file = tmp_path / "config.toml"
     config_file.write_text('[table]\nnumber = 1\n[rules]\nprofile = "profiles/house.toml"\n')
     config = load_config(config_file)
     assert not config.rules.builtin
     assert config.rules.path == profile.resolve()
     profile.write_text("name = \n")
-    with pytest.raises(ConfigError, match=r"^rules\.profile: .*not valid TOML"):
+    with pytest.raises(ConfigError, match=r"^rules\.profile: .*invalid TOML"):
         load_config(config_file)
 
 

@@ -1,0 +1,95 @@
+"""The command line's parser: argparse's, with one-line errors and ``--version``.
+
+An option argparse refuses (a missing value, ``--motor-ms abc``, an unknown choice, an
+unknown option) is one line on stderr, exit status 2, like every other bad input:
+``mjtable deal: argument --leader: expected one argument; see mjtable deal --help``. A
+value echoed in it is cut to :data:`controller.cli.inputs.ECHO` characters.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import re
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+#: The longest message printed whole; a longer one keeps its start and its end.
+MAX_MESSAGE = 480
+
+_QUOTED = re.compile(r"'((?:[^'\\]|\\.){60,})'")
+
+
+def shorten(message: str) -> str:
+    """A message fit for one line: long quoted values clipped, the whole bounded."""
+    from controller.cli.inputs import ECHO
+
+    def clip(match: re.Match[str]) -> str:
+        value = match.group(1)
+        return f"'{value[: ECHO - 2]}…' ({len(value)} characters)"
+
+    text = _QUOTED.sub(clip, message).replace("\n", " ")
+    if len(text) > MAX_MESSAGE:
+        cut = len(text) - MAX_MESSAGE
+        text = f"{text[:320]} … ({cut} characters cut) … {text[-(MAX_MESSAGE - 320) :]}"
+    return text
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser whose errors are one line (its subcommands' parsers are too)."""
+
+    def error(self, message: str) -> NoReturn:
+        if "the following arguments are required: COMMAND" in message or message.endswith(
+            "required: ACTION"
+        ):
+            choices = self._choices()
+            message = f"choose one of: {', '.join(choices)}" if choices else message
+        self.exit(2, f"{self.prog}: {shorten(message)}; see {self.prog} --help\n")
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        # argparse drops an OSError here; a closed stdout (`mjtable --help | head -0`) must
+        # reach main, which ends as a program killed by SIGPIPE
+        if message:
+            (file or sys.stderr).write(message)
+
+    def _choices(self) -> list[str]:
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                return list(action.choices)
+        return []
+
+
+def version_text() -> str:
+    """``mjtable --version``: the package, the board protocol it speaks, the Python."""
+    # lazy: the protocol's messages, only when asked
+    from controller import __version__
+    from protocol.messages import PROTO_MAJOR, PROTO_MINOR
+
+    return (
+        f"mjtable {__version__} (board protocol {PROTO_MAJOR}.{PROTO_MINOR}, "
+        f"Python {platform.python_version()})"
+    )
+
+
+class VersionAction(argparse.Action):
+    """``--version``: print :func:`version_text` and exit 0."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(
+            option_strings,
+            dest,
+            nargs=0,
+            default=argparse.SUPPRESS,
+            help="print the version of mjtable, of the board protocol and of Python, and exit",
+        )
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        print(version_text(), file=sys.stdout)
+        parser.exit(0)

@@ -1,0 +1,535 @@
+"""Several hundred bad inputs to every `mjtable` command: no traceback, no hang, the status
+each command documents, one line of words.
+
+The cases are generated: every option that names a file gets every kind of bad file (binary,
+UTF-16 with and without a byte-order mark, NUL bytes, empty, nested 100,000 deep, a
+100,000-digit number, larger than the limit, a directory, a missing path, a symlink loop,
+/dev/null, /dev/zero, /proc/self/mem, a FIFO), and every option that takes a value gets
+values out of range, over-long, of the wrong type, negative, NaN. Most cases call
+``controller.cli.main`` in this process with captured streams (one interpreter start for all);
+the special files, stdin, and the commands that would serve or install signal handlers if a
+bad value slipped through (run, sim, gateway, floor-sim) run as real ``python -m
+controller.cli`` processes, two at a time, each in its own temporary directory, with a
+timeout. The test fails on any traceback, any hang, any unexpected status or a refusal that is
+not one line, and lists every failure at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+
+import pytest
+
+from controller import cli
+from controller.audit.writer import AuditLog
+from controller.cli import main
+from rules.profiles import load_profile
+from tests.support.commands import ROOT
+from tests.support.deals import shuffled_manifest
+
+TIMEOUT = 20.0  # a refusal takes well under a second; past this the command hangs
+WORKERS = 3
+LONG = "x" * 5000
+#: bytes that are not UTF-8, as Python receives them from argv (surrogate escapes)
+NOT_UTF8 = "\udcff\udcfe"
+HUGE = "9" * 100_000
+#: The longest stderr line accepted: a refusal echoes a value cut short, not 5,000 characters.
+MAX_LINE = 700
+
+# -- the bad files ---------------------------------------------------------------------------
+
+#: kind -> content (bytes) of the generated files; the other kinds are paths (below).
+CONTENTS: dict[str, bytes] = {
+    "binary": bytes(range(256)) * 8,
+    "utf16": '[table]\nnumber = 1\n{"walls": {}}\n'.encode("utf-16"),
+    "utf16-nobom": '[table]\nnumber = 1\n{"walls": {}}\n'.encode("utf-16-le"),
+    "utf8-bom": '\ufeff[table]\nnumber = 1\n{"walls": {}}\n'.encode(),
+    "nul": b"[table]\x00\nnumber = 1\n",
+    "empty": b"",
+    "garbage": b"}{ not = [ a file\n",
+    "deep-json": b"[" * 100_000 + b"]" * 100_000 + b"\n",
+    "deep-toml": b"a = " + b"[" * 5000 + b"]" * 5000 + b"\n",
+    "deep-inline": b"a = " + b"{b = " * 5000 + b"1" + b"}" * 5000 + b"\n",
+    "deep-dotted": b"[table]\nnumber = 1\n[x" + b".a" * 5000 + b"]\nb = 1\n",
+    "huge-json": b'{"walls": ' + HUGE.encode() + b', "seq": 1}\n',
+    "huge-toml": b"[table]\nnumber = " + HUGE.encode() + b"\n",
+    "too-big": b"#" + b" " * (2 << 20) + b"\n",
+}
+#: kinds that are paths to things that are not regular files
+PATHS = ("directory", "missing", "symlink-loop", "dev-null", "dev-zero", "proc-mem", "fifo")
+#: kinds read only in a real process: a reader that read it would fill the memory (a FIFO
+#: blocks in open(), which this process's alarm interrupts; /proc/self/mem fails to read)
+SPECIAL = frozenset({"dev-zero"})
+#: of an option whose command would serve if a bad value slipped through (run, sim,
+#: gateway, floor-sim, watch), the kind and the value index that run in a real process too
+SAMPLE_KIND = "binary"
+SAMPLE_VALUE = 0
+KINDS = (*CONTENTS, *PATHS)
+KINDS_LONGEST_FIRST = sorted(KINDS, key=len, reverse=True)  # utf16-nobom before utf16
+
+
+def make_files(root: Path) -> dict[str, str]:
+    files = {}
+    for kind, data in CONTENTS.items():
+        path = root / f"{kind}.toml"
+        path.write_bytes(data)
+        files[kind] = str(path)
+    (root / "a-directory.toml").mkdir()
+    files["directory"] = str(root / "a-directory.toml")
+    files["missing"] = "@T/no/such.toml"  # each case's own: a command may create it
+    os.symlink(root / "loop-b.toml", root / "loop-a.toml")
+    os.symlink(root / "loop-a.toml", root / "loop-b.toml")
+    files["symlink-loop"] = str(root / "loop-a.toml")
+    files["dev-null"] = "/dev/null"
+    files["dev-zero"] = "/dev/zero"
+    files["proc-mem"] = "/proc/self/mem"
+    os.mkfifo(root / "fifo.toml")
+    files["fifo"] = str(root / "fifo.toml")
+    return files
+
+
+# -- the cases -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    """``mjtable ARGV`` and the statuses it may end with. ``@F`` is a bad file, ``@T`` the
+    case's own directory, ``@M`` a good manifest, ``@L`` a good audit log."""
+
+    argv: tuple[str, ...]
+    statuses: tuple[int, ...] = (2,)
+    process: bool = False
+    stdin: bytes | None = None
+
+    @property
+    def name(self) -> str:
+        return " ".join(a if len(a) <= 40 else f"{a[:12]}…({len(a)})" for a in self.argv)
+
+
+@dataclass(frozen=True)
+class Slot:
+    """An option that names a file: ``argv`` with ``@F`` where the file goes."""
+
+    argv: tuple[str, ...]
+    status: int = 2  # what a bad file's content ends with
+    process: bool = False
+    skip: frozenset[str] = frozenset()  # kinds that are good input here
+    special_status: int = 2  # what a path that is not a regular file ends with
+    sized: bool = True  # a file larger than 1 MiB is refused (an audit log may be larger)
+
+    def statuses(self, kind: str) -> tuple[int, ...]:
+        special = kind in PATHS or (self.sized and kind == "too-big")
+        return (self.special_status,) if special else (self.status,)
+
+
+RUN = ("run", "--sim", "--socket", "@T/api.sock", "--audit", "@T/audit.jsonl")
+DEAL = ("deal", "--variant", "wenzhou", "--leader", "E", "--throws", "3+4,5+6")
+HAND: tuple[str, ...] = (
+    "hand",
+    "--variant",
+    "wenzhou",
+    "1m",
+    "2m",
+    "3m",
+    "4m",
+    "5m",
+    "6m",
+    "7m",
+    "8m",
+    "9m",
+)
+HAND += ("1p", "2p", "3p", "5s", "5s")
+FLOOR: tuple[str, ...] = (
+    "floor-sim",
+    "--broker",
+    "127.0.0.1:9",
+    "--tables",
+    "1",
+    "--duration",
+    "0",
+)
+FLOOR += ("--dir", "@T/floor")
+LOG_CONTENT = frozenset(CONTENTS) - {"too-big"}
+
+SLOTS = (
+    Slot(("config", "check", "@F"), status=1, special_status=1),
+    Slot((*RUN, "--config", "@F"), process=True),
+    Slot(("run", "--sim", "--variant", "@F"), process=True),
+    Slot(("deal", "--variant", "@F", "--random", "--seed", "1")),
+    Slot((*DEAL, "--manifest", "@F")),
+    Slot((*HAND, "--table", "@F"), skip=frozenset({"empty"})),
+    Slot(("sim", "--pty", "--scenario", "@F"), process=True, skip=frozenset({"empty"})),
+    Slot(("diag", "--sim", "--config", "@F")),
+    Slot(("diag", "--port", "@T/no-board", "--audit", "@F"), skip=frozenset(CONTENTS)),
+    Slot(("status", "--config", "@F")),
+    Slot(("watch", "--config", "@F"), process=True),
+    Slot(("shuffle", "--config", "@F")),
+    Slot(("throw", "3+4", "--config", "@F")),
+    Slot(("deal", "--socket", "@F"), status=3, special_status=3, skip=LOG_CONTENT),
+    Slot(("status", "--socket", "@F"), status=3, special_status=3, skip=LOG_CONTENT),
+    # an audit log's content is the verdict: a break (1), or an empty chain (0)
+    Slot(("audit", "verify", "@F"), status=1, sized=False, skip=frozenset({"empty", "directory"})),
+    Slot(("audit", "verify", "@L", "--key", "@F"), skip=frozenset(CONTENTS)),
+    Slot(("audit", "verify", "@L", "--heads", "@F"), skip=frozenset({"empty"})),
+    Slot(("audit", "replay", "@F", "--cycle", "c1"), sized=False),
+    Slot(("audit", "keygen", "@F"), skip=frozenset({"missing"})),
+    Slot(("install", "--prefix", "@F"), skip=frozenset({"missing", "directory"})),
+    Slot(("firmware", "verify", "--port", "@T/p", "--build", "@F"), status=1, special_status=1),
+    Slot(("gateway", "--config", "@F"), process=True),
+    Slot((*FLOOR[:-1], "@F"), process=True, skip=frozenset({"missing", "directory"})),
+)
+
+INT = ("abc", "", "1.5", HUGE, "nan", "0x10")
+FLOAT = ("abc", "", "nan", "inf", "-inf", "-1", "1e400", HUGE)
+NAME = (LONG, "", "nope", NOT_UTF8)
+
+#: (argv before the option, option, bad values, statuses, in a process)
+VALUES: tuple[tuple[tuple[str, ...], str, tuple[str, ...], tuple[int, ...], bool], ...] = (
+    (("demo",), "--variant", NAME, (2,), False),
+    (("demo",), "--cycles", (*INT, "-1", "0", "1000000000000"), (2,), False),
+    (("demo",), "--speed", FLOAT, (2,), False),
+    (("demo",), "--seed", (*INT, "-1", "99999999999999"), (2,), False),
+    (("demo",), "--fault", (LONG, "", "nope", "jam@nowhere"), (2,), False),
+    (("demo",), "--dice", (LONG, ""), (2,), False),
+    (RUN, "--sim-seed", (*INT, "-1", "99999999999999"), (2,), True),
+    (RUN, "--sim-speed", FLOAT, (2,), True),
+    (RUN, "--sim-fault", (LONG, "", "nope"), (2,), True),
+    (RUN, "--sim-control", ("/" + LONG, ""), (2,), True),
+    (RUN, "--variant", NAME, (2,), True),
+    (
+        ("run", "--sim", "--audit", "@T/a.jsonl"),
+        "--socket",
+        (LONG, "", "rel.sock", "/" + NOT_UTF8),
+        (2,),
+        True,
+    ),
+    (
+        ("run", "--sim", "--socket", "@T/s.sock"),
+        "--audit",
+        ("/" + LONG, "", "rel", "/" + NOT_UTF8),
+        (2,),
+        True,
+    ),
+    (("diag", "--sim"), "--motor-ms", (*INT, "0", "-5", "10001"), (2,), False),
+    (("diag", "--sim"), "--faults", (*INT, "-1"), (2,), False),
+    (("diag",), "--sim-fault", (LONG, "", "nope"), (2,), False),
+    (("diag", "--sim"), "--audit", ("/" + LONG, "", NOT_UTF8), (2,), False),
+    (("status",), "--config", (NOT_UTF8, "/" + LONG), (2,), False),
+    (("deal", "--random"), "--variant", NAME, (2,), False),
+    (
+        ("deal", "--variant", "wenzhou", "--random"),
+        "--leader",
+        (LONG, "", "Q", "EE", NOT_UTF8),
+        (2,),
+        False,
+    ),
+    (("deal", "--variant", "wenzhou", "--random"), "--seed", ("abc", HUGE, ""), (2,), False),
+    (
+        ("deal", "--variant", "wenzhou", "--random"),
+        "--tile-set",
+        (LONG, "", "C", NOT_UTF8),
+        (2,),
+        False,
+    ),
+    (
+        ("deal", "--variant", "wenzhou", "--random"),
+        "--cycle-id",
+        (LONG, NOT_UTF8, "a\tb"),
+        (2,),
+        False,
+    ),
+    (
+        (*DEAL[:-2], "--manifest", "@M"),
+        "--throws",
+        ("0+7", "7+7", "+", "3+", "a+b", LONG, HUGE, "1+2+3+4+5", "-1+3", ",,,", "3+4," * 2000),
+        (2,),
+        False,
+    ),
+    (HAND, "--melds", (LONG, "[", "123m," * 1000), (2,), False),
+    (HAND, "--win", (LONG, "1x", "", NOT_UTF8), (2,), False),
+    (HAND, "--joker", (LONG, "1x", ""), (2,), False),
+    (HAND, "--point", (LONG, "nan", "inf", "-1", "1e400", HUGE, "abc", "", NOT_UTF8), (2,), False),
+    (HAND, "--leader-streak", (*INT, "-1", "1" + "0" * 30), (2,), False),
+    (("hand", "--variant", "sichuan", "1m"), "--robbed-kong-points", (*INT, "-1"), (2,), False),
+    (("hand", "--variant", "simplified", "1m"), "--order", (*INT, "0", "5"), (2,), False),
+    (("hand", "1m"), "--variant", NAME, (2,), False),
+    (("hand", "--variant", "wenzhou"), "1m", (LONG, "1x", HUGE, "1m " * 500), (2,), False),
+    (("sim", "--pty"), "--seed", (*INT, "-1", "99999999999999"), (2,), True),
+    (("sim", "--pty"), "--speed", FLOAT, (2,), True),
+    (("sim", "--pty"), "--tiles", (*INT, "100", "-136"), (2,), True),
+    (("sim", "--pty"), "--fault", (LONG, "", "nope"), (2,), True),
+    (("sim", "--pty"), "--serial", (LONG, "", NOT_UTF8), (2,), True),
+    (("sim", "--pty"), "--link", ("/" + LONG,), (2,), True),
+    (("sim",), "--tcp", (LONG, "x", "127.0.0.1:99999", ":", "127.0.0.1:abc"), (2,), True),
+    (("link-demo", "--quiet"), "--drop", FLOAT, (2,), False),
+    (("link-demo", "--quiet"), "--corrupt", ("nan", "-1", "2"), (2,), False),
+    (("link-demo", "--quiet"), "--seed", (*INT, "-1"), (2,), False),
+    (
+        ("throw",),
+        "3+4",
+        ("0+7", "+", "a", "-1+2", "3+", "1+2+3+4+5+6+7", LONG, HUGE, NOT_UTF8),
+        (2,),
+        False,
+    ),
+    (("shuffle",), "--socket", (LONG, ""), (2,), False),
+    (
+        ("shuffle",),
+        "--socket",
+        ("@T", "@M", "/" + NOT_UTF8),
+        (3,),
+        False,
+    ),  # not a socket: a directory, a file
+    (("audit", "verify", "@L"), "--key", (LONG, "", "zz"), (2,), False),
+    (("audit", "verify", "@L"), "--table", (LONG, NOT_UTF8, "0"), (2,), False),
+    (("audit", "replay", "@L"), "--cycle", (LONG, ""), (2,), False),
+    (("install", "--prefix", "@T/inst"), "--board-serial", (LONG, "", "a b", 'a"b'), (2,), False),
+    (("gateway", "--config", "@T/none.toml"), "--socket", (LONG,), (2,), True),
+    (FLOOR, "--tables", (*INT, "0", "-1", "1001"), (2,), True),
+    (FLOOR, "--broker", (LONG, "x", "h:0", "h:99999"), (2,), True),
+    (FLOOR, "--sim-speed", FLOAT, (2,), True),
+    (FLOOR, "--duration", (*FLOAT,), (2,), True),
+    ((), "mjtable", (LONG, "nope", "--bogus"), (2,), False),
+    (("firmware", "verify", "--port", "@T/p", "--build", "@T"), "--timeout", FLOAT, (2,), False),
+)
+
+#: through stdin (a pipe is no regular file, whatever it carries) and argv's raw bytes
+THROUGH_A_PROCESS = (
+    Case(("deal", *DEAL[1:], "--manifest", "/dev/stdin"), stdin=CONTENTS["binary"], process=True),
+    Case(("config", "check", "/dev/stdin"), (1,), stdin=CONTENTS["deep-toml"], process=True),
+    Case(("audit", "verify", "/dev/stdin"), stdin=CONTENTS["deep-json"], process=True),
+    Case(("hand", *HAND[1:], "--table", "/dev/stdin"), stdin=b"", process=True),
+    Case(("deal", "--variant", "wenzhou", "--random", "--cycle-id", NOT_UTF8), process=True),
+    Case(("config", "check", f"@T/{NOT_UTF8}.toml"), (1,), process=True),
+)
+
+
+def cases() -> list[Case]:
+    found: list[Case] = []
+    for slot in SLOTS:
+        for kind in KINDS:
+            if kind in slot.skip:
+                continue
+            argv = tuple(a.replace("@F", f"@F:{kind}") for a in slot.argv)
+            process = kind in SPECIAL or (slot.process and kind == SAMPLE_KIND)
+            found.append(Case(argv, slot.statuses(kind), process))
+    for before, option, values, statuses, serves in VALUES:
+        for index, value in enumerate(values):
+            process = serves and index == SAMPLE_VALUE
+            if option == "mjtable":
+                found.append(Case((value,), statuses, process))
+            elif option.startswith("-"):
+                found.append(Case((*before, option, value), statuses, process))
+            else:  # a positional argument in the option's place
+                found.append(Case((*before, value, *_rest(before)), statuses, process))
+    found.extend(THROUGH_A_PROCESS)
+    return found
+
+
+def _rest(before: tuple[str, ...]) -> tuple[str, ...]:
+    return ("--socket", "/nonexistent/api.sock") if before == ("throw",) else ()
+
+
+# -- running them ----------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    status: int | None  # None: it hung
+    stdout: str
+    stderr: str
+
+
+class Hang(BaseException):
+    """Raised in this process when a case runs past TIMEOUT."""
+
+
+@contextlib.contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise Hang
+
+    # pytest-timeout may have its own alarm running: it is put back with the time it has left
+    old = signal.signal(signal.SIGALRM, expire)
+    started = time.monotonic()
+    outer, _interval = signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        if outer:
+            left = outer - (time.monotonic() - started)
+            signal.setitimer(signal.ITIMER_REAL, max(left, 0.001))
+
+
+def run_inline(argv: list[str]) -> Outcome:
+    out, err = io.StringIO(), io.StringIO()
+    status: int | None
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            with deadline(TIMEOUT):
+                status = main(argv)
+        except SystemExit as exc:
+            status = exc.code if isinstance(exc.code, int) else 1
+        except Hang:
+            status = None
+        except BaseException:
+            err.write(traceback.format_exc())
+            status = 1
+    return Outcome(status, out.getvalue(), err.getvalue())
+
+
+def run_process(argv: list[str], cwd: Path, stdin: bytes | None) -> Outcome:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "controller.cli", *argv],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(stdin, timeout=TIMEOUT)
+        status: int | None = proc.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        status = None
+    return Outcome(status, out.decode(errors="replace"), err.decode(errors="replace"))
+
+
+def verdict(case: Case, outcome: Outcome) -> str | None:
+    """What is wrong with how the case ended, or None."""
+    err = outcome.stderr
+    if "Traceback (most recent call last)" in err:
+        return "traceback:\n" + err[-1500:]
+    if outcome.status is None:
+        return f"hung for {TIMEOUT:g} s; stderr: {err[-300:]!r}"
+    if outcome.status not in case.statuses:
+        return f"status {outcome.status}, expected {case.statuses}; stderr: {err[-300:]!r}"
+    lines = err.strip().splitlines()
+    if outcome.status == 2 and len(lines) != 1:
+        return f"{len(lines)} lines on stderr, expected one: {err[-600:]!r}"
+    if any(len(line) > MAX_LINE for line in lines):
+        return f"a line of {max(len(line) for line in lines)} characters on stderr"
+    if outcome.status != 0 and not lines and not outcome.stdout.strip():
+        return "refused without a word"
+    return None
+
+
+def test_bad_inputs_never_crash_nor_hang(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    parser = cli.build_parser()  # built once: argparse takes ~20 ms to build it
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    files = make_files(tmp_path)
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(shuffled_manifest(load_profile("wenzhou"), 21).model_dump_json())
+    log_path = tmp_path / "good" / "audit.jsonl"
+    log = AuditLog.open(log_path)
+    log.append("power_up", {"version": "test", "pid": 1})
+    log.close()
+
+    def resolve(case: Case, number: int) -> tuple[list[str], Path]:
+        own = tmp_path / "cases" / str(number)
+        own.mkdir(parents=True)
+        argv = []
+        for arg in case.argv:
+            for kind in KINDS_LONGEST_FIRST:
+                arg = arg.replace(f"@F:{kind}", files[kind])
+            arg = arg.replace("@M", str(manifest)).replace("@L", str(log_path))
+            argv.append(arg.replace("@T", str(own)))
+        return argv, own
+
+    every = cases()
+    assert len(every) >= 300, len(every)
+    started = time.monotonic()
+    failures: list[str] = []
+    with ThreadPoolExecutor(WORKERS) as pool:
+        running: list[tuple[Case, Future[Outcome]]] = []
+        for number, case in enumerate(every):
+            if case.process:
+                argv, own = resolve(case, number)
+                running.append((case, pool.submit(run_process, argv, own, case.stdin)))
+        for number, case in enumerate(every):
+            if not case.process:
+                argv, own = resolve(case, number)
+                problem = verdict(case, run_inline(argv))
+                if problem:
+                    failures.append(f"mjtable {case.name}: {problem}")
+        for case, future in running:
+            problem = verdict(case, future.result())
+            if problem:
+                failures.append(f"mjtable {case.name} (process): {problem}")
+    took = time.monotonic() - started
+    processes = sum(case.process for case in every)
+    summary = (
+        f"{len(failures)} of {len(every)} cases ({processes} processes) failed in {took:.0f} s"
+    )
+    assert not failures, summary + "\n\n" + "\n\n".join(failures)
+
+
+@pytest.mark.parametrize("kind", sorted(SPECIAL))
+def test_special_files_are_refused_before_reading(kind: str, tmp_path: Path) -> None:
+    """The reader itself: a FIFO, /dev/zero or /proc/self/mem is refused by what it is."""
+    from controller.cli.inputs import InputError, read_bytes
+
+    path = make_files(tmp_path)[kind]
+    with deadline(5), pytest.raises(InputError, match=r"not a (regular )?file"):
+        read_bytes(path, "--manifest")
+
+
+# -- every number of a profile is bounded --------------------------------------------------
+
+
+def _numbers(data: object, path: tuple[object, ...] = ()) -> Iterator[tuple[object, ...]]:
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield from _numbers(value, (*path, key))
+    elif isinstance(data, list):
+        for index, value in enumerate(data):
+            yield from _numbers(value, (*path, index))
+    elif isinstance(data, int) and not isinstance(data, bool):
+        yield path
+
+
+def _set(data: object, path: tuple[object, ...], value: object) -> None:
+    for key in path[:-1]:
+        data = data[key]  # type: ignore[index]
+    data[path[-1]] = value  # type: ignore[index]
+
+
+@pytest.mark.parametrize("name", ["wenzhou", "sichuan", "simplified"])
+def test_every_profile_number_is_bounded(name: str) -> None:
+    """A billion anywhere in a profile (a count of rounds, tiles, stacks, seats, dice...) and
+    a wall a million stacks long are refused at once, before the deal's lists are made."""
+    import copy
+    import tomllib
+
+    from rules.profiles import PROFILE_DIR, ProfileError, profile_from_data
+
+    data = tomllib.loads((PROFILE_DIR / f"{name}.toml").read_text("utf-8"))
+    paths = list(_numbers(data))
+    assert len(paths) >= 8, paths
+    for path in paths:
+        bad = copy.deepcopy(data)
+        _set(bad, path, 1_000_000_000)
+        started = time.monotonic()
+        with pytest.raises(ProfileError):
+            profile_from_data(bad, name)
+        assert time.monotonic() - started < 1.0, path
+    long_wall = copy.deepcopy(data)
+    long_wall["layout"] = {"all": [2] * 1_000_000}
+    with pytest.raises(ProfileError, match="layout"):
+        profile_from_data(long_wall, name)

@@ -1,0 +1,278 @@
+"""The everyday command line: --version, help, one-line errors, closed pipes, a missing
+configuration, a socket path that is no socket, diag in words, `run --sim` that keeps away
+from the production files."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from controller import __version__
+from controller.cli import EXIT_BROKEN_PIPE, build_parser
+from protocol.messages import PROTO_MAJOR, PROTO_MINOR
+from tests.support.commands import ROOT, mjtable
+
+PYTHON_REPR = re.compile(r"PosixPath\(|\bNone\b|\[\'|\{\'|=\[|Result\(")
+
+
+def one_line(stderr: str) -> str:
+    assert "Traceback" not in stderr, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    return lines[0]
+
+
+# -- version, help, errors -------------------------------------------------------------------
+
+
+def test_version_names_the_package_the_protocol_and_python() -> None:
+    done = mjtable("--version")
+    assert done.returncode == 0 and done.stderr == ""
+    assert done.stdout == (
+        f"mjtable {__version__} (board protocol {PROTO_MAJOR}.{PROTO_MINOR}, "
+        f"Python {platform.python_version()})\n"
+    )
+
+
+def test_bare_mjtable_prints_the_help_and_exits_0() -> None:
+    done = mjtable()
+    assert done.returncode == 0 and done.stderr == ""
+    assert done.stdout.startswith("usage: mjtable")
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    assert sub.choices is not None
+    for command in sub.choices:
+        assert f"\n    {command}" in done.stdout, command
+
+
+def test_a_group_without_its_action_names_the_actions() -> None:
+    done = mjtable("audit")
+    assert done.returncode == 2 and done.stdout == ""
+    assert one_line(done.stderr) == (
+        "mjtable audit: choose one of: verify, replay, keygen; see mjtable audit --help"
+    )
+
+
+def test_argparse_refusals_are_one_line_with_a_short_echo() -> None:
+    done = mjtable("deal", "--leader")
+    assert done.returncode == 2
+    assert one_line(done.stderr) == (
+        "mjtable deal: argument --leader: expected one argument; see mjtable deal --help"
+    )
+    done = mjtable("hand", "--variant", "wenzhou", "--from", "w" * 5000, "1m")
+    line = one_line(done.stderr)
+    assert done.returncode == 2 and len(line) < 300
+    assert "invalid choice" in line and "(5000 characters)" in line and "'discard'" in line
+
+
+def test_a_long_variant_is_refused_with_the_names_it_knows() -> None:
+    done = mjtable("deal", "--variant", "v" * 5000, "--random")
+    line = one_line(done.stderr)
+    assert done.returncode == 2 and len(line) < 300
+    assert "wenzhou, sichuan, wsom, simplified" in line
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("--help",),
+        ("deal", "--schema"),
+        ("deal", "--variant", "wenzhou", "--random", "--seed", "1", "--json"),
+        ("sim", "--diagram"),
+    ],
+)
+def test_a_closed_stdout_ends_quietly_with_141(argv: tuple[str, ...]) -> None:
+    """`mjtable ... | head`: the reader went away; no traceback, the status of SIGPIPE."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader has gone before the first line
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "controller.cli", *argv],
+            cwd=ROOT,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert done.stderr == ""
+    assert done.returncode == EXIT_BROKEN_PIPE == 141
+
+
+def test_a_pipe_into_head_under_pipefail() -> None:
+    script = f"set -o pipefail; {sys.executable} -m controller.cli deal --schema | head -c 10"
+    done = subprocess.run(
+        ["bash", "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.stdout == '{\n  "$defs'[:10] and done.stderr == ""
+    assert done.returncode in (0, 141)  # 141 when head closed before the last write
+
+
+# -- run, the socket, throw ------------------------------------------------------------------
+
+
+def test_run_without_a_configuration_names_it_and_how_to_make_one(tmp_path: Path) -> None:
+    missing = tmp_path / "etc" / "config.toml"
+    done = mjtable("run", "--config", str(missing))
+    line = one_line(done.stderr)
+    assert done.returncode == 2
+    assert line.startswith(f"mjtable run: no configuration at {missing}: ")
+    assert "mjtable install --prefix /" in line and "udev/config.example.toml" in line
+
+
+@pytest.mark.parametrize("what", ["directory", "plain file"])
+def test_a_socket_path_that_is_no_socket_says_so(tmp_path: Path, what: str) -> None:
+    path = tmp_path / "api.sock"
+    if what == "directory":
+        path.mkdir()
+    else:
+        path.write_text("")
+    for command in ("status", "shuffle"):
+        done = mjtable(command, "--socket", str(path))
+        assert done.returncode == 3
+        line = one_line(done.stderr)
+        assert f"{path} is not a socket but a {what}" in line, line
+        assert "no mjtable service answers" not in line
+
+
+@pytest.mark.parametrize("dice", ["0+7", "7+0+1+2+3", "3+x", "+"])
+def test_throw_refuses_impossible_dice_before_asking(dice: str, tmp_path: Path) -> None:
+    done = mjtable("throw", dice, "--socket", str(tmp_path / "none.sock"))
+    line = one_line(done.stderr)
+    assert done.returncode == 2 and line.startswith("mjtable throw: ")
+    assert "validation error" not in line and "pydantic" not in line
+
+
+def test_a_profile_of_a_billion_rounds_is_refused_by_deal_and_config_check(tmp_path: Path) -> None:
+    profile = tmp_path / "huge.toml"
+    profile.write_text(
+        'base = "wenzhou"\nname = "huge"\n[deal]\nsteps = [{tiles = 4, rounds = 1000000000}]\n'
+    )
+    done = mjtable("deal", "--variant", str(profile), "--random", timeout=30)
+    assert done.returncode == 2
+    assert "deal.steps.0.rounds" in one_line(done.stderr)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[table]\nnumber = 1\n[rules]\nprofile = "{profile}"\n')
+    done = mjtable("config", "check", str(config), timeout=30)
+    assert done.returncode == 1 and "valid" not in done.stdout
+    assert f"{config}: rules.profile: profile {profile}: deal.steps.0.rounds" in done.stderr
+
+
+# -- run --sim: its own files, every option checked first, a prompt SIGTERM -----------------
+
+
+def _service(tmp: Path, *argv: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "controller.cli", "run", "--sim", *argv],
+        cwd=tmp,
+        env={**os.environ, "TMPDIR": str(tmp / "tmpdir"), "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        ("--sim-speed", "nan"),
+        ("--sim-speed", "-1"),
+        ("--sim-seed", "-1"),
+        ("--sim-fault", "nope"),
+        ("--sim-control", ""),
+        ("--variant", "nope"),
+    ],
+)
+def test_run_sim_refuses_a_bad_option_before_touching_anything(
+    tmp_path: Path, bad: tuple[str, str]
+) -> None:
+    (tmp_path / "tmpdir").mkdir()
+    audit = tmp_path / "kept" / "audit.jsonl"
+    audit.parent.mkdir()
+    audit.write_bytes(b"the production log, not to be touched\n")
+    before = audit.stat()
+    for extra in ((), ("--audit", str(audit))):
+        proc = _service(tmp_path, *bad, *extra)
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 2, err
+        assert one_line(err).startswith("mjtable run: ") and out == ""
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["kept", "tmpdir"]
+        assert list((tmp_path / "tmpdir").iterdir()) == []  # no temporary directory made
+        after = audit.stat()
+        assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_run_sim_uses_a_temporary_directory(tmp_path: Path, keep: bool) -> None:
+    """Without --audit and --socket the simulated table's files are in a temporary
+    directory, named at start, removed at the end unless --keep."""
+    (tmp_path / "tmpdir").mkdir()
+    proc = _service(tmp_path, *(["--keep"] if keep else []))
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        ready = json.loads(proc.stdout.readline())
+        socket = Path(ready["socket"])
+        directory = socket.parent
+        assert directory.parent == tmp_path / "tmpdir"
+        assert directory.name.startswith("mjtable-sim-")
+        assert (directory / "audit.jsonl").is_file()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    err = proc.stderr.read()
+    assert proc.returncode == 0, err[-2000:]
+    assert f"the simulated table's files are in {directory}" in err
+    assert directory.exists() == keep
+    if keep:
+        assert (directory / "audit.jsonl").read_bytes().count(b"\n") >= 3
+
+
+# -- diag in words ---------------------------------------------------------------------------
+
+
+def test_diag_speaks_in_words_and_moves_no_motor_unless_asked(tmp_path: Path) -> None:
+    done = mjtable("diag", "--sim", timeout=60)
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    assert not PYTHON_REPR.search(text), PYTHON_REPR.search(text)
+    assert f"controller   mjtable {__version__}, board protocol {PROTO_MAJOR}.{PROTO_MINOR}\n" in (
+        text
+    )
+    assert "  board        firmware 1.0.0, build " in text
+    assert "  state        idle: waiting for a command\n" in text
+    assert "  fault        none\n" in text
+    assert "motors: not tested (mjtable diag --motors runs each for 300 ms)" in text
+    assert "mA" not in text  # no motor ran
+    report = json.loads(mjtable("diag", "--sim", "--json", timeout=60).stdout)
+    assert "motors" not in report
+    assert report["versions"]["board_protocol"] == f"{PROTO_MAJOR}.{PROTO_MINOR}"
+
+
+def test_diag_with_motors_tests_each_and_reads_an_audit_log(tmp_path: Path) -> None:
+    from controller.audit.writer import AuditLog
+
+    log = AuditLog.open(tmp_path / "audit.jsonl")
+    log.append("fault", {"code": "HEAD_JAM", "message": "the head jammed", "advice": "look"})
+    log.close()
+    done = mjtable(
+        "diag", "--sim", "--motors", "--motor-ms", "20", "--audit", str(tmp_path), timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    assert not PYTHON_REPR.search(text), PYTHON_REPR.search(text)
+    tests = [line for line in text.splitlines() if re.match(r"  \[\d/9\] ", line)]
+    assert len(tests) == 9 and all(line.endswith(" mA  ok") for line in tests), tests
+    assert "  verdict      the chain holds: 1 record(s), 0 cycle(s)" in text
+    assert "HEAD_JAM: the head jammed\n      check: look" in text
