@@ -56,6 +56,10 @@ from simulator.server import SimulatedBoard
 
 log = logging.getLogger("mjtable.service")
 
+#: How long one read of the panel waits for a report: stopping the service waits for the
+#: read under way (a USB read cannot be cut short), so SIGTERM ends the service within it.
+PANEL_READ_TIMEOUT_MS = 200
+
 PANEL_ACTIONS: dict[str, Action] = {
     "SHUFFLE": "shuffle",
     "DEAL": "deal",
@@ -240,6 +244,7 @@ class Service:
             serial=section.serial,
             backend=backend,
             debounce_s=section.debounce_ms / 1000,
+            read_timeout_ms=PANEL_READ_TIMEOUT_MS,
         )
         self.panel.open(wait=True)
         self.leds = LedWorker(self.panel)

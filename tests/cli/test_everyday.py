@@ -1,6 +1,6 @@
 """The everyday command line: --version, help, one-line errors, closed pipes, a missing
 configuration, a socket path that is no socket, diag in words, `run --sim` that keeps away
-from the production files."""
+from the production files and ends promptly on SIGTERM."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -212,9 +213,11 @@ def test_run_sim_refuses_a_bad_option_before_touching_anything(
 
 
 @pytest.mark.parametrize("keep", [False, True])
-def test_run_sim_uses_a_temporary_directory(tmp_path: Path, keep: bool) -> None:
+def test_run_sim_uses_a_temporary_directory_and_ends_promptly_on_sigterm(
+    tmp_path: Path, keep: bool
+) -> None:
     """Without --audit and --socket the simulated table's files are in a temporary
-    directory, named at start, removed at the end unless --keep."""
+    directory, named at start; SIGTERM ends the service (the time is printed: `pytest -s`)."""
     (tmp_path / "tmpdir").mkdir()
     proc = _service(tmp_path, *(["--keep"] if keep else []))
     assert proc.stdout is not None and proc.stderr is not None
@@ -225,13 +228,17 @@ def test_run_sim_uses_a_temporary_directory(tmp_path: Path, keep: bool) -> None:
         assert directory.parent == tmp_path / "tmpdir"
         assert directory.name.startswith("mjtable-sim-")
         assert (directory / "audit.jsonl").is_file()
+        time.sleep(0.5)  # the board's link up, the panel reading
+        sent = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
+        took = time.monotonic() - sent
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
     err = proc.stderr.read()
+    print(f"mjtable run --sim ended {took:.3f} s after SIGTERM")
     assert proc.returncode == 0, err[-2000:]
     assert f"the simulated table's files are in {directory}" in err
     assert directory.exists() == keep
