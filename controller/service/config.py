@@ -181,7 +181,7 @@ class RulesSection(_Section):
         except OSError:  # a name too long
             found = False
         if not found:
-            raise ValueError(f"{expected}, got {_clip(value)} (no such file: {path})")
+            raise ValueError(f"{expected}, got {_clip(value)} (no such file: {_clip(str(path))})")
         try:  # the whole profile, so a file that names one that cannot work is not valid
             load_profile(path)
         except ProfileError as exc:
