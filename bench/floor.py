@@ -4,42 +4,52 @@ gateway's CPU and memory per table.
 Two floors, each against one mosquitto of its own on loopback:
 
 - full tables (``--tables N``): each a `mjtable run --sim` service (simulator and all) and its
-  `mjtable gateway`, as `mjtable floor-sim` runs them; a fault is injected through a table's
-  simulator control socket (an emergency stop), timestamped, and the time until a paho
-  subscriber receives that table's ``events/fault`` is the latency;
+  `mjtable gateway`, as `mjtable floor-sim` runs them. A fault is an emergency stop injected
+  through the table's simulator control socket (``estop:hold=0``: released at once, so it is
+  cleared as soon as asked), timestamped; the time until a paho subscriber receives that
+  table's ``events/fault`` is the latency. Under load, every table but a tenth deals cycle
+  after cycle (shuffle, deal) while the faults strike the others;
 - light cores (``--fake N``): N gateways, each following a fake core in this process (the
   real API server, controller/api/server.py, on a real Unix socket, in front of a table that
-  only emits what it is told): the gateway's own cost, without N simulators beside it.
+  only emits what it is told): the gateway's own cost, without N simulators beside it. Under
+  load, every core emits ``--rate`` progress events a second and the faults strike cores that
+  are emitting; then a burst measures the most messages a second the floor carries.
 
-Then: idle CPU of each gateway over ``--idle`` seconds (no events), its resident memory, and
-messages per second at the subscriber while every table runs a shuffle (full tables) or
-while the fake cores emit events as fast as they can (light cores).
+For each: the gateways' CPU (% of one core, over ``--idle`` seconds with nothing happening,
+and under load), their memory (RSS, and PSS, which counts pages shared between processes
+once), the latency's median, p99 and max, and messages a second at the subscriber.
 
-    .venv/bin/python -m bench.floor [--tables 10] [--fake 100] [--rounds 50] [--idle 10]
+    .venv/bin/python -m bench.floor [--tables 10] [--fake 100] [--rounds 200] [--idle 10]
 
-Figures only; the machine is shared, so compare ratios, not absolute times.
+Every wait is bounded and the whole run stops at ``--timeout`` seconds; every process is
+stopped by its pid. Figures only; the machine is shared, so compare ratios.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import random
+import signal
 import statistics
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
-from bench.procstat import process_cpu, process_rss_kib
-from controller.api.client import ApiClient
+from bench.procstat import process_cpu, process_pss_kib, process_rss_kib
+from controller.api.client import ApiClient, ClientError
 from controller.api.messages import utc_now
 from controller.api.server import ApiServer
 from controller.cycle.reports import (
+    AuditRef,
     CommandResult,
     Event,
     FaultClearedEvent,
@@ -48,19 +58,24 @@ from controller.cycle.reports import (
     ProgressEvent,
     Status,
 )
-from gateway.floorsim import BrokerAddress, Floor, SimTable
+from gateway.floorsim import BrokerAddress, Floor, SimTable, stop_tables
 from gateway.mosquitto import Mosquitto
 from rules.dealt import DealtState
 
+#: The fault the full tables' rounds inject: the E-stop, released at once.
+FAULT_SPEC = "estop:hold=0"
+FAULT_CODE = "ESTOP"
+WAIT_S = 30.0  # the longest any single wait of the bench may take
+FAULT_PAUSE_S = 0.2  # under load, between two faults (the load is the tables', not theirs)
+
 
 class Subscriber:
-    """A paho subscriber to every table's events: when each fault arrived, how many."""
+    """A paho subscriber to every table's events: each ESTOP's arrival, the message count."""
 
     def __init__(self, port: int) -> None:
         self.cond = threading.Condition()
-        self.faults: dict[str, float] = {}
+        self.arrivals: dict[str, list[float]] = {}
         self.count = 0
-        self.last = 0.0
         self.client = mqtt.Client(CallbackAPIVersion.VERSION2)
         self.client.on_message = self._on_message
         self.client.connect("127.0.0.1", port)
@@ -69,17 +84,39 @@ class Subscriber:
 
     def _on_message(self, client: Any, userdata: Any, msg: mqtt.MQTTMessage) -> None:
         now = time.monotonic()
+        fault = msg.topic.endswith("/events/fault")
+        code = json.loads(msg.payload)["event"]["code"] if fault else None
         with self.cond:
             self.count += 1
-            self.last = now
-            if msg.topic.endswith("/events/fault"):
-                self.faults[msg.topic.split("/")[1]] = now
+            if code == FAULT_CODE:
+                self.arrivals.setdefault(msg.topic.split("/")[1], []).append(now)
                 self.cond.notify_all()
 
-    def wait_fault(self, table: str, timeout: float = 10.0) -> float:
+    def wait_fault(self, table: str, since: float) -> float:
+        """When the first ESTOP of ``table`` after ``since`` arrived."""
+
+        def arrived() -> float | None:
+            later = [t for t in self.arrivals.get(table, []) if t >= since]
+            return later[0] if later else None
+
         with self.cond:
-            assert self.cond.wait_for(lambda: table in self.faults, timeout), table
-            return self.faults.pop(table)
+            if not self.cond.wait_for(lambda: arrived() is not None, WAIT_S):
+                raise TimeoutError(f"table {table}'s fault did not reach the subscriber")
+            at = arrived()
+            assert at is not None
+            self.arrivals[table] = [t for t in self.arrivals[table] if t > at]
+            return at
+
+    def wait_quiet(self, quiet: float = 1.0) -> None:
+        """Until no message came for ``quiet`` seconds (at most WAIT_S)."""
+        deadline = time.monotonic() + WAIT_S
+        last = -1
+        while time.monotonic() < deadline:
+            with self.cond:
+                if self.count == last:
+                    return
+                last = self.count
+            time.sleep(quiet)
 
     def close(self) -> None:
         self.client.disconnect()
@@ -87,17 +124,28 @@ class Subscriber:
 
 
 class FakeTable:
-    """A table that only emits what it is told (the API server's backend)."""
+    """A table that only emits what it is told (the API server's backend); each event is an
+    audit record, so the status's head moves like a real table's."""
 
     def __init__(self, number: int) -> None:
         self.number = number
         self.callbacks: list[Callable[[Event], None]] = []
         self.state = "idle"
+        self.records = 0
 
     def status(self) -> Status:
-        return Status(state=self.state, cycle=None, variant="wenzhou", table=str(self.number),
-                      tile_set_on_top=None, tile_set_waiting="A", link_up=True,
-                      allowed=["shuffle"])  # fmt: skip
+        digest = hashlib.sha256(f"{self.number}:{self.records}".encode()).hexdigest()
+        return Status(
+            state=self.state,
+            cycle=None,
+            variant="wenzhou",
+            table=str(self.number),
+            tile_set_on_top=None,
+            tile_set_waiting="A",
+            link_up=True,
+            allowed=["shuffle"],
+            audit=AuditRef(seq=self.records, hash=digest),
+        )
 
     def request(self, action: Any, source: Any) -> CommandResult:
         return CommandResult(action=action, accepted=False, message="fake", state=self.state)
@@ -116,94 +164,258 @@ class FakeTable:
         return lambda: self.callbacks.remove(callback)
 
     def emit(self, event: Event) -> None:
+        self.records += 1
         for callback in list(self.callbacks):
             callback(event)
 
 
-def summary(name: str, latencies: list[float]) -> None:
+# -- measures -------------------------------------------------------------------------
+
+
+def latency_text(latencies: Sequence[float]) -> str:
     ms = sorted(x * 1000 for x in latencies)
     p99 = ms[min(len(ms) - 1, round(0.99 * (len(ms) - 1)))]
-    print(f"  {name}: fault -> subscriber latency median {statistics.median(ms):.1f} ms, "
-          f"p99 {p99:.1f} ms, max {ms[-1]:.1f} ms ({len(ms)} faults)")  # fmt: skip
+    return (
+        f"median {statistics.median(ms):.1f} ms, p99 {p99:.1f} ms, max {ms[-1]:.1f} ms "
+        f"({len(ms)} faults)"
+    )
 
 
-def gateway_cost(tables: list[SimTable], idle: float) -> None:
-    pids = [t.gateway.pid for t in tables if t.gateway is not None]
-    before = [process_cpu(p) for p in pids]
-    time.sleep(idle)
-    used = [process_cpu(p) - b for p, b in zip(pids, before, strict=True)]
-    rss = [process_rss_kib(p) for p in pids]
-    per = 100 * statistics.mean(used) / idle
-    top = 100 * max(used) / idle
-    mib = statistics.mean(rss) / 1024
-    print(f"  idle gateway: {per:.3f} % of a core each (mean of {len(pids)}, {idle:g} s), "
-          f"max {top:.3f} %; RSS {mib:.1f} MiB each")  # fmt: skip
+class Cpu:
+    """CPU used by some processes from now on, in % of one core."""
+
+    def __init__(self, pids: Sequence[int]) -> None:
+        self.pids = list(pids)
+        self.t0 = time.monotonic()
+        self.start = [process_cpu(p) for p in self.pids]
+
+    def percents(self) -> list[float]:
+        elapsed = time.monotonic() - self.t0
+        used = [process_cpu(p) - s for p, s in zip(self.pids, self.start, strict=True)]
+        return [100 * u / elapsed for u in used]
+
+    def seconds(self) -> float:
+        return sum(process_cpu(p) - s for p, s in zip(self.pids, self.start, strict=True))
+
+    def text(self, what: str) -> str:
+        per = self.percents()
+        return (
+            f"{what}: {statistics.mean(per):.3f} % of a core each (mean of {len(per)}), "
+            f"max {max(per):.3f} %, all together {sum(per):.1f} %"
+        )
 
 
-def wait_online(sub_port: int, count: int, timeout: float = 120.0) -> None:
+def per_message(cpu: Cpu, messages: int) -> str:
+    return f"; {1e6 * cpu.seconds() / max(1, messages):.0f} µs of gateway CPU per message"
+
+
+def memory_text(what: str, pids: Sequence[int]) -> str:
+    rss = [process_rss_kib(p) / 1024 for p in pids]
+    pss = [process_pss_kib(p) / 1024 for p in pids]
+    return (
+        f"{what} memory: RSS {statistics.mean(rss):.1f} MiB each, PSS "
+        f"{statistics.mean(pss):.1f} MiB each, {sum(pss) / 1024:.2f} GiB PSS for {len(pids)}"
+    )
+
+
+def fault_rounds(
+    count: int,
+    targets: Sequence[Any],
+    strike: Callable[[Any], None],
+    clear: Callable[[Any], None],
+    sub: Subscriber,
+    parallel: int,
+) -> list[float]:
+    """``count`` faults, each on a random target: strike, wait for the subscriber, clear.
+    ``parallel`` workers each own a share of the targets (one fault at a time per table)."""
+    shares = [list(targets[k::parallel]) for k in range(parallel)]
+    shares = [s for s in shares if s]
+    latencies: list[float] = []
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+
+    def work(share: list[Any], rounds: int) -> None:
+        try:
+            for _ in range(rounds):
+                target = random.choice(share)
+                t0 = time.monotonic()
+                strike(target)
+                latency = sub.wait_fault(str(target.number), t0) - t0
+                with lock:
+                    latencies.append(latency)
+                clear(target)
+        except BaseException as exc:  # reported by the caller's thread
+            errors.append(exc)
+
+    each = [count // len(shares) + (k < count % len(shares)) for k in range(len(shares))]
+    workers = [
+        threading.Thread(target=work, args=(s, n)) for s, n in zip(shares, each, strict=True)
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    if errors:
+        raise errors[0]
+    return latencies
+
+
+def broker_pid(broker: Mosquitto) -> int:
+    pid = broker.pid
+    if pid is None:
+        raise RuntimeError("the broker is not running")
+    return pid
+
+
+def wait_online(port: int, count: int, timeout: float = 600.0) -> None:
     seen: set[str] = set()
     cond = threading.Condition()
 
     def on_message(client: Any, userdata: Any, msg: mqtt.MQTTMessage) -> None:
-        if msg.payload == b"online":
-            with cond:
+        with cond:
+            if msg.payload == b"online":
                 seen.add(msg.topic)
-                cond.notify_all()
+            cond.notify_all()
 
     client = mqtt.Client(CallbackAPIVersion.VERSION2)
     client.on_message = on_message
-    client.connect("127.0.0.1", sub_port)
+    client.connect("127.0.0.1", port)
     client.subscribe("mjtable/+/availability", qos=1)
     client.loop_start()
     with cond:
         ok = cond.wait_for(lambda: len(seen) >= count, timeout)
     client.disconnect()
     client.loop_stop()
-    assert ok, f"only {len(seen)} of {count} gateways online"
+    if not ok:
+        raise TimeoutError(f"only {len(seen)} of {count} gateways online")
 
 
-def full_tables(root: Path, broker: Mosquitto, n: int, rounds: int, idle: float) -> None:
-    print(f"full tables: {n} x (mjtable run --sim + mjtable gateway)")
-    floor = Floor(root / "full", n, BrokerAddress(broker.host, broker.port))
-    started = time.monotonic()
-    floor.start()
+# -- full tables ----------------------------------------------------------------------
+
+
+def strike_table(table: SimTable) -> None:
+    table.control_call(op="board", verb="inject", args=[FAULT_SPEC])
+
+
+def clear_table(table: SimTable) -> None:
+    """CLEAR FAULT until the table is idle again."""
+    deadline = time.monotonic() + WAIT_S
+    with ApiClient(table.socket) as client:
+        while client.status().state != "idle":
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"table {table.number} stays {client.status().state}")
+            if "clear_fault" in client.status().allowed:
+                client.clear_fault()
+            time.sleep(0.02)
+
+
+def deal_on(table: SimTable, stop: threading.Event) -> None:
+    """Cycle after cycle until ``stop``: whatever the status allows of shuffle and deal."""
     try:
+        with ApiClient(table.socket, timeout=WAIT_S) as client:
+            while not stop.is_set():
+                allowed = client.status().allowed
+                if "deal" in allowed:
+                    client.deal()
+                elif "shuffle" in allowed:
+                    client.shuffle()
+                stop.wait(0.05)
+    except ClientError as exc:
+        print(f"  table {table.number} stopped dealing: {exc}")
+
+
+def full_tables(root: Path, broker: Mosquitto, args: argparse.Namespace) -> None:
+    n = args.tables
+    print(f"full tables: {n} x (mjtable run --sim + mjtable gateway), sim speed {args.speed:g}")
+    floor = Floor(root / "full", n, BrokerAddress(broker.host, broker.port), speed=args.speed)
+    started = time.monotonic()
+    try:
+        floor.start()
         wait_online(broker.port, n)
         print(f"  started in {time.monotonic() - started:.1f} s")
-        gateway_cost(floor.tables, idle)
+        gateways = [t.gateway.pid for t in floor.tables if t.gateway is not None]
+        services = [t.service.pid for t in floor.tables if t.service is not None]
+        time.sleep(2.0)  # the last starts settle
+        gw, svc = Cpu(gateways), Cpu(services)
+        time.sleep(args.idle)
+        print("  " + gw.text(f"idle gateway ({args.idle:g} s)"))
+        print("  " + svc.text("idle service"))
+        print("  " + memory_text("gateway", gateways))
+        print("  " + memory_text("service", services))
+        print("  " + memory_text("broker", [broker_pid(broker)]))
         sub = Subscriber(broker.port)
         time.sleep(0.5)
-        latencies = []
-        for _ in range(rounds):
-            table = random.choice(floor.tables)
+        latencies = fault_rounds(
+            args.rounds, floor.tables, strike_table, clear_table, sub, args.parallel
+        )
+        print(f"  fault -> subscriber, quiet floor: {latency_text(latencies)}")
+        if args.load:
+            targets = floor.tables[: max(1, n // 10)]
+            busy = floor.tables[len(targets) :]
+            stop = threading.Event()
+            dealers = [threading.Thread(target=deal_on, args=(t, stop)) for t in busy]
+            count, gw = sub.count, Cpu(gateways)
             t0 = time.monotonic()
-            table.control_call(op="board", verb="inject", args=["estop"])
-            latencies.append(sub.wait_fault(str(table.number)) - t0)
-            with ApiClient(table.socket) as client:
-                deadline = time.monotonic() + 15
-                while not client.clear_fault().accepted:  # once the stop is released (3 s)
-                    assert time.monotonic() < deadline
-                    time.sleep(0.2)
-        summary("full tables", latencies)
-        count, t0 = sub.count, time.monotonic()
-        for table in floor.tables:
-            with ApiClient(table.socket) as client:
-                client.shuffle()
-        time.sleep(5.0)
-        got = sub.count - count
-        rate = got / max(sub.last - t0, 1e-3)
-        print(f"  every table shuffling: {got} messages, {rate:.0f} messages/s at the subscriber")
+            for dealer in dealers:
+                dealer.start()
+            try:
+                latencies = []
+                while time.monotonic() - t0 < args.load:
+                    latencies += fault_rounds(1, targets, strike_table, clear_table, sub, 1)
+                    time.sleep(FAULT_PAUSE_S)
+            finally:
+                stop.set()
+                for dealer in dealers:
+                    dealer.join(WAIT_S)
+            rate = (sub.count - count) / (time.monotonic() - t0)
+            print(
+                f"  under load ({len(busy)} tables dealing for {time.monotonic() - t0:.0f} s): "
+                f"{rate:.0f} messages/s at the subscriber"
+            )
+            print("  " + gw.text("gateway under load") + per_message(gw, sub.count - count))
+            print(f"  fault -> subscriber under load: {latency_text(latencies)}")
         sub.close()
     finally:
         floor.stop()
 
 
-def light_cores(root: Path, broker: Mosquitto, n: int, rounds: int, idle: float) -> None:
+# -- light cores ----------------------------------------------------------------------
+
+
+def strike_fake(table: FakeTable) -> None:
+    table.emit(PhaseEvent(at=utc_now(), state="fault", previous="idle"))
+    table.emit(
+        FaultEvent(at=utc_now(), code=FAULT_CODE, source="board", message="bench", advice="none")
+    )
+
+
+def clear_fake(table: FakeTable) -> None:
+    table.emit(FaultClearedEvent(at=utc_now(), state="idle"))
+
+
+def emit_steadily(tables: list[FakeTable], rate: float, stop: threading.Event) -> None:
+    """Every table ``rate`` progress events a second, spread evenly, until ``stop``."""
+    period = 1.0 / (rate * len(tables))
+    due = time.monotonic()
+    percent = 0
+    while not stop.is_set():
+        for table in tables:
+            table.emit(ProgressEvent(at=utc_now(), phase="SHUFFLE", percent=percent))
+            due += period
+            pause = due - time.monotonic()
+            if pause > 0:
+                stop.wait(pause)
+        percent = (percent + 1) % 100
+
+
+def light_cores(root: Path, broker: Mosquitto, args: argparse.Namespace) -> None:
+    n = args.fake
     print(f"light cores: {n} x mjtable gateway, each on a fake core's real API socket")
     address = BrokerAddress(broker.host, broker.port)
     tables = [FakeTable(i) for i in range(1, n + 1)]
-    servers = []
-    sims = []
+    servers: list[ApiServer] = []
+    sims: list[SimTable] = []
+    started = time.monotonic()
     try:
         for table in tables:
             path = root / "fake" / f"c{table.number}" / "api.sock"  # its own directory
@@ -215,35 +427,59 @@ def light_cores(root: Path, broker: Mosquitto, n: int, rounds: int, idle: float)
             sim.start_gateway()
             sims.append(sim)
         wait_online(broker.port, n)
-        gateway_cost(sims, idle)
+        print(f"  started in {time.monotonic() - started:.1f} s")
+        gateways = [s.gateway.pid for s in sims if s.gateway is not None]
+        time.sleep(2.0)
+        gw = Cpu(gateways)
+        time.sleep(args.idle)
+        print("  " + gw.text(f"idle gateway ({args.idle:g} s)"))
+        print("  " + memory_text("gateway", gateways))
+        print("  " + memory_text("broker", [broker_pid(broker)]))
         sub = Subscriber(broker.port)
         time.sleep(0.5)
-        latencies = []
-        for _ in range(rounds):
-            table = random.choice(tables)
+        latencies = fault_rounds(args.rounds, tables, strike_fake, clear_fake, sub, args.parallel)
+        print(f"  fault -> subscriber, quiet floor: {latency_text(latencies)}")
+        if args.load:
+            stop = threading.Event()
+            emitter = threading.Thread(target=emit_steadily, args=(tables, args.rate, stop))
+            sub.wait_quiet()
+            count, gw, bench = sub.count, Cpu(gateways), Cpu([broker_pid(broker)])
             t0 = time.monotonic()
-            table.emit(PhaseEvent(at=utc_now(), state="fault", previous="idle"))
-            table.emit(FaultEvent(at=utc_now(), code="ESTOP", source="board", message="bench",
-                                  advice="none"))  # fmt: skip
-            latencies.append(sub.wait_fault(str(table.number)) - t0)
-            table.emit(FaultClearedEvent(at=utc_now(), state="idle"))
-            time.sleep(0.02)
-        summary("light cores", latencies)
-        count, t0 = sub.count, time.monotonic()
+            emitter.start()
+            try:
+                latencies = []
+                while time.monotonic() - t0 < args.load:
+                    latencies += fault_rounds(1, tables, strike_fake, clear_fake, sub, 1)
+                    time.sleep(FAULT_PAUSE_S)
+            finally:
+                stop.set()
+                emitter.join(WAIT_S)
+            elapsed = time.monotonic() - t0
+            rate = (sub.count - count) / elapsed
+            print(
+                f"  under load ({args.rate:g} events/s from each core for {elapsed:.0f} s): "
+                f"{rate:.0f} messages/s at the subscriber"
+            )
+            print("  " + gw.text("gateway under load") + per_message(gw, sub.count - count))
+            print("  " + bench.text("broker under load"))
+            print(f"  fault -> subscriber under load: {latency_text(latencies)}")
+        sub.wait_quiet()
+        count, t0, gw = sub.count, time.monotonic(), Cpu(gateways)
         burst = 200
         for table in tables:
             for percent in range(burst):
                 table.emit(ProgressEvent(at=utc_now(), phase="SHUFFLE", percent=percent % 100))
-        expected = count + burst * n + 2 * rounds  # the faults' events are counted too
         deadline = time.monotonic() + 120
-        while sub.count < expected - 2 * rounds and time.monotonic() < deadline:
-            time.sleep(0.05)
+        while sub.count < count + burst * n and time.monotonic() < deadline:
+            time.sleep(0.02)
         rate = (sub.count - count) / (time.monotonic() - t0)
-        print(f"  {burst} events from each core at once: {rate:.0f} messages/s at the subscriber")
+        print(
+            f"  {burst} events from each core at once: {sub.count - count} of {burst * n} "
+            f"arrived, {rate:.0f} messages/s at the subscriber" + per_message(gw, sub.count - count)
+        )
         sub.close()
     finally:
-        for sim in sims:
-            sim.stop()
+        stop_tables(sims)
         for server in servers:
             server.stop()
 
@@ -252,20 +488,32 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", type=int, default=10, help="full tables (0: none)")
     parser.add_argument("--fake", type=int, default=100, help="gateways on fake cores (0: none)")
-    parser.add_argument("--rounds", type=int, default=50, help="faults injected per floor")
+    parser.add_argument("--rounds", type=int, default=200, help="faults on a quiet floor")
+    parser.add_argument("--parallel", type=int, default=1, help="tables faulted at once")
     parser.add_argument("--idle", type=float, default=10.0, help="seconds of idle measured")
+    parser.add_argument("--load", type=float, default=20.0, help="seconds under load (0: none)")
+    parser.add_argument("--rate", type=float, default=5.0, help="events/s of each fake core")
+    parser.add_argument("--speed", type=float, default=0.1, help="full tables' sim speed")
+    parser.add_argument("--timeout", type=int, default=1800, help="stop everything after")
     args = parser.parse_args()
+
+    def too_long(signum: int, frame: FrameType | None) -> None:
+        raise TimeoutError(f"the bench ran past --timeout {args.timeout} s")
+
+    signal.signal(signal.SIGALRM, too_long)
+    signal.alarm(args.timeout)
     with tempfile.TemporaryDirectory(prefix="mjbench-") as tmp:
         root = Path(tmp)
         broker = Mosquitto(root / "mosquitto")
         broker.start()
         try:
             if args.tables:
-                full_tables(root, broker, args.tables, args.rounds, args.idle)
+                full_tables(root, broker, args)
             if args.fake:
-                light_cores(root, broker, args.fake, args.rounds, args.idle)
+                light_cores(root, broker, args)
         finally:
             broker.stop()
+            signal.alarm(0)
     return 0
 
 

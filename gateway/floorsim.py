@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import IO, Any
 
 READY_TIMEOUT_S = 60.0
+#: How long a process has to stop after SIGTERM before it is killed.
+STOP_TIMEOUT_S = 15.0
 
 
 @dataclass(frozen=True)
@@ -35,15 +37,35 @@ def _toml(value: str) -> str:
     return json.dumps(value)  # a JSON string is a valid TOML basic string
 
 
-def _stop(proc: subprocess.Popen[Any] | None, sig: int = signal.SIGTERM) -> None:
-    if proc is None or proc.poll() is not None:
+def _signal(proc: subprocess.Popen[Any] | None, sig: int = signal.SIGTERM) -> None:
+    if proc is not None and proc.poll() is None:
+        os.kill(proc.pid, sig)
+
+
+def _reap(proc: subprocess.Popen[Any] | None, deadline: float) -> None:
+    """Wait for a signalled process until ``deadline`` (monotonic), then kill it."""
+    if proc is None:
         return
-    os.kill(proc.pid, sig)
     try:
-        proc.wait(15)
+        proc.wait(max(0.0, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
         os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(15)
+        proc.wait(STOP_TIMEOUT_S)
+
+
+def _stop(proc: subprocess.Popen[Any] | None, sig: int = signal.SIGTERM) -> None:
+    _signal(proc, sig)
+    _reap(proc, time.monotonic() + STOP_TIMEOUT_S)
+
+
+def _stop_all(procs: list[subprocess.Popen[bytes] | None]) -> None:
+    """SIGTERM to every one, then wait for them together (a floor stops in seconds, not in
+    a second per table)."""
+    for proc in procs:
+        _signal(proc)
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    for proc in procs:
+        _reap(proc, deadline)
 
 
 class SimTable:
@@ -155,6 +177,10 @@ class SimTable:
     def stop(self) -> None:
         _stop(self.gateway)
         _stop(self.service)
+        self.close()
+
+    def close(self) -> None:
+        """Close the pipes and logs (once the processes are stopped)."""
         for proc in (self.service, self.gateway):
             if proc is not None and proc.stdout is not None:
                 proc.stdout.close()
@@ -210,8 +236,13 @@ class Floor:
                 time.sleep(0.05)
 
     def stop(self) -> None:
-        for table in self.tables:
-            with contextlib.suppress(Exception):
-                table.stop_gateway()
-        for table in self.tables:
-            table.stop()
+        stop_tables(self.tables)
+
+
+def stop_tables(tables: list[SimTable]) -> None:
+    """Stop tables together: every gateway first (each says offline), then every service."""
+    with contextlib.suppress(Exception):
+        _stop_all([table.gateway for table in tables])
+    _stop_all([table.service for table in tables])
+    for table in tables:
+        table.close()
