@@ -1,8 +1,9 @@
-"""A service restart while the board keeps running: the sets are taken up again from the log.
+"""A service restart while the board keeps running: the board's report says where the sets are.
 
 The board here is `mjtable sim --pty` in its own process and the service opens its pty
 through `board.port`, as it opens /dev/mjtable-board: killing the service leaves the board
-(and its session, and the walls it built) as they were.
+(and the walls it built) as they were, and the restarted service takes them from the board's
+first report (its HELLO_REPLY), not from its own log. tests/recovery/ kills it in every phase.
 """
 
 from __future__ import annotations
@@ -117,6 +118,12 @@ def test_restart_with_walls_built_underneath_reads_them_again(board: str, tmp_pa
     assert dealt is not None and dealt.tile_set == "A"
     assert verify(audit).ok
     records = [r.record for r in iter_records(audit)]
+    # the restarted service's first word on the sets is the board's, beside the log's
+    powered = [i for i, r in enumerate(records) if r.kind == "power_up"]
+    first = next(r for r in records[powered[-1] :] if r.kind == "board_status")
+    assert first.data["source"] == "hello"
+    assert first.data["board"]["places"]["A"] == "BUILT"
+    assert first.data["host"]["places"]["A"] == "BUILT" and first.data["agrees"] is True
     aborted = [r.cycle for r in records if r.kind == "cycle_aborted"]
     assert aborted == [built]  # the cycle cut by the kill published nothing
     assert replay(audit, dealt.cycle_id).matched
