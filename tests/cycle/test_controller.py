@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from controller.cycle.deadline import Deadlines
+from controller.cycle.places import BoardView, waiting_set
 from controller.cycle.states import mermaid
 from controller.service.embedded import CycleFault, EmbeddedTable
 from protocol import codes
@@ -16,6 +17,8 @@ from rules.profiles import load_profile
 from simulator.faults import FAULT_KINDS, PHASE_WORD_OF
 
 VARIANTS = ("wenzhou", "sichuan", "wsom", "simplified")
+#: a place's code by its name in the audit records
+PLACE = {codes.place_name(code): code for code in codes.PLACES}
 
 
 class Log:
@@ -159,11 +162,19 @@ def test_board_restart_at_rest_starts_afresh_without_fault() -> None:
         table.runner.wait_state("idle", 30)
         assert c.status().fault is None
         assert c.last_dealt() == DealtState.model_validate(first)  # published stays published
+        waiting = c.status().tile_set_waiting
         again = table.run_cycle(timeout=60)
     assert ready_cycle is not None
     assert log.of("cycle_aborted", ready_cycle)
     assert "board_rebooted" in log.kinds()
-    assert again["tile_set"] == "A"  # the restarted board holds both sets loose again
+    # The restarted board's report decides: walls it still holds built underneath (a board
+    # that keeps a record) are read again, sets it forgot are shuffled afresh.
+    report = [d for k, d, _ in log.records if k == "board_status"][-1]
+    places = report["board"]["places"]
+    assert waiting == waiting_set(BoardView(places=(PLACE[places["A"]], PLACE[places["B"]])))
+    assert again["tile_set"] == waiting
+    shuffles = [d for k, d, _ in log.records if k == "shuffle"]
+    assert shuffles[-1].get("reread", False) == (places[waiting] == "BUILT")
 
 
 def test_board_without_reader_deals_positions() -> None:
