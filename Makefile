@@ -77,8 +77,10 @@ unit: $(DEV)
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -q
 
 # The suite under each other supported Python (noxfile.py); a missing one is one loud line.
+# PYTHONS_ARGS: pytest's arguments there instead (e.g. PYTHONS_ARGS='-n 2 -q tests/api').
+PYTHONS_ARGS ?=
 pythons: $(DEV)
-	$(BIN)/python noxfile.py
+	$(BIN)/python noxfile.py $(PYTHONS_ARGS)
 
 bench: $(DEV)
 	$(BIN)/python -m bench.protocol

@@ -4,9 +4,9 @@
                              (.nox/), with the project and its development tools (-e .[dev])
     nox -s tests-3.13        under one of them
     nox -s tests-3.12 -- tests/api -q     other pytest arguments
-    python noxfile.py        what `make pythons` (part of `make test`) runs: the suite under
+    python noxfile.py [ARGS] what `make pythons` (part of `make test`) runs: the suite under
                              each supported Python but the one running this file, whose own
-                             run is `make unit`
+                             run is `make unit` (ARGS: pytest's, instead of PYTEST_ARGS)
 
 nox finds each interpreter on PATH as ``python3.X``. `python noxfile.py` first checks that
 each one runs; those that do not are named in one loud line, with what to install, and the
@@ -55,8 +55,9 @@ def runs(version: str) -> bool:
     return done.returncode == 0
 
 
-def other_pythons() -> int:
-    """The suite under each supported Python but this one; the exit status."""
+def other_pythons(pytest_args: list[str]) -> int:
+    """The suite under each supported Python but this one (``pytest_args`` instead of
+    PYTEST_ARGS when given); the exit status."""
     this = "{}.{}".format(*sys.version_info[:2])
     others = [v for v in PYTHONS if v != this]
     found = [v for v in others if runs(v)]
@@ -65,19 +66,23 @@ def other_pythons() -> int:
     if missing:
         names = ", ".join(f"python{v}" for v in missing)
         verdict = "FAILED (CI=true)" if ci else "SKIPPED"
+        them = "it" if len(missing) == 1 else "them"
         print(
-            f"make pythons: {verdict}: {names} not found, the suite did not run under "
-            f"{'it' if len(missing) == 1 else 'them'}: install {names} "
-            "(pyenv install, or the distribution's package) and put it on PATH",
+            f"make pythons: {verdict}: {names} not found, so the suite did not run under "
+            f"{them}: install {them} (pyenv install {' '.join(missing)}, or the distribution's "
+            f"packages) and put {them} on PATH",
             file=sys.stderr,
             flush=True,
         )
     status = 0
     if found:
         sessions = [f"tests-{v}" for v in found]
-        status = subprocess.run([sys.executable, "-m", "nox", "--sessions", *sessions]).returncode
+        command = [sys.executable, "-m", "nox", "--sessions", *sessions]
+        if pytest_args:
+            command += ["--", *pytest_args]
+        status = subprocess.run(command).returncode
     return status or int(bool(missing and ci))
 
 
 if __name__ == "__main__":
-    sys.exit(other_pythons())
+    sys.exit(other_pythons(sys.argv[1:]))
