@@ -148,6 +148,11 @@ class App:
         return True
 
     @property
+    def link_due(self) -> "int | None":
+        """When the engine's timers are next due (link ticks), None when nothing is timed."""
+        return self._deadline
+
+    @property
     def quiet(self) -> bool:
         """Nothing moves and nothing waits to be sent: the loop may idle a little."""
         return not self.board.busy and not self._tx and not self.board.outbox

@@ -1,9 +1,11 @@
-"""The table's board emulated behind a real serial line (see docs/simulator.md).
+"""The table's board simulated behind a real serial line: the firmware on simulated hardware
+(see docs/simulator.md).
 
     from simulator.server import SimConfig, SimulatedBoard
 
-Modules: config (SimConfig, Timings), faults (catalogue and spec language), board (BoardModel,
-no I/O), server (SimulatedBoard: one thread), transport (the pty or TCP end of the line), line
-(noise and cuts), control (BoardControl, the JSON-lines control channel). Nothing is imported
-here, so `mjtable --help` stays fast.
+Modules: config (SimConfig), faults (catalogue and spec language), hardware (SimHal: the
+firmware's HAL over the table's physics), sabotage (faults as hardware conditions), machine
+(the firmware's own main loop on that hardware; no I/O), server (SimulatedBoard: one thread),
+transport (the pty or TCP end of the line), line (noise and cuts), control (BoardControl, the
+JSON-lines control channel). Nothing is imported here, so `mjtable --help` stays fast.
 """

@@ -1,7 +1,9 @@
 """Configuration of the simulated board: which table it is, how fast it runs, what it lacks.
 
 Kept free of heavy imports: the ``mjtable sim`` parser and the controller build a SimConfig
-without loading the state machine.
+without loading the firmware. ``Timings`` is the firmware's own (firmware/config.py): the
+nominal durations and the limits the board keeps; the table's mechanisms move at the speeds of
+firmware/hal/mechanics.py.
 """
 
 from __future__ import annotations
@@ -9,7 +11,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from firmware.config import Timings
 from simulator.faults import FaultSpec, FaultSpecError, parse_fault
+
+__all__ = [
+    "MAX_STACKS_PER_WALL",
+    "TILE_COUNTS",
+    "SimConfig",
+    "SimConfigError",
+    "Timings",
+    "default_layout",
+    "stacks_per_wall",
+]
 
 #: the three tile sets of the table model (108 Sichuan, 136 Wenzhou/WSOM, 144 simplified)
 TILE_COUNTS: tuple[int, ...] = (108, 136, 144)
@@ -19,38 +32,6 @@ MAX_STACKS_PER_WALL = 18
 
 class SimConfigError(ValueError):
     """A SimConfig field is out of range; the message names the field and the value."""
-
-
-@dataclass(frozen=True)
-class Timings:
-    """How long each phase takes on the real table, in table milliseconds (before ``speed``).
-
-    Shuffle and build together take 33 s (108 tiles) to 41 s (144 tiles): inside the 10 s to
-    80 s of real tables, and well under the 80 s after which boards declare a fault.
-    """
-
-    shuffle_per_tile_ms: int = 130  # 108: 14.0 s, 136: 17.7 s, 144: 18.7 s
-    stack_ms: int = 280  # one stack laid by the stacker head
-    wall_push_ms: int = 600  # the chain pushes a finished wall onto its lift plate
-    lift_ms: int = 1000  # four plates raise the walls
-    lift_timeout_ms: int = 3000  # a plate not at its limit by then: LIFT_LIMIT
-    collect_ms: int = 3000  # plates down, trap open, tiles drop in, trap closed
-    dice_ms: int = 2000  # the dice tumble in the dome
-    sort_timeout_ms: int = 5000  # no tile at the head for that long: SORT_TIMEOUT
-    head_jam_ms: int = 500  # head hall sensors see no motion for that long: HEAD_JAM
-    stall_trip_ms: int = 200  # current over the limit for that long: MOTOR_STALL
-    chain_timeout_ms: int = 3000  # chain not home by then: CHAIN_HOME
-    reader_timeout_ms: int = 300  # reader silent for that long: READER_FAULT
-    max_motor_test_ms: int = 10000  # longest MOTOR_TEST a technician may ask for
-
-    def shuffle_ms(self, tiles: int) -> int:
-        return self.shuffle_per_tile_ms * tiles
-
-    def __post_init__(self) -> None:
-        for name in self.__dataclass_fields__:
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise SimConfigError(f"Timings.{name} = {value!r}: must be an integer >= 0")
 
 
 def stacks_per_wall(tiles: int) -> int:
@@ -80,8 +61,10 @@ class SimConfig:
     an integer 0..2**32-1 makes shuffles and dice reproducible and is reported in HELLO_REPLY.
     speed: 1 real time, 0.1 ten times faster, 0 as fast as possible (no waiting at all: each
     event is due as soon as the host has acknowledged the previous one). reader / dice: whether
-    the tile reader and the dice unit are fitted. faults: specs injected at start (strings like
-    ``"jam@build:wall=2"`` or FaultSpec objects). serial and fw_version: reported in HELLO_REPLY.
+    the tile reader and the dice unit are fitted; buttons: seat buttons wired to the board.
+    faults: specs injected at start (strings like ``"jam@build:wall=2"`` or FaultSpec objects).
+    serial: reported in HELLO_REPLY (the firmware version is the firmware's own). timings: the
+    firmware's nominal durations and limits.
     """
 
     tiles: int = 136
@@ -92,7 +75,6 @@ class SimConfig:
     buttons: bool = True
     faults: list[str | FaultSpec] = field(default_factory=list)
     serial: str = "MJSIM-0001"
-    fw_version: tuple[int, int, int] = (1, 0, 0)
     timings: Timings = field(default_factory=Timings)
 
     def __post_init__(self) -> None:
@@ -118,10 +100,8 @@ class SimConfig:
             or any(not " " <= ch <= "~" for ch in serial)
         ):
             raise SimConfigError(f"serial = {serial!r}: must be printable ASCII, 24 characters max")
-        if len(self.fw_version) != 3 or any(
-            not isinstance(v, int) or not 0 <= v <= 255 for v in self.fw_version
-        ):
-            raise SimConfigError(f"fw_version = {self.fw_version!r}: must be three integers 0..255")
+        if not isinstance(self.timings, Timings):
+            raise SimConfigError(f"timings = {self.timings!r}: must be a firmware.config.Timings")
         parsed: list[str | FaultSpec] = []
         for spec in self.faults:
             if isinstance(spec, FaultSpec):

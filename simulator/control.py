@@ -1,10 +1,11 @@
 """Acting on a running simulated board: BoardControl (threads) and the JSON-lines control channel.
 
 BoardControl is thread-safe: it acts through the board's public methods (:class:`ControlledBoard`:
-``with_model``, ``set_noise``, ``cut_line``, ``clear_line``, ``snapshot``), each of which takes the
-board's lock, acts at the table's current time, and wakes the board's loop so the consequences (a
-FAULT event, a new session...) go out at once. This module does not import the board's server:
-simulator/server.py builds a BoardControl around itself.
+``act``, ``look``, ``set_noise``, ``cut_line``, ``clear_line``, ``snapshot``), each of which takes
+the board's lock, acts on the simulated hardware (simulator/machine.py: the firmware's loop on
+simulator/hardware.py) at the table's current time, and wakes the board's loop so the firmware
+sees it at once and its consequences (a FAULT event, a new session...) go out. This module does
+not import the board's server: simulator/server.py builds a BoardControl around itself.
 
 The control channel (``mjtable sim --control PATH``) serves the same verbs to other processes on
 a Unix socket, one JSON object per line each way::
@@ -36,7 +37,7 @@ from protocol.errors import ProtocolError
 from simulator.faults import FaultSpec, FaultSpecError, parse_fault
 
 if TYPE_CHECKING:
-    from simulator.board import BoardModel
+    from simulator.machine import Machine
 
 MAX_LINE = 65536
 
@@ -50,8 +51,13 @@ class ControlError(ValueError):
 class ControlledBoard(Protocol):
     """What BoardControl needs of a board (SimulatedBoard has it); every method is thread-safe."""
 
-    def with_model(self, action: Callable[[BoardModel, int], T]) -> T:
-        """Run ``action(model, table_now)`` under the board's lock, then wake its loop."""
+    def act(self, action: Callable[[Machine], T]) -> T:
+        """Run ``action(machine)`` under the board's lock, a pass of the firmware's loop after
+        it, then wake the board's loop."""
+        ...
+
+    def look(self, query: Callable[[Machine], T]) -> T:
+        """Run ``query(machine)`` under the board's lock, changing nothing."""
         ...
 
     def set_noise(self, error_rate: float, drop_rate: float) -> None: ...
@@ -64,13 +70,13 @@ class ControlledBoard(Protocol):
 
 
 class BoardControl:
-    """Thread-safe handle on a simulated board's model and line."""
+    """Thread-safe handle on a simulated board's hardware and line."""
 
     def __init__(self, board: ControlledBoard) -> None:
         self._board = board
 
-    def _act(self, action: Callable[[BoardModel, int], T]) -> T:
-        return self._board.with_model(action)
+    def _act(self, action: Callable[[Machine], T]) -> T:
+        return self._board.act(action)
 
     # --- faults and the physical world ------------------------------------------------------------
 
@@ -83,8 +89,7 @@ class BoardControl:
             else:
                 self._board.cut_line(parsed.seconds)
             return parsed
-        self._act(lambda model, now: model.inject(parsed, now))
-        return parsed
+        return self._act(lambda machine: machine.inject(parsed))
 
     def set_noise(self, error_rate: float, drop_rate: float = 0.0) -> None:
         """Each byte, both ways: corrupted with probability error_rate, lost with drop_rate."""
@@ -95,43 +100,45 @@ class BoardControl:
         self._board.cut_line(seconds)
 
     def reboot(self) -> None:
-        """The board restarts: new session id, state lost, motors stopped."""
-        self._act(lambda model, now: model.reboot(now))
+        """The board's power goes and comes back: the firmware boots again (new session id,
+        motors stopped, where the sets are read back from its store)."""
+        self._act(lambda machine: machine.reboot())
 
     def press_estop(self) -> None:
-        self._act(lambda model, now: model.press_estop(now))
+        self._act(lambda machine: machine.hal.press_estop())
 
     def release_estop(self) -> None:
-        self._act(lambda model, now: model.release_estop(now))
+        self._act(lambda machine: machine.hal.release_estop())
 
     def open_cover(self) -> None:
-        self._act(lambda model, now: model.open_cover(now))
+        self._act(lambda machine: machine.hal.open_cover())
 
     def close_cover(self) -> None:
-        self._act(lambda model, now: model.close_cover(now))
+        self._act(lambda machine: machine.hal.close_cover())
 
     def repair(self) -> None:
-        """A technician removes the held causes of the current fault and cools the board."""
-        self._act(lambda model, now: model.repair(now))
+        """A technician undoes every hardware condition (a jam, a blocked motor, a dead sensor,
+        the heat), homes the head and the chain and cools the board."""
+        self._act(lambda machine: machine.repair())
 
     def clear_faults(self) -> None:
         """Disarm every injected fault still waiting for its phase; stop the line noise."""
-        self._act(lambda model, now: model.disarm())
+        self._act(lambda machine: machine.saboteur.disarm())
         self._board.clear_line()
 
     def press_button(self, button: int, seat: int) -> None:
         """A seat's button (codes.BUTTON_*) is pressed and released: two BUTTON events."""
-        self._act(lambda model, now: model.press_button(button, seat, now))
+        self._act(lambda machine: machine.press_button(button, seat))
 
     # --- reading ----------------------------------------------------------------------------------
 
     def state(self) -> str:
         """The board state's name (protocol names: IDLE, SHUFFLING, ..., FAULT, ESTOP)."""
-        return self._act(lambda model, now: str(model.state))
+        return self._board.look(lambda machine: machine.state)
 
     def sensors(self) -> m.SensorData:
-        """What SENSORS would answer now."""
-        return self._act(lambda model, now: model.sensors(now))
+        """What SENSORS would answer now (the firmware's own SENSOR_DATA)."""
+        return self._board.look(lambda machine: machine.sensors())
 
     def status(self) -> dict[str, Any]:
         """State, fault, sets, session, link, noise, pending faults, stats: plain data."""
@@ -139,7 +146,7 @@ class BoardControl:
 
     def manifest(self, tile_set: int) -> list[int] | None:
         """The physical truth: tile codes of a built or raised set in manifest order."""
-        return self._act(lambda model, now: model.truth(tile_set))
+        return self._board.look(lambda machine: machine.truth(tile_set))
 
     def wait_state(self, *states: str, timeout: float = 10.0) -> str:
         """Block until the board is in one of ``states``; return it (TimeoutError if not)."""

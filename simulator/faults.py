@@ -8,10 +8,15 @@ A fault spec is one line: ``KIND[@PHASE][:KEY=VALUE[,KEY=VALUE]...]``, for examp
 - PHASE is when it strikes: ``shuffle``, ``build``, ``lift``, ``collect``, ``dice``, or ``now``
   (at once, whatever the board is doing). Each kind has the phases it can strike in and a default.
 - Keys common to the faults that strike in a phase: ``at`` (percent of the phase, 0..99, where it
-  strikes; for wall faults, percent of that wall), ``nth`` (strike on the nth run of that phase
-  after injection, default 1 = the next one), ``times`` (how many runs it strikes, default 1,
-  0 = every run). ``hold`` (seconds the cause stays after the fault, or ``forever`` = until a
-  technician repairs it; CLEAR_FAULT is refused with CAUSE_PRESENT meanwhile).
+  strikes; for wall faults, percent of that wall; for a stall, percent of the time the motor
+  turns in that phase), ``nth`` (strike on the nth run of that phase after injection, default
+  1 = the next one), ``times`` (how many runs it strikes, default 1, 0 = every run). ``hold``
+  (seconds the hardware condition stays after the board reported its fault, or ``forever`` =
+  until a technician repairs it; CLEAR_FAULT is refused with CAUSE_PRESENT meanwhile when the
+  firmware's sensors show the cause at rest).
+
+Each kind is a condition of the simulated hardware (simulator/sabotage.py sets it, at its point
+of its phase): the firmware finds the fault from what its sensors and currents show.
 
 Scenario files (TOML) hold a list of faults, each either a spec string or a table::
 
@@ -129,8 +134,9 @@ FAULT_KINDS: dict[str, FaultKind] = {
             codes.PHASE_BUILD,
             ("wall", "hold"),
             0.0,
-            "a tile jams between disc and head: no tile reaches the head, SORT_TIMEOUT after "
-            "5 s; the wall counts stop where they were",
+            "a tile sticks between the disc and the stacker head at `at` % of wall `wall`: no tile "
+            "reaches the head, the firmware's tile watch trips after 5 s: SORT_TIMEOUT (detail = "
+            "wall); the wall counts stop where they were",
         ),
         FaultKind(
             "headjam",
@@ -140,7 +146,8 @@ FAULT_KINDS: dict[str, FaultKind] = {
             codes.PHASE_BUILD,
             ("wall", "hold"),
             0.0,
-            "the stacker head jams: head current high, HEAD_HOME off, belt full; HEAD_JAM after "
+            "the stacker head jams at `at` % of wall `wall`: it strains under its current limit, "
+            "its hall sensor goes quiet and tiles pile up behind it (belt full): HEAD_JAM after "
             "0.5 s",
         ),
         FaultKind(
@@ -151,7 +158,8 @@ FAULT_KINDS: dict[str, FaultKind] = {
             codes.PHASE_BUILD,
             ("wall", "hold"),
             0.0,
-            "a tile falls off the belt: the wall ends one tile short, WALL_SHORT (detail = wall)",
+            "a tile falls off the belt on wall `wall`: the wall channel counts one tile less than "
+            "the head did: WALL_SHORT (detail = wall)",
         ),
         FaultKind(
             "extra",
@@ -161,8 +169,8 @@ FAULT_KINDS: dict[str, FaultKind] = {
             codes.PHASE_BUILD,
             ("wall", "hold"),
             0.0,
-            "a tile lands on the wrong side: the wall has one tile too many, WALL_EXTRA "
-            "(detail = wall)",
+            "a stray tile lands in the wall channel on wall `wall`: one more than the head "
+            "counted: WALL_EXTRA (detail = wall)",
         ),
         FaultKind(
             "stall",
@@ -172,10 +180,10 @@ FAULT_KINDS: dict[str, FaultKind] = {
             codes.PHASE_SHUFFLE,
             ("motor", "hold"),
             0.0,
-            "a motor is blocked: its current goes over the limit, MOTOR_STALL after 0.2 s "
-            "(detail = motor); in a build the head stalls while stacking, the chain while "
-            "pushing, on the wall `at` points to; in a motor test (phase test) MOTOR_RESULT "
-            "reports the high current and ok = 0 instead, without a fault",
+            "the motor's mechanism seizes once the motor has turned `at` % of its time in the "
+            "phase (the head and the chain: about the wall `at` points to): its current goes over "
+            "twice its nominal, MOTOR_STALL after 0.2 s (detail = motor); in a motor test (phase "
+            "test) the tested motor seizes at once and MOTOR_RESULT says ok = 0, without a fault",
         ),
         FaultKind(
             "lift",
@@ -185,8 +193,9 @@ FAULT_KINDS: dict[str, FaultKind] = {
             codes.PHASE_LIFT,
             ("plate", "hold"),
             0.0,
-            "a lift plate never reaches its limit switch: LIFT_LIMIT after 3 s (detail = plate "
-            "0..3, 4 = centre lift, collect only)",
+            "a lift plate sticks just after leaving its limit switch, straining under its current "
+            "limit: LIFT_LIMIT after 3 s (detail = plate 0..3, 4 = centre lift, collect only); a "
+            "plate that does not move in that run is not touched",
         ),
         FaultKind(
             "chain",
@@ -196,8 +205,8 @@ FAULT_KINDS: dict[str, FaultKind] = {
             codes.PHASE_BUILD,
             ("wall", "hold"),
             0.0,
-            "the chain does not come home after pushing a wall (default the last): CHAIN_HOME "
-            "after 3 s, chain-home sensor off",
+            "the chain sticks away from home while it pushes wall `wall` (default the last): "
+            "CHAIN_HOME after 3 s, chain-home sensor off",
         ),
         FaultKind(
             "dice",
@@ -207,7 +216,8 @@ FAULT_KINDS: dict[str, FaultKind] = {
             codes.PHASE_DICE,
             ("hold",),
             0.0,
-            "the dice motor or sensor fails during a roll: DICE_FAULT, dice-present sensor off",
+            "the dice sensor dies at `at` % of the roll: no tick while the dice tumble, DICE_FAULT "
+            "after 0.5 s, dice-present sensor off",
         ),
         FaultKind(
             "overheat",
@@ -217,8 +227,9 @@ FAULT_KINDS: dict[str, FaultKind] = {
             codes.PHASE_SHUFFLE,
             (),
             0.0,
-            "the temperature climbs to the 85.0 °C limit: OVERHEAT; the cause stays until the "
-            "board has cooled below 75.0 °C",
+            "the drivers' cooling fails: from the start of the phase the heat sink warms "
+            "steadily to 85.5 °C at `at` % of it (now: at once): OVERHEAT at 85.0 °C; the board "
+            "then cools (120 s time constant) and the cause stays until it is below 75.0 °C",
         ),
         FaultKind(
             "cover",
@@ -228,8 +239,9 @@ FAULT_KINDS: dict[str, FaultKind] = {
             codes.PHASE_BUILD,
             ("hold",),
             5.0,
-            "the cover is opened: COVER_OPEN at once if a motion runs; it closes again after "
-            "hold seconds (default 5; forever = until closed from the control channel)",
+            "the cover is opened: COVER_OPEN at once if a motion runs (motions are refused while "
+            "it is open); it closes again after hold seconds (default 5; forever = until closed "
+            "from the control channel)",
         ),
         FaultKind(
             "estop",
@@ -239,8 +251,9 @@ FAULT_KINDS: dict[str, FaultKind] = {
             None,
             ("hold",),
             3.0,
-            "the emergency stop is pressed: all motion stops, FAULT ESTOP, state ESTOP; released "
-            "after hold seconds (default 3; forever = until released from the control channel)",
+            "the emergency stop is pressed: the drivers lose power, FAULT ESTOP, state ESTOP; "
+            "released after hold seconds (default 3; forever = until released from the control "
+            "channel)",
         ),
         FaultKind(
             "reader",
@@ -250,7 +263,9 @@ FAULT_KINDS: dict[str, FaultKind] = {
             codes.PHASE_BUILD,
             ("wall", "hold"),
             0.0,
-            "the tile reader stops answering while building: READER_FAULT, reader-ok sensor off",
+            "the tile reader goes silent at `at` % of wall `wall`: the next tile gets no name "
+            "within 0.3 s: READER_FAULT, reader-ok sensor off (a board without reader does not "
+            "notice)",
         ),
         FaultKind(
             "count",
@@ -260,8 +275,8 @@ FAULT_KINDS: dict[str, FaultKind] = {
             codes.PHASE_BUILD,
             ("hold",),
             0.0,
-            "the reader counts one tile more than the set holds at the end of the build: "
-            "TILE_COUNT",
+            "the reader names one tile of the build as another face: the manifest is not the set, "
+            "TILE_COUNT at the end of the build (a board without reader does not notice)",
         ),
         FaultKind(
             "internal",
@@ -271,7 +286,8 @@ FAULT_KINDS: dict[str, FaultKind] = {
             None,
             ("code",),
             0.0,
-            "a firmware error: INTERNAL with the given detail code",
+            "a bus error in a sensor read: the firmware's loop catches the exception and reports "
+            "INTERNAL (detail 0xEE, the firmware's own; `code` is accepted and not used)",
         ),
         FaultKind(
             "reboot",
@@ -281,8 +297,9 @@ FAULT_KINDS: dict[str, FaultKind] = {
             None,
             (),
             0.0,
-            "the board reboots: new session id, state lost, motors stopped; it answers "
-            "NO_SESSION until the host sends HELLO again",
+            "the board's power goes and comes back: new session id, motors stopped; it answers "
+            "NO_SESSION until the host sends HELLO again; where the sets are comes back from its "
+            "store (a set a build, lift or collect was moving is UNKNOWN)",
         ),
         FaultKind(
             "noise",
@@ -590,7 +607,8 @@ def load_scenario(path: str | Path) -> list[FaultSpec]:
 def catalogue_markdown() -> str:
     """The fault catalogue as a Markdown table (docs/simulator.md carries it; a test compares)."""
     lines = [
-        "| kind | FAULT code | subsystem | phases (default first) | keys | what the board shows |",
+        "| kind | FAULT code | subsystem | phases (default first) | keys | the hardware condition, "
+        "and what the firmware finds |",
         "|---|---|---|---|---|---|",
     ]
     for kind in FAULT_KINDS.values():

@@ -1,4 +1,5 @@
-"""The simulated board behind a real serial line: model + protocol engine + transport + one thread.
+"""The simulated board behind a real serial line: the firmware on simulated hardware, served by
+one thread on a pty or a TCP port.
 
     board = SimulatedBoard(SimConfig(seed=1, speed=0, tiles=136))
     path = board.open_pty()             # or: host, port = board.listen_tcp("127.0.0.1", 0)
@@ -7,73 +8,80 @@
     board.control.inject("jam@build:wall=2")
     board.stop()
 
-One :class:`drivers.ioloop.IoLoop` thread serves the transport (simulator/transport.py): it reads
-bytes, feeds the protocol Connection (role BOARD), hands the commands to the BoardModel, sends the
-model's events back, runs the timers of both, and writes. The loop holds the board's lock while it
-works; the public methods here (``with_model``, ``set_noise``, ``cut_line``, ``clear_line``,
+One :class:`drivers.ioloop.IoLoop` thread serves the transport (simulator/transport.py): the bytes
+the host sends go to the board's UART, and the machine (simulator/machine.py: the firmware's own
+main loop, ``firmware.app.App``, on the simulated hardware) runs its passes; what the firmware
+writes to its UART goes back on the line. The loop holds the board's lock while it works; the
+public methods here (``act``, ``look``, ``set_noise``, ``cut_line``, ``clear_line``,
 ``snapshot``) take it too and wake the loop, so tests and the control channel (BoardControl,
 simulator/control.py) can act on the board from any thread.
 
-Time: the connection runs on the real clock (retransmissions, heartbeats). The model runs on the
-table's clock: real time divided by ``speed``; at speed 0 the table's clock jumps straight to the
-model's next event whenever the engine's send window has room (the host has acknowledged enough
-of what was sent), so a cycle costs no waiting at all. Link noise and line cuts (simulator/line.py)
-act on the bytes, both ways, on the real clock.
+Time: the firmware's protocol engine runs on the real clock (its link clock: retransmissions,
+heartbeats, link timeout). The table runs on its own clock: real time divided by ``speed``; the
+mechanisms move and the firmware's loop makes a pass every BUILD_PASS_MS of table time while it
+builds, PASS_MS in the other motions, and at rest whenever something is due (bytes from the
+host, a control action, the engine's timers, the end of a fault's hold). At speed 0 nothing
+waits: while a motion runs and the engine's send window has room (the host has acknowledged what
+was sent), the passes follow one another as fast as the CPU allows, so events go out as fast as
+the host acknowledges them.
+At rest the table's clock runs at real speed (a fault's hold, a cover closing, the board cooling
+then take real time). Link noise and line cuts (simulator/line.py) act on the bytes, both ways,
+on the real clock.
 """
 
 from __future__ import annotations
 
 import logging
 import random
-import secrets
 import threading
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from drivers.ioloop import IoLoop
+from firmware.hal import ticks_diff
 from protocol import codes
-from protocol import messages as m
-from protocol.connection import BOARD, Connection
-from protocol.errors import ProtocolError, QueueFull
-from simulator.board import BoardModel, Place
 from simulator.config import SimConfig
 from simulator.control import BoardControl
-from simulator.faults import FaultSpec
 from simulator.line import Line
+from simulator.machine import Machine
 from simulator.transport import SimulatorError, Transport
 
-__all__ = ["Place", "SimConfig", "SimulatedBoard", "SimulatorError"]
+__all__ = ["BUILD_PASS_MS", "PASS_MS", "SimConfig", "SimulatedBoard", "SimulatorError"]
 
 log = logging.getLogger("mjtable.simulator")
 
-#: FAULT INTERNAL detail when the model itself failed (a bug, reported as a firmware error)
-INTERNAL_ERROR_DETAIL = 0xEE
+#: table ms between two passes of the firmware's loop while it builds (the tile reader names a
+#: tile for 100 ms and shows nothing for 40 ms between two: the firmware must see both), in the
+#: other motions, and at most at rest (then only when something is due)
+BUILD_PASS_MS = 20
+PASS_MS = 100
+REST_MS = 250
+#: one wake-up of the thread runs at most this many passes, or this long (s), then serves the
+#: line again
+BURST = 4000
+BURST_S = 0.02
+#: at rest the thread sleeps at most this long (s)
+MAX_SLEEP = 0.25
 
 T = TypeVar("T")
 
 
 class SimulatedBoard:
-    """A BoardModel served over a pty or TCP by one background thread."""
+    """The firmware on simulated hardware, served over a pty or TCP by one background thread."""
 
     def __init__(self, config: SimConfig | None = None) -> None:
         self.config = config if config is not None else SimConfig()
         seed = self.config.seed
-        rng: random.Random = random.Random(seed) if seed is not None else secrets.SystemRandom()
         noise_rng = random.Random(seed ^ 0x5EED5EED) if seed is not None else random.Random()
         self._lock = threading.RLock()
         self._t0 = time.monotonic_ns()
-        self._skip = 0
-        self._last_table = 0
-        self.model = BoardModel(self.config, rng, now=0)
-        self._boot_seen = self.model.boot_count
-        self.session_id = 0
-        self._conn = self._new_connection()
+        self._skip = 0  # speed 0: table ms the table ran ahead of real time
+        self._poke = True  # run a pass at the next wake-up (bytes came, the control acted)
+        self.machine = Machine(self.config)
+        self.machine.link_ms = 0
         self.line = Line(noise_rng, self.wall_ms)
         self.transport = Transport(self.line)
-        self.dropped_events = 0
-        self.internal_errors: list[str] = []
-        self.reboots = 0
         self._loop: IoLoop | None = None
         self._stopped = False
         self.control = BoardControl(self)
@@ -172,6 +180,21 @@ class SimulatedBoard:
         """The exception that ended the loop thread, if one did (it should never happen)."""
         return self._loop.fatal if self._loop is not None else None
 
+    @property
+    def session_id(self) -> int:
+        """The board's current session (a new one at each boot of the firmware)."""
+        return self.machine.app.session
+
+    @property
+    def reboots(self) -> int:
+        """How many times the firmware booted again (RESET, a reboot, the watchdog)."""
+        return self.machine.boots - 1
+
+    @property
+    def internal_errors(self) -> list[str]:
+        """Exceptions that escaped the firmware's loop (each one ended in a watchdog reset)."""
+        return list(self.machine.crashes)
+
     def _wake(self) -> None:
         loop = self._loop
         if loop is not None:
@@ -180,32 +203,38 @@ class SimulatedBoard:
     # --- clocks ----------------------------------------------------------------------------------
 
     def wall_ms(self) -> int:
+        """Real milliseconds since the board was made (the link's clock)."""
         return (time.monotonic_ns() - self._t0) // 1_000_000
 
-    def table_ms(self, wall: int | None = None) -> int:
-        """The model's clock: real time / speed (speed 0: real time plus the skipped waits)."""
-        w = self.wall_ms() if wall is None else wall
-        speed = self.config.speed
-        t = int(w / speed) if speed > 0 else w + self._skip
-        if t < self._last_table:
-            t = self._last_table
-        self._last_table = t
-        return t
+    def table_ms(self) -> int:
+        """The table's clock: the time the firmware and the mechanisms have reached."""
+        return self.machine.now
 
-    def _table_to_wall(self, t: int) -> int:
+    def _table_target(self, wall: int) -> int:
         speed = self.config.speed
-        if speed > 0:
-            return int(t * speed) + 1
-        return t - self._skip
+        return int(wall / speed) if speed > 0 else wall + self._skip
+
+    def _wall_of(self, table: float) -> float:
+        speed = self.config.speed
+        return table * speed if speed > 0 else table - self._skip
 
     # --- acting on the board from any thread (BoardControl) --------------------------------------
 
-    def with_model(self, action: Callable[[BoardModel, int], T]) -> T:
-        """Run ``action(model, table_now)`` under the lock and wake the loop after it."""
+    def act(self, action: Callable[[Machine], T]) -> T:
+        """Run ``action(machine)`` under the lock, then one pass of the firmware's loop (it sees
+        the change before anything else comes), and wake the loop to send what it said."""
         with self._lock:
-            result = action(self.model, self.table_ms())
+            result = action(self.machine)
+            self.machine.link_ms = self.wall_ms()
+            self.machine.step(0)
+            self._poke = True
         self._wake()
         return result
+
+    def look(self, query: Callable[[Machine], T]) -> T:
+        """``query(machine)`` under the lock: what the board is, changing nothing."""
+        with self._lock:
+            return query(self.machine)
 
     def set_noise(self, error_rate: float, drop_rate: float) -> None:
         """Each byte, both ways: corrupted with probability error_rate, lost with drop_rate."""
@@ -240,30 +269,35 @@ class SimulatedBoard:
     def snapshot(self) -> dict[str, Any]:
         """The board's state as plain data."""
         with self._lock:
-            model = self.model
-            fault = model.fault
-            conn = self._conn
+            machine = self.machine
+            board = machine.app.board
+            conn = machine.app.conn
+            hal = machine.hal
             line = self.line
+            fault = board.fault_code
             return {
-                "state": model.state,
-                "state_code": model.state_code,
-                "fault": codes.fault_name(fault.code) if fault is not None else None,
-                "fault_code": fault.code if fault is not None else 0,
-                "fault_phase": codes.phase_name(fault.phase) if fault is not None else None,
-                "fault_detail": fault.detail if fault is not None else None,
-                "cause_present": model.cause_present(self.table_ms()),
-                "sets": {name: model.place(i).value for i, (name, _, _) in codes.TILE_SETS.items()},
-                "session_id": self.session_id,
+                "state": machine.state,
+                "state_code": board.state,
+                "fault": codes.fault_name(fault) if fault else None,
+                "fault_code": fault,
+                "fault_phase": codes.phase_name(board.fault_phase) if fault else None,
+                "fault_detail": board.fault_detail if fault else None,
+                "cause_present": machine.cause_present(),
+                "sets": machine.places(),
+                "conditions": machine.saboteur.describe(),
+                "session_id": machine.app.session,
                 "link": conn.state,
                 "host_session": conn.peer_session,
                 "reboots": self.reboots,
-                "estop": model.estop_held,
-                "cover_open": model.cover_open,
-                "temperature_c": round(model.temperature(self.table_ms()), 1),
-                "pending_faults": [str(s) for s in model.pending_faults()],
+                "reset_cause": codes.RESET_CAUSES.get(board.reset_cause, ("UNKNOWN",))[0],
+                "build_hash": board.build_hash,
+                "estop": hal.estop_pressed,
+                "cover_open": hal.cover_open,
+                "temperature_c": round(hal.temperature_dc() / 10, 1),
+                "pending_faults": [str(s) for s in machine.saboteur.pending()],
                 "noise": {"error_rate": line.error_rate, "drop_rate": line.drop_rate},
                 "line_cut": line.is_cut,
-                "table_ms": self.table_ms(),
+                "table_ms": machine.now,
                 "speed": self.config.speed,
                 "seed": self.config.seed,
                 "tiles": self.config.tiles,
@@ -272,141 +306,84 @@ class SimulatedBoard:
                 "stats": conn.stats,
             }
 
-    # --- the engine ------------------------------------------------------------------------------
-
-    def _new_connection(self) -> Connection:
-        session = 0
-        while session == 0:
-            session = secrets.randbits(32)
-        self.session_id = session
-        fw = self.config.fw_version
-        identity = m.HelloReply(
-            m.PROTO_MAJOR,
-            m.PROTO_MINOR,
-            0,
-            session,
-            fw[0],
-            fw[1],
-            fw[2],
-            serial=self.config.serial,
-            status=self.model.status(),
-            **self.model.hello_fields(),
-        )
-        conn = Connection(BOARD, identity=identity, window=7)
-        conn.local_state = self.model.state_code
-        return conn
+    # --- the loop --------------------------------------------------------------------------------
 
     def _receive(self, data: bytes) -> None:
-        """Bytes from the host (the loop's thread, lock held)."""
-        identity = self._conn.identity
-        if identity is not None:  # a HELLO among these bytes is answered with the status now
-            identity.status = self.model.status()
-        self._conn.receive_data(data, (time.monotonic_ns() - self._t0) // 1_000_000)
+        """Bytes from the host (the loop's thread, lock held): into the board's UART."""
+        self.machine.receive(data)
+        self._poke = True
 
     def _service(self) -> float | None:
-        """Run everything that is due; return the seconds until the next deadline."""
-        model = self.model
-        conn = self._conn
-        wall = (time.monotonic_ns() - self._t0) // 1_000_000
-        speed = self.config.speed
-        table = int(wall / speed) if speed > 0 else wall + self._skip
-        if table < self._last_table:
-            table = self._last_table
-        self._last_table = table
-        events = conn.events()
-        if events:
-            for event in events:
-                try:
-                    model.handle(event, table)
-                except Exception as exc:  # a bug in the model: reported as a firmware error
-                    self._internal_error(exc, table)
-                if model.boot_count != self._boot_seen:
+        """Run the passes that are due; return the seconds until the next one."""
+        machine = self.machine
+        wall = self.wall_ms()
+        machine.link_ms = wall
+        target = self._table_target(wall)
+        passes = 0
+        started = time.monotonic()
+        # the table's clock up to now (at speed 0: real time at rest, or waiting for the host)
+        while machine.now < target and passes < BURST:
+            machine.step(min(self._pass_ms(), target - machine.now))
+            passes += 1
+            self._send_output()
+        if self.config.speed == 0:
+            # as fast as possible: while a motion runs and the engine's window has room
+            while machine.busy and machine.room and passes < BURST:
+                machine.step(self._pass_ms())
+                passes += 1
+                self._send_output()
+                if not passes % 64 and time.monotonic() - started > BURST_S:
                     break
-        try:
-            nxt = model.advance(table)
-        except Exception as exc:
-            self._internal_error(exc, table)
-            nxt = model.next_deadline()
-        fast = speed == 0
-        if fast:
-            # as fast as possible: while the engine's window has room (everything sent so far
-            # fits in it, nothing waits behind it), jump the table's clock to the next event
-            while (
-                nxt is not None
-                and model.busy
-                and not model.outbox
-                and conn.queued == 0
-                and conn.in_flight < conn.window
-            ):
-                if nxt > table:
-                    self._skip += nxt - table
-                    table = self.table_ms(wall)
-                nxt = model.advance(table)
-                if model.outbox:
-                    self._post(conn, wall)
-        if model.boot_count != self._boot_seen:
-            self._reboot_link(wall)
-            conn = self._conn
-            nxt = model.next_deadline()
-        if model.link_actions:
-            line = self.line
-            for action, a, b in model.link_actions:
-                if action == "noise":
-                    line.set_noise(a, b)
-                else:
-                    line.cut_until_ms(wall + int(a * 1000))
-            model.link_actions.clear()
-        if model.outbox:
-            self._post(conn, wall)
-        conn.local_state = model.state_code
-        deadline = conn.tick(wall)
-        data = conn.data_to_send()
+            if machine.now > wall + self._skip:
+                self._skip = machine.now - wall
+        if not passes and (self._poke or machine.receiving):
+            machine.step(0)  # bytes came or the control acted, at this very time
+            passes += 1
+        while machine.receiving and passes < BURST:
+            machine.step(0)  # the firmware reads its UART 128 bytes a pass
+            passes += 1
+        self._poke = False
+        self._send_output()
+        if machine.line_requests:
+            self._line_requests(wall)
+        return self._next_wake(wall, machine.now < target)
+
+    def _pass_ms(self) -> int:
+        machine = self.machine
+        if not machine.busy:
+            return REST_MS
+        return BUILD_PASS_MS if machine.app.board.state == codes.STATE_BUILDING else PASS_MS
+
+    def _send_output(self) -> None:
+        data = self.machine.take_output()
         if data:
             self.transport.send(data)
-        if nxt is not None:
-            room = conn.queued == 0 and conn.in_flight < conn.window
-            due = wall if fast and model.busy and room else self._table_to_wall(nxt)
-            if deadline is None or due < deadline:
-                deadline = due
+
+    def _line_requests(self, wall: int) -> None:
+        for what, a, b in self.machine.line_requests:
+            if what == "noise":
+                self.line.set_noise(a, b)
+            else:
+                self.line.cut_until_ms(wall + int(a * 1000))
+        self.machine.line_requests.clear()
+
+    def _next_wake(self, wall: int, behind: bool) -> float | None:
+        machine = self.machine
+        if behind:
+            return 0.0
+        if machine.busy:
+            if self.config.speed == 0 and machine.room:
+                return 0.0
+            due = self._wall_of(machine.now + self._pass_ms())
+        else:
+            due = wall + MAX_SLEEP * 1000
+            undo = machine.saboteur.next_due()
+            if undo is not None:
+                due = min(due, self._wall_of(undo))
+        link_due = machine.app.link_due
+        if link_due is not None:
+            due = min(due, wall + ticks_diff(link_due, machine.link_ms))
         cut_until = self.line.cut_until
-        if cut_until > wall and (deadline is None or cut_until < deadline):
-            deadline = cut_until
-        if deadline is None:
-            return None
-        return max(0.0, (deadline - wall) / 1000.0)
-
-    def _internal_error(self, exc: Exception, table: int) -> None:
-        """What a watchdog does: FAULT INTERNAL (detail 0xEE), or a reboot if even that fails."""
-        self.internal_errors.append(repr(exc))
-        log.error("simulated board: internal error, reported as FAULT INTERNAL", exc_info=exc)
-        try:
-            self.model.inject(FaultSpec("internal", None, code=INTERNAL_ERROR_DETAIL), table)
-        except Exception:
-            log.exception("simulated board: the model cannot even fault; rebooting it")
-            self.model.reboot(table, codes.RESET_WATCHDOG)
-
-    def _post(self, conn: Connection, wall: int) -> None:
-        """Move the model's events into the connection's queue."""
-        outbox = self.model.outbox
-        if not outbox:
-            return
-        sent = 0
-        for event in outbox:
-            try:
-                conn.send(event, wall)
-            except QueueFull:
-                break
-            except ProtocolError:
-                self.dropped_events += 1
-            sent += 1
-        del outbox[:sent]
-
-    def _reboot_link(self, wall: int) -> None:
-        """The model rebooted: flush what the old engine had (the ACK of RESET), new session."""
-        data = self._conn.data_to_send()
-        if data:
-            self.transport.send(data)
-        self._boot_seen = self.model.boot_count
-        self.reboots += 1
-        self._conn = self._new_connection()
-        self.model.outbox.clear()
+        if cut_until > wall:
+            due = min(due, cut_until)
+        return max(0.0, (due - wall) / 1000.0)

@@ -1,6 +1,7 @@
-"""Random sequences of commands, bad input and world events against the board model: it never
-raises, every event it sends encodes, every command is answered, and the sets stay where the
-machine can hold them."""
+"""Random sequences of commands, bad input, faults and world events against the firmware on the
+simulated hardware: its loop never fails, every command is answered at once or starts a motion,
+what it believes stands in walls is what the hardware holds, and a technician can always bring
+the table back to a full cycle."""
 
 from __future__ import annotations
 
@@ -9,13 +10,13 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from firmware.places import BUILDING, BUILT, PARTIAL, UP
 from protocol import codes
 from protocol import messages as m
 from protocol.errors import UnknownType, WrongRole
 from protocol.events import BadMessage, HelloReceived
-from simulator.board import Place
 from simulator.config import default_layout
-from tests.support.simhost import ModelDriver
+from tests.support.simhost import MachineDriver
 
 LAYOUT = default_layout(136)
 
@@ -38,23 +39,25 @@ commands = st.one_of(
     ),
     st.builds(m.ReadManifest, tile_sets),
     st.builds(m.Sensors),
+    st.builds(m.ReadStatus),
     st.builds(m.MotorTest, st.integers(0, 8), st.integers(1, 20000)),
     st.builds(m.Stop),
     st.builds(m.ClearFault),
     st.builds(m.Reset),
     st.builds(m.Ping, st.integers(0, 2**32 - 1)),
     st.builds(m.Pong, st.integers(0, 10)),  # an event sent to the board
-    st.just(HelloReceived(m.Hello(1, 0, 3))),
+    st.just(HelloReceived(m.Hello(2, 0, 3))),
     st.just(BadMessage(0x1E, 1, UnknownType(0x1E))),
     st.just(BadMessage(m.Done.TYPE, 2, WrongRole("the board received DONE"))),
 )
 world = st.one_of(
-    st.tuples(st.just("wait"), st.integers(0, 30_000)),
+    st.tuples(st.just("wait"), st.integers(0, 12_000)),
     st.tuples(st.just("finish"), st.none()),
     st.tuples(
         st.sampled_from(["press_estop", "release_estop", "open_cover", "close_cover"]), st.none()
     ),
     st.tuples(st.just("repair"), st.none()),
+    st.tuples(st.just("power_cut"), st.none()),
     st.tuples(
         st.just("inject"),
         st.sampled_from(
@@ -81,74 +84,97 @@ world = st.one_of(
         ),
     ),
 )
-steps = st.lists(st.one_of(commands.map(lambda c: ("command", c)), world), max_size=40)
+steps = st.lists(st.one_of(commands.map(lambda c: ("command", c)), world), max_size=30)
 
 MOTION = (m.Collect, m.Shuffle, m.BuildWalls, m.LiftWalls, m.RollDice, m.MotorTest)
-ANSWERS = (m.Refused, m.Done, m.Pong, m.SensorData, m.Dice, m.MotorResult, m.Fault)
+ANSWERS = (m.Refused, m.Done, m.Pong, m.SensorData, m.BoardStatus, m.Dice, m.MotorResult, m.Fault)
 
 
-def apply(d: ModelDriver, kind: str, arg: Any) -> list[m.Message]:
-    model = d.model
+def finish(d: MachineDriver) -> None:
+    d.until(lambda: not d.board.busy, 10_000_000)
+
+
+def apply(d: MachineDriver, kind: str, arg: Any) -> None:
+    machine = d.machine
     if kind == "command":
-        return d.send(arg)
-    if kind == "wait":
-        return d.wait(arg)
-    if kind == "finish":
-        d.finish(limit_ms=10_000_000)
-        return d.drain()
-    if kind == "inject":
-        model.inject(arg, d.t)
-        return d.drain()
-    getattr(model, kind)(d.t)
-    return d.drain()
+        board = d.board
+        board.outbox.clear()
+        boots = machine.boots
+        board.handle(arg, machine.app.now)  # straight to the firmware's board, bad input too
+        answered = any(isinstance(e, ANSWERS) for e in board.outbox)
+        if isinstance(arg, MOTION):
+            assert answered or board.busy, (arg, board.outbox)  # refused, or under way
+        elif not isinstance(arg, m.Reset | HelloReceived | m.Pong | BadMessage):
+            assert answered, (arg, board.outbox)
+        elif isinstance(arg, m.Pong | BadMessage):
+            assert any(isinstance(e, m.Refused) for e in board.outbox), (arg, board.outbox)
+        d.step(0)
+        if isinstance(arg, m.Reset):
+            assert machine.boots == boots + 1
+    elif kind == "wait":
+        d.wait(arg)
+    elif kind == "finish":
+        finish(d)
+    elif kind == "inject":
+        machine.inject(arg)
+    elif kind == "repair":
+        machine.repair()
+    elif kind == "power_cut":
+        machine.reboot()
+    else:
+        getattr(machine.hal, kind)()
+    d.step(0)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def check(d: MachineDriver, internal_errors: int) -> None:
+    machine = d.machine
+    board = d.board
+    assert machine.crashes == [] and board.state in codes.STATES
+    assert machine.app.errors <= internal_errors  # only the injected bus errors
+    sets = board.sets
+    places = [s.place for s in sets]
+    assert places.count(UP) <= 1
+    assert sum(p in (BUILT, PARTIAL, BUILDING) for p in places) <= 1
+    for i, s in enumerate(sets):
+        if s.place == BUILT:  # what the firmware read while building is what stands
+            truth = machine.truth(i)
+            assert truth is not None and list(s.manifest) == truth, i
+    sensors = machine.sensors()
+    sensors.encode()
+    assert sensors.fault == board.fault_code
+    board.status().encode()
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=steps, seed=st.integers(0, 2**32 - 1))
 def test_random_sequences_keep_the_board_sound(steps: list[tuple[str, Any]], seed: int) -> None:
-    d = ModelDriver(seed=seed)
-    boots = 0
+    d = MachineDriver(seed=seed)
+    internal = 0
     for kind, arg in steps:
-        events = apply(d, kind, arg)
-        model = d.model
-        for event in events:
-            event.encode()  # every event fits its fields, as the engine will check
-        if kind == "command" and isinstance(arg, m.Message) and not isinstance(arg, m.Reset):
-            if model.boot_count != boots:
-                pass  # a reboot struck while handling: state lost, no answer owed
-            elif isinstance(arg, MOTION):
-                # either refused at once, or under way (answered when it ends)
-                assert model.busy or any(isinstance(e, ANSWERS) for e in events), (arg, events)
-            else:
-                assert any(isinstance(e, ANSWERS) for e in events), (arg, events)
-        boots = model.boot_count
-        places = [model.place(0), model.place(1)]
-        assert places.count(Place.UP) <= 1
-        assert sum(p in (Place.BUILT, Place.PARTIAL, Place.BUILDING) for p in places) <= 1
-        sensors = model.sensors(d.t)
-        sensors.encode()
-        assert sensors.state in codes.STATES
-        if model.state == "FAULT":
-            assert model.fault is not None and sensors.fault == model.fault.code
+        if kind == "inject" and arg.startswith("internal"):
+            internal += 1
+        apply(d, kind, arg)
+        check(d, internal)
     # whatever happened, a technician can always bring the table back to a full cycle
-    d.finish(limit_ms=10_000_000)
-    d.model.disarm()
-    d.model.release_estop(d.t)
-    d.model.close_cover(d.t)
-    d.model.repair(d.t)
-    d.send(m.ClearFault())
-    d.send(HelloReceived(m.Hello(1, 0, 4)))
-    d.send(m.Collect())
-    d.finish()
-    d.drain()
+    machine = d.machine
+    d.board.handle(m.Stop(), machine.app.now)
+    finish(d)
+    machine.saboteur.disarm()
+    machine.hal.release_estop()
+    machine.hal.close_cover()
+    machine.repair()
+    d.wait(200)
+    d.reconnect()  # a new session, whatever the board went through
+    d.command(m.ClearFault())
+    d.command(m.Collect())
+    places = d.machine.places
     for s in (0, 1):
-        if d.model.place(s) not in (Place.UP, Place.BUILT):
-            d.run(m.Shuffle(s))
+        if places()["AB"[s]] not in ("up", "built"):
+            assert d.command(m.Shuffle(s))[-1] == m.Done(m.Shuffle.TYPE, 0)
     for s in (0, 1):
-        if d.model.place(s) is Place.SHUFFLED and not any(
-            d.model.place(o) in (Place.BUILT, Place.PARTIAL) for o in (0, 1)
-        ):
-            assert isinstance(d.run(m.BuildWalls(s, LAYOUT))[-1], m.Done)
-    built = [s for s in (0, 1) if d.model.place(s) is Place.BUILT]
-    assert built, [d.model.place(0), d.model.place(1)]
-    assert isinstance(d.run(m.LiftWalls(built[0]))[-1], m.Done)
+        if places()["AB"[s]] == "shuffled" and "built" not in places().values():
+            assert d.command(m.BuildWalls(s, LAYOUT))[-1] == m.Done(m.BuildWalls.TYPE, 0)
+    built = [s for s in (0, 1) if places()["AB"[s]] == "built"]
+    assert built, places()
+    assert d.command(m.LiftWalls(built[0]))[-1] == m.Done(m.LiftWalls.TYPE, 0)
+    check(d, internal)

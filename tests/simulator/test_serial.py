@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import serial
 
+from firmware import commands
 from protocol import codes
 from protocol import messages as m
 from protocol.events import LinkDown, LinkUp, PeerRebooted
@@ -134,7 +135,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
         (["--pty", "--speed", "-1"], "--speed"),
         (["--pty", "--seed", "-5"], "seed = -5"),
         (["--pty", "--fault", "jam@lunch"], "unknown phase 'lunch'"),
-        (["--pty", "--scenario", "/nonexistent/s.toml"], "cannot read it"),
+        (["--pty", "--scenario", "/nonexistent/s.toml"], "/nonexistent/s.toml"),
         (["--tcp", "127.0.0.1:0", "--link", "x"], "--link only goes with --pty"),
     ],
 )
@@ -149,7 +150,7 @@ def test_cli_refuses_to_replace_a_file_with_its_link(tmp_path: Path) -> None:
     target = tmp_path / "precious"
     target.write_text("keep me")
     result = run_cli("--pty", "--link", str(target))
-    assert result.returncode == 2 and "not a symlink" in result.stderr
+    assert result.returncode == 2 and str(target) in result.stderr, result.stderr
     assert target.read_text() == "keep me"
 
 
@@ -365,7 +366,9 @@ def test_wrong_protocol_version(board: SimulatedBoard) -> None:
         host.close()
 
 
-def test_reboot_gives_a_new_session_and_forgets_the_state(board: SimulatedBoard) -> None:
+def test_reset_and_reboot_give_a_new_session_and_the_store_keeps_the_sets(
+    board: SimulatedBoard,
+) -> None:
     host = start_host(board)
     try:
         old = board.session_id
@@ -376,10 +379,11 @@ def test_reboot_gives_a_new_session_and_forgets_the_state(board: SimulatedBoard)
         assert isinstance(event, PeerRebooted) and event.old_session == old
         assert event.new_session == board.session_id != old
         host.wait(lambda e: isinstance(e, LinkUp))
-        assert board.control.status()["sets"] == {"A": "disc", "B": "disc"}
-        refused = host.command(m.BuildWalls(0, default_layout(136)))[-1]
-        assert refused == m.Refused(7, codes.REFUSE_BAD_STATE, 3)
-        # a reboot in the middle of a shuffle: motors stop, nothing is finished
+        status = board.control.status()
+        assert status["sets"] == {"A": "shuffled", "B": "disc"}  # from the firmware's store
+        assert status["reset_cause"] == "SOFT_RESET"
+        assert host.command(m.BuildWalls(0, default_layout(136)))[-1] == m.Done(7, 0)
+        # the power goes in the middle of a shuffle: motors stop, the set is still in the disc
         host.send(m.Shuffle(1))
         host.wait(lambda e: isinstance(e, m.Progress))
         board.control.reboot()
@@ -387,7 +391,11 @@ def test_reboot_gives_a_new_session_and_forgets_the_state(board: SimulatedBoard)
         host.wait(lambda e: isinstance(e, LinkUp))
         assert board.reboots == 2 and board.control.state() == "IDLE"
         assert board.control.sensors().currents_ma == (0,) * 9
-        check_cycle(host, 136)
+        status = board.control.status()
+        assert status["sets"] == {"A": "built", "B": "disc"}
+        assert status["reset_cause"] == "POWER_ON"
+        host.command(m.LiftWalls(0))
+        check_cycle(host, 136, tile_set=1)
     finally:
         host.close()
 
@@ -547,22 +555,47 @@ def test_the_control_acts_through_the_boards_public_methods_without_importing_it
     assert "_board._" not in source
 
 
-def test_a_bug_in_the_model_is_a_firmware_fault_not_a_dead_board(
-    board: SimulatedBoard, caplog: pytest.LogCaptureFixture
+def test_a_bug_in_the_firmwares_logic_is_its_own_fault_not_a_dead_board(
+    board: SimulatedBoard, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     host = start_host(board)
 
-    def broken(message: object, now: int) -> None:
+    def broken(b: object, message: object) -> None:
         raise RuntimeError("boom")
 
     try:
-        board.with_model(lambda model, now: model._handlers.__setitem__(m.Collect, broken))
+        monkeypatch.setitem(commands.HANDLERS, m.Collect.TYPE, broken)
         event = host.command(m.Collect())[-1]
         assert event == m.Fault(codes.FAULT_INTERNAL, codes.SUB_BOARD, 0, 0xEE)
-        assert board.internal_errors == ["RuntimeError('boom')"]
-        assert "internal error" in caplog.text
+        assert board.machine.app.errors == 1 and board.internal_errors == []
         assert host.command(m.ClearFault())[-1] == m.Done(m.ClearFault.TYPE, 0)
         assert host.command(m.Ping(8))[-1] == m.Pong(8)
         assert board.running
+    finally:
+        host.close()
+
+
+def test_a_loop_that_fails_is_reset_by_the_watchdog(
+    board: SimulatedBoard, caplog: pytest.LogCaptureFixture
+) -> None:
+    host = start_host(board)
+    try:
+        host.command(m.Shuffle(0))
+        old = board.session_id
+
+        def failing(buf: bytearray) -> int:
+            board.machine.hal.serial_read = original  # type: ignore[method-assign]
+            raise OSError("the UART's FIFO overran")
+
+        original = board.machine.hal.serial_read
+        board.act(lambda machine: setattr(machine.hal, "serial_read", failing))
+        event = host.wait(lambda e: isinstance(e, PeerRebooted))
+        assert isinstance(event, PeerRebooted) and event.new_session == board.session_id != old
+        assert board.internal_errors == ['OSError("the UART\'s FIFO overran")']
+        assert "watchdog reset" in caplog.text
+        host.wait(lambda e: isinstance(e, LinkUp))
+        status = board.control.status()
+        assert status["reset_cause"] == "WATCHDOG" and status["sets"]["A"] == "shuffled"
+        assert host.command(m.Ping(9))[-1] == m.Pong(9)
     finally:
         host.close()

@@ -1,5 +1,10 @@
 """Uniformity of the simulated table's shuffles and dice (chi-square tests).
 
+The hardware draws them (simulator/hardware.py: the order the pick-up takes the tiles of a set
+mixed by the disc, the dice a tumble leaves), from its source of randomness: ``random.Random``
+with a seed, or the OS's CSPRNG. The tests count what the hardware drew, then check once,
+through the firmware, that what the reader names is that draw.
+
 Significance: each test rejects at alpha = 0.001 (the per-tile check uses the Bonferroni bound
 alpha / tiles). The seeds are fixed, so a run is deterministic: the tests cannot flake; they
 would fail for good if the shuffle or the dice lost their uniformity. Each test also shows its
@@ -17,8 +22,12 @@ import random
 from collections.abc import Callable, MutableSequence
 from typing import Any
 
+from firmware.config import faces
+from protocol import codes
 from protocol import messages as m
-from tests.support.simhost import ModelDriver
+from simulator.config import default_layout
+from simulator.hardware import SimHal
+from tests.support.simhost import MachineDriver
 
 ALPHA = 0.001
 TILES = 136
@@ -83,16 +92,14 @@ class LoadedDice(random.Random):
 
 
 def position_counts(rng_for_seed: Callable[[int], random.Random]) -> list[list[int]]:
-    """counts[tile][position] over the seeded shuffles, through the board model."""
+    """counts[tile][position] over the seeded draws of the table's pick-up order."""
     counts = [[0] * TILES for _ in range(TILES)]
     for seed in SEEDS:
-        d = ModelDriver(seed=seed, tiles=TILES)
-        d.model.rng = rng_for_seed(seed)
+        hal = SimHal(TILES, seed)
+        hal.source = rng_for_seed(seed)
         for _ in range(SHUFFLES_PER_SEED):
-            assert isinstance(d.run(m.Shuffle(0))[-1], m.Done)
-            order = d.model.sets[0].order
-            assert order is not None
-            for position, tile in enumerate(order):
+            hal.draw(0)
+            for position, tile in enumerate(hal.pickup_order(0)):
                 counts[tile][position] += 1
     return counts
 
@@ -119,24 +126,28 @@ def test_each_tile_position_is_uniform() -> None:
 
 
 def roll_faces(rng: random.Random, rolls: int) -> tuple[list[int], list[int]]:
-    """Face counts of every die, and pair counts (first die, second die), over ROLL_DICE."""
-    d = ModelDriver(seed=1)
-    d.model.rng = rng
-    faces = [0] * 6
+    """Face counts of every die, and pair counts (first die, second die), over tumbles of the
+    table's dice unit (its motor runs 600 ms, then stops: the dice come to rest)."""
+    hal = SimHal(TILES, 1)
+    hal.source = rng
+    hal.motors_enable()
+    counts = [0] * 6
     pairs = [0] * 36
-    for i in range(rolls):
-        dice = d.run(m.RollDice(i & 0xFF, 3))[-1]
-        assert isinstance(dice, m.Dice)
-        for v in dice.values:
-            faces[v - 1] += 1
-        pairs[(dice.values[0] - 1) * 6 + dice.values[1] - 1] += 1
-    return faces, pairs
+    for _ in range(rolls):
+        hal.motor(codes.MOTOR_DICE, 1, 1000)
+        hal.advance(600)
+        hal.motor(codes.MOTOR_DICE, 0, 0)
+        values = [hal.dice_value(i) for i in range(3)]
+        for v in values:
+            counts[v - 1] += 1
+        pairs[(values[0] - 1) * 6 + values[1] - 1] += 1
+    return counts, pairs
 
 
 def test_dice_faces_are_uniform() -> None:
     rolls = 2000
-    faces, pairs = roll_faces(random.Random(424242), rolls)
-    assert chi2_sf(chi2(faces, rolls * 3 / 6), 5) > ALPHA, faces
+    counts, pairs = roll_faces(random.Random(424242), rolls)
+    assert chi2_sf(chi2(counts, rolls * 3 / 6), 5) > ALPHA, counts
     assert chi2_sf(chi2(pairs, rolls / 36), 35) > ALPHA, pairs
     loaded, _ = roll_faces(LoadedDice(424242), rolls)
     assert chi2_sf(chi2(loaded, rolls * 3 / 6), 5) < ALPHA, loaded
@@ -147,3 +158,27 @@ def test_chi2_sf_matches_known_quantiles() -> None:
     for k, x in ((1, 10.828), (5, 20.515), (35, 66.619), (100, 149.449)):
         assert abs(chi2_sf(x, k) - 0.001) < 0.000005, (k, chi2_sf(x, k))
     assert abs(chi2_sf(4.0, 2) - math.exp(-2.0)) < 1e-12  # closed form for k = 2
+
+
+def test_the_reader_names_the_draw_and_the_dice_unit_answers_the_firmware() -> None:
+    """Through the firmware: the manifest is the hardware's draw, the dice are the unit's."""
+    d = MachineDriver(seed=77, tiles=TILES)
+    d.ready(0, default_layout(TILES))
+    set_faces = faces(TILES)
+    assert d.machine.truth(0) == [set_faces[i] for i in d.hal.pickup_order(0)]
+    dice = d.command(m.RollDice(5, 3))[-1]
+    assert isinstance(dice, m.Dice)
+    assert list(dice.values) == [d.hal.dice_value(i) for i in range(3)]
+
+
+def test_a_tumble_too_short_leaves_the_dice_as_they_were() -> None:
+    hal = SimHal(TILES, 3)
+    hal.motors_enable()
+    hal.motor(codes.MOTOR_DICE, 1, 1000)
+    hal.advance(600)
+    hal.motor(codes.MOTOR_DICE, 0, 0)
+    before = [hal.dice_value(i) for i in range(3)]
+    hal.motor(codes.MOTOR_DICE, 1, 1000)
+    hal.advance(100)  # not long enough to tumble
+    hal.motor(codes.MOTOR_DICE, 0, 0)
+    assert [hal.dice_value(i) for i in range(3)] == before

@@ -110,6 +110,8 @@ def ends(command: m.Message, event: object) -> bool:
         return isinstance(event, m.Pong) and event.token == command.token
     if isinstance(command, m.Sensors):
         return isinstance(event, m.SensorData)
+    if isinstance(command, m.ReadStatus):
+        return isinstance(event, m.BoardStatus)
     if isinstance(command, m.RollDice):
         return isinstance(event, m.Dice) and event.tag == command.tag
     if isinstance(command, m.MotorTest):
@@ -203,66 +205,92 @@ def read_line(proc: subprocess.Popen[str], timeout: float) -> str:
     return line
 
 
-class ModelDriver:
-    """Drives a BoardModel directly (no serial line), with the table clock in hand."""
+class MachineDriver:
+    """The simulator's machine (the firmware's loop on the simulated hardware, no thread, no
+    line) with a host engine on its UART, in memory; the table's clock in hand (the link runs
+    on the same clock, as on a board)."""
 
-    def __init__(self, **config: Any) -> None:
-        import random
-
-        from protocol.events import HelloReceived
-        from simulator.board import BoardModel
+    def __init__(self, step_ms: int = 10, **config: Any) -> None:
+        from protocol.connection import HOST, UP, Connection
         from simulator.config import SimConfig
+        from simulator.machine import Machine
 
         config.setdefault("seed", 1)
         config.setdefault("speed", 0)
         self.config = SimConfig(**config)
-        self.model = BoardModel(self.config, random.Random(self.config.seed))
-        self.t = 0
-        self.model.handle(HelloReceived(m.Hello(1, 0, 7)), self.t)
+        self.machine = Machine(self.config)
+        self.hal = self.machine.hal
+        self.step_ms = step_ms
+        self.host = Connection(HOST, session=0x5EED)
+        self.events: list[object] = []
+        self.host.connect(self.now)
+        self.until(lambda: self.host.state == UP and self.host.idle, 10_000)
 
-    def drain(self) -> list[m.Message]:
-        out = list(self.model.outbox)
-        self.model.outbox.clear()
-        return out
+    @property
+    def now(self) -> int:
+        return self.machine.now
 
-    def send(self, message: object) -> list[m.Message]:
-        """Hand a command to the model now; the events it answers at once."""
-        self.model.handle(message, self.t)
-        return self.drain()
+    @property
+    def board(self) -> Any:
+        """The firmware's board (firmware.board.Board) as it is now."""
+        return self.machine.app.board
 
-    def run(self, message: object, limit_ms: int = 600_000) -> list[m.Message]:
-        """Hand a command over and let table time run until the motion is over."""
-        self.model.handle(message, self.t)
-        self.finish(limit_ms)
-        return self.drain()
+    def step(self, ms: int | None = None) -> None:
+        """What the host sent reaches the board's UART; ``ms`` (default step_ms) of table time
+        pass, with one pass of the firmware's loop; what the board sent reaches the host."""
+        machine = self.machine
+        out = self.host.data_to_send()
+        if out:
+            machine.receive(out)
+        machine.link_ms = machine.now
+        machine.step(self.step_ms if ms is None else ms)
+        now = machine.now
+        data = machine.take_output()
+        if data:
+            self.host.receive_data(data, now)
+        self.host.tick(now)
+        self.events.extend(self.host.events())
 
-    def finish(self, limit_ms: int = 600_000) -> None:
-        end = self.t + limit_ms
-        while self.model.busy:
-            nxt = self.model.next_deadline()
-            assert nxt is not None, "a busy model must have something scheduled"
-            assert nxt <= end, f"the motion did not end within {limit_ms} ms"
-            self.t = max(self.t, nxt)
-            self.model.advance(self.t)
+    def reconnect(self) -> None:
+        """Step until the host has a session with the board as it is now (after a reset or a
+        power cut the host learns of the new session from the board's NO_SESSION)."""
+        host = self.host
 
-    def wait(self, ms: int) -> list[m.Message]:
-        """Let ``ms`` of table time pass."""
-        end = self.t + ms
-        while True:
-            nxt = self.model.next_deadline()
-            if nxt is None or nxt > end:
-                break
-            self.t = max(self.t, nxt)
-            self.model.advance(self.t)
-        self.t = end
-        self.model.advance(self.t)
-        return self.drain()
+        def up() -> bool:
+            return host.state == "UP" and host.peer_session == self.machine.app.session
 
-    def until(self, at_ms: int) -> list[m.Message]:
-        return self.wait(at_ms - self.t)
+        self.until(lambda: up() and host.idle, 60_000)
+
+    def until(self, done: Callable[[], bool], limit_ms: int = 600_000) -> None:
+        end = self.now + limit_ms
+        while not done():
+            assert self.now < end, f"not done within {limit_ms} ms of table time"
+            self.step()
+
+    def wait(self, ms: int) -> list[object]:
+        """Let ``ms`` of table time pass; the events meanwhile."""
+        mark = len(self.events)
+        end = self.now + ms
+        while self.now < end:
+            self.step()
+        return self.events[mark:]
+
+    def send(self, message: m.Message) -> int:
+        mark = len(self.events)
+        self.host.send(message, self.now)
+        self.step(0)
+        return mark
+
+    def command(self, message: m.Message, limit_ms: int = 600_000) -> list[object]:
+        """Send a command; step until what ends it; the events since it was sent."""
+        mark = self.send(message)
+        self.until(lambda: any(ends(message, e) for e in self.events[mark:]), limit_ms)
+        events = self.events[mark:]
+        last = next(i for i, e in enumerate(events) if ends(message, e))
+        return events[: last + 1]
 
     def sensors(self) -> m.SensorData:
-        return self.model.sensors(self.t)
+        return self.machine.sensors()
 
     def ready(self, tile_set: int = 0, layout: tuple[tuple[int, ...], ...] | None = None) -> None:
         """Shuffle and build a set (asserting both succeed)."""
@@ -270,5 +298,5 @@ class ModelDriver:
 
         lay = layout or default_layout(self.config.tiles)
         for message in (m.Shuffle(tile_set), m.BuildWalls(tile_set, lay)):
-            last = self.run(message)[-1]
-            assert isinstance(last, m.Done), last
+            last = self.command(message)[-1]
+            assert last == m.Done(message.TYPE, 0), last
