@@ -6,7 +6,7 @@ the board has to say goes to ``outbox`` as protocol event objects. The states ar
 protocol's board states and the legal transitions are the table TRANSITIONS below (anything
 else raises; docs/firmware.md shows it as a diagram made by ``state_diagram()``). The
 commands are commands.py; which command a set's place allows is places.py; the refusals every
-motion shares, in order, exactly as simulator/board.py decides them:
+motion shares, in order (the rules of docs/simulator.md, which runs this firmware):
 
     E-stop held (state ESTOP)   ESTOP_HELD, 11        a motion running   BUSY, its TYPE
     state FAULT                 FAULTED, fault code    cover open         BAD_STATE, COVER_OPEN

@@ -121,11 +121,6 @@ class Saboteur:
     def pending(self) -> list[FaultSpec]:
         return [p.spec for p in self._pending]
 
-    @property
-    def idle(self) -> bool:
-        """Nothing to watch: no armed spec, no condition in force, no run striking."""
-        return not self._pending and not self.conditions and self._run is None
-
     def repair(self) -> None:
         """A technician: every condition in force is undone (the cover and the E-stop are the
         control's own verbs)."""
