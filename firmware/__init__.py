@@ -1,9 +1,9 @@
 """The table board's firmware: the board's logic once, above a hardware abstraction (HAL).
 
 Runs under MicroPython on the board (the reference board is a Raspberry Pi Pico, firmware/hal/
-rp2.py) and under CPython for the tests and, later, the simulator (firmware/hal/virtual.py is
-ideal hardware in memory). It speaks the board protocol with protocol/'s own engine
-(``Connection(role=BOARD)``). See docs/firmware.md.
+rp2.py) and under CPython for the tests (firmware/hal/virtual.py is ideal hardware in memory)
+and in the simulator (simulator/hardware.py, a subclass of it). It speaks the board protocol
+with protocol/'s own engine (``Connection(role=BOARD)``). See docs/firmware.md.
 
     hal/__init__.py   the HAL contract (class Hal: every call the firmware makes to the hardware)
     hal/rp2.py        the reference board (RP2040): pins, PWM, ADC, IRQ counters, UART, WDT

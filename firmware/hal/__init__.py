@@ -3,7 +3,7 @@
 A board port is one subclass of ``Hal`` that implements every method below (each raises
 NotImplementedError here). The firmware never imports ``machine`` or anything board-specific;
 it only calls these methods, so the same logic runs on the reference board (hal/rp2.py), on
-ideal hardware in memory (hal/virtual.py) and, later, on the simulator's physics.
+ideal hardware in memory (hal/virtual.py) and on the simulator's (simulator/hardware.py).
 
 Numbering: motors are the protocol's motor codes (protocol.codes.MOTOR_*, 0..8); sensors are
 the SENSE_* numbers below; LEDs the LED_* numbers. Every value is a small integer: the calls

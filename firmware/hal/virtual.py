@@ -4,8 +4,9 @@
 (hal/mechanics.py: what the motors move, what the sensors see, how it breaks), plus a store
 held in memory, a UART whose two ends are byte buffers (``host_write``, ``host_read``), a
 watchdog that expires in simulated time and a reset the harness carries out. Deterministic:
-the seed gives the tile orders, the dice and the session ids. The CPython simulator will
-replace the mechanics' simple timings with its own physics by subclassing.
+the seed gives the tile orders, the dice and the session ids. The simulator's hardware
+(simulator/hardware.py) subclasses it: Python's randomness, exact heat, the real clock for the
+link.
 """
 
 from firmware.hal import (
