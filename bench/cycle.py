@@ -44,7 +44,7 @@ def main() -> int:
         [
             sys.executable,
             "-m",
-            "controller.cli",
+            "cli",
             "sim",
             "--pty",
             "--speed",

@@ -43,7 +43,7 @@ def main() -> int:
         )
         t0 = time.perf_counter()
         proc = subprocess.Popen(
-            [sys.executable, "-m", "controller.cli", "run", "--sim", "--config", str(config)],
+            [sys.executable, "-m", "cli", "run", "--sim", "--config", str(config)],
             stdout=subprocess.PIPE,
             text=True,
         )

@@ -185,7 +185,7 @@ def bench_process(cycles: int, tiles: int) -> tuple[float, float]:
     command = (
         [sys.executable, str(script)]
         if script.exists()
-        else [sys.executable, "-c", "import sys; from controller.cli import main; sys.exit(main())"]
+        else [sys.executable, "-c", "import sys; from cli import main; sys.exit(main())"]
     )
     proc = subprocess.Popen(
         [*command, "sim", "--pty", "--speed", "0", "--seed", "1", "--tiles", str(tiles)],

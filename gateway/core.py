@@ -24,8 +24,7 @@ from typing import Any, Protocol
 from pydantic import ValidationError
 
 from controller.api.client import ApiClient, ClientError, ServiceTimeout
-from controller.api.messages import DroppedNotice, parse_event
-from controller.cycle.reports import Event, Status
+from controller.api.messages import DroppedNotice, Event, Status, parse_event
 from gateway.backoff import Backoff
 
 log = logging.getLogger("mjtable.gateway.core")

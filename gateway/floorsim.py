@@ -2,7 +2,7 @@
 
 Each table gets a directory of its own under the floor's root (its configuration, API
 socket, simulator control socket, audit log, outbox, logs): temporary paths, never the
-production ones. Processes are started with this Python (``-m controller.cli``) and stopped
+production ones. Processes are started with this Python (``-m cli``) and stopped
 by their pids. Used by `mjtable floor-sim`, the tests (tests/gateway/) and bench/floor.py.
 """
 
@@ -123,7 +123,7 @@ class SimTable:
         """Start `mjtable run --sim`; :meth:`wait_service` waits for its ready line."""
         self.service = subprocess.Popen(
             [
-                sys.executable, "-m", "controller.cli", "run", "--sim",
+                sys.executable, "-m", "cli", "run", "--sim",
                 "--config", str(self.config),
                 "--sim-control", self.control,
                 "--sim-seed", str(self.seed),
@@ -142,7 +142,7 @@ class SimTable:
 
     def start_gateway(self) -> None:
         self.gateway = subprocess.Popen(
-            [sys.executable, "-m", "controller.cli", "gateway", "--config", str(self.config)],
+            [sys.executable, "-m", "cli", "gateway", "--config", str(self.config)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=self._log("gateway.log"),

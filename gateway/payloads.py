@@ -26,7 +26,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, WithJsonSchema
 
-from controller.cycle.reports import Event
+from controller.api.messages import Event
 
 Availability = Literal["online", "offline"]
 ONLINE: Availability = "online"

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from controller.cycle.reports import Event, Status
+from controller.api.messages import Event, Status
 from gateway.broker import BrokerLink, Endpoint, Tls, Will
 from gateway.core import CoreWatcher
 from gateway.discovery import discovery_configs

@@ -4,7 +4,7 @@ The configuration's [gateway] section is declared with the service's other secti
 (controller/service/config.py, one TOML file, one validation); the gateway does not import
 that module (it would bring the service's internals into this process). It asks instead for
 any object with these read-only attributes, which the configuration's section has: the
-command line (controller/cli/gateway.py) hands it over as it is.
+command line (cli/gateway.py) hands it over as it is.
 """
 
 from __future__ import annotations

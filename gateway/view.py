@@ -14,7 +14,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from controller.cycle.reports import FaultClearedEvent, FaultEvent, Status
+from controller.api.messages import FaultClearedEvent, FaultEvent, Status
 from gateway.web.picture import Picture
 
 #: Faults kept, newest last.

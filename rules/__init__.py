@@ -1,0 +1,5 @@
+"""Pure game knowledge: the words of the game (``words``), tiles, profiles, dice and breach
+counting, the wall ring and the deal (``deal``), the dealt state (``dealt``), hands,
+shapes, scoring, payments and the record of a hand. No I/O, no clock, no randomness it did
+not receive: every deal and every score can be recomputed from the log (docs/table.md,
+docs/rules.md)."""

@@ -27,7 +27,14 @@ from pydantic import (
     create_model,
 )
 
-from controller.cycle.reports import CommandResult, Event, Status
+# The events and the status are the cycle's reports; they are the API's messages too, and
+# clients (the floor gateway among them) take them from here, never from the cycle.
+from controller.cycle.reports import CommandResult as CommandResult
+from controller.cycle.reports import DealtEvent as DealtEvent
+from controller.cycle.reports import Event as Event
+from controller.cycle.reports import FaultClearedEvent as FaultClearedEvent
+from controller.cycle.reports import FaultEvent as FaultEvent
+from controller.cycle.reports import Status as Status
 from rules.dealt import DealtState
 
 # --- requests -------------------------------------------------------------------

@@ -6,7 +6,7 @@
     board.py     a MicroPython board over its USB serial port, through mpremote's library
     flash.py     flash (copy a build, manifest last) and verify (read every file's hash back)
 
-Used by ``mjtable firmware build|flash|verify`` (controller/cli/firmware.py); see docs/firmware.md,
+Used by ``mjtable firmware build|flash|verify`` (cli/firmware.py); see docs/firmware.md,
 "Build, flash, verify". Every failure is a FirmwareError whose text is one line saying what
 happened and what to check.
 """

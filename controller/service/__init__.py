@@ -17,5 +17,5 @@ One job per module:
 - ``simcontrol``: the control socket of a simulated service (``--sim-control``);
 - ``install``: puts the configuration, udev rules, unit and system user in place.
 
-The command line (controller/cli/) uses this wing; nothing here imports the command line.
+The command line (cli/) uses this wing; nothing here imports the command line.
 """

@@ -18,6 +18,7 @@ from typing import Any
 
 from controller.cycle.controller import CycleController, Deadlines, Recorder
 from controller.cycle.reports import Action, Event, FaultEvent
+from controller.cycle.states import DEALT, READY
 from controller.service.builder import BoardConnection, SimulatedPty
 from drivers.board import BoardLink
 from rules.profiles import Profile, load_profile
@@ -111,7 +112,7 @@ class CycleRunner:
                 if fault is not None:
                     raise CycleFault(fault)
                 raise CycleRefused(f"{action} refused: {result.message}")
-            dealt = self._follow("ready" if action == "shuffle" else "dealt", end, on_event)
+            dealt = self._follow(READY if action == "shuffle" else DEALT, end, on_event)
             if dealt is not None:
                 return dealt
         raise CycleTimeout("the deal phase ended without a dealt state")
@@ -133,9 +134,9 @@ class CycleRunner:
                 on_event(event)
             if event.type == "fault":
                 raise CycleFault(event)
-            if event.type == "dealt" and goal == "dealt":
+            if event.type == "dealt" and goal == DEALT:
                 return event.dealt.model_dump(mode="json")
-            if event.type == "phase" and event.state == goal and goal != "dealt":
+            if event.type == "phase" and event.state == goal and goal != DEALT:
                 return None
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
-from controller.cycle.reports import DealtEvent
+from controller.api.messages import DealtEvent
 
 #: Where each seat's wall is drawn (East at the bottom, then counter-clockwise).
 SIDES = {"E": "bottom", "S": "right", "W": "top", "N": "left"}

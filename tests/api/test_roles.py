@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
+from cli import client as cmd_client
+from cli import main as run
 from controller.api.client import ApiClient, RequestError
 from controller.api.messages import OPS
 from controller.api.roles import ROLE_OPS
 from controller.api.server import ApiServer, ApiServerError
-from controller.cli import client as cmd_client
-from controller.cli import main as run
 from controller.service.config import ApiSection, ConfigError, config_from_dict
 from tests.api.asuser import as_nobody
 from tests.support.fake_controller import WAIT, FakeTable, RawConn

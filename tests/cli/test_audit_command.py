@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from cli import main as run
 from controller.audit.sealing import fingerprint, format_key, generate, parse_key
 from controller.audit.writer import AuditLog
-from controller.cli import main as run
 from tests.support.audit_cycles import play_cycle
 
 

@@ -6,10 +6,10 @@ UTF-16 with and without a byte-order mark, NUL bytes, empty, nested 100,000 deep
 100,000-digit number, larger than the limit, a directory, a missing path, a symlink loop,
 /dev/null, /dev/zero, /proc/self/mem, a FIFO), and every option that takes a value gets
 values out of range, over-long, of the wrong type, negative, NaN. Most cases call
-``controller.cli.main`` in this process with captured streams (one interpreter start for all);
+``cli.main`` in this process with captured streams (one interpreter start for all);
 the special files, stdin, and the commands that would serve or install signal handlers if a
 bad value slipped through (run, sim, gateway, floor-sim) run as real ``python -m
-controller.cli`` processes, two at a time, each in its own temporary directory, with a
+cli`` processes, two at a time, each in its own temporary directory, with a
 timeout. The test fails on any traceback, any hang, any unexpected status or a refusal that is
 not one line, and lists every failure at once.
 """
@@ -32,9 +32,9 @@ from types import FrameType
 
 import pytest
 
-from controller import cli
+import cli
+from cli import main
 from controller.audit.writer import AuditLog
-from controller.cli import main
 from rules.profiles import load_profile
 from tests.support.commands import ROOT
 from tests.support.deals import shuffled_manifest
@@ -393,7 +393,7 @@ def run_inline(argv: list[str]) -> Outcome:
 
 def run_process(argv: list[str], cwd: Path, stdin: bytes | None) -> Outcome:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "controller.cli", *argv],
+        [sys.executable, "-m", "cli", *argv],
         cwd=cwd,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
@@ -483,7 +483,7 @@ def test_bad_inputs_never_crash_nor_hang(tmp_path: Path, monkeypatch: pytest.Mon
 @pytest.mark.parametrize("kind", sorted(SPECIAL))
 def test_special_files_are_refused_before_reading(kind: str, tmp_path: Path) -> None:
     """The reader itself: a FIFO, /dev/zero or /proc/self/mem is refused by what it is."""
-    from controller.cli.inputs import InputError, read_bytes
+    from cli.inputs import InputError, read_bytes
 
     path = make_files(tmp_path)[kind]
     with deadline(5), pytest.raises(InputError, match=r"not a (regular )?file"):

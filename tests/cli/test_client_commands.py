@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from cli import client as cmd_client
+from cli import main as run
 from controller.api.server import ApiServer
-from controller.cli import client as cmd_client
-from controller.cli import main as run
 from controller.cycle.reports import Status
 from controller.service.config import ApiSection
 from controller.service.paths import DEFAULT_SOCKET_PATH
@@ -169,7 +169,7 @@ def test_format_event_lines() -> None:
 
 WATCH_SCRIPT = """
 import argparse, sys
-from controller.cli import client as cmd_client
+from cli import client as cmd_client
 parser = argparse.ArgumentParser(prog="mjtable")
 sub = parser.add_subparsers(dest="command", required=True)
 cmd_client.register(sub)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import main as run
+from cli import main as run
 
 VALID = """
 [table]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-import controller.cli as cli
+import cli as cli
 from rules.deal import deal
 from rules.dealt import DealtState, Throw, dealt_state_schema
 from rules.profiles import load_profile

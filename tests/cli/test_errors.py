@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from cli import build_parser
+from cli import diag as cmd_diag
 from controller.audit.writer import AuditLog
-from controller.cli import build_parser
-from controller.cli import diag as cmd_diag
 from controller.service import embedded
 from simulator.config import Timings
 from tests.support.commands import mjtable

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from cli import EXIT_BROKEN_PIPE, build_parser
 from controller import __version__
-from controller.cli import EXIT_BROKEN_PIPE, build_parser
 from protocol.messages import PROTO_MAJOR, PROTO_MINOR
 from tests.support.commands import ROOT, mjtable
 
@@ -95,7 +95,7 @@ def test_a_closed_stdout_ends_quietly_with_141(argv: tuple[str, ...]) -> None:
     os.close(read_end)  # the reader has gone before the first line
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "controller.cli", *argv],
+            [sys.executable, "-m", "cli", *argv],
             cwd=ROOT,
             stdout=write_end,
             stderr=subprocess.PIPE,
@@ -110,7 +110,7 @@ def test_a_closed_stdout_ends_quietly_with_141(argv: tuple[str, ...]) -> None:
 
 
 def test_a_pipe_into_head_under_pipefail() -> None:
-    script = f"set -o pipefail; {sys.executable} -m controller.cli deal --schema | head -c 10"
+    script = f"set -o pipefail; {sys.executable} -m cli deal --schema | head -c 10"
     done = subprocess.run(
         ["bash", "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
     )
@@ -173,7 +173,7 @@ def test_a_profile_of_a_billion_rounds_is_refused_by_deal_and_config_check(tmp_p
 
 def _service(tmp: Path, *argv: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "controller.cli", "run", "--sim", *argv],
+        [sys.executable, "-m", "cli", "run", "--sim", *argv],
         cwd=tmp,
         env={**os.environ, "TMPDIR": str(tmp / "tmpdir"), "PYTHONPATH": str(ROOT)},
         stdout=subprocess.PIPE,

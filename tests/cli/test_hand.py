@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import main
+from cli import main
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

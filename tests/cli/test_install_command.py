@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import build_parser
-from controller.cli import main as run
+from cli import build_parser
+from cli import main as run
 from controller.service.install import (
     CONFIG,
     DROPIN,

@@ -6,8 +6,8 @@ import argparse
 
 import pytest
 
-from controller.cli import UsageError
-from controller.cli import link_demo as cmd_linkdemo
+from cli import UsageError
+from cli import link_demo as cmd_linkdemo
 
 
 def parse(*argv: str) -> argparse.Namespace:

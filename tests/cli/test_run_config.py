@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from controller.cli import UsageError, build_parser
-from controller.cli import run as cmd_run
+from cli import UsageError, build_parser
+from cli import run as cmd_run
 from controller.cycle.deadline import BOARD_MOTION_LIMIT_S, Deadlines
 from controller.service.config import (
     ConfigError,
@@ -106,7 +106,7 @@ def test_variant_with_config_or_without_sim_is_refused(tmp_path: Path) -> None:
 def test_run_variant_errors_as_the_command_prints_them(tmp_path: Path) -> None:
     def run(*argv: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "controller.cli", "run", *argv],
+            [sys.executable, "-m", "cli", "run", *argv],
             cwd=ROOT,
             capture_output=True,
             text=True,

@@ -286,7 +286,7 @@ def run_command(command: Command, context: Context) -> subprocess.CompletedProce
     program, args = words[0], words[1:]
     cwd = context.cwd
     if program == "mjtable":
-        argv = [sys.executable, "-m", "controller.cli", *args]
+        argv = [sys.executable, "-m", "cli", *args]
     elif args[:2] and args[0] == "-m" and args[1].startswith("bench."):
         argv = [sys.executable, *args[:2], "--help"]  # a benchmark: its module and options
         cwd = ROOT  # bench/ is the repository's, not installed

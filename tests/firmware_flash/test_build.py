@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import main
+from cli import main
 from controller.firmware import FirmwareError
 from controller.firmware.build import build, default_source_root
 from controller.firmware.manifest import Manifest

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import serial
 
-from controller.cli import main
+from cli import main
 from controller.firmware import FirmwareError
 from controller.firmware.board import Board
 from controller.firmware.build import build

@@ -81,7 +81,7 @@ def verify(log: Path, heads: Path) -> subprocess.CompletedProcess[str]:
         [
             sys.executable,
             "-m",
-            "controller.cli",
+            "cli",
             "audit",
             "verify",
             str(log),

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import main as run
+from cli import main as run
 from controller.service.install import BOARD_DROPIN, CONFIG, DROPIN, RULES, UNIT, install
 from tests.support.install_files import check_rules, rule_tokens, unit_options
 from tests.support.programs import need
@@ -79,7 +79,7 @@ def test_each_port_gets_its_rule_and_its_device(tmp_path: Path, port: str) -> No
 
 def installed_warnings(root: Path) -> list[str]:
     done = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "config", "check", str(root / CONFIG),
+        [sys.executable, "-m", "cli", "config", "check", str(root / CONFIG),
          "--prefix", str(root)],
         capture_output=True, text=True, check=False, timeout=60,
     )  # fmt: skip

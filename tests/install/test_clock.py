@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from cli.client import format_status
 from controller.api.client import ApiClient
-from controller.cli.client import format_status
 from controller.service.clock import (
     MAXERROR_LIMIT_US,
     STA_UNSYNC,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import main as run
+from cli import main as run
 from controller.service.commands import Recorder, run_command
 from controller.service.install import (
     CONFIG,

@@ -40,7 +40,7 @@ def imports(modules: list[str]) -> dict[str, Any]:
 
 
 def commands() -> list[list[str]]:
-    from controller.cli import build_parser
+    from cli import build_parser
 
     def walk(parser: argparse.ArgumentParser, path: list[str]) -> list[list[str]]:
         found = [path]

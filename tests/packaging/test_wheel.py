@@ -75,7 +75,7 @@ def test_metadata(built: Built) -> None:
         scripts = archive.read(entry_points).decode()
     assert "License-Expression: LicenseRef-Proprietary" in text
     assert "Requires-Python: >=3.11" in text
-    assert "mjtable = controller.cli:main" in scripts
+    assert "mjtable = cli:main" in scripts
 
 
 # -- installed, outside the tree -----------------------------------------------------------
@@ -103,7 +103,7 @@ def test_help_of_every_subcommand(installed: Installed) -> None:
 
 
 def test_python_m_controller_cli(installed: Installed) -> None:
-    done = installed.run("python", "-m", "controller.cli", "--help")
+    done = installed.run("python", "-m", "cli", "--help")
     assert done.returncode == 0 and done.stdout.startswith("usage: mjtable"), done.stderr
 
 

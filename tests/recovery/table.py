@@ -67,7 +67,7 @@ class Table:
         control = str(tmp / "board.sock")
         self.board = subprocess.Popen(
             [
-                *(sys.executable, "-m", "controller.cli", "sim", "--pty", "--control", control),
+                *(sys.executable, "-m", "cli", "sim", "--pty", "--control", control),
                 *("--speed", SPEED, "--seed", "3", "--tiles", "108"),
             ],
             cwd=ROOT,
@@ -96,7 +96,7 @@ class Table:
 
     def start_service(self) -> None:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "controller.cli", "run", "--config", str(self.config)],
+            [sys.executable, "-m", "cli", "run", "--config", str(self.config)],
             cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=self.log.open("a"),

@@ -38,7 +38,7 @@ def wait(predicate: object, timeout: float, what: str) -> None:
 def board(tmp_path: Path) -> Iterator[str]:
     proc = subprocess.Popen(
         [
-            *(sys.executable, "-m", "controller.cli", "sim", "--pty"),
+            *(sys.executable, "-m", "cli", "sim", "--pty"),
             *("--speed", "0", "--seed", "3", "--tiles", "108"),  # the Sichuan set
         ],
         cwd=ROOT,
@@ -58,7 +58,7 @@ def board(tmp_path: Path) -> Iterator[str]:
 
 def start_service(config: Path, log: Path) -> subprocess.Popen[str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "controller.cli", "run", "--config", str(config)],
+        [sys.executable, "-m", "cli", "run", "--config", str(config)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=log.open("a"),

@@ -14,7 +14,7 @@ def mjtable_command() -> list[str]:
     script = Path(sys.executable).with_name("mjtable")
     if script.exists():
         return [sys.executable, str(script)]
-    return [sys.executable, "-c", "import sys; from controller.cli import main; sys.exit(main())"]
+    return [sys.executable, "-c", "import sys; from cli import main; sys.exit(main())"]
 
 
 def mjtable(
@@ -22,7 +22,7 @@ def mjtable(
 ) -> subprocess.CompletedProcess[str]:
     """Run ``mjtable ARGS`` to completion; its exit status and output, never an exception."""
     return subprocess.run(
-        [sys.executable, "-m", "controller.cli", *args],
+        [sys.executable, "-m", "cli", *args],
         cwd=cwd,
         capture_output=True,
         text=True,

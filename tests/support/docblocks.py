@@ -160,7 +160,7 @@ def markers(doc: Path) -> list[int]:
 
 
 def _subparsers() -> dict[str, argparse.ArgumentParser]:
-    from controller.cli import build_parser
+    from cli import build_parser
 
     parser = build_parser()
     for action in parser._actions:

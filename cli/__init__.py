@@ -1,7 +1,7 @@
 """The `mjtable` command: one entry point, one module per subcommand.
 
 This room is the top floor: nothing in the project imports it, only the tests and the
-console script (``mjtable = controller.cli:main``, and ``python -m controller.cli``).
+console script (``mjtable = cli:main``, and ``python -m cli``).
 Each subcommand lives in its own module exposing ``register(subparsers)``; that
 function adds its parser and sets ``func`` (called with the parsed namespace,
 returning the exit status). They are imported here plainly, so a missing one is an
@@ -24,12 +24,12 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import cast
 
-from controller.cli.errors import UsageError
-from controller.cli.parsing import Parser, VersionAction, shorten
+from cli.errors import UsageError
+from cli.parsing import Parser, VersionAction, shorten
 
 # isort: split
 # UsageError is bound first: some subcommands import it from this package.
-from controller.cli import (
+from cli import (
     audit,
     client,
     config,

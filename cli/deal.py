@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from controller.cli.errors import UsageError
+from cli.errors import UsageError
 
 #: The longest --cycle-id recorded (the controller's ids are about 20 characters).
 MAX_CYCLE_ID = 64
@@ -82,7 +82,7 @@ MAX_DICE = 4
 
 def parse_throws(text: str) -> list[list[int]]:
     """``3+4,5+6`` -> [[3, 4], [5, 6]]; UsageError naming the bad group."""
-    from controller.cli.inputs import clip
+    from cli.inputs import clip
 
     groups: list[list[int]] = []
     written = text.split(",")
@@ -118,7 +118,7 @@ def check_faces(profile: Profile, groups: list[list[int]]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # lazy: the rules and the picture, only when the command runs
-    from controller.cli.picture import render_text
+    from cli.picture import render_text
     from rules.dealt import DealError, dealt_state_schema
 
     if args.schema:
@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
                 "belong to the computation without hardware"
             )
         # lazy: the API client, only to ask the service
-        from controller.cli.client import deal_via_service
+        from cli.client import deal_via_service
 
         return deal_via_service(args.socket, args.json)
     if not args.variant:
@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _compute(args: argparse.Namespace) -> DealtState:
     # lazy: as in run()
-    from controller.cli.inputs import checked_profile, clip, text_value
+    from cli.inputs import checked_profile, clip, text_value
     from rules.deal import deal
     from rules.dealt import parse_seat
     from rules.dice import throws_from_dice
@@ -185,7 +185,7 @@ def _compute(args: argparse.Namespace) -> DealtState:
 
 def _read_manifest(path: str) -> Manifest:
     # lazy: as in run()
-    from controller.cli.inputs import read_json
+    from cli.inputs import read_json
     from rules.dealt import manifest_from_data
 
     return manifest_from_data(read_json(path, "--manifest"))

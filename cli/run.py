@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from controller.cli.errors import UsageError
+from cli.errors import UsageError
 from controller.service.paths import DEFAULT_AUDIT_PATH, DEFAULT_CONFIG_PATH, DEFAULT_SOCKET_PATH
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ def build_config(args: argparse.Namespace) -> Config:
     or with --sim and no file one built from --variant; then --socket and --audit on top.
     Every value goes through the same validation as the file's (UsageError: one line)."""
     # lazy: pydantic and the configuration's models, only when the service is started
-    from controller.cli.inputs import load_config, utf8
+    from cli.inputs import load_config, utf8
     from controller.service.config import ConfigError, with_changes
 
     if args.variant is not None and (args.config is not None or not args.sim):
@@ -163,7 +163,7 @@ def check_sim(args: argparse.Namespace) -> None:
     """--sim-seed, --sim-speed, --sim-fault and --sim-control, checked as the simulated
     board will check them (UsageError: one line), before anything starts."""
     # lazy: the simulator's configuration, only for `mjtable run --sim`
-    from controller.cli.inputs import socket_path
+    from cli.inputs import socket_path
     from simulator.config import SimConfig, SimConfigError
 
     try:

@@ -15,7 +15,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any, TextIO
 
-from controller.cli.errors import UsageError
+from cli.errors import UsageError
 from rules.words import RULE_SETS  # the vocabulary only: no third-party import
 
 if TYPE_CHECKING:
@@ -158,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
 def _deal(table: EmbeddedTable, args: argparse.Namespace, err: TextIO) -> int:
     """Run the cycles on a started table: 0 when all were dealt, 1 (one line said) if not."""
     # lazy: as in run()
-    from controller.cli.picture import render_text
+    from cli.picture import render_text
     from controller.service.embedded import CycleFault, CycleRefused, CycleTimeout
     from rules.dealt import DealtState
 

@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from controller.cli.errors import UsageError
+from cli.errors import UsageError
 
 #: The largest heads file `audit verify --heads` reads (a line of about 150 bytes a head).
 MAX_HEADS_BYTES = 64 << 20
@@ -93,15 +93,15 @@ def register(subparsers: Any) -> None:
 
 def _check_target(path: Path) -> None:
     """A log that exists and is a regular file or a directory (not a FIFO, not /dev/zero)."""
-    from controller.cli.inputs import audit_target  # lazy: as in _verify
+    from cli.inputs import audit_target  # lazy: as in _verify
 
     audit_target(path, "")
 
 
 def _verification_key(text: str) -> bytes:
     """The key given to --key: its written form, or a file whose first line holds it."""
+    from cli.inputs import read_text
     from controller.audit.sealing import AuditKeyError, parse_key
-    from controller.cli.inputs import read_text
 
     source = Path(text)
     if os.path.isfile(source):
@@ -115,10 +115,10 @@ def _verification_key(text: str) -> bytes:
 
 def _verify(args: argparse.Namespace) -> int:
     # lazy: the audit wing (and the rules, for replay) only when a log is read
+    from cli.inputs import check_structure, clip, read_text
     from controller.audit.heads import load_heads
     from controller.audit.records import AuditError
     from controller.audit.verify import verify
-    from controller.cli.inputs import check_structure, clip, read_text
 
     _check_target(args.file)
     key = None if args.key is None else _verification_key(args.key)

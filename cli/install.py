@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from controller.cli.errors import UsageError
+from cli.errors import UsageError
 
 
 def register(subparsers: Any) -> None:

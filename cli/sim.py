@@ -21,7 +21,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from controller.cli.errors import UsageError
+from cli.errors import UsageError
 
 
 def register(subparsers: Any) -> None:
@@ -102,7 +102,7 @@ def _check_link(link: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # lazy: the simulator (and the board's firmware), only when `mjtable sim` runs
-    from controller.cli.inputs import read_toml, socket_path
+    from cli.inputs import read_toml, socket_path
     from controller.service.builder import serve_simulated_board
     from simulator.config import SimConfig, SimConfigError
     from simulator.control import ControlError, ControlServer

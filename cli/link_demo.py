@@ -13,7 +13,7 @@ import argparse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from controller.cli.errors import UsageError
+from cli.errors import UsageError
 
 if TYPE_CHECKING:
     from protocol.messages import Message

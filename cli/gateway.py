@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from controller.cli.errors import UsageError
+from cli.errors import UsageError
 from controller.service.paths import DEFAULT_CONFIG_PATH
 
 
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     # lazy: pydantic, the configuration's models, paho-mqtt: only when the gateway runs
     import signal
 
-    from controller.cli.inputs import load_config, socket_path
+    from cli.inputs import load_config, socket_path
     from controller.service.config import ConfigError
     from controller.service.systemd import setup_logging
     from gateway.service import Gateway

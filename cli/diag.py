@@ -19,7 +19,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from controller.cli.diag_report import (
+from cli.diag_report import (
     audit_lines,
     board_lines,
     motor_line,
@@ -27,7 +27,7 @@ from controller.cli.diag_report import (
     sensor_lines,
     version_lines,
 )
-from controller.cli.errors import UsageError
+from cli.errors import UsageError
 
 if TYPE_CHECKING:
     from controller.service.builder import BoardTarget
@@ -269,7 +269,7 @@ def _audit_summary(path: str, last: int) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     # lazy: the reader of files named on the command line, the configuration's models
-    from controller.cli.inputs import audit_target, load_config
+    from cli.inputs import audit_target, load_config
     from controller.service.config import ConfigError
 
     if not 1 <= args.motor_ms <= MAX_MOTOR_MS:

@@ -32,7 +32,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from controller.cli.errors import UsageError
+from cli.errors import UsageError
 
 if TYPE_CHECKING:
     from controller.service.config import Config

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from controller.cli.errors import UsageError
+from cli.errors import UsageError
 
 
 def register(subparsers: Any) -> None:

@@ -43,7 +43,7 @@ def register(subparsers: Any) -> None:
 
 def _check(args: argparse.Namespace) -> int:
     # lazy: pydantic and the configuration's models, only when a file is checked
-    from controller.cli.inputs import InputError, load_config
+    from cli.inputs import InputError, load_config
     from controller.service.config import ConfigError, check_environment
     from controller.service.ports import board_port, installed_problems
 

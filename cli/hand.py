@@ -18,7 +18,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from controller.cli.errors import UsageError
+from cli.errors import UsageError
 
 if TYPE_CHECKING:
     from rules.hand import Hand
@@ -179,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
     ctx = _context(args, hand)
     table = DEFAULT_TABLE
     if args.table:
-        from controller.cli.inputs import read_toml  # lazy: as in _build()
+        from cli.inputs import read_toml  # lazy: as in _build()
 
         read_toml(args.table, "--table")  # a regular file, within the bounds
         try:

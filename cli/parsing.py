@@ -3,7 +3,7 @@
 An option argparse refuses (a missing value, ``--motor-ms abc``, an unknown choice, an
 unknown option) is one line on stderr, exit status 2, like every other bad input:
 ``mjtable deal: argument --leader: expected one argument; see mjtable deal --help``. A
-value echoed in it is cut to :data:`controller.cli.inputs.ECHO` characters.
+value echoed in it is cut to :data:`cli.inputs.ECHO` characters.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ _QUOTED = re.compile(r"'((?:[^'\\]|\\.){60,})'")
 
 def shorten(message: str) -> str:
     """A message fit for one line: long quoted values clipped, the whole bounded."""
-    from controller.cli.inputs import ECHO
+    from cli.inputs import ECHO
 
     def clip(match: re.Match[str]) -> str:
         value = match.group(1)
