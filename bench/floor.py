@@ -28,269 +28,38 @@ stopped by its pid. Figures only; the machine is shared, so compare ratios.
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
-import random
+import os
 import signal
-import statistics
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
-import paho.mqtt.client as mqtt
-from paho.mqtt.enums import CallbackAPIVersion
-
-from bench.procstat import process_cpu, process_pss_kib, process_rss_kib
-from controller.api.client import ApiClient, ClientError
+from bench.floor_parts import (
+    FAULT_CODE,
+    WAIT_S,
+    Cpu,
+    FakeTable,
+    Subscriber,
+    broker_pid,
+    fault_rounds,
+    latency_text,
+    memory_text,
+    per_message,
+    wait_online,
+)
+from controller.api.client import ApiClient, ClientError, ServiceTimeout
 from controller.api.messages import utc_now
 from controller.api.server import ApiServer
-from controller.cycle.reports import (
-    AuditRef,
-    CommandResult,
-    Event,
-    FaultClearedEvent,
-    FaultEvent,
-    PhaseEvent,
-    ProgressEvent,
-    Status,
-)
+from controller.cycle.reports import FaultClearedEvent, FaultEvent, PhaseEvent, ProgressEvent
 from gateway.floorsim import BrokerAddress, Floor, SimTable, stop_tables
 from gateway.mosquitto import Mosquitto
-from rules.dealt import DealtState
 
 #: The fault the full tables' rounds inject: the E-stop, released at once.
 FAULT_SPEC = "estop:hold=0"
-FAULT_CODE = "ESTOP"
-WAIT_S = 30.0  # the longest any single wait of the bench may take
 FAULT_PAUSE_S = 0.2  # under load, between two faults (the load is the tables', not theirs)
-
-
-class Subscriber:
-    """A paho subscriber to every table's events: each ESTOP's arrival, the message count."""
-
-    def __init__(self, port: int) -> None:
-        self.cond = threading.Condition()
-        self.arrivals: dict[str, list[float]] = {}
-        self.count = 0
-        self.client = mqtt.Client(CallbackAPIVersion.VERSION2)
-        self.client.on_message = self._on_message
-        self.client.connect("127.0.0.1", port)
-        self.client.subscribe("mjtable/+/events/#", qos=1)
-        self.client.loop_start()
-
-    def _on_message(self, client: Any, userdata: Any, msg: mqtt.MQTTMessage) -> None:
-        now = time.monotonic()
-        fault = msg.topic.endswith("/events/fault")
-        code = json.loads(msg.payload)["event"]["code"] if fault else None
-        with self.cond:
-            self.count += 1
-            if code == FAULT_CODE:
-                self.arrivals.setdefault(msg.topic.split("/")[1], []).append(now)
-                self.cond.notify_all()
-
-    def wait_fault(self, table: str, since: float) -> float:
-        """When the first ESTOP of ``table`` after ``since`` arrived."""
-
-        def arrived() -> float | None:
-            later = [t for t in self.arrivals.get(table, []) if t >= since]
-            return later[0] if later else None
-
-        with self.cond:
-            if not self.cond.wait_for(lambda: arrived() is not None, WAIT_S):
-                raise TimeoutError(f"table {table}'s fault did not reach the subscriber")
-            at = arrived()
-            assert at is not None
-            self.arrivals[table] = [t for t in self.arrivals[table] if t > at]
-            return at
-
-    def wait_quiet(self, quiet: float = 1.0) -> None:
-        """Until no message came for ``quiet`` seconds (at most WAIT_S)."""
-        deadline = time.monotonic() + WAIT_S
-        last = -1
-        while time.monotonic() < deadline:
-            with self.cond:
-                if self.count == last:
-                    return
-                last = self.count
-            time.sleep(quiet)
-
-    def close(self) -> None:
-        self.client.disconnect()
-        self.client.loop_stop()
-
-
-class FakeTable:
-    """A table that only emits what it is told (the API server's backend); each event is an
-    audit record, so the status's head moves like a real table's."""
-
-    def __init__(self, number: int) -> None:
-        self.number = number
-        self.callbacks: list[Callable[[Event], None]] = []
-        self.state = "idle"
-        self.records = 0
-
-    def status(self) -> Status:
-        digest = hashlib.sha256(f"{self.number}:{self.records}".encode()).hexdigest()
-        return Status(
-            state=self.state,
-            cycle=None,
-            variant="wenzhou",
-            table=str(self.number),
-            tile_set_on_top=None,
-            tile_set_waiting="A",
-            link_up=True,
-            allowed=["shuffle"],
-            audit=AuditRef(seq=self.records, hash=digest),
-        )
-
-    def request(self, action: Any, source: Any) -> CommandResult:
-        return CommandResult(action=action, accepted=False, message="fake", state=self.state)
-
-    def enter_dice(self, dice: list[int], source: Any) -> CommandResult:
-        return self.request("throw", source)
-
-    def last_dealt(self) -> DealtState | None:
-        return None
-
-    def get_cycle(self, cycle_id: str) -> DealtState | None:
-        return None
-
-    def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
-        self.callbacks.append(callback)
-        return lambda: self.callbacks.remove(callback)
-
-    def emit(self, event: Event) -> None:
-        self.records += 1
-        for callback in list(self.callbacks):
-            callback(event)
-
-
-# -- measures -------------------------------------------------------------------------
-
-
-def latency_text(latencies: Sequence[float]) -> str:
-    ms = sorted(x * 1000 for x in latencies)
-    p99 = ms[min(len(ms) - 1, round(0.99 * (len(ms) - 1)))]
-    return (
-        f"median {statistics.median(ms):.1f} ms, p99 {p99:.1f} ms, max {ms[-1]:.1f} ms "
-        f"({len(ms)} faults)"
-    )
-
-
-class Cpu:
-    """CPU used by some processes from now on, in % of one core."""
-
-    def __init__(self, pids: Sequence[int]) -> None:
-        self.pids = list(pids)
-        self.t0 = time.monotonic()
-        self.start = [process_cpu(p) for p in self.pids]
-
-    def percents(self) -> list[float]:
-        elapsed = time.monotonic() - self.t0
-        used = [process_cpu(p) - s for p, s in zip(self.pids, self.start, strict=True)]
-        return [100 * u / elapsed for u in used]
-
-    def seconds(self) -> float:
-        return sum(process_cpu(p) - s for p, s in zip(self.pids, self.start, strict=True))
-
-    def text(self, what: str) -> str:
-        per = self.percents()
-        return (
-            f"{what}: {statistics.mean(per):.3f} % of a core each (mean of {len(per)}), "
-            f"max {max(per):.3f} %, all together {sum(per):.1f} %"
-        )
-
-
-def per_message(cpu: Cpu, messages: int) -> str:
-    return f"; {1e6 * cpu.seconds() / max(1, messages):.0f} µs of gateway CPU per message"
-
-
-def memory_text(what: str, pids: Sequence[int]) -> str:
-    rss = [process_rss_kib(p) / 1024 for p in pids]
-    pss = [process_pss_kib(p) / 1024 for p in pids]
-    return (
-        f"{what} memory: RSS {statistics.mean(rss):.1f} MiB each, PSS "
-        f"{statistics.mean(pss):.1f} MiB each, {sum(pss) / 1024:.2f} GiB PSS for {len(pids)}"
-    )
-
-
-def fault_rounds(
-    count: int,
-    targets: Sequence[Any],
-    strike: Callable[[Any], None],
-    clear: Callable[[Any], None],
-    sub: Subscriber,
-    parallel: int,
-) -> list[float]:
-    """``count`` faults, each on a random target: strike, wait for the subscriber, clear.
-    ``parallel`` workers each own a share of the targets (one fault at a time per table)."""
-    shares = [list(targets[k::parallel]) for k in range(parallel)]
-    shares = [s for s in shares if s]
-    latencies: list[float] = []
-    errors: list[BaseException] = []
-    lock = threading.Lock()
-
-    def work(share: list[Any], rounds: int) -> None:
-        try:
-            for _ in range(rounds):
-                target = random.choice(share)
-                t0 = time.monotonic()
-                strike(target)
-                latency = sub.wait_fault(str(target.number), t0) - t0
-                with lock:
-                    latencies.append(latency)
-                clear(target)
-        except BaseException as exc:  # reported by the caller's thread
-            errors.append(exc)
-
-    each = [count // len(shares) + (k < count % len(shares)) for k in range(len(shares))]
-    workers = [
-        threading.Thread(target=work, args=(s, n)) for s, n in zip(shares, each, strict=True)
-    ]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
-    if errors:
-        raise errors[0]
-    return latencies
-
-
-def broker_pid(broker: Mosquitto) -> int:
-    pid = broker.pid
-    if pid is None:
-        raise RuntimeError("the broker is not running")
-    return pid
-
-
-def wait_online(port: int, count: int, timeout: float = 600.0) -> None:
-    seen: set[str] = set()
-    cond = threading.Condition()
-
-    def on_message(client: Any, userdata: Any, msg: mqtt.MQTTMessage) -> None:
-        with cond:
-            if msg.payload == b"online":
-                seen.add(msg.topic)
-            cond.notify_all()
-
-    client = mqtt.Client(CallbackAPIVersion.VERSION2)
-    client.on_message = on_message
-    client.connect("127.0.0.1", port)
-    client.subscribe("mjtable/+/availability", qos=1)
-    client.loop_start()
-    with cond:
-        ok = cond.wait_for(lambda: len(seen) >= count, timeout)
-    client.disconnect()
-    client.loop_stop()
-    if not ok:
-        raise TimeoutError(f"only {len(seen)} of {count} gateways online")
-
-
-# -- full tables ----------------------------------------------------------------------
 
 
 def strike_table(table: SimTable) -> None:
@@ -310,18 +79,33 @@ def clear_table(table: SimTable) -> None:
 
 
 def deal_on(table: SimTable, stop: threading.Event) -> None:
-    """Cycle after cycle until ``stop``: whatever the status allows of shuffle and deal."""
+    """Cycle after cycle until ``stop``: whatever the status allows of shuffle and deal, then
+    the next phase (the status is asked once a phase, not polled)."""
     try:
         with ApiClient(table.socket, timeout=WAIT_S) as client:
+            client.subscribe()
             while not stop.is_set():
                 allowed = client.status().allowed
                 if "deal" in allowed:
                     client.deal()
                 elif "shuffle" in allowed:
                     client.shuffle()
-                stop.wait(0.05)
+                try:
+                    for event in client.events(idle_timeout=1.0):
+                        if event.type in ("phase", "dealt") or stop.is_set():
+                            break
+                except ServiceTimeout:
+                    pass
     except ClientError as exc:
         print(f"  table {table.number} stopped dealing: {exc}")
+
+
+def cycles_dealt(tables: Sequence[SimTable]) -> int:
+    total = 0
+    for table in tables:
+        with ApiClient(table.socket, timeout=WAIT_S) as client:
+            total += client.status().cycles_dealt
+    return total
 
 
 def full_tables(root: Path, broker: Mosquitto, args: argparse.Namespace) -> None:
@@ -354,7 +138,7 @@ def full_tables(root: Path, broker: Mosquitto, args: argparse.Namespace) -> None
             busy = floor.tables[len(targets) :]
             stop = threading.Event()
             dealers = [threading.Thread(target=deal_on, args=(t, stop)) for t in busy]
-            count, gw = sub.count, Cpu(gateways)
+            count, gw, svc, me = sub.count, Cpu(gateways), Cpu(services), Cpu([os.getpid()])
             t0 = time.monotonic()
             for dealer in dealers:
                 dealer.start()
@@ -369,10 +153,12 @@ def full_tables(root: Path, broker: Mosquitto, args: argparse.Namespace) -> None
                     dealer.join(WAIT_S)
             rate = (sub.count - count) / (time.monotonic() - t0)
             print(
-                f"  under load ({len(busy)} tables dealing for {time.monotonic() - t0:.0f} s): "
-                f"{rate:.0f} messages/s at the subscriber"
+                f"  under load ({len(busy)} tables dealing for {time.monotonic() - t0:.0f} s, "
+                f"{cycles_dealt(busy)} cycles dealt): {rate:.0f} messages/s at the subscriber"
             )
             print("  " + gw.text("gateway under load") + per_message(gw, sub.count - count))
+            print("  " + svc.text("service under load"))
+            print("  " + me.text("the bench (dealers, subscriber)"))
             print(f"  fault -> subscriber under load: {latency_text(latencies)}")
         sub.close()
     finally:
