@@ -41,7 +41,7 @@ def register(subparsers: Any) -> None:
 def make_token(args: argparse.Namespace) -> int:
     from typing import get_args
 
-    from controller.service.config import WebRole
+    from controller.service.config_gateway import WebRole
     from gateway.web.auth import hash_token, new_token
 
     roles = get_args(WebRole)

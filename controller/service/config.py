@@ -18,14 +18,11 @@ import hashlib
 import importlib.util
 import json
 import os
-import re
 import tomllib
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     PrivateAttr,
     ValidationError,
@@ -45,6 +42,12 @@ from controller.api.limits import (
 )
 from controller.audit.writer import DEFAULT_MAX_BYTES
 from controller.cycle.deadline import DEFAULT_DEADLINES, Deadlines
+from controller.service.config_fields import (
+    Section,
+    absolute_path,
+    clip,
+)
+from controller.service.config_gateway import GatewaySection
 from controller.service.config_problems import ConfigError as ConfigError
 from controller.service.config_problems import problems
 from controller.service.paths import DEFAULT_AUDIT_PATH, DEFAULT_SOCKET_PATH
@@ -53,39 +56,8 @@ from drivers.panel import DEFAULT_DEBOUNCE_MS
 from rules.profiles import BUILTIN_PROFILES, ProfileError, load_profile
 from rules.words import DICE_SOURCES, DiceSource
 
-#: The longest path and the longest file name the kernel takes (PATH_MAX, NAME_MAX), in bytes.
-MAX_PATH_BYTES = 4095
-MAX_NAME_BYTES = 255
 
-
-def _absolute_path(value: str, what: str) -> str:
-    if not value:
-        raise ValueError(f"expected an absolute path to {what}, got ''")
-    if "\x00" in value:
-        raise ValueError(f"expected an absolute path to {what}, got a value with a NUL byte")
-    if not value.startswith("/"):
-        raise ValueError(f"expected an absolute path to {what}, got {_clip(value)}")
-    encoded = os.fsencode(value)
-    longest = max(len(part) for part in encoded.split(b"/"))
-    if len(encoded) > MAX_PATH_BYTES or longest > MAX_NAME_BYTES:
-        raise ValueError(
-            f"expected an absolute path to {what} of at most {MAX_PATH_BYTES} bytes, each name "
-            f"at most {MAX_NAME_BYTES}, got {_clip(value)} ({len(encoded)} bytes)"
-        )
-    return value
-
-
-def _clip(value: str) -> str:
-    """A value echoed in a problem, cut to about 60 characters."""
-    return repr(value) if len(value) <= 60 else repr(value[:57]) + "…"
-
-
-class _Section(BaseModel):
-    # strict: TOML already gives typed values; "115200" for a number is a mistake.
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-
-class TableSection(_Section):
+class TableSection(Section):
     number: int = Field(ge=1, le=9999, description="a whole number from 1 to 9999")
     name: str | None = Field(
         default=None,
@@ -99,7 +71,7 @@ class TableSection(_Section):
         return self.name if self.name is not None else f"Table {self.number}"
 
 
-class BoardSection(_Section):
+class BoardSection(Section):
     port: str = Field(
         description=(
             "a device path such as /dev/mjtable-board "
@@ -137,7 +109,7 @@ class BoardSection(_Section):
         return value
 
 
-class PanelSection(_Section):
+class PanelSection(Section):
     enabled: bool = Field(default=True, description="true or false")
     vendor_id: int = Field(
         ge=0, le=0xFFFF, description="a USB vendor id from 0 to 0xFFFF, e.g. 0x1209"
@@ -153,7 +125,7 @@ class PanelSection(_Section):
     )
 
 
-class RulesSection(_Section):
+class RulesSection(Section):
     profile: str = Field(
         description=(
             "one of " + ", ".join(BUILTIN_PROFILES) + " or the path of a profile TOML file"
@@ -181,7 +153,7 @@ class RulesSection(_Section):
         except OSError:  # a name too long
             found = False
         if not found:
-            raise ValueError(f"{expected}, got {_clip(value)} (no such file: {_clip(str(path))})")
+            raise ValueError(f"{expected}, got {clip(value)} (no such file: {clip(str(path))})")
         try:  # the whole profile, so a file that names one that cannot work is not valid
             load_profile(path)
         except ProfileError as exc:
@@ -198,7 +170,7 @@ class RulesSection(_Section):
         return None if self.builtin else Path(self.profile)
 
 
-class DiceSection(_Section):
+class DiceSection(Section):
     source: DiceSource = Field(default="board", description="one of " + ", ".join(DICE_SOURCES))
 
 
@@ -209,7 +181,7 @@ def _seconds(default: float) -> Any:
     return Field(default=default, gt=0, le=3600, description=_SECONDS)
 
 
-class DeadlinesSection(_Section):
+class DeadlinesSection(Section):
     """The service's HELLO watch, then one key per phase deadline of the cycle, whose
     defaults are the cycle's (controller/cycle/deadline.py says why shuffle and build get
     90 s)."""
@@ -232,7 +204,7 @@ class DeadlinesSection(_Section):
 _MODE = "a file mode such as 0o660 (TOML octal integer) or '0660'"
 
 
-class ApiSection(_Section):
+class ApiSection(Section):
     socket: str = Field(
         default=DEFAULT_SOCKET_PATH,
         description=f"an absolute path of at most {MAX_SOCKET_PATH_BYTES} bytes",
@@ -342,7 +314,7 @@ class ApiSection(_Section):
 
 
 def _socket_path(value: str, what: str) -> str:
-    _absolute_path(value, what)
+    absolute_path(value, what)
     size = len(os.fsencode(value))
     if size > MAX_SOCKET_PATH_BYTES:
         raise ValueError(
@@ -352,7 +324,7 @@ def _socket_path(value: str, what: str) -> str:
     return value
 
 
-class AuditSection(_Section):
+class AuditSection(Section):
     path: str = Field(default=DEFAULT_AUDIT_PATH, description="an absolute path")
     rotate_bytes: int = Field(
         default=DEFAULT_MAX_BYTES,
@@ -368,144 +340,18 @@ class AuditSection(_Section):
     @field_validator("path")
     @classmethod
     def _check_path(cls, value: str) -> str:
-        return _absolute_path(value, "the audit log")
+        return absolute_path(value, "the audit log")
 
     @field_validator("key")
     @classmethod
     def _check_key(cls, value: str | None) -> str | None:
-        return None if value is None else _absolute_path(value, "the sealing key")
-
-
-def _topic(value: str, what: str) -> str:
-    if not value or value != value.strip("/") or any(c in value for c in "+#\x00"):
-        raise ValueError(f"expected {what} without wildcards (+, #) or end slashes, got {value!r}")
-    return value
-
-
-class GatewayTlsSection(_Section):
-    ca: str = Field(description="an absolute path to the CA certificate (PEM) of the broker")
-    cert: str | None = Field(default=None, description="an absolute path to a client certificate")
-    key: str | None = Field(default=None, description="an absolute path to the client key")
-
-    @field_validator("ca", "cert", "key")
-    @classmethod
-    def _check_path(cls, value: str | None) -> str | None:
-        return None if value is None else _absolute_path(value, "a PEM file")
-
-
-class RulesLayerSection(_Section):
-    topic: str = Field(description="an MQTT topic outside the floor's: mjtable-rules/7/dealt")
-    username: str = Field(min_length=1, description="the broker user allowed on that topic alone")
-    password: str | None = Field(default=None, description="that user's password")
-
-    @field_validator("topic")
-    @classmethod
-    def _check_topic(cls, value: str) -> str:
-        return _topic(value, "a topic")
-
-
-#: The roles of the technicians' page (docs/web.md); each logs in with its own token.
-WebRole = Literal["viewer", "technician"]
-
-
-class GatewayWebSection(_Section):
-    host: str = Field(default="127.0.0.1", min_length=1, description="an address to listen on")
-    port: int = Field(default=8080, ge=0, le=65535, description="a TCP port (0: any free one)")
-    tokens: dict[str, str] = Field(
-        min_length=1,
-        description="each role's token hash as `mjtable gateway token` prints it (sha256:…), "
-        "never the token itself",
-    )
-    faces: list[WebRole] = Field(default=[], description="the roles that may see tile faces")
-    session_minutes: int = Field(default=480, ge=1, le=10080, description="minutes, 1 to 10080")
-    cert: str | None = Field(default=None, description="an absolute path to a certificate (PEM)")
-    key: str | None = Field(
-        default=None, validate_default=True, description="an absolute path to its key (PEM)"
-    )
-
-    @field_validator("tokens")
-    @classmethod
-    def _check_tokens(cls, value: dict[str, str]) -> dict[str, str]:
-        for role, digest in value.items():
-            if role not in get_args(WebRole):
-                raise ValueError(f"{role}: expected a role, one of {', '.join(get_args(WebRole))}")
-            if not re.fullmatch(r"sha256:[0-9a-f]{64}", digest):
-                raise ValueError(
-                    f"{role}: expected the hash `mjtable gateway token` prints (sha256: and 64 "
-                    "hex digits), never the token itself"
-                )
-        if len(set(value.values())) < len(value):
-            raise ValueError("expected a token of its own for each role, got the same hash twice")
-        return value
-
-    @field_validator("cert", "key")
-    @classmethod
-    def _check_pem(cls, value: str | None) -> str | None:
-        return None if value is None else _absolute_path(value, "a PEM file")
-
-    @field_validator("key", mode="after")
-    @classmethod
-    def _both(cls, value: str | None, info: ValidationInfo) -> str | None:
-        if (value is None) != (info.data.get("cert") is None):
-            raise ValueError("expected both cert and key (TLS), or neither")
-        return value
-
-
-class GatewaySection(_Section):
-    """`mjtable gateway`: the floor's MQTT broker and what the gateway publishes there
-    (docs/floor.md). The service itself never reads this section."""
-
-    host: str = Field(min_length=1, description="the MQTT broker's host name or address")
-    port: int = Field(default=1883, ge=1, le=65535, description="a TCP port from 1 to 65535")
-    username: str | None = Field(default=None, min_length=1, description="a broker user name")
-    password: str | None = Field(default=None, description="that user's password")
-    client_id: str | None = Field(default=None, min_length=1, description="an MQTT client id")
-    keepalive: int = Field(default=30, ge=5, le=3600, description="seconds from 5 to 3600")
-    topic_prefix: str = Field(default="mjtable", description="a topic without wildcards")
-    discovery: bool = Field(default=True, description="true or false")
-    discovery_prefix: str = Field(default="homeassistant", description="a topic without wildcards")
-    head_interval: int = Field(default=60, ge=1, le=3600, description="seconds from 1 to 3600")
-    outbox_path: str = Field(
-        default="/var/lib/mjtable-gateway/outbox.jsonl", description="an absolute path"
-    )
-    outbox_max_bytes: int = Field(default=1 << 20, ge=4096, description="bytes, at least 4096")
-    outbox_max_events: int = Field(default=10000, ge=1, description="a count of at least 1")
-    metrics_host: str = Field(default="127.0.0.1", min_length=1, description="an address")
-    metrics_port: int = Field(
-        default=9464, ge=0, le=65535, description="a TCP port (0: no metrics endpoint)"
-    )
-    tls: GatewayTlsSection | None = Field(default=None, description="a [gateway.tls] section")
-    rules_layer: RulesLayerSection | None = Field(
-        default=None, description="a [gateway.rules_layer] section"
-    )
-    web: GatewayWebSection | None = Field(default=None, description="a [gateway.web] section")
-
-    @field_validator("topic_prefix", "discovery_prefix")
-    @classmethod
-    def _check_prefix(cls, value: str) -> str:
-        return _topic(value, "a topic prefix")
-
-    @field_validator("outbox_path")
-    @classmethod
-    def _check_outbox(cls, value: str) -> str:
-        return _absolute_path(value, "the outbox file")
-
-    @field_validator("rules_layer")
-    @classmethod
-    def _off_the_floor(cls, value: RulesLayerSection | None, info: ValidationInfo) -> Any:
-        prefix = info.data.get("topic_prefix")
-        if value is not None and prefix and f"{value.topic}/".startswith(f"{prefix}/"):
-            raise ValueError(
-                f"the rules layer's topic {value.topic!r} is under the floor's {prefix!r}/: "
-                "any floor client allowed to read the floor could read the dealt state"
-            )
-        return value
+        return None if value is None else absolute_path(value, "the sealing key")
 
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
 
 
-class LoggingSection(_Section):
+class LoggingSection(Section):
     level: LogLevel = Field(default="INFO", description="one of DEBUG, INFO, WARNING, ERROR")
 
     @field_validator("level", mode="before")
@@ -516,7 +362,7 @@ class LoggingSection(_Section):
         return value
 
 
-class Config(_Section):
+class Config(Section):
     """The whole configuration file. Sections without a default are required."""
 
     table: TableSection = Field(description="a [table] section")

@@ -7,7 +7,8 @@ from typing import get_args
 
 import pytest
 
-from controller.service.config import ConfigError, WebRole, parse_config
+from controller.service.config import ConfigError, parse_config
+from controller.service.config_gateway import WebRole
 from gateway.web.auth import (
     DIAG_ROLES,
     HASH_PREFIX,

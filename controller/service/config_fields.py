@@ -1,0 +1,39 @@
+"""The building blocks of the configuration's sections: the strict base model and the checks
+of values several sections share (absolute paths, clipped echoes of bad values)."""
+
+from __future__ import annotations
+
+import os
+
+from pydantic import BaseModel, ConfigDict
+
+#: The longest path and the longest file name the kernel takes (PATH_MAX, NAME_MAX), in bytes.
+MAX_PATH_BYTES = 4095
+MAX_NAME_BYTES = 255
+
+
+def absolute_path(value: str, what: str) -> str:
+    if not value:
+        raise ValueError(f"expected an absolute path to {what}, got ''")
+    if "\x00" in value:
+        raise ValueError(f"expected an absolute path to {what}, got a value with a NUL byte")
+    if not value.startswith("/"):
+        raise ValueError(f"expected an absolute path to {what}, got {clip(value)}")
+    encoded = os.fsencode(value)
+    longest = max(len(part) for part in encoded.split(b"/"))
+    if len(encoded) > MAX_PATH_BYTES or longest > MAX_NAME_BYTES:
+        raise ValueError(
+            f"expected an absolute path to {what} of at most {MAX_PATH_BYTES} bytes, each name "
+            f"at most {MAX_NAME_BYTES}, got {clip(value)} ({len(encoded)} bytes)"
+        )
+    return value
+
+
+def clip(value: str) -> str:
+    """A value echoed in a problem, cut to about 60 characters."""
+    return repr(value) if len(value) <= 60 else repr(value[:57]) + "…"
+
+
+class Section(BaseModel):
+    # strict: TOML already gives typed values; "115200" for a number is a mistake.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)

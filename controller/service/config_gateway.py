@@ -1,0 +1,138 @@
+"""The ``[gateway]`` section of the configuration (and its ``tls``, ``rules_layer`` and ``web``
+parts): what `mjtable gateway` reads, validated like every other section (docs/config.md,
+docs/floor.md, docs/web.md)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal, get_args
+
+from pydantic import Field, ValidationInfo, field_validator
+
+from controller.service.config_fields import Section, absolute_path
+
+
+def topic(value: str, what: str) -> str:
+    if not value or value != value.strip("/") or any(c in value for c in "+#\x00"):
+        raise ValueError(f"expected {what} without wildcards (+, #) or end slashes, got {value!r}")
+    return value
+
+
+class GatewayTlsSection(Section):
+    ca: str = Field(description="an absolute path to the CA certificate (PEM) of the broker")
+    cert: str | None = Field(default=None, description="an absolute path to a client certificate")
+    key: str | None = Field(default=None, description="an absolute path to the client key")
+
+    @field_validator("ca", "cert", "key")
+    @classmethod
+    def _check_path(cls, value: str | None) -> str | None:
+        return None if value is None else absolute_path(value, "a PEM file")
+
+
+class RulesLayerSection(Section):
+    topic: str = Field(description="an MQTT topic outside the floor's: mjtable-rules/7/dealt")
+    username: str = Field(min_length=1, description="the broker user allowed on that topic alone")
+    password: str | None = Field(default=None, description="that user's password")
+
+    @field_validator("topic")
+    @classmethod
+    def _check_topic(cls, value: str) -> str:
+        return topic(value, "a topic")
+
+
+#: The roles of the technicians' page (docs/web.md); each logs in with its own token.
+WebRole = Literal["viewer", "technician"]
+
+
+class GatewayWebSection(Section):
+    host: str = Field(default="127.0.0.1", min_length=1, description="an address to listen on")
+    port: int = Field(default=8080, ge=0, le=65535, description="a TCP port (0: any free one)")
+    tokens: dict[str, str] = Field(
+        min_length=1,
+        description="each role's token hash as `mjtable gateway token` prints it (sha256:…), "
+        "never the token itself",
+    )
+    faces: list[WebRole] = Field(default=[], description="the roles that may see tile faces")
+    session_minutes: int = Field(default=480, ge=1, le=10080, description="minutes, 1 to 10080")
+    cert: str | None = Field(default=None, description="an absolute path to a certificate (PEM)")
+    key: str | None = Field(
+        default=None, validate_default=True, description="an absolute path to its key (PEM)"
+    )
+
+    @field_validator("tokens")
+    @classmethod
+    def _check_tokens(cls, value: dict[str, str]) -> dict[str, str]:
+        for role, digest in value.items():
+            if role not in get_args(WebRole):
+                raise ValueError(f"{role}: expected a role, one of {', '.join(get_args(WebRole))}")
+            if not re.fullmatch(r"sha256:[0-9a-f]{64}", digest):
+                raise ValueError(
+                    f"{role}: expected the hash `mjtable gateway token` prints (sha256: and 64 "
+                    "hex digits), never the token itself"
+                )
+        if len(set(value.values())) < len(value):
+            raise ValueError("expected a token of its own for each role, got the same hash twice")
+        return value
+
+    @field_validator("cert", "key")
+    @classmethod
+    def _check_pem(cls, value: str | None) -> str | None:
+        return None if value is None else absolute_path(value, "a PEM file")
+
+    @field_validator("key", mode="after")
+    @classmethod
+    def _both(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if (value is None) != (info.data.get("cert") is None):
+            raise ValueError("expected both cert and key (TLS), or neither")
+        return value
+
+
+class GatewaySection(Section):
+    """`mjtable gateway`: the floor's MQTT broker and what the gateway publishes there
+    (docs/floor.md). The service itself never reads this section."""
+
+    host: str = Field(min_length=1, description="the MQTT broker's host name or address")
+    port: int = Field(default=1883, ge=1, le=65535, description="a TCP port from 1 to 65535")
+    username: str | None = Field(default=None, min_length=1, description="a broker user name")
+    password: str | None = Field(default=None, description="that user's password")
+    client_id: str | None = Field(default=None, min_length=1, description="an MQTT client id")
+    keepalive: int = Field(default=30, ge=5, le=3600, description="seconds from 5 to 3600")
+    topic_prefix: str = Field(default="mjtable", description="a topic without wildcards")
+    discovery: bool = Field(default=True, description="true or false")
+    discovery_prefix: str = Field(default="homeassistant", description="a topic without wildcards")
+    head_interval: int = Field(default=60, ge=1, le=3600, description="seconds from 1 to 3600")
+    outbox_path: str = Field(
+        default="/var/lib/mjtable-gateway/outbox.jsonl", description="an absolute path"
+    )
+    outbox_max_bytes: int = Field(default=1 << 20, ge=4096, description="bytes, at least 4096")
+    outbox_max_events: int = Field(default=10000, ge=1, description="a count of at least 1")
+    metrics_host: str = Field(default="127.0.0.1", min_length=1, description="an address")
+    metrics_port: int = Field(
+        default=9464, ge=0, le=65535, description="a TCP port (0: no metrics endpoint)"
+    )
+    tls: GatewayTlsSection | None = Field(default=None, description="a [gateway.tls] section")
+    rules_layer: RulesLayerSection | None = Field(
+        default=None, description="a [gateway.rules_layer] section"
+    )
+    web: GatewayWebSection | None = Field(default=None, description="a [gateway.web] section")
+
+    @field_validator("topic_prefix", "discovery_prefix")
+    @classmethod
+    def _check_prefix(cls, value: str) -> str:
+        return topic(value, "a topic prefix")
+
+    @field_validator("outbox_path")
+    @classmethod
+    def _check_outbox(cls, value: str) -> str:
+        return absolute_path(value, "the outbox file")
+
+    @field_validator("rules_layer")
+    @classmethod
+    def _off_the_floor(cls, value: RulesLayerSection | None, info: ValidationInfo) -> Any:
+        prefix = info.data.get("topic_prefix")
+        if value is not None and prefix and f"{value.topic}/".startswith(f"{prefix}/"):
+            raise ValueError(
+                f"the rules layer's topic {value.topic!r} is under the floor's {prefix!r}/: "
+                "any floor client allowed to read the floor could read the dealt state"
+            )
+        return value
