@@ -19,8 +19,10 @@ counter; the simulator runs its table faster than real time and its link in real
 """
 
 from firmware.board import Board
+from firmware.commands import handle
 from firmware.compat import TYPE_CHECKING, const
 from firmware.hal import LED_HEARTBEAT, NO_BUTTON, ticks_diff
+from firmware.status import board_status
 from firmware.version import FW_MAJOR, FW_MINOR, FW_PATCH
 from protocol import codes as c
 from protocol.connection import BOARD, Connection
@@ -82,7 +84,7 @@ class App:
         while session == 0:
             session = hal.random_u32() & 0xFFFFFFFF
         self.session = session
-        reply = identity(hal, config, session, self.board.status())
+        reply = identity(hal, config, session, board_status(self.board))
         self.conn = Connection(BOARD, identity=reply, window=WINDOW)
         self._identity = reply
         self.conn.local_state = self.board.state
@@ -113,12 +115,12 @@ class App:
         n = hal.serial_read(self._rx)
         if n:
             # a HELLO among these bytes is answered with the board's status as it is now
-            self._identity.status = board.status()
+            self._identity.status = board_status(board)
             conn.receive_data(bytes(self._rxv[:n]), link)
         try:
             event = conn.next_event()
             while event is not None and not board.reset_requested:
-                board.handle(event, now)
+                handle(board, event, now)
                 event = conn.next_event()
             if not board.reset_requested:
                 board.run(now)

@@ -1,8 +1,8 @@
-"""The board's state machine: commands in, events out, motions run on the HAL.
+"""The board's state machine: its state and the primitives the commands and motions use.
 
-``Board.handle(event, now)`` takes what the protocol engine delivers (commands, HelloReceived,
-BadMessage); ``Board.run(now)`` runs one pass of supervision and of the running motion. What
-the board has to say goes to ``outbox`` as protocol event objects. The states are the
+``commands.handle(board, event, now)`` takes what the protocol engine delivers (commands,
+HelloReceived, BadMessage); ``Board.run(now)`` runs one pass of supervision and of the running
+motion. What the board has to say goes to ``outbox`` as protocol event objects. The states are the
 protocol's board states and the legal transitions are the table TRANSITIONS below (anything
 else raises; docs/firmware.md shows it as a diagram made by ``state_diagram()``). The
 commands are commands.py; which command a set's place allows is places.py; the refusals every
@@ -14,26 +14,32 @@ motion shares, in order (the rules of docs/simulator.md, which runs this firmwar
 
 Every motion begins by writing the persistent record (a motion begun, which set it moves) and
 ends (done, stopped, faulted) by writing it again; a fault cuts every motor before anything
-else. ``status()`` gives what the host may ask about the board.
+else. ``status.board_status(board)`` gives what the host may ask about the board.
+
+This module imports none of commands, phases, build or status: they import it (the one way
+imports go), and the motions' generator types ``Steps`` and ``Step`` are named here.
 """
 
 from firmware.buildinfo import build_id
-from firmware.commands import HANDLERS, on_bad_message
 from firmware.compat import TYPE_CHECKING
 from firmware.config import composition
 from firmware.hal import LED_BUSY, LED_FAULT, RESET_SOFT, SENSE_ESTOP
 from firmware.places import BUILDING, BUILT, DISC, PARTIAL, SHUFFLED, UNKNOWN, UP, TileSet
-from firmware.status import board_status
 from firmware.store import CORRUPT, FLAG_MOTION, FLAG_RESET_ASKED, NONE, Record, Store
 from firmware.supervisor import Supervisor
 from protocol import codes as c
 from protocol import messages as m
-from protocol.events import BadMessage, HelloReceived
 
 if TYPE_CHECKING:
+    from collections.abc import Generator
+
     from firmware.config import BoardConfig
     from firmware.hal import Hal
-    from firmware.phases import Steps
+
+    #: a motion (phases.py, build.py): one yield per pass of the main loop
+    Steps = Generator[None, None, None]
+    #: one step of a motion: True when it finished, False when it failed
+    Step = Generator[None, None, bool]
 
 BOOT = c.STATE_BOOT
 IDLE = c.STATE_IDLE
@@ -187,24 +193,6 @@ class Board:
     @property
     def busy(self) -> bool:
         return self.gen is not None
-
-    def handle(self, event: object, now: int) -> None:
-        """A command or link event from the protocol engine."""
-        self.now = now
-        if isinstance(event, HelloReceived):
-            if self.state == BOOT:
-                self.fire("session_opened")
-            return
-        if isinstance(event, BadMessage):
-            on_bad_message(self, event)
-            return
-        if not isinstance(event, m.Message):
-            return  # LinkUp, LinkDown, PeerRebooted: nothing for the machine to do
-        handler = HANDLERS.get(event.TYPE)
-        if handler is None:
-            self.refuse(event.TYPE, c.REFUSE_UNKNOWN_COMMAND, event.TYPE)
-            return
-        handler(self, event)
 
     def run(self, now: int) -> None:
         """One pass: the safety checks, then one step of the running motion."""
@@ -366,9 +354,3 @@ class Board:
     def internal_error(self) -> None:
         """The firmware itself failed (an exception in the loop): FAULT INTERNAL, 0xEE."""
         self.fail(c.FAULT_INTERNAL, c.SUB_BOARD, INTERNAL_ERROR)
-
-    # --- status ----------------------------------------------------------------------------------
-
-    def status(self) -> m.BoardStatus:
-        """BOARD_STATUS now (the answer to READ_STATUS; HELLO_REPLY carries it too)."""
-        return board_status(self)

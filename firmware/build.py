@@ -50,8 +50,7 @@ from protocol.codes import (
 )
 
 if TYPE_CHECKING:
-    from firmware.board import Board
-    from firmware.phases import Step, Steps
+    from firmware.board import Board, Step, Steps
 
 _EDGE_MASK = 0xFFFF
 

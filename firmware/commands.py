@@ -1,9 +1,11 @@
 """The board's commands: what each one checks, refuses, answers or starts.
 
-One function per command, ``on_<command>(board, message)``, in the table HANDLERS (by TYPE
-code). A motion command first goes through the checks every motion shares
-(``motion_refused``, the order of the simulator's), then through its set's place
-(places.py), then starts its phase (phases.py, build.py) with ``Board.begin``.
+``handle(board, event, now)`` takes what the protocol engine delivers (the main loop, app.py,
+calls it): HelloReceived opens the session, BadMessage is refused, a command goes to its
+function, ``on_<command>(board, message)``, in the table HANDLERS (by TYPE code). A motion
+command first goes through the checks every motion shares (``motion_refused``, the order of the
+simulator's), then through its set's place (places.py), then starts its phase (phases.py,
+build.py) with ``Board.begin``.
 """
 
 from firmware import phases
@@ -21,16 +23,35 @@ from firmware.places import (
     set_at,
     shuffle_block,
 )
-from firmware.status import cause_present, sensor_data
+from firmware.status import board_status, cause_present, sensor_data
 from firmware.store import FLAG_RESET_ASKED
 from protocol import codes as c
 from protocol import messages as m
+from protocol.events import BadMessage, HelloReceived
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from firmware.board import Board
-    from protocol.events import BadMessage
+
+
+def handle(b: "Board", event: object, now: int) -> None:
+    """A command or link event from the protocol engine."""
+    b.now = now
+    if isinstance(event, HelloReceived):
+        if b.state == c.STATE_BOOT:
+            b.fire("session_opened")
+        return
+    if isinstance(event, BadMessage):
+        on_bad_message(b, event)
+        return
+    if not isinstance(event, m.Message):
+        return  # LinkUp, LinkDown, PeerRebooted: nothing for the machine to do
+    handler = HANDLERS.get(event.TYPE)
+    if handler is None:
+        b.refuse(event.TYPE, c.REFUSE_UNKNOWN_COMMAND, event.TYPE)
+        return
+    handler(b, event)
 
 
 def on_bad_message(b: "Board", bad: "BadMessage") -> None:
@@ -70,7 +91,7 @@ def on_ping(b: "Board", msg: m.Message) -> None:
 
 
 def on_read_status(b: "Board", msg: m.Message) -> None:
-    b.outbox.append(b.status())
+    b.outbox.append(board_status(b))
 
 
 def on_sensors(b: "Board", msg: m.Message) -> None:

@@ -36,12 +36,7 @@ from protocol.codes import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Generator
-
-    from firmware.board import Board
-
-    Steps = Generator[None, None, None]
-    Step = Generator[None, None, bool]
+    from firmware.board import Board, Step, Steps
 
 #: the lift motors of plates E S W N and the centre lift, in limit-switch order
 LIFT_MOTORS = (MOTOR_LIFT_E, MOTOR_LIFT_S, MOTOR_LIFT_W, MOTOR_LIFT_N, MOTOR_CENTRE_LIFT)

@@ -24,7 +24,7 @@ from firmware.board import state_diagram
 from firmware.config import BoardConfig
 from firmware.hal import RESET_POWER_ON, RESET_WATCHDOG
 from firmware.places import UP
-from firmware.status import cause_present, sensor_data
+from firmware.status import board_status, cause_present, sensor_data
 from protocol import codes
 from protocol import messages as m
 from simulator.config import SimConfig
@@ -180,7 +180,7 @@ class Machine:
 
     def status(self) -> m.BoardStatus:
         """What READ_STATUS answers now: the firmware's own BOARD_STATUS."""
-        return self.app.board.status()
+        return board_status(self.app.board)
 
     def places(self) -> dict[str, str]:
         """Where the firmware believes each set is: {"A": "disc", "B": "up"...}."""

@@ -21,6 +21,7 @@ from firmware.buildinfo import build_hash, build_id
 from firmware.config import BoardConfig
 from firmware.hal import LED_HEARTBEAT
 from firmware.hal.virtual import VirtualHal
+from firmware.status import board_status
 from protocol import codes
 from protocol import messages as m
 from tests.firmware import fake_machine
@@ -176,7 +177,7 @@ def test_the_build_id_read_from_the_manifest(manifest: bytes | None, expected: s
 
 def test_the_board_reports_the_build_of_its_manifest_in_hello_and_status() -> None:
     h = connected()
-    assert h.board.status().build_hash == codes.BUILD_UNKNOWN  # no manifest: all zeros
+    assert board_status(h.board).build_hash == codes.BUILD_UNKNOWN  # no manifest: all zeros
     h.hal.manifest_bytes = manifest_text("d00d" * 16)
     h.power_cycle()  # read at boot
     h.connect()

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from firmware.config import faces
 from firmware.hal import TICKS_MASK, ticks_add, ticks_diff
 from firmware.hal.mechanics import STALL
+from firmware.status import board_status
 from protocol import codes
 from protocol import messages as m
 from protocol.arq import since
@@ -61,7 +62,7 @@ def test_cycles_across_the_wrap() -> None:
     assert all(0 <= t <= TICKS_MASK for t in seen)
     assert not faults(h.events) and not any(isinstance(e, LinkDown) for e in h.events)
     assert h.app.conn.state == UP and h.app.errors == 0
-    assert h.board.status().motions == 10
+    assert board_status(h.board).motions == 10
     shuffles = [e for e in h.events if isinstance(e, m.Progress) and e.phase == 1]
     assert [p.percent for p in shuffles] == list(range(10, 100, 10)) * 2
 

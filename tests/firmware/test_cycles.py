@@ -13,6 +13,7 @@ from firmware.config import default_layout, faces
 from firmware.hal import SENSE_DOWN, SENSE_UP
 from firmware.hal.mechanics import NOMINAL_MA
 from firmware.places import BUILT, DISC, PARTIAL, SHUFFLED, UP
+from firmware.status import board_status
 from firmware.version import FW_MAJOR, FW_MINOR, FW_PATCH
 from protocol import codes
 from protocol import messages as m
@@ -34,7 +35,7 @@ def test_full_cycle_lays_the_shuffled_set_as_asked_and_reads_it_back(tiles: int)
     assert manifest == bytes(h.hal.laid[0])
     assert Counter(manifest) == Counter(faces(tiles))
     assert manifest != bytes(faces(tiles))  # shuffled
-    status = h.board.status()
+    status = board_status(h.board)
     assert status.places == (UP, DISC) and status.laid[0] == tiles
     assert status.motions == 5
     assert h.board.state == codes.STATE_UP
@@ -52,10 +53,10 @@ def test_the_two_sets_alternate_and_each_manifest_is_the_truth() -> None:
     assert first == bytes(h.hal.laid[0])
     second = h.cycle(1)  # B is shuffled and built while A is up; COLLECT drops A
     assert second == bytes(h.hal.laid[1])
-    assert h.board.status().places == (DISC, UP)
+    assert board_status(h.board).places == (DISC, UP)
     third = h.cycle(0)
     assert third == bytes(h.hal.laid[0]) and third != first
-    assert h.board.status().places == (UP, DISC)
+    assert board_status(h.board).places == (UP, DISC)
 
 
 def test_a_set_is_built_under_the_table_while_the_other_is_played() -> None:
@@ -63,13 +64,13 @@ def test_a_set_is_built_under_the_table_while_the_other_is_played() -> None:
     h.cycle(0)
     assert messages(h.command(m.Shuffle(1)))[-1] == m.Done(m.Shuffle.TYPE, 0)
     assert messages(h.command(m.BuildWalls(1, default_layout(136))))[-1] == m.Done(7, 0)
-    assert h.board.status().places == (UP, BUILT)
+    assert board_status(h.board).places == (UP, BUILT)
     # B cannot rise while A is on the table
     blocked = refusal(h.command(m.LiftWalls(1)))
     assert blocked == (codes.REFUSE_BAD_STATE, codes.BLOCK_SURFACE_OCCUPIED)
     assert last(h.command(m.Collect())) == m.Done(m.Collect.TYPE, 0)
     assert last(h.command(m.LiftWalls(1))) == m.Done(m.LiftWalls.TYPE, 0)
-    assert h.board.status().places == (DISC, UP)
+    assert board_status(h.board).places == (DISC, UP)
 
 
 def test_manifest_follows_a_non_uniform_layout() -> None:
@@ -195,11 +196,11 @@ def test_stop_halts_motion_at_once_and_a_stopped_build_is_partial() -> None:
     h = connected()
     h.command(m.Shuffle(0))
     h.send(m.BuildWalls(0, default_layout(136)))
-    h.until(lambda: h.board.status().laid[0] >= 40)
+    h.until(lambda: board_status(h.board).laid[0] >= 40)
     events = messages(h.command(m.Stop()))
     assert events[-2:] == [m.Done(m.BuildWalls.TYPE, 1), m.Done(m.Stop.TYPE, 0)]
     assert not h.hal.powered and h.board.state == codes.STATE_STOPPED
-    status = h.board.status()
+    status = board_status(h.board)
     assert status.places[0] == PARTIAL and 40 <= status.laid[0] < 136
     # a partial set must be shuffled again
     assert refusal(h.command(m.BuildWalls(0, default_layout(136)))) == (
@@ -207,7 +208,7 @@ def test_stop_halts_motion_at_once_and_a_stopped_build_is_partial() -> None:
         codes.BLOCK_SET_NOT_SHUFFLED,
     )
     assert last(h.command(m.Shuffle(0))) == m.Done(m.Shuffle.TYPE, 0)
-    assert h.board.status().places[0] == SHUFFLED
+    assert board_status(h.board).places[0] == SHUFFLED
     assert last(h.command(m.BuildWalls(0, default_layout(136)))) == m.Done(7, 0)
     assert bytes(h.hal.laid[0]) == b"".join(
         bytes(e.tiles) for e in h.command(m.ReadManifest(0)) if isinstance(e, m.ManifestChunk)
@@ -221,9 +222,9 @@ def test_a_stopped_lift_leaves_the_set_built_and_lifting_again_finishes() -> Non
     h.send(m.LiftWalls(0))
     h.until(lambda: h.hal.lift[0] > 300_000)
     h.command(m.Stop())
-    assert h.board.status().places[0] == BUILT and not h.hal.level(SENSE_UP)
+    assert board_status(h.board).places[0] == BUILT and not h.hal.level(SENSE_UP)
     assert last(h.command(m.LiftWalls(0))) == m.Done(m.LiftWalls.TYPE, 0)
-    assert h.board.status().places[0] == UP
+    assert board_status(h.board).places[0] == UP
 
 
 def test_a_stopped_shuffle_leaves_the_set_unshuffled() -> None:
@@ -231,7 +232,7 @@ def test_a_stopped_shuffle_leaves_the_set_unshuffled() -> None:
     h.send(m.Shuffle(1))
     h.wait(3000)
     h.command(m.Stop())
-    assert h.board.status().places[1] == DISC
+    assert board_status(h.board).places[1] == DISC
     assert refusal(h.command(m.BuildWalls(1, default_layout(136)))) == (
         codes.REFUSE_BAD_STATE,
         codes.BLOCK_SET_NOT_SHUFFLED,

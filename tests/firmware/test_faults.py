@@ -10,6 +10,7 @@ from firmware.config import default_layout
 from firmware.hal.mechanics import DISC_TURN_MS, NOMINAL_MA, STALL, STRAIN
 from firmware.harness import Harness
 from firmware.places import BUILT, DISC, PARTIAL, UP
+from firmware.status import board_status
 from protocol import codes
 from protocol import messages as m
 from tests.firmware.rig import connected, fault_writes, faults, last, refusal, step_until_moving
@@ -56,7 +57,7 @@ def test_over_current_trips_a_stalled_motor() -> None:
     assert fault == m.Fault(codes.FAULT_MOTOR_STALL, codes.SUB_SHUFFLER, codes.PHASE_SHUFFLE, 0)
     assert 200 <= h.now - t0 <= 400  # stall_trip_ms, not the index sensor's 1.5 s
     assert_cut_before_report(h)
-    assert h.board.state == codes.STATE_FAULT and h.board.status().places[0] == DISC
+    assert h.board.state == codes.STATE_FAULT and board_status(h.board).places[0] == DISC
     assert refusal(h.command(m.Shuffle(0))) == (codes.REFUSE_FAULTED, codes.FAULT_MOTOR_STALL)
     # at rest no current flows: the cause cannot be seen, the fault clears
     assert last(h.command(m.ClearFault())) == m.Done(m.ClearFault.TYPE, 0)
@@ -89,7 +90,7 @@ def test_a_jammed_head_is_head_jam_and_stays_until_cleared_by_hand() -> None:
     assert fault == m.Fault(codes.FAULT_HEAD_JAM, codes.SUB_STACKER_HEAD, codes.PHASE_BUILD, 1)
     assert 500 <= h.now - t0 <= 700
     assert_cut_before_report(h)
-    status = h.board.status()
+    status = board_status(h.board)
     assert status.places[0] == PARTIAL and 34 < status.laid[0] < 68
     sensors = last(h.command(m.Sensors()))
     assert isinstance(sensors, m.SensorData) and sensors.flags & codes.FLAG_BELT_FULL
@@ -105,7 +106,7 @@ def test_no_tile_reaching_the_head_is_a_sort_timeout() -> None:
     fault = wait_fault(h)
     assert fault == m.Fault(codes.FAULT_SORT_TIMEOUT, codes.SUB_SHUFFLER, codes.PHASE_BUILD, 2)
     assert_cut_before_report(h)
-    assert h.board.status().laid[0] == len(h.hal.laid[0])
+    assert board_status(h.board).laid[0] == len(h.hal.laid[0])
 
 
 @pytest.mark.parametrize(("wall", "extra"), [(0, False), (3, True)])
@@ -153,7 +154,7 @@ def test_a_plate_that_never_reaches_its_limit_switch_is_lift_limit() -> None:
     fault = wait_fault(h)
     assert fault == m.Fault(codes.FAULT_LIFT_LIMIT, codes.SUB_LIFTS, codes.PHASE_LIFT, 1)
     assert_cut_before_report(h)
-    assert h.board.status().places[0] == BUILT  # still on its plates
+    assert board_status(h.board).places[0] == BUILT  # still on its plates
     h.hal.repair()
     h.command(m.ClearFault())
     assert last(h.command(m.LiftWalls(0))) == m.Done(m.LiftWalls.TYPE, 0)
@@ -255,9 +256,9 @@ def test_the_estop_cuts_power_in_hardware_and_the_firmware_cuts_it_before_report
     h.wait(50)
     assert h.board.state == codes.STATE_FAULT
     assert last(h.command(m.ClearFault())) == m.Done(m.ClearFault.TYPE, 0)
-    assert h.board.status().places[0] == BUILT
+    assert board_status(h.board).places[0] == BUILT
     assert last(h.command(m.LiftWalls(0))) == m.Done(m.LiftWalls.TYPE, 0)
-    assert h.board.status().places[0] == UP
+    assert board_status(h.board).places[0] == UP
 
 
 def test_the_estop_at_rest_is_reported_too_and_a_second_fault_is_not() -> None:

@@ -8,6 +8,7 @@ from firmware.config import default_layout
 from firmware.hal import RESET_POWER_ON, RESET_WATCHDOG
 from firmware.harness import Harness
 from firmware.places import BUILT, DISC
+from firmware.status import board_status
 from protocol import codes
 from protocol import messages as m
 from protocol.events import LinkUp, PeerRebooted
@@ -49,7 +50,7 @@ def test_garbage_and_oversize_frames_never_start_a_motion() -> None:
     h.wait(300)
     stats = h.app.conn.stats
     assert stats["header_errors"] > 1000 and stats["oversize"] > 0
-    assert not moved and h.board.status().motions == 0 and h.app.errors == 0
+    assert not moved and board_status(h.board).motions == 0 and h.app.errors == 0
     # and the board still answers, and still moves when asked properly
     h.host.connect(h.now)  # the garbage may have cost the session: make sure of it
     h.connect()

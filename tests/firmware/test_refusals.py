@@ -15,10 +15,12 @@ from collections.abc import Callable
 
 import pytest
 
+from firmware.commands import handle
 from firmware.config import default_layout
 from firmware.hal import SENSE_COVER_CLOSED
 from firmware.hal.mechanics import STALL
 from firmware.harness import Harness, answers
+from firmware.status import board_status
 from protocol import codes
 from protocol import messages as m
 from protocol.errors import ProtocolError, WrongRole
@@ -139,7 +141,7 @@ def fw_estop(h: Harness, release: bool) -> None:
 def fw_partial(h: Harness) -> None:
     fw_do(h, m.Shuffle(0))
     h.send(m.BuildWalls(0, LAYOUT))
-    h.until(lambda: h.board.status().laid[0] >= 20)
+    h.until(lambda: board_status(h.board).laid[0] >= 20)
     fw_do(h, m.Stop())
 
 
@@ -204,10 +206,10 @@ def test_every_command_in_this_state_is_answered_as_the_table_says(setup: str) -
 def test_a_refused_command_changes_nothing() -> None:
     h = connected()
     fw_do(h, *ready_a)
-    before = (h.board.state, h.board.status().places, h.hal.slot_writes[:])
+    before = (h.board.state, board_status(h.board).places, h.hal.slot_writes[:])
     for command in (m.Shuffle(0), m.LiftWalls(1), m.BuildWalls(1, LAYOUT)):
         assert refusal(h.command(command)) is not None
-    assert (h.board.state, h.board.status().places, h.hal.slot_writes) == before
+    assert (h.board.state, board_status(h.board).places, h.hal.slot_writes) == before
 
 
 def test_the_cover_open_at_rest_blocks_motion_without_a_fault() -> None:
@@ -268,7 +270,7 @@ def test_bad_messages_are_refused_in_words_and_the_board_goes_on() -> None:
     h = connected()
     for message, expected in zip(BAD, BAD_ANSWERS, strict=True):
         mark = len(h.events)
-        h.board.handle(message, h.now)
+        handle(h.board, message, h.now)
 
         def refused(mark: int = mark) -> bool:
             return any(isinstance(e, m.Refused) for e in h.events[mark:])

@@ -12,6 +12,7 @@ from firmware.hal import RESET_POWER_ON, RESET_SOFT
 from firmware.hal.virtual import VirtualHal
 from firmware.harness import Harness
 from firmware.places import BUILT, DISC, PARTIAL, SHUFFLED, UNKNOWN, UP, TileSet
+from firmware.status import board_status
 from firmware.store import BLANK, CORRUPT, FLAG_MOTION, LOADED, Record, Store
 from protocol import codes
 from protocol import messages as m
@@ -80,17 +81,17 @@ def test_a_new_board_has_both_sets_in_the_disc_and_a_spoilt_store_knows_nothing(
     hal = VirtualHal()
     assert Store(hal, 136).load(Record(), [TileSet(136), TileSet(136)]) == BLANK
     board = Board(hal, BoardConfig(136))
-    assert board.status().places == (DISC, DISC)
+    assert board_status(board).places == (DISC, DISC)
     hal.slots = [b"MJ\x01garbage", b"\x00" * 40]
     assert Store(hal, 136).load(Record(), [TileSet(136), TileSet(136)]) == CORRUPT
     board = Board(hal, BoardConfig(136))
-    assert board.status().places == (UNKNOWN, UNKNOWN)
+    assert board_status(board).places == (UNKNOWN, UNKNOWN)
 
 
 def start_build(h: Harness, laid: int) -> None:
     h.command(m.Shuffle(0))
     h.send(m.BuildWalls(0, default_layout(h.config.tiles)))
-    h.until(lambda: h.board.status().laid[0] >= laid)
+    h.until(lambda: board_status(h.board).laid[0] >= laid)
 
 
 def test_a_reset_mid_build_comes_back_partial_with_how_far_it_got() -> None:
@@ -99,7 +100,7 @@ def test_a_reset_mid_build_comes_back_partial_with_how_far_it_got() -> None:
     session = h.app.session
     h.send(m.Reset())
     h.until(lambda: h.boots == 2, 2000)
-    status = h.board.status()
+    status = board_status(h.board)
     assert status.reset_cause == RESET_SOFT  # the chip said WATCHDOG; the record knows better
     assert status.places == (PARTIAL, DISC) and 50 <= status.laid[0] < 144
     assert status.motions == 2
@@ -132,9 +133,9 @@ def test_a_power_cut_in_motion_leaves_what_the_motion_moved_unknown(
     h.send(command)
     h.until(lambda: h.board.busy)
     h.wait(400)
-    begun = h.board.status().motions
+    begun = board_status(h.board).motions
     h.power_cycle()
-    status = h.board.status()
+    status = board_status(h.board)
     assert status.reset_cause == RESET_POWER_ON
     assert status.places == (expected, DISC) and status.motions == begun
     h.connect()
@@ -161,7 +162,7 @@ def test_walls_built_before_a_power_cut_are_still_known_and_readable() -> None:
     h.until(lambda: h.board.busy)
     h.power_cycle()
     h.connect()
-    assert h.board.status().places == (BUILT, DISC)
+    assert board_status(h.board).places == (BUILT, DISC)
     after = [e for e in h.command(m.ReadManifest(0)) if isinstance(e, m.ManifestChunk)]
     assert after == before
     assert last(h.command(m.LiftWalls(0))) == m.Done(m.LiftWalls.TYPE, 0)
@@ -176,7 +177,7 @@ def test_the_store_is_written_at_phase_boundaries_only() -> None:
     h.cycle(0)
     motions = 5
     assert sum(h.hal.slot_writes) - writes == 2 * motions  # a motion begins, a motion ends
-    assert h.board.status().motions == motions
+    assert board_status(h.board).motions == motions
     h.power_cycle()  # a boot that finds the record true writes nothing
     assert sum(h.hal.slot_writes) - writes == 2 * motions
-    assert h.board.status().motions == motions
+    assert board_status(h.board).motions == motions

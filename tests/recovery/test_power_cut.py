@@ -16,6 +16,7 @@ import pytest
 
 from controller.cycle.controller import CycleController
 from firmware.harness import Harness
+from firmware.status import board_status
 from protocol import codes
 from protocol import messages as m
 from rules.profiles import load_profile
@@ -135,5 +136,5 @@ def test_power_cut_while_the_board_works(phase: str) -> None:
     assert table.clears == 1
     dealt = table.dealt()
     assert len(dealt) == len(set(dealt)) == 2
-    assert all(p != codes.PLACE_UNKNOWN for p in table.harness.board.status().places)
+    assert all(p != codes.PLACE_UNKNOWN for p in board_status(table.harness.board).places)
     print(f"figure: power  {phase:10} CLEAR FAULT x{table.clears} dealt again: True")

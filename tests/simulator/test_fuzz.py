@@ -10,7 +10,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from firmware.commands import handle
 from firmware.places import BUILDING, BUILT, PARTIAL, UP
+from firmware.status import board_status
 from protocol import codes
 from protocol import messages as m
 from protocol.errors import UnknownType, WrongRole
@@ -100,7 +102,7 @@ def apply(d: MachineDriver, kind: str, arg: Any) -> None:
         board = d.board
         board.outbox.clear()
         boots = machine.boots
-        board.handle(arg, machine.app.now)  # straight to the firmware's board, bad input too
+        handle(board, arg, machine.app.now)  # straight to the firmware's board, bad input too
         answered = any(isinstance(e, ANSWERS) for e in board.outbox)
         if isinstance(arg, MOTION):
             assert answered or board.busy, (arg, board.outbox)  # refused, or under way
@@ -142,7 +144,7 @@ def check(d: MachineDriver, internal_errors: int) -> None:
     sensors = machine.sensors()
     sensors.encode()
     assert sensors.fault == board.fault_code
-    board.status().encode()
+    board_status(board).encode()
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -157,7 +159,7 @@ def test_random_sequences_keep_the_board_sound(steps: list[tuple[str, Any]], see
         check(d, internal)
     # whatever happened, a technician can always bring the table back to a full cycle
     machine = d.machine
-    d.board.handle(m.Stop(), machine.app.now)
+    handle(d.board, m.Stop(), machine.app.now)
     finish(d)
     machine.saboteur.disarm()
     machine.hal.release_estop()

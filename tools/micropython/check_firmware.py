@@ -43,6 +43,7 @@ heap_empty = mem_alloc()
 from firmware.compat import TYPE_CHECKING  # noqa: E402
 from firmware.config import faces  # noqa: E402
 from firmware.harness import Harness  # noqa: E402
+from firmware.status import board_status  # noqa: E402
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -152,7 +153,7 @@ def work() -> "Iterator[bool | None]":
             cycle_tiles[cycles_done[0]] = tiles
             cycles_done[0] += 1
             yield True  # the call ends here: the next one measures the heap at the cycle's end
-        status = h.board.status()
+        status = board_status(h.board)
         stats = h.app.conn.stats
         frames[0] += stats["frames_ok"] + stats["frames_sent"]
         if mode == "check":
