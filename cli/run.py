@@ -204,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
         check_sim(args)
     # Every option is checked: from here on, files may be made.
     # lazy: the whole service (controller, drivers, simulator), only for `mjtable run`
-    from controller.service.config import with_changes
+    from controller.service.config import ConfigError, with_changes
     from controller.service.runner import SimOptions, run_service
     from controller.service.systemd import setup_logging
 
@@ -223,7 +223,14 @@ def run(args: argparse.Namespace) -> int:
         for keys in changes.values():
             for key, name in keys.items():
                 keys[key] = str(temporary / name)
-        config = with_changes(config, changes)
+        try:
+            config = with_changes(config, changes)
+        except ConfigError as exc:
+            shutil.rmtree(temporary, ignore_errors=True)
+            raise UsageError(
+                f"the temporary directory {temporary} is too deep for the simulated table's "
+                f"files ({exc}): set TMPDIR to a shorter path, or give --socket and --audit"
+            ) from None
         what = "kept" if args.keep else "removed at the end (--keep keeps them)"
         print(
             f"mjtable run: the simulated table's files are in {temporary}, {what}", file=sys.stderr

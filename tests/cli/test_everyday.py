@@ -182,6 +182,23 @@ def _service(tmp: Path, *argv: str) -> subprocess.Popen[str]:
     )
 
 
+def test_run_sim_in_a_too_deep_temporary_directory_says_so_in_one_line(tmp_path: Path) -> None:
+    deep = tmp_path / ("d" * 60) / "tmpdir"
+    deep.mkdir(parents=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "cli", "run", "--sim"],
+        cwd=tmp_path,
+        env={**os.environ, "TMPDIR": str(deep), "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.count("\n") == 1 and "set TMPDIR to a shorter path" in done.stderr
+    assert list(deep.iterdir()) == []  # the temporary directory is not left behind
+
+
 @pytest.mark.parametrize(
     "bad",
     [
@@ -214,15 +231,19 @@ def test_run_sim_refuses_a_bad_option_before_touching_anything(
 
 @pytest.mark.parametrize("keep", [False, True])
 def test_run_sim_uses_a_temporary_directory_and_ends_promptly_on_sigterm(
-    tmp_path: Path, keep: bool
+    sockdir: Path, keep: bool
 ) -> None:
     """Without --audit and --socket the simulated table's files are in a temporary
-    directory, named at start; SIGTERM ends the service (the time is printed: `pytest -s`)."""
+    directory, named at start; SIGTERM ends the service (the time is printed: `pytest -s`).
+    The directory is short (sockdir): the API's socket path must fit in 107 bytes."""
+    tmp_path = sockdir
     (tmp_path / "tmpdir").mkdir()
     proc = _service(tmp_path, *(["--keep"] if keep else []))
     assert proc.stdout is not None and proc.stderr is not None
     try:
-        ready = json.loads(proc.stdout.readline())
+        line = proc.stdout.readline()
+        assert line, f"mjtable run --sim did not start: {proc.stderr.read()[-2000:]}"
+        ready = json.loads(line)
         socket = Path(ready["socket"])
         directory = socket.parent
         assert directory.parent == tmp_path / "tmpdir"
