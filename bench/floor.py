@@ -17,7 +17,11 @@ Two floors, each against one mosquitto of its own on loopback:
 
 For each: the gateways' CPU (% of one core, over ``--idle`` seconds with nothing happening,
 and under load), their memory (RSS, and PSS, which counts pages shared between processes
-once), the latency's median, p99 and max, and messages a second at the subscriber.
+once), the latency's median, p99 and max, and messages a second at the subscriber. Each
+latency is also taken from when the table's API delivered the fault (to a subscriber of the
+bench's own, beside the gateway): what follows is the gateway, the broker and the floor's
+subscriber; what comes before is the table (the simulator, the controller, the audit
+record written before the event goes out).
 
     .venv/bin/python -m bench.floor [--tables 10] [--fake 100] [--rounds 200] [--idle 10]
 
@@ -62,8 +66,16 @@ FAULT_SPEC = "estop:hold=0"
 FAULT_PAUSE_S = 0.2  # under load, between two faults (the load is the tables', not theirs)
 
 
-def strike_table(table: SimTable) -> None:
-    table.control_call(op="board", verb="inject", args=[FAULT_SPEC])
+def strike_table(table: SimTable) -> float:
+    """Inject the fault; return when the table's API delivered it to a subscriber of its own
+    (beside the gateway, which the service serves the same event)."""
+    with ApiClient(table.socket, timeout=WAIT_S) as client:
+        client.subscribe()
+        table.control_call(op="board", verb="inject", args=[FAULT_SPEC])
+        for event in client.events(idle_timeout=WAIT_S):
+            if event.type == "fault" and event.code == FAULT_CODE:
+                return time.monotonic()
+    raise AssertionError("unreachable: events() ends only by an error")
 
 
 def clear_table(table: SimTable) -> None:
@@ -168,11 +180,13 @@ def full_tables(root: Path, broker: Mosquitto, args: argparse.Namespace) -> None
 # -- light cores ----------------------------------------------------------------------
 
 
-def strike_fake(table: FakeTable) -> None:
+def strike_fake(table: FakeTable) -> float:
+    """Emit a fault; return when the API server had it (it queues it to each subscriber)."""
     table.emit(PhaseEvent(at=utc_now(), state="fault", previous="idle"))
     table.emit(
         FaultEvent(at=utc_now(), code=FAULT_CODE, source="board", message="bench", advice="none")
     )
+    return time.monotonic()
 
 
 def clear_fake(table: FakeTable) -> None:

@@ -11,7 +11,6 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import paho.mqtt.client as mqtt
@@ -28,18 +27,9 @@ WAIT_S = 30.0  # the longest any single wait of the bench may take
 
 
 @dataclass(frozen=True)
-class Arrival:
-    """A fault at the subscriber: when (monotonic), and how long after the table's service
-    stamped the event (its ``at``; both clocks are this machine's wall clock)."""
-
-    at: float
-    after_stamp: float
-
-
-@dataclass(frozen=True)
 class Sample:
-    total: float  # strike -> subscriber
-    bus: float  # the table's stamp -> subscriber: API, gateway, broker
+    total: float  # strike -> floor subscriber
+    after_api: float  # the table's API delivered it -> floor subscriber: gateway and broker
 
 
 class Subscriber:
@@ -47,7 +37,7 @@ class Subscriber:
 
     def __init__(self, port: int) -> None:
         self.cond = threading.Condition()
-        self.arrivals: dict[str, list[Arrival]] = {}
+        self.arrivals: dict[str, list[float]] = {}
         self.count = 0
         self.client = mqtt.Client(CallbackAPIVersion.VERSION2)
         self.client.on_message = self._on_message
@@ -56,21 +46,19 @@ class Subscriber:
         self.client.loop_start()
 
     def _on_message(self, client: Any, userdata: Any, msg: mqtt.MQTTMessage) -> None:
-        now, wall = time.monotonic(), time.time()
+        now = time.monotonic()
         event = json.loads(msg.payload)["event"] if msg.topic.endswith("/events/fault") else {}
         with self.cond:
             self.count += 1
             if event.get("code") == FAULT_CODE:
-                stamped = datetime.fromisoformat(event["at"]).timestamp()
-                arrival = Arrival(now, wall - stamped)
-                self.arrivals.setdefault(msg.topic.split("/")[1], []).append(arrival)
+                self.arrivals.setdefault(msg.topic.split("/")[1], []).append(now)
                 self.cond.notify_all()
 
-    def wait_fault(self, table: str, since: float) -> Arrival:
-        """The first ESTOP of ``table`` that arrived after ``since`` (monotonic)."""
+    def wait_fault(self, table: str, since: float) -> float:
+        """When the first ESTOP of ``table`` after ``since`` (monotonic) arrived."""
 
-        def arrived() -> Arrival | None:
-            later = [a for a in self.arrivals.get(table, []) if a.at >= since]
+        def arrived() -> float | None:
+            later = [at for at in self.arrivals.get(table, []) if at >= since]
             return later[0] if later else None
 
         with self.cond:
@@ -78,7 +66,7 @@ class Subscriber:
                 raise TimeoutError(f"table {table}'s fault did not reach the subscriber")
             first = arrived()
             assert first is not None
-            self.arrivals[table] = [a for a in self.arrivals[table] if a.at > first.at]
+            self.arrivals[table] = [at for at in self.arrivals[table] if at > first]
             return first
 
     def wait_quiet(self, quiet: float = 1.0) -> None:
@@ -154,8 +142,8 @@ def _spread(seconds: Sequence[float]) -> str:
 
 def latency_text(samples: Sequence[Sample]) -> str:
     return (
-        f"{_spread([s.total for s in samples])} ({len(samples)} faults); from the table's "
-        f"stamp (API, gateway, broker): {_spread([s.bus for s in samples])}"
+        f"{_spread([s.total for s in samples])} ({len(samples)} faults); after the table's "
+        f"API delivered it (gateway, broker): {_spread([s.after_api for s in samples])}"
     )
 
 
@@ -199,12 +187,13 @@ def memory_text(what: str, pids: Sequence[int]) -> str:
 def fault_rounds(
     count: int,
     targets: Sequence[Any],
-    strike: Callable[[Any], None],
+    strike: Callable[[Any], float],
     clear: Callable[[Any], None],
     sub: Subscriber,
     parallel: int,
 ) -> list[Sample]:
-    """``count`` faults, each on a random target: strike, wait for the subscriber, clear.
+    """``count`` faults, each on a random target: strike (which returns when the table's API
+    delivered the fault, monotonic), wait for the floor subscriber, clear.
     ``parallel`` workers each own a share of the targets (one fault at a time per table)."""
     shares = [list(targets[k::parallel]) for k in range(parallel)]
     shares = [s for s in shares if s]
@@ -217,10 +206,10 @@ def fault_rounds(
             for _ in range(rounds):
                 target = random.choice(share)
                 t0 = time.monotonic()
-                strike(target)
+                delivered = strike(target)
                 arrival = sub.wait_fault(str(target.number), t0)
                 with lock:
-                    latencies.append(Sample(arrival.at - t0, arrival.after_stamp))
+                    latencies.append(Sample(arrival - t0, arrival - delivered))
                 clear(target)
         except BaseException as exc:  # reported by the caller's thread
             errors.append(exc)
