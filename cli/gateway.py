@@ -61,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
 
     from cli.inputs import load_config, socket_path
     from controller.service.config import ConfigError
+    from controller.service.config_gateway import gateway_needs_dealt_states
     from controller.service.systemd import setup_logging
     from gateway.service import Gateway
 
@@ -72,7 +73,12 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             "the configuration has no [gateway] section: give at least gateway.host (docs/floor.md)"
         )
-    socket = config.api.socket if args.socket is None else socket_path(args.socket, "--socket")
+    if args.socket is not None:
+        socket = socket_path(args.socket, "--socket")
+    elif gateway_needs_dealt_states(config.gateway):
+        socket = config.api.socket  # the full role: the dealt states it forwards or draws
+    else:
+        socket = config.api.status_path()  # the status role: no hands, walls or live wall
     setup_logging(config.logging.level)
     gateway = Gateway(
         config.gateway,

@@ -136,3 +136,10 @@ class GatewaySection(Section):
                 "any floor client allowed to read the floor could read the dealt state"
             )
         return value
+
+
+def gateway_needs_dealt_states(section: GatewaySection) -> bool:
+    """A gateway needs the API's full role (dealt states) only to forward them to the rules
+    layer or to draw the table's picture on its web page; otherwise the status role is all
+    it gets (docs/floor.md, Roles)."""
+    return section.rules_layer is not None or section.web is not None

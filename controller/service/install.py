@@ -82,6 +82,13 @@ _SERIAL_OK = re.compile(r"[A-Za-z0-9._:-]{1,126}")
 SYSTEMD_RUNNING = Path("/run/systemd/system")
 _SERVICE = "mjtable.service"
 _GATEWAY = "mjtable-gateway.service"
+#: the drop-in that gives the gateway the API's full role, when it forwards or draws dealt states
+GATEWAY_FULL_ROLE = Path("etc/systemd/system/mjtable-gateway.service.d/full-role.conf")
+FULL_ROLE_DROPIN = (
+    "[Service]\n"
+    "# [gateway.rules_layer] or [gateway.web]: the API's full role (the dealt states)\n"
+    "SupplementaryGroups=mjtable\n"
+)
 
 
 @dataclass
@@ -310,6 +317,8 @@ def install(
         panel_ids=(DEFAULT_VENDOR_ID, DEFAULT_PRODUCT_ID),
     )
     gateway = "gateway" in config
+    section = _section(config, "gateway")
+    full_role = gateway and ("rules_layer" in section or "web" in section)
     changes = [
         FileChange(CONFIG, example, keep=True),
         FileChange(SYSUSERS, (src / "mjtable.sysusers").read_text(encoding="utf-8")),
@@ -317,6 +326,11 @@ def install(
         FileChange(UNIT, render_unit((src / _SERVICE).read_text(encoding="utf-8"), program)),
         FileChange(
             GATEWAY_UNIT, render_unit((src / _GATEWAY).read_text(encoding="utf-8"), program)
+        ),
+        FileChange(
+            GATEWAY_FULL_ROLE,
+            FULL_ROLE_DROPIN if full_role else None,
+            why="the gateway needs only the status role",
         ),
         *_board_changes(port, report, board_serial),
     ]
