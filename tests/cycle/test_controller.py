@@ -277,10 +277,12 @@ def test_every_board_fault_in_every_phase_faults_the_cycle(kind: str, phase: str
         assert fault.code in ("LINK_DOWN", "BOARD_REBOOTED")
         assert status.fault is not None
         fault = status.fault
-        expected = "BOARD_REBOOTED"
+        # BOARD_REBOOTED; or, once the new session's report is read, SETS_UNKNOWN when the
+        # board lost track of a set it was moving (its store shows a motion begun, not ended)
+        expected = {"BOARD_REBOOTED", "SETS_UNKNOWN"}
     else:
-        expected = codes.fault_name(FAULT_KINDS[kind].code)
-    assert fault.code == expected
+        expected = {codes.fault_name(FAULT_KINDS[kind].code)}
+    assert fault.code in expected
     assert fault.message and fault.advice
     assert "detail" not in fault.message  # the detail byte is named, not shown raw
     assert status.state == "fault"
