@@ -17,7 +17,6 @@ test checks the committed files match (like docs/api/).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, WithJsonSchema
 
-from controller.api.messages import Event
+from controller.api.messages import Event, schema_text, write_schema_files
 
 Availability = Literal["online", "offline"]
 ONLINE: Availability = "online"
@@ -184,24 +183,9 @@ def floor_schemas() -> dict[str, dict[str, Any]]:
     return out
 
 
-def schema_text(schema: dict[str, Any]) -> str:
-    return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-
-
 def write_schemas(directory: str | os.PathLike[str]) -> list[Path]:
-    """Write every schema into ``directory``; remove stale ``*.json`` files there."""
-    target = Path(directory)
-    target.mkdir(parents=True, exist_ok=True)
-    schemas = floor_schemas()
-    for old in target.glob("*.json"):
-        if old.name not in schemas:
-            old.unlink()
-    written = []
-    for name, schema in schemas.items():
-        path = target / name
-        path.write_text(schema_text(schema), encoding="utf-8")
-        written.append(path)
-    return written
+    """Write every schema of the floor into ``directory``; remove stale ``*.json`` there."""
+    return write_schema_files(directory, floor_schemas())
 
 
 def check_schemas(directory: str | os.PathLike[str]) -> list[str]:

@@ -307,10 +307,17 @@ def schema_text(schema: dict[str, Any]) -> str:
 
 
 def write_schemas(directory: str | os.PathLike[str]) -> list[Path]:
-    """Write every schema into ``directory``; remove stale ``*.json`` files there."""
+    """Write every schema of the API into ``directory``; remove stale ``*.json`` files there."""
+    return write_schema_files(directory, api_schemas())
+
+
+def write_schema_files(
+    directory: str | os.PathLike[str], schemas: dict[str, dict[str, Any]]
+) -> list[Path]:
+    """Write ``schemas`` (by file name) into ``directory``; remove stale ``*.json`` there.
+    The floor gateway writes its own schemas with it too."""
     target = Path(directory)
     target.mkdir(parents=True, exist_ok=True)
-    schemas = api_schemas()
     for old in target.glob("*.json"):
         if old.name not in schemas:
             old.unlink()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.api.messages import schema_text
 from controller.audit.heads import load_heads
 from controller.service.config import ConfigError, parse_config
 from gateway import __main__ as cli
@@ -20,7 +21,6 @@ from gateway.payloads import (
     Topics,
     check_schemas,
     floor_schemas,
-    schema_text,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
