@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args
 
@@ -35,6 +34,7 @@ from controller.cycle.reports import Event as Event
 from controller.cycle.reports import FaultClearedEvent as FaultClearedEvent
 from controller.cycle.reports import FaultEvent as FaultEvent
 from controller.cycle.reports import Status as Status
+from controller.cycle.reports import utc_now as utc_now
 from rules.dealt import DealtState
 
 # --- requests -------------------------------------------------------------------
@@ -273,11 +273,6 @@ def parse_event(data: dict[str, Any]) -> Event | DroppedNotice:
         return DroppedNotice.model_validate(data)
     event: Event = _EVENT_ADAPTER.validate_python(data)
     return event
-
-
-def utc_now() -> str:
-    """The current UTC time in the form of every message's ``at`` field (milliseconds, ``Z``)."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 # --- schemas --------------------------------------------------------------------

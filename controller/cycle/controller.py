@@ -30,14 +30,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar, TypeVar
 
 import protocol.messages as m
-from controller.cycle.core import ImpossibleCommand, Recorder, Sender, utc_now
+from controller.cycle.core import ImpossibleCommand, Recorder, Sender
 from controller.cycle.deadline import DEFAULT_DEADLINES, Deadlines
 from controller.cycle.faults import CONTROLLER
 from controller.cycle.guards import CycleGuards
 from controller.cycle.links import LinkWatch
 from controller.cycle.places import BUILT, UP
 from controller.cycle.reconcile import Reconciler
-from controller.cycle.reports import Action, ButtonEvent, CommandResult, Source, Status
+from controller.cycle.reports import Action, ButtonEvent, CommandResult, Source, Status, utc_now
 from controller.cycle.states import (
     AT_REST,
     AUDIT_UNWRITABLE,

@@ -77,10 +77,6 @@ class Cycle:
     shown_dice: list[int] | None = None
 
 
-def utc_now() -> str:
-    return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 class CycleCore:
     """The controller's state and plumbing; ``CycleController`` is the class to use."""
 

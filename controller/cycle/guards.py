@@ -15,7 +15,7 @@ import logging
 
 import protocol.codes as codes
 import protocol.messages as m
-from controller.cycle.core import CycleCore, ImpossibleCommand, utc_now
+from controller.cycle.core import CycleCore, ImpossibleCommand
 from controller.cycle.deadline import DeadlineName
 from controller.cycle.faults import (
     AUDIT_LOG,
@@ -28,7 +28,7 @@ from controller.cycle.faults import (
     board_fault_words,
     refusal_words,
 )
-from controller.cycle.reports import FaultEvent, FaultSource, PhaseEvent
+from controller.cycle.reports import FaultEvent, FaultSource, PhaseEvent, utc_now
 from controller.cycle.states import (
     FAULT,
     MOTION_STATES,

@@ -20,11 +20,10 @@ import logging
 import time
 
 import protocol.messages as m
-from controller.cycle.core import utc_now
 from controller.cycle.faults import BOARD_REBOOTED, LINK_DOWN, PROTOCOL_MISMATCH
 from controller.cycle.places import BoardView
 from controller.cycle.reconcile import Reconciler
-from controller.cycle.reports import LinkEvent
+from controller.cycle.reports import LinkEvent, utc_now
 from controller.cycle.states import (
     AT_REST,
     DEALT,

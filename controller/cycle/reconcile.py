@@ -26,7 +26,6 @@ from typing import Any
 
 import protocol.codes as codes
 import protocol.messages as m
-from controller.cycle.core import utc_now
 from controller.cycle.faults import SETS_UNKNOWN, board_fault_words
 from controller.cycle.guards import CycleGuards
 from controller.cycle.places import (
@@ -38,7 +37,7 @@ from controller.cycle.places import (
     place_word,
     recovery_steps,
 )
-from controller.cycle.reports import FaultClearedEvent
+from controller.cycle.reports import FaultClearedEvent, utc_now
 from controller.cycle.states import DEALT, FAULT, IDLE, READY, RECOVERING, RESTORING
 
 log = logging.getLogger("mjtable.controller")

@@ -8,12 +8,19 @@ are generated into docs/api/ from these classes.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from rules.dealt import DealtState
 from rules.words import DiceSource, Seat, TileSetName
+
+
+def utc_now() -> str:
+    """The current UTC time in the form of every event's ``at`` field (milliseconds, ``Z``)."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
 
 Action = Literal["shuffle", "deal", "stop", "clear_fault"]
 #: Everything a CommandResult can answer: the four buttons, and dice entered by the dealer.

@@ -21,7 +21,7 @@ import time
 
 import protocol.codes as codes
 import protocol.messages as m
-from controller.cycle.core import Cycle, utc_now
+from controller.cycle.core import Cycle
 from controller.cycle.faults import (
     COMMAND_FAILED,
     COMMAND_STOPPED,
@@ -39,6 +39,7 @@ from controller.cycle.reports import (
     ProgressEvent,
     ThrowEvent,
     ThrowWantedEvent,
+    utc_now,
 )
 from controller.cycle.states import (
     BUILDING,
