@@ -209,7 +209,8 @@ def report() -> None:
     print(
         "heap: code "
         + str(heap_code // 1024)
-        + " KiB (bytecode compiled at import); live data high water "
+        + " KiB (bytecode compiled at import: the firmware, both HALs and this check);"
+        + " live data high water "
         + str(live_high)
         + " bytes; after the first cycle "
         + str(live_after_cycle[0])
