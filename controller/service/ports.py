@@ -26,6 +26,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -160,22 +161,29 @@ def _by_name(port: str) -> BoardPort:
 # ---------------------------------------------------------------- the installed files
 
 
+def unit_lines(text: str) -> Iterator[tuple[str, str, str | None]]:
+    """Each line of a systemd unit that is neither blank, a comment nor a section header, as
+    (its section, its option name, its value), both stripped; a line with no ``=`` is no
+    option: (its section, the line, None)."""
+    section = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("#", ";")):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1]
+            continue
+        name, sep, value = line.partition("=")
+        yield (section, name.strip(), value.strip()) if sep else (section, line, None)
+
+
 def unit_settings(texts: list[str], key: str) -> list[str]:
     """The values of ``key`` in ``[Service]`` across a unit and its drop-ins, in order, an
     empty assignment clearing what came before (as systemd reads lists)."""
     values: list[str] = []
     for text in texts:
-        section = ""
-        for raw in text.splitlines():
-            line = raw.strip()
-            if not line or line.startswith(("#", ";")):
-                continue
-            if line.startswith("[") and line.endswith("]"):
-                section = line[1:-1]
-                continue
-            name, sep, value = line.partition("=")
-            if sep and section == "Service" and name.strip() == key:
-                value = value.strip()
+        for section, name, value in unit_lines(text):
+            if value is not None and section == "Service" and name == key:
                 values = [*values, value] if value else []
     return values
 

@@ -1,7 +1,8 @@
 """Readers of the installed files, shared by the files' tests and `mjtable install`'s tests.
 
 A udev rules checker that follows udev's own rule parser (systemd's udev-rules.c: keys,
-attributes, operators, double-quoted values, delimiters), and a systemd unit reader.
+attributes, operators, double-quoted values, delimiters), and a systemd unit reader (on the
+service's own line reader, controller/service/ports.py).
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 import configparser
 import re
 from dataclasses import dataclass
+
+from controller.service.ports import unit_lines
 
 MATCH_OPS = ("==", "!=")
 ASSIGN_OPS = ("=", "+=", "-=", ":=")
@@ -216,17 +219,8 @@ def unit_options(text: str) -> dict[str, dict[str, list[str]]]:
     )
     parser.optionxform = str  # type: ignore[assignment,method-assign]
     out: dict[str, dict[str, list[str]]] = {}
-    section = ""
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith(("#", ";")):
-            continue
-        if line.startswith("[") and line.endswith("]"):
-            section = line[1:-1]
-            out.setdefault(section, {})
-            continue
-        key, sep, value = line.partition("=")
-        assert sep, f"not an option line: {raw!r}"
-        out[section].setdefault(key.strip(), []).append(value.strip())
+    for section, name, value in unit_lines(text):
+        assert value is not None, f"not an option line: {name!r}"
+        out.setdefault(section, {}).setdefault(name, []).append(value)
     parser.read_string(text)  # configparser agrees it is a well-formed INI file
     return out
