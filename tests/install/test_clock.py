@@ -8,6 +8,7 @@ import logging
 import os
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,7 @@ from controller.service.clock import (
     read_adjtimex,
     read_timedatectl,
 )
-from controller.service.config import config_from_dict
+from controller.service.config import Config
 from controller.service.runner import Service, SimOptions
 from tests.support.programs import need
 
@@ -116,15 +117,10 @@ def test_the_watch_warns_while_unsynchronised_and_says_when_it_is(
     assert watch.synced is False
 
 
-def test_the_status_says_whether_the_clock_is_synchronised(tmp_path: Path) -> None:
-    config = config_from_dict(
-        {
-            "table": {"number": 7},
-            "rules": {"profile": "wenzhou"},
-            "api": {"socket": str(tmp_path / "api.sock")},
-            "audit": {"path": str(tmp_path / "audit" / "audit.jsonl")},
-        }
-    )
+def test_the_status_says_whether_the_clock_is_synchronised(
+    table_config: Callable[..., Config],
+) -> None:
+    config = table_config()
     service = Service(config, sim=SimOptions(seed=3))
     service.start()
     try:

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import serial
 
-from controller.service.config import config_from_dict
+from controller.service.config import Config
 from controller.service.runner import Service
 from drivers.board import BoardLink, PortDown, open_failure
 
@@ -119,26 +119,16 @@ def test_the_link_keeps_why_the_port_did_not_open(tmp_path: Path) -> None:
         link.stop()
 
 
-def _service(tmp_path: Path, port: str) -> Service:
-    config = config_from_dict(
-        {
-            "table": {"number": 7},
-            "rules": {"profile": "wenzhou"},
-            "board": {"port": port},
-            "deadlines": {"hello": 0.3},
-            "api": {"socket": str(tmp_path / "api.sock")},
-            "audit": {"path": str(tmp_path / "audit" / "audit.jsonl")},
-        }
-    )
-    return Service(config)
-
-
 @pytest.mark.parametrize("silent", [False, True])
 def test_the_hello_watch_tells_no_device_from_a_silent_board(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture, pty_node: str, silent: bool
+    tmp_path: Path,
+    table_config: Callable[..., Config],
+    caplog: pytest.LogCaptureFixture,
+    pty_node: str,
+    silent: bool,
 ) -> None:
     port = pty_node if silent else str(tmp_path / "ttyUSB9")
-    service = _service(tmp_path, port)
+    service = Service(table_config(board={"port": port}, deadlines={"hello": 0.3}))
     caplog.set_level(logging.INFO, logger="mjtable")
     service.start()
     try:

@@ -12,12 +12,12 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from controller.service.config import config_from_dict
+from controller.service.config import Config
 from controller.service.runner import Service, SimOptions
 from controller.service.systemd import watchdog_interval
 from controller.service.watchdog import Watchdog, loop_probe, thread_probe
@@ -74,16 +74,9 @@ def notify(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[NotifySo
 
 
 def test_pings_while_alive_none_while_hung_none_after_stop(
-    tmp_path: Path, notify: NotifySocket, caplog: pytest.LogCaptureFixture
+    table_config: Callable[..., Config], notify: NotifySocket, caplog: pytest.LogCaptureFixture
 ) -> None:
-    config = config_from_dict(
-        {
-            "table": {"number": 7},
-            "rules": {"profile": "wenzhou"},
-            "api": {"socket": str(tmp_path / "api.sock")},
-            "audit": {"path": str(tmp_path / "audit" / "audit.jsonl")},
-        }
-    )
+    config = table_config()
     service = Service(config, sim=SimOptions(seed=3))
     caplog.set_level(logging.INFO, logger="mjtable")
     service.start()
