@@ -109,16 +109,23 @@ class Reconciler(CycleGuards):
         self._ask_status()
         return True
 
-    def _reconcile_at_rest(self) -> None:
-        """At rest, with a report that nothing follows: act on what it says."""
-        view = self._view
-        if view is None or self._stop_stray_motion():
-            return
+    def _declare_trouble(self, view: BoardView) -> bool:
+        """A report of a fault latched or a set lost: the table faults, saying which. Whether
+        it did."""
         if view.faulted:
             self._declare_board_fault(view)
         elif lost_sets(view):
             self._declare_lost(view)
-        elif (
+        else:
+            return False
+        return True
+
+    def _reconcile_at_rest(self) -> None:
+        """At rest, with a report that nothing follows: act on what it says."""
+        view = self._view
+        if view is None or self._stop_stray_motion() or self._declare_trouble(view):
+            return
+        if (
             self.state == READY
             and self._ready is not None
             and view.place(self._ready.tile_set) != BUILT
@@ -214,14 +221,10 @@ class Reconciler(CycleGuards):
 
     def _after_restore(self) -> None:
         view = self._view
-        if view is None or self._stop_stray_motion():
+        # a set still lost: the procedure did not find it, the table faults to look again
+        if view is None or self._stop_stray_motion() or self._declare_trouble(view):
             return
-        if view.faulted:
-            self._declare_board_fault(view)
-        elif lost_sets(view):
-            self._declare_lost(view)  # the procedure did not find them: look again
-        else:
-            self._recovered("restored")
+        self._recovered("restored")
 
     def _recovered(self, trigger: str) -> None:
         cleared = self._fault.code if self._fault is not None else "STOPPED"
