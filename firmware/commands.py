@@ -14,13 +14,14 @@ from firmware.compat import TYPE_CHECKING
 from firmware.hal import SENSE_COVER_CLOSED, SENSE_ESTOP
 from firmware.places import (
     BUILDING,
-    BUILT,
     DISC,
     UP,
     build_block,
     layout_problem,
     lift_block,
+    manifest_block,
     set_at,
+    set_block,
     shuffle_block,
 )
 from firmware.status import board_status, cause_present, sensor_data
@@ -109,10 +110,11 @@ def on_read_manifest(b: "Board", msg: m.Message) -> None:
     if b.state == c.STATE_BOOT:
         b.refuse(msg.TYPE, c.REFUSE_BAD_STATE, c.BLOCK_BOOTING)
         return
-    s = b.sets[msg.tile_set]
-    if s.place != BUILT and s.place != UP:
-        b.refuse(msg.TYPE, c.REFUSE_BAD_STATE, c.BLOCK_SET_NOT_BUILT)
+    block = set_block(b.sets, manifest_block, msg.tile_set)
+    if block:
+        b.refuse(msg.TYPE, c.REFUSE_BAD_STATE, block)
         return
+    s = b.sets[msg.tile_set]
     total = len(s.manifest)
     step = m.MAX_CHUNK_TILES
     for offset in range(0, total, step):
@@ -157,7 +159,7 @@ def on_shuffle(b: "Board", msg: m.Message) -> None:
     assert isinstance(msg, m.Shuffle)
     if motion_refused(b, msg.TYPE):
         return
-    block = shuffle_block(b.sets, msg.tile_set)
+    block = set_block(b.sets, shuffle_block, msg.tile_set)
     if block:
         b.refuse(msg.TYPE, c.REFUSE_BAD_STATE, block)
         return
@@ -176,7 +178,7 @@ def on_build(b: "Board", msg: m.Message) -> None:
     if problem >= 0:
         b.refuse(msg.TYPE, c.REFUSE_BAD_LAYOUT, problem)
         return
-    block = build_block(b.sets, msg.tile_set)
+    block = set_block(b.sets, build_block, msg.tile_set)
     if block:
         b.refuse(msg.TYPE, c.REFUSE_BAD_STATE, block)
         return
@@ -195,7 +197,7 @@ def on_lift(b: "Board", msg: m.Message) -> None:
     assert isinstance(msg, m.LiftWalls)
     if motion_refused(b, msg.TYPE):
         return
-    block = lift_block(b.sets, msg.tile_set)
+    block = set_block(b.sets, lift_block, msg.tile_set)
     if block:
         b.refuse(msg.TYPE, c.REFUSE_BAD_STATE, block)
         return

@@ -39,7 +39,7 @@ from protocol.codes import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
 # the protocol's place codes (BOARD_STATUS.places): one name for one thing
 DISC = PLACE_DISC
@@ -82,34 +82,40 @@ def on_bench(place: int) -> bool:
     return place in (BUILT, PARTIAL, UNKNOWN)
 
 
-def shuffle_block(sets: "Sequence[TileSet]", tile_set: int) -> int:
-    """0 when SHUFFLE may start, else the BLOCK detail."""
-    if not in_disc(sets[tile_set].place):
+def shuffle_block(mine: int, other: int) -> int:
+    """0 when SHUFFLE may take a set in place ``mine`` (the other set in ``other``), else the
+    BLOCK detail. The four rules take the two places, so the host checks a command against the
+    board's report with these same functions (controller/cycle/places.py)."""
+    if not in_disc(mine):
         return BLOCK_SET_NOT_IN_DISC
     return 0
 
 
-def build_block(sets: "Sequence[TileSet]", tile_set: int) -> int:
-    if sets[tile_set].place != SHUFFLED:
+def build_block(mine: int, other: int) -> int:
+    if mine != SHUFFLED:
         return BLOCK_SET_NOT_SHUFFLED
-    if on_bench(sets[1 - tile_set].place):
+    if on_bench(other):
         return BLOCK_BENCH_OCCUPIED
     return 0
 
 
-def lift_block(sets: "Sequence[TileSet]", tile_set: int) -> int:
-    if sets[tile_set].place != BUILT:
+def lift_block(mine: int, other: int) -> int:
+    if mine != BUILT:
         return BLOCK_SET_NOT_BUILT
-    if sets[1 - tile_set].place == UP:
+    if other == UP:
         return BLOCK_SURFACE_OCCUPIED
     return 0
 
 
-def manifest_block(sets: "Sequence[TileSet]", tile_set: int) -> int:
-    place = sets[tile_set].place
-    if place != BUILT and place != UP:
+def manifest_block(mine: int, other: int) -> int:
+    if mine != BUILT and mine != UP:
         return BLOCK_SET_NOT_BUILT
     return 0
+
+
+def set_block(sets: "Sequence[TileSet]", rule: "Callable[[int, int], int]", tile_set: int) -> int:
+    """``rule`` (one of the four above) for ``tile_set`` among the board's ``sets``."""
+    return rule(sets[tile_set].place, sets[1 - tile_set].place)
 
 
 def layout_problem(layout: object, tiles: int) -> int:

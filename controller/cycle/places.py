@@ -8,27 +8,23 @@ it (``waiting_set``, ``recovery_steps``) and checks every command against it bef
 (``blocked``). The audit log is history: it never decides where a set is. Nothing here does
 I/O; these are the table's rules, as data.
 
-What the board refuses (REFUSED BAD_STATE, the detail of ``protocol.codes.BLOCKS``)::
-
-    SHUFFLE s        s in DISC, SHUFFLED, PARTIAL or UNKNOWN    else SET_NOT_IN_DISC
-    BUILD_WALLS s    s SHUFFLED                                 else SET_NOT_SHUFFLED
-                     the other not BUILT, PARTIAL or UNKNOWN    else BENCH_OCCUPIED
-    LIFT_WALLS s     s BUILT                                    else SET_NOT_BUILT
-                     the other not UP                           else SURFACE_OCCUPIED
-    READ_MANIFEST s  s BUILT or UP                              else SET_NOT_BUILT
-    COLLECT          always (it drops the set that is UP, if any)
-
-and every motion (SHUFFLE, BUILD_WALLS, LIFT_WALLS, COLLECT, ROLL_DICE) while the board
-reports a fault (FAULTED, ESTOP_HELD) or a motion running (BUSY).
+What the board refuses for where the sets are (REFUSED BAD_STATE, the detail of
+``protocol.codes.BLOCKS``) is the board's own rule, written once: ``blocked`` calls the
+firmware's functions (firmware/places.py, ``shuffle_block`` and the others) with the places the
+board reported. COLLECT is always taken (it drops the set that is UP, if any); every motion
+(SHUFFLE, BUILD_WALLS, LIFT_WALLS, COLLECT, ROLL_DICE) is refused while the board reports a
+fault (FAULTED, ESTOP_HELD) or a motion running (BUSY).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
 import protocol.codes as codes
 import protocol.messages as m
+from firmware.places import build_block, lift_block, manifest_block, shuffle_block
 from rules.words import TileSetName
 
 #: the tile sets in the order of the board's status (A first)
@@ -44,10 +40,6 @@ BUILT: Final = codes.PLACE_BUILT
 UP: Final = codes.PLACE_UP
 UNKNOWN: Final = codes.PLACE_UNKNOWN
 
-#: places from which SHUFFLE takes the set (partial walls drop back first)
-IN_DISC: frozenset[int] = frozenset({DISC, SHUFFLED, PARTIAL, UNKNOWN})
-#: places that hold the bench under the table (whole walls, partial ones, or maybe)
-ON_BENCH: frozenset[int] = frozenset({BUILT, PARTIAL, UNKNOWN})
 
 #: the board's states in which a motion runs
 MOVING_STATES: frozenset[int] = frozenset(
@@ -213,24 +205,21 @@ def blocked(message: m.Message, view: BoardView) -> str | None:
     return codes.block_info(block)[1] if block else None
 
 
+#: the board's rule for each command that needs its set in a given place
+_PLACE_RULES: dict[type[m.Message], Callable[[int, int], int]] = {
+    m.Shuffle: shuffle_block,
+    m.BuildWalls: build_block,
+    m.LiftWalls: lift_block,
+    m.ReadManifest: manifest_block,
+}
+
+
 def _place_block(message: m.Message, view: BoardView) -> int:
     """The BLOCK detail the board would refuse ``message`` with, 0 when it would not."""
-    if isinstance(message, m.Shuffle):
-        mine = view.places[message.tile_set & 1]
-        return 0 if mine in IN_DISC else codes.BLOCK_SET_NOT_IN_DISC
-    if isinstance(message, m.BuildWalls):
-        if view.places[message.tile_set & 1] != SHUFFLED:
-            return codes.BLOCK_SET_NOT_SHUFFLED
-        return (
-            codes.BLOCK_BENCH_OCCUPIED if view.places[1 - (message.tile_set & 1)] in ON_BENCH else 0
-        )
-    if isinstance(message, m.LiftWalls):
-        if view.places[message.tile_set & 1] != BUILT:
-            return codes.BLOCK_SET_NOT_BUILT
-        return codes.BLOCK_SURFACE_OCCUPIED if view.places[1 - (message.tile_set & 1)] == UP else 0
-    if isinstance(message, m.ReadManifest):
-        return 0 if view.places[message.tile_set & 1] in (BUILT, UP) else codes.BLOCK_SET_NOT_BUILT
-    return 0
+    if not isinstance(message, m.Shuffle | m.BuildWalls | m.LiftWalls | m.ReadManifest):
+        return 0
+    mine = message.tile_set & 1
+    return _PLACE_RULES[type(message)](view.places[mine], view.places[1 - mine])
 
 
 def waiting_set(view: BoardView) -> TileSetName:

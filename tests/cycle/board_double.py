@@ -2,8 +2,9 @@
 
 ``ReferenceBoard`` answers what a controller sends as the board would, with the board's own
 rules of which command each place allows: ``firmware.places`` (``shuffle_block``,
-``build_block``, ``lift_block``, ``manifest_block``), the firmware's code, not the controller's
-guard (controller/cycle/places.py), so the two are checked against each other. Every command it
+``build_block``, ``lift_block``, ``manifest_block``) applied to its own sets, as the firmware
+applies them; the controller's guard (controller/cycle/places.py) applies the same rules to the
+places the board reported, so what is checked is that it plans from that report. Every command it
 would have refused for where the sets are, for a fault or for a motion running is kept in
 ``impossible``. Motions end at once; a board reported moving (a set BUILDING) stops on STOP.
 
@@ -27,6 +28,7 @@ from firmware.places import (
     lift_block,
     manifest_block,
     set_at,
+    set_block,
     shuffle_block,
 )
 from protocol import codes
@@ -157,7 +159,7 @@ class ReferenceBoard:
         if isinstance(msg, m.DisplayDice):
             return [m.Done(msg.TYPE, codes.RESULT_OK)]
         if isinstance(msg, m.ReadManifest):
-            if manifest_block(self.sets, msg.tile_set):
+            if set_block(self.sets, manifest_block, msg.tile_set):
                 return self._refuse(msg, codes.REFUSE_BAD_STATE, 4, "set not built")
             return [
                 *(
@@ -175,11 +177,11 @@ class ReferenceBoard:
             return self._refuse(msg, codes.REFUSE_BUSY, m.BuildWalls.TYPE, "busy")
         block = 0
         if isinstance(msg, m.Shuffle):
-            block = shuffle_block(self.sets, msg.tile_set)
+            block = set_block(self.sets, shuffle_block, msg.tile_set)
         elif isinstance(msg, m.BuildWalls):
-            block = build_block(self.sets, msg.tile_set)
+            block = set_block(self.sets, build_block, msg.tile_set)
         elif isinstance(msg, m.LiftWalls):
-            block = lift_block(self.sets, msg.tile_set)
+            block = set_block(self.sets, lift_block, msg.tile_set)
         if block:
             return self._refuse(msg, codes.REFUSE_BAD_STATE, block, codes.block_info(block)[0])
         self.motions += 1

@@ -16,7 +16,14 @@ import pytest
 from controller.cycle.faults import SETS_UNKNOWN, refusal_words
 from controller.cycle.places import BoardView, blocked, recovery_steps, waiting_set
 from controller.cycle.states import MOTION_STATES, STATES
-from firmware.places import TileSet, build_block, lift_block, manifest_block, shuffle_block
+from firmware.places import (
+    TileSet,
+    build_block,
+    lift_block,
+    manifest_block,
+    set_block,
+    shuffle_block,
+)
 from protocol import codes
 from protocol import messages as m
 from tests.cycle.board_double import (
@@ -139,13 +146,13 @@ def _reference(message: m.Message, places: tuple[int, int]) -> int:
     for s, place in zip(sets, places, strict=True):
         s.place = place
     if isinstance(message, m.Shuffle):
-        return shuffle_block(sets, message.tile_set)
+        return set_block(sets, shuffle_block, message.tile_set)
     if isinstance(message, m.BuildWalls):
-        return build_block(sets, message.tile_set)
+        return set_block(sets, build_block, message.tile_set)
     if isinstance(message, m.LiftWalls):
-        return lift_block(sets, message.tile_set)
+        return set_block(sets, lift_block, message.tile_set)
     if isinstance(message, m.ReadManifest):
-        return manifest_block(sets, message.tile_set)
+        return set_block(sets, manifest_block, message.tile_set)
     return 0
 
 
