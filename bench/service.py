@@ -16,14 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 from bench.procstat import process_cpu, process_rss_kib
+from bench.simservice import sim_service
 from controller.api.client import ApiClient
 
 
@@ -33,63 +30,48 @@ def main() -> int:
     parser.add_argument("--idle", type=float, default=5.0)
     args = parser.parse_args()
 
-    with tempfile.TemporaryDirectory() as tmp:
-        sock = os.path.join(tmp, "api.sock")
-        config = Path(tmp, "config.toml")
-        config.write_text(
-            '[table]\nnumber = 1\n[rules]\nprofile = "wenzhou"\n'
-            f'[api]\nsocket = "{sock}"\n[audit]\npath = "{tmp}/audit.jsonl"\n'
-            '[logging]\nlevel = "WARNING"\n'
-        )
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "cli", "run", "--sim", "--config", str(config)],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            assert proc.stdout is not None
-            ready = json.loads(proc.stdout.readline())
-            startup = time.perf_counter() - t0
-            assert ready["ready"]
-            client = ApiClient(sock)
-            while not client.status().link_up:
-                time.sleep(0.01)
-            linked = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    with sim_service() as service:
+        proc, sock = service.proc, service.socket
+        assert proc.stdout is not None
+        ready = json.loads(proc.stdout.readline())
+        startup = time.perf_counter() - t0
+        assert ready["ready"]
+        client = ApiClient(sock)
+        while not client.status().link_up:
+            time.sleep(0.01)
+        linked = time.perf_counter() - t0
 
-            time.sleep(1.0)  # let start-up work settle
-            cpu0 = process_cpu(proc.pid)
-            time.sleep(args.idle)
-            idle_cpu = process_cpu(proc.pid) - cpu0
+        time.sleep(1.0)  # let start-up work settle
+        cpu0 = process_cpu(proc.pid)
+        time.sleep(args.idle)
+        idle_cpu = process_cpu(proc.pid) - cpu0
 
-            watcher = ApiClient(sock)
-            watcher.subscribe()
-            events = watcher.events()
-            samples: list[tuple[int, int]] = [(0, process_rss_kib(proc.pid))]
-            every = max(1, args.cycles // 10)
-            c0, w0 = process_cpu(proc.pid), time.perf_counter()
-            for n in range(1, args.cycles + 1):
-                client.shuffle()
-                for event in events:
-                    if event.type == "phase" and event.state == "ready":
-                        break
-                    if event.type == "fault":
-                        raise SystemExit(f"fault during the benchmark: {event.message}")
-                client.deal()
-                for event in events:
-                    if event.type == "dealt":
-                        break
-                    if event.type == "fault":
-                        raise SystemExit(f"fault during the benchmark: {event.message}")
-                if n % every == 0:
-                    samples.append((n, process_rss_kib(proc.pid)))
-            wall = time.perf_counter() - w0
-            busy_cpu = process_cpu(proc.pid) - c0
-            watcher.close()
-            client.close()
-        finally:
-            proc.terminate()
-            proc.wait(30)
+        watcher = ApiClient(sock)
+        watcher.subscribe()
+        events = watcher.events()
+        samples: list[tuple[int, int]] = [(0, process_rss_kib(proc.pid))]
+        every = max(1, args.cycles // 10)
+        c0, w0 = process_cpu(proc.pid), time.perf_counter()
+        for n in range(1, args.cycles + 1):
+            client.shuffle()
+            for event in events:
+                if event.type == "phase" and event.state == "ready":
+                    break
+                if event.type == "fault":
+                    raise SystemExit(f"fault during the benchmark: {event.message}")
+            client.deal()
+            for event in events:
+                if event.type == "dealt":
+                    break
+                if event.type == "fault":
+                    raise SystemExit(f"fault during the benchmark: {event.message}")
+            if n % every == 0:
+                samples.append((n, process_rss_kib(proc.pid)))
+        wall = time.perf_counter() - w0
+        busy_cpu = process_cpu(proc.pid) - c0
+        watcher.close()
+        client.close()
 
     print("service benchmark: mjtable run --sim (simulator in-process, speed 0)")
     print(f"  start-up to READY:                {startup * 1000:8.0f} ms")

@@ -4,7 +4,7 @@
                    (``python -m controller.api --write docs/api``)
     server.py      ApiServer on the shared I/O loop, with socketfile, admission (limits and
                    the reserve kept for status and stop), connection, decoding (strict JSON,
-                   jsondepth), roles, dispatch and fanout in files of their own
+                   jsonshape), roles, dispatch and fanout in files of their own
     client.py      ApiClient, the Python client the command line and the gateway use
 
 See docs/api.md.

@@ -94,6 +94,7 @@ class Connection:
         "reason",
         "registered",
         "role",
+        "scanned",
         "slot",
         "sock",
         "subscribed",
@@ -121,6 +122,7 @@ class Connection:
         self.owner = owner
         self.inbuf = bytearray()
         self.inpos = 0  # start of the first line not handled yet
+        self.scanned = 0  # inbuf[inpos:scanned] holds no newline: never searched twice
         self.out: collections.deque[bytes | memoryview] = collections.deque()
         self.out_bytes = 0
         self.partial = False  # the head of ``out`` is partly sent
@@ -167,25 +169,35 @@ class Connection:
         return True
 
     def next_line(self) -> bytes | TooLong | None:
-        """The next whole line (without its newline), TOO_LONG, or None when there is none."""
-        newline = self.inbuf.find(b"\n", self.inpos)
+        """The next whole line (without its newline), TOO_LONG, or None when there is none.
+
+        The bytes searched for a newline are not searched again when more arrive, so a line
+        sent a byte at a time costs time linear in its length."""
+        newline = self._newline()
         end = newline if newline >= 0 else len(self.inbuf)
         if end - self.inpos > self.limits.max_line_bytes:
             return TOO_LONG
         if newline < 0:
             return None
         line = bytes(self.inbuf[self.inpos : newline])
-        self.inpos = newline + 1
+        self.inpos = self.scanned = newline + 1
         return line
 
     def has_line(self) -> bool:
-        return self.inbuf.find(b"\n", self.inpos) >= 0
+        return self._newline() >= 0
+
+    def _newline(self) -> int:
+        newline = self.inbuf.find(b"\n", max(self.inpos, self.scanned))
+        if newline < 0:
+            self.scanned = len(self.inbuf)
+        return newline
 
     def compact(self, now: float) -> None:
         """Forget the lines handled; a half line left behind starts its clock now if the
         lines before it were handled in this turn."""
         if self.inpos:
             del self.inbuf[: self.inpos]
+            self.scanned = max(0, self.scanned - self.inpos)
             self.inpos = 0
             self.line_started = now if self.inbuf else None
         elif not self.inbuf:
@@ -195,7 +207,7 @@ class Connection:
         """What is left after the last newline (the last line of a client that closed)."""
         rest = bytes(self.inbuf[self.inpos :])
         self.inbuf.clear()
-        self.inpos = 0
+        self.inpos = self.scanned = 0
         self.line_started = None
         return rest
 

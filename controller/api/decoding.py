@@ -5,12 +5,12 @@ read strictly (docs/api.md, "Strict JSON"), so that what the server acts on is w
 reader of the same line would see:
 
 - the line is UTF-8 (json.loads would also guess UTF-16 and UTF-32 from the bytes);
-- arrays and objects nest at most :data:`controller.api.jsondepth.MAX_DEPTH` deep, checked on
+- arrays and objects nest at most :data:`controller.api.jsonshape.MAX_DEPTH` deep, checked on
   the bytes before decoding, whatever the interpreter's recursion limit;
 - an object names each key once (``{"op":"status","op":"shuffle"}`` is not "the last one
   wins");
 - numbers are finite: no ``NaN``, ``Infinity``, ``-Infinity``, nor ``1e999`` (which would be
-  inf), and an integer has at most :data:`MAX_INT_DIGITS` digits (whatever
+  inf), and an integer has at most :data:`controller.api.jsonshape.MAX_INT_DIGITS` digits (whatever
   ``sys.set_int_max_str_digits`` says);
 - strings are Unicode: an escaped unpaired surrogate (``"\\ud800"``) is refused, so no answer
   ever has to carry one.
@@ -22,17 +22,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
+import re
 from typing import Any
 
 from pydantic import ValidationError
 
-from controller.api.jsondepth import check_depth
+from controller.api.jsonshape import TooManyValues, check_shape
 from controller.api.messages import OPS, REQUEST_MODELS, BaseRequest, ErrorCode
 from controller.api.roles import ROLE_OPS, Role
 
-#: The most digits an integer in a request may have.
-MAX_INT_DIGITS = 64
 #: How much of a value a refusal's message quotes.
 QUOTE_CHARS = 80
 
@@ -66,26 +64,13 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number (numbers are finite)")
 
 
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"the number {_quote(text)[1:-1]} is out of range")
-    return value
-
-
-def _bounded_int(text: str) -> int:
-    digits = len(text) - text.startswith("-")
-    if digits > MAX_INT_DIGITS:
-        raise ValueError(f"an integer of {digits} digits (at most {MAX_INT_DIGITS})")
-    return int(text)
-
-
-_DECODER = json.JSONDecoder(
-    object_pairs_hook=_unique_keys,
-    parse_float=_finite_float,
-    parse_int=_bounded_int,
-    parse_constant=_no_constant,
-)
+# The numbers' limits are checked on the line's shape (controller/api/jsonshape.py), so the
+# decoder converts them in C. A line with fewer than two colons has no object of two keys, so
+# it is decoded without the duplicate-key hook (one Python call per object).
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+_DECODER_NO_PAIRS = json.JSONDecoder(parse_constant=_no_constant)
+# Only an escape can put a surrogate in a string (the line is strict UTF-8).
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def _check_unicode(value: Any) -> None:
@@ -116,10 +101,18 @@ def _check_unicode(value: Any) -> None:
 
 
 def decode_json(line: bytes) -> Any:
-    """The JSON value of ``line``; ValueError (with a plain message) when it is not strict JSON."""
-    check_depth(line)
-    value = _DECODER.decode(line.decode("utf-8"))
-    _check_unicode(value)
+    """The JSON value of ``line``; ValueError (with a plain message) when it is not strict JSON.
+
+    Linear in the line's length: the shape checks are C passes, the decoder is json's C
+    scanner, and the only Python-level passes (the duplicate-key hook, the surrogate walk)
+    run only on lines that can need them.
+    """
+    check_shape(line)
+    text = line.decode("utf-8")
+    decoder = _DECODER if line.count(b":") > 1 else _DECODER_NO_PAIRS
+    value = decoder.decode(text)
+    if _SURROGATE_ESCAPE.search(line):
+        _check_unicode(value)
     return value
 
 
@@ -140,6 +133,8 @@ def read_request(line: bytes, role: Role) -> BaseRequest | Refusal:
     """The request on ``line`` as ``role`` may send it, or the refusal that answers it."""
     try:
         raw = decode_json(line)
+    except TooManyValues as exc:
+        return Refusal("bad_request", str(exc))
     except (ValueError, RecursionError) as exc:
         return Refusal("bad_json", f"not valid JSON: {exc}")
     if not isinstance(raw, dict):

@@ -28,6 +28,9 @@ DEFAULT_REQUEST_TIMEOUT = 10.0
 MAX_PENDING_EVENTS = 65536
 #: Complete lines of one connection handled per turn of the loop before the others get theirs.
 LINES_PER_TURN = 8
+#: Bytes of request lines of one connection handled per turn of the loop (past its first line,
+#: whatever its size): a few small requests, or one large line, then the others get theirs.
+LINE_BYTES_PER_TURN = 4096
 #: Connections accepted per turn of the loop before the connected clients are served again.
 ACCEPTS_PER_TURN = 32
 

@@ -40,6 +40,7 @@ from controller.api.fanout import EventQueue, lines_by_role
 from controller.api.limits import (
     ACCEPTS_PER_TURN,
     DEFAULT_SOCKET_MODE,
+    LINE_BYTES_PER_TURN,
     LINES_PER_TURN,
     MAX_SOCKET_PATH_BYTES,
     STATUS_SOCKET_NAME,
@@ -366,10 +367,14 @@ class ApiServer:
             self._serve(conn, now)
 
     def _serve(self, conn: Connection, now: float) -> None:
-        """Handle the connection's whole lines, a few per turn."""
+        """Handle the connection's whole lines, a few per turn: at most LINES_PER_TURN
+        lines and, past its first line, LINE_BYTES_PER_TURN bytes, so that one client's large
+        lines cannot hold the loop while the others wait."""
         conn.backlogged = False
-        handled = 0
+        handled = handled_bytes = 0
         while not conn.closing and not conn.closed and handled < LINES_PER_TURN:
+            if handled and handled_bytes >= LINE_BYTES_PER_TURN:
+                break
             line = conn.next_line()
             if line is None:
                 break
@@ -386,6 +391,7 @@ class ApiServer:
                 self._finish(conn, "sent an over-long line")
                 return
             assert isinstance(line, bytes)
+            handled_bytes += len(line)
             self._handle_line(conn, line)
         if conn.closing or conn.closed:
             return

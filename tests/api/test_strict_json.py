@@ -20,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.api.decoding import MAX_INT_DIGITS, Refusal, decode_json, read_request
-from controller.api.jsondepth import MAX_DEPTH
+from controller.api.decoding import Refusal, decode_json, read_request
+from controller.api.jsonshape import MAX_DEPTH, MAX_INT_DIGITS
 from controller.api.messages import OPS, StatusRequest
 from controller.api.server import ApiServer
 from tests.support.fake_controller import WAIT, FakeTable, RawConn
@@ -136,7 +136,9 @@ WIRE_CASES = [
     (b'{"id": 1e999, "op": "status"}', "bad_json"),
     (b'{"id": -Infinity, "op": "status"}', "bad_json"),
     (b'{"id": ' + b"9" * 5000 + b', "op": "status"}', "bad_json"),
-    (b"[" * 5000 + b"]" * 5000, "bad_json"),
+    (b"[" * 100 + b"]" * 100, "bad_json"),
+    (b"[" * 5000 + b"]" * 5000, "bad_request"),  # more values than any request holds
+    (b'{"op": "status", "x": [' + b"0," * 2000 + b"0]}", "bad_request"),
     ('{"op": "status"}'.encode("utf-16"), "bad_json"),
 ]
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -15,15 +14,6 @@ from controller.audit.files import iter_records
 from controller.audit.replay import replay
 from controller.audit.verify import verify
 from tests.support.sim_service import Service
-
-
-@pytest.fixture
-def service(tmp_path: Path) -> Iterator[Service]:
-    svc = Service(tmp_path)
-    try:
-        yield svc
-    finally:
-        svc.cleanup()
 
 
 class Watcher:
