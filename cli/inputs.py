@@ -208,10 +208,17 @@ _STRINGS = {
 }
 
 
+# A quote that opens no whole string opens one that runs to the end of the text (which the
+# parser then refuses): the scan stops there instead of trying again from every later quote,
+# so the check is linear in the text's length.
+_UNTERMINATED = {"json": '"', "toml": "[\"']"}
+
+
 @cache
 def _tokens(syntax: Syntax) -> re.Pattern[str]:
     return re.compile(
-        rf"(?P<skip>{_STRINGS[syntax]})|(?P<open>[\[{{])|(?P<close>[\]}}])"
+        rf"(?P<skip>{_STRINGS[syntax]})|(?P<unterminated>{_UNTERMINATED[syntax]}.*)"
+        rf"|(?P<open>[\[{{])|(?P<close>[\]}}])"
         rf"|(?P<number>[0-9][0-9_]{{{MAX_NUMBER_DIGITS},}})",
         re.DOTALL,
     )
