@@ -220,23 +220,24 @@ class AuditLog:
         self._sealer = resume_sealing(
             files, key, self._next_seq, interval=interval, records=records
         )
-        if self._size == 0 and self._last is not None:
-            # A fresh active file after a rotation (possibly interrupted): link it.
-            self.recovered.append(self._write_rotated(rotated_files(active)[-1]))
-        if torn:
-            self.recovered.append(
-                self._append_locked(
-                    "torn_tail",
-                    {
-                        "file": sidecar.name,
-                        "bytes": len(torn),
-                        "sha256": sha256_hex(torn),
-                        "offset": good_len,
-                        "lines": torn_lines,
-                    },
-                    None,
+        with self._lock:  # what is written now may wake the time seal's thread
+            if self._size == 0 and self._last is not None:
+                # A fresh active file after a rotation (possibly interrupted): link it.
+                self.recovered.append(self._write_rotated(rotated_files(active)[-1]))
+            if torn:
+                self.recovered.append(
+                    self._append_locked(
+                        "torn_tail",
+                        {
+                            "file": sidecar.name,
+                            "bytes": len(torn),
+                            "sha256": sha256_hex(torn),
+                            "offset": good_len,
+                            "lines": torn_lines,
+                        },
+                        None,
+                    )
                 )
-            )
 
     def _last_of_rotated(self, rotated: Path) -> AuditRecord:
         lines, fragment = split_lines(rotated.read_bytes())
