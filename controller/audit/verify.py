@@ -19,7 +19,7 @@ from pathlib import Path
 
 from controller.audit.files import chain_files, split_lines, torn_files
 from controller.audit.heads import FloorHead, heads_of_table
-from controller.audit.records import GENESIS, AuditRecord, parse_line, sha256_hex
+from controller.audit.records import GENESIS, AuditError, AuditRecord, parse_line, sha256_hex
 from controller.audit.sealing import SEAL_KIND, check_seal, evolve, fingerprint
 
 
@@ -142,8 +142,8 @@ def verify(
     The seals must follow each other; with ``key`` (the verification key ``k_0``)
     their MACs are checked too, and a log without any seal is a break. With ``heads``,
     those of ``table`` (by default the table the log names) must match the records of
-    their ``seq`` and none may lie beyond the log's end. AuditError when no head is of
-    the table.
+    their ``seq`` and none may lie beyond the log's end. AuditError when a file of the chain
+    cannot be read, or no head is of the table.
     """
     files = chain_files(target)
     result = VerifyResult(files=files, key_checked=key is not None)
@@ -156,7 +156,7 @@ def verify(
     cycles: set[str] = set()
     previous_file: tuple[Path, bytes, int] | None = None
     for path in files:
-        content = path.read_bytes()
+        content = _read(path)
         lines, fragment = split_lines(content)
         for number, raw in enumerate(lines, start=1):
             try:
@@ -267,6 +267,13 @@ def verify(
     return result
 
 
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise AuditError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
 def _check_heads(
     heads: list[FloorHead], found: dict[int, tuple[Path, int, str]], result: VerifyResult
 ) -> AuditBreak | None:
@@ -277,7 +284,7 @@ def _check_heads(
             end = result.files[-1]
             return AuditBreak(
                 end,
-                len(split_lines(end.read_bytes())[0]) + 1,
+                len(split_lines(_read(end))[0]) + 1,
                 f"{head} is beyond the log's last record (seq {last}): records were cut off "
                 "the end",
                 head.seq,
@@ -315,7 +322,12 @@ def _check_sidecar(sidecar: Path, record: AuditRecord, result: VerifyResult) -> 
             f"({record.data.get('bytes')} bytes were set aside there)"
         )
         return
-    if sha256_hex(sidecar.read_bytes()) != record.data.get("sha256"):
+    try:
+        content = sidecar.read_bytes()
+    except OSError as exc:
+        result.warnings.append(f"seq {record.seq}: cannot read {sidecar.name}: {exc.strerror}")
+        return
+    if sha256_hex(content) != record.data.get("sha256"):
         result.warnings.append(
             f"seq {record.seq}: {sidecar.name} does not match the SHA-256 recorded for it"
         )

@@ -47,6 +47,16 @@ def test_verify_missing_file_is_usage(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "no audit log at" in capsys.readouterr().err
 
 
+def test_verify_names_a_file_of_the_chain_it_cannot_read(
+    logpath: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    logpath.with_name("audit.jsonl.9").mkdir()  # taken for the newest rotated file
+    assert run(["audit", "verify", str(logpath)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mjtable audit: cannot read ") and "audit.jsonl.9: Is a directory" in err
+    assert "Traceback" not in err
+
+
 def test_replay_match(logpath: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["audit", "replay", str(logpath), "--cycle", "c-1"]) == 0
     out = capsys.readouterr().out
