@@ -1,10 +1,13 @@
 """`mjtable audit verify FILE`, `mjtable audit replay FILE --cycle ID`, `mjtable audit keygen`.
 
-verify: exit 0 and one OK line with counts when the chain holds, then how far it is sealed
-(with ``--key``) or that it is only unsealed-verified (without), the floor heads checked
-(with ``--heads``) and the head; exit 1 and the first break (file, line, what is wrong) when
-it does not, when a seal does not match the key, when the log holds no seal though a key is
-given, or when a floor head does not match.
+verify: exit 0 and one OK line with counts when the log holds (its warnings, if any, before
+it: an unclean end, a sidecar), then how far it is sealed (with ``--key``) or that it is only
+unsealed-verified (without), the floor heads checked (with ``--heads``) and the head; exit 1
+and each break (file, line, what is wrong) when it does not: the chain broken, a seal that
+does not match the key, no seal though a key is given, records written while the table was
+off, an unsealed record naming another table, a floor head that does not match. Exit 2 only
+for bad usage: no such log, a key that is not one, a heads file that cannot be read or holds
+no head of the table.
 replay: exit 0 when the recomputed dealt state equals the published one, exit 1
 with the first difference when it does not; a cycle absent from the log or
 lacking a record needed to recompute it is bad input (exit 2).
@@ -40,7 +43,8 @@ def register(subparsers: Any) -> None:
             "Check every record of the log (FILE and its rotated FILE.1, FILE.2, ...): "
             "canonical JSON, own hash, seq continuity and the SHA-256 chain; with --key, "
             "every seal's MAC with the verification key; with --heads, the heads the floor "
-            "received. Exit 0 when it holds, 1 at the first break."
+            "received. Exit 0 when it holds (warnings may be printed), 1 at a break, 2 for "
+            "bad usage."
         ),
     )
     check.add_argument("file", type=Path, metavar="FILE", help="the active log, or its directory")
@@ -133,27 +137,29 @@ def _verify(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     for warning in result.warnings:
         print(f"warning: {warning}")
-    if result.brk is not None:
-        print(f"BREAK at {result.brk}")
+    for brk in result.breaks:
+        print(f"BREAK at {brk}")
+    if not result.complete:
         print(f"{result.records} records verified before the break")
         return 1
     files = ", ".join(p.name for p in result.files)
     span = f"seq {result.first_seq}..{result.last_seq}" if result.records else "empty"
     print(
-        f"OK: {result.records} records ({span}) in {len(result.files)} file(s) ({files}); "
-        f"{result.cycles} cycle(s), {result.rotations} rotation(s), "
-        f"{result.torn_tails} torn tail(s) set aside"
+        f"{'OK' if result.ok else 'read to the end'}: {result.records} records ({span}) in "
+        f"{len(result.files)} file(s) ({files}); {result.cycles} cycle(s), "
+        f"{result.rotations} rotation(s), {result.torn_tails} torn tail(s) set aside"
     )
     if result.key_checked:
-        tail = (
-            f"{result.unsealed} record(s) after it not sealed yet"
-            if result.unsealed
-            else "nothing after it"
-        )
-        print(
-            f"SEALED up to epoch {result.sealed_epoch} (seq {result.sealed_seq}, "
-            f"{result.sealed_time}) with the key {result.fingerprint}; {tail}"
-        )
+        if result.seals:  # with none, its break says so
+            tail = (
+                f"{result.unsealed} record(s) after it not sealed yet"
+                if result.unsealed
+                else "nothing after it"
+            )
+            print(
+                f"SEALED up to epoch {result.sealed_epoch} (seq {result.sealed_seq}, "
+                f"{result.sealed_time}) with the key {result.fingerprint}; {tail}"
+            )
     elif result.seals:
         print(
             f"UNSEALED-VERIFIED only: the chain holds but nothing proves it was not rewritten "
@@ -165,9 +171,9 @@ def _verify(args: argparse.Namespace) -> int:
             "whole; the log holds no seal (written before sealing, or without a key)"
         )
     if result.heads_checked:
-        print(f"HEADS: {result.heads_checked} floor head(s) of table {result.table} match")
+        print(f"HEADS: {result.heads_checked} floor head(s) of table {result.heads_table} match")
     print(f"head {result.head}")
-    return 0
+    return 0 if result.ok else 1
 
 
 def _replay(args: argparse.Namespace) -> int:

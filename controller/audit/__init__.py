@@ -9,7 +9,9 @@ docs/audit.md for the format and the record kinds. One job per module:
 - :mod:`controller.audit.files`: the chain's files (active, rotated, torn tails), read back;
 - :mod:`controller.audit.writer`: :class:`~controller.audit.writer.AuditLog`, which appends
   durable records, rotates files, sets torn tails aside and holds the lock;
-- :mod:`controller.audit.verify`: checking a whole chain and reporting its first break;
+- :mod:`controller.audit.runs`: the edges of the table's runs (opening and closing seals) and
+  the findings a start records on how the last run ended;
+- :mod:`controller.audit.verify`: checking a whole chain and reporting its breaks;
 - :mod:`controller.audit.replay`: recomputing a cycle's deal with the pure rules and
   comparing it with what was published;
 - :mod:`controller.audit.recovery`: what a restarting service takes back from the log.

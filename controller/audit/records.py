@@ -63,6 +63,8 @@ KINDS: dict[str, tuple[str, ...]] = {
     "torn_tail": ("file", "bytes", "sha256", "offset", "lines"),
     "rotated": ("file", "records", "sha256", "last_seq"),
     "seal": ("epoch", "fingerprint", "reason", "records", "mac"),
+    "written_while_off": ("records", "closed_at"),
+    "unclean_end": ("records", "sealed_at"),
 }
 
 #: Kinds that belong to one deal cycle: ``append`` requires ``cycle=`` for them.

@@ -14,6 +14,9 @@ After a crash, a SIGKILL or a power cut, the service never re-publishes or inven
   believed, history that the controller records against the board's first report and never
   acts on (the board owns the physical truth, docs/controller.md).
 
+Records a ``written_while_off`` finding names (written while the table was off, after a clean
+close: :mod:`controller.audit.runs`) are not the table's: none of them is taken back.
+
 Only the active file and the one rotated before it are read: they hold every cycle that
 can still be open and far more dealt states than the controller keeps, and the whole
 chain (years of rotated files) is not read at start.
@@ -23,12 +26,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, overload
 
 from pydantic import ValidationError
 
-from controller.audit.files import iter_records, rotated_files
+from controller.audit.files import iter_records, rotated_files, split_lines
+from controller.audit.records import parse_line
+from controller.audit.runs import OFF_KIND, OPEN, seal_reason
 from controller.audit.writer import AuditCorrupt, AuditLog
 from rules.dealt import DealtState, first_error
 from rules.words import TileSetName, tile_set_name
@@ -117,9 +123,12 @@ def recover(audit: AuditLog) -> Recovery:
     ended: set[str] = set()
     top: object = None  # the tile_set of the walls_* records (null when collected)
     bench: object = None
-    files = [*rotated_files(audit.path)[-1:], audit.path]
-    for located in iter_records([f for f in files if f.exists()]):
+    files = [f for f in [*rotated_files(audit.path)[-1:], audit.path] if f.exists()]
+    theirs = _written_while_off(files)
+    for located in iter_records(files):
         record = located.record
+        if any(record.seq in span for span in theirs):
+            continue
         if record.kind == "hello":
             found.session = str(record.data.get("session"))
         elif record.kind == "board_status":
@@ -155,3 +164,23 @@ def recover(audit: AuditLog) -> Recovery:
             audit.append("cycle_aborted", {"reason": CUT_SHORT}, cycle=cycle)
             found.aborted.append(cycle)
     return found
+
+
+def _written_while_off(files: list[Path]) -> list[range]:
+    """The seqs each ``written_while_off`` finding in ``files`` names: a finding the table
+    wrote, right before its opening seal."""
+    needle = b'"kind":"' + OFF_KIND.encode("ascii") + b'"'
+    spans: list[range] = []
+    for path in files:
+        lines = split_lines(path.read_bytes())[0]
+        for raw, after in pairwise(lines):
+            if needle not in raw:
+                continue
+            try:
+                finding, opening = parse_line(raw), parse_line(after)
+            except ValueError:
+                continue
+            first, last = finding.data.get("first_seq"), finding.data.get("last_seq")
+            if seal_reason(opening) == OPEN and isinstance(first, int) and isinstance(last, int):
+                spans.append(range(first, last + 1))
+    return spans

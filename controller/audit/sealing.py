@@ -49,8 +49,9 @@ SEAL_INTERVAL_S = 15 * 60.0
 SEAL_RECORDS = 1000
 """A seal is written after at most this many records."""
 
-SEAL_AFTER: frozenset[str] = frozenset({"dealt"})
-"""Kinds sealed at once: a published deal is protected as soon as it is announced."""
+SEAL_AFTER: frozenset[str] = frozenset({"dealt", "config_loaded"})
+"""Kinds sealed at once: a published deal is protected as soon as it is announced, and the
+table's configuration (its number, which picks the floor's heads) as soon as it is loaded."""
 
 KEY_FORMAT = "mjtable-audit-sealing-key/1"
 """The ``format`` field of a key file."""
@@ -240,7 +241,14 @@ class Sealer:
     current epoch, and when the next seal is due. Not thread-safe: the log's lock guards it."""
 
     def __init__(
-        self, path: Path, key: SealingKey, *, unsealed: int, interval: float | None, records: int
+        self,
+        path: Path,
+        key: SealingKey,
+        *,
+        unsealed: int,
+        interval: float | None,
+        records: int,
+        last_seal: AuditRecord | None = None,
     ) -> None:
         self.path = path
         self.key = key
@@ -250,6 +258,8 @@ class Sealer:
         self.unsealed = unsealed
         #: monotonic time of the first of those records this process wrote
         self.since: float | None = time.monotonic() if unsealed else None
+        #: the log's last seal when it was opened (None: it held none)
+        self.last_seal = last_seal
 
     @classmethod
     def resume(
@@ -267,7 +277,9 @@ class Sealer:
         evolution: the evolution is finished now."""
         key = SealingKey.load(path)
         unsealed = next_seq if last_seal is None else next_seq - last_seal.seq - 1
-        sealer = cls(path, key, unsealed=unsealed, interval=interval, records=records)
+        sealer = cls(
+            path, key, unsealed=unsealed, interval=interval, records=records, last_seal=last_seal
+        )
         if last_seal is None:
             if key.epoch != 0:
                 raise AuditKeyError(

@@ -1,4 +1,4 @@
-"""Checking an audit chain: :func:`verify` walks every file and reports the first break.
+"""Checking an audit chain: :func:`verify` walks every file and reports its breaks.
 
 Line by line: JSON form and canonical bytes, the record's own hash, ``seq`` continuity
 from 0, ``prev`` equal to the SHA-256 of the previous line (GENESIS for the first), a
@@ -6,9 +6,12 @@ complete last line, and that each ``rotated`` record matches the file before it 
 count and SHA-256). Sidecars of torn tails are compared with their ``torn_tail`` records
 (warnings only). The ``seal`` records must follow each other (epochs 0, 1, 2, ..., one
 key fingerprint, the count of records each covers); with the verification key, each
-seal's MAC is checked with its epoch's key (:mod:`controller.audit.sealing`). With floor
-heads (:mod:`controller.audit.heads`), each must match the record of its ``seq``.
-``mjtable audit verify`` prints the :class:`VerifyResult`.
+seal's MAC is checked with its epoch's key (:mod:`controller.audit.sealing`). The table's
+runs are judged by their opening and closing seals (:mod:`controller.audit.runs`): records
+written while the table was off are a break past which the walk goes on (the chain still
+holds), an unclean end a warning. The table's identity (which picks the floor's heads) is
+taken from sealed records only. With floor heads (:mod:`controller.audit.heads`), each must
+match the record of its ``seq``. ``mjtable audit verify`` prints the :class:`VerifyResult`.
 """
 
 from __future__ import annotations
@@ -17,15 +20,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from controller.audit.files import chain_files, split_lines, torn_files
+from controller.audit.files import LocatedRecord, chain_files, split_lines, torn_files
 from controller.audit.heads import FloorHead, heads_of_table
-from controller.audit.records import GENESIS, AuditRecord, parse_line, sha256_hex
+from controller.audit.records import GENESIS, AuditError, AuditRecord, parse_line, sha256_hex
+from controller.audit.runs import RunCheck, UncleanEnd
 from controller.audit.sealing import SEAL_KIND, check_seal, evolve, fingerprint
 
 
 @dataclass(frozen=True)
 class AuditBreak:
-    """The first place where the chain does not hold."""
+    """A place where the log does not hold: its chain, a seal, a head, or a record the table
+    did not write."""
 
     file: Path
     line: int
@@ -50,7 +55,11 @@ class VerifyResult:
     torn_tails: int = 0
     rotations: int = 0
     cycles: int = 0
-    brk: AuditBreak | None = None
+    #: every break found, in the order of the chain; the walk stops at a break of the chain
+    #: itself and goes on past records the table did not write (the chain holds there)
+    breaks: list[AuditBreak] = field(default_factory=list)
+    #: False when the walk stopped at a break (nothing after it was read)
+    complete: bool = True
     warnings: list[str] = field(default_factory=list)
     #: seal records read, and the last one's epoch, seq and time
     seals: int = 0
@@ -63,13 +72,20 @@ class VerifyResult:
     key_checked: bool = False
     #: records after the last seal (all of them when there is none)
     unsealed: int = 0
-    #: the table the log names (its last config_loaded record), and the heads checked
+    #: the table the log names (its last config_loaded record a seal covers), the table whose
+    #: floor heads were checked, and how many
     table: str | None = None
+    heads_table: str | None = None
     heads_checked: int = 0
 
     @property
+    def brk(self) -> AuditBreak | None:
+        """The first break (None: the log verifies)."""
+        return self.breaks[0] if self.breaks else None
+
+    @property
     def ok(self) -> bool:
-        return self.brk is None
+        return not self.breaks
 
 
 class _Seals:
@@ -132,22 +148,26 @@ def verify(
     heads: Sequence[FloorHead] | None = None,
     table: str | None = None,
 ) -> VerifyResult:
-    """Check the whole chain across its files and report the first break.
+    """Check the whole chain across its files and report its breaks.
 
     Checks, line by line: JSON form and canonical bytes, the record's own hash,
     ``seq`` continuity from 0, ``prev`` equal to the SHA-256 of the previous line
     (GENESIS for the first), a complete last line, and that each ``rotated``
-    record matches the file before it (record count and SHA-256). Sidecars of
-    torn tails are compared with their ``torn_tail`` records (warnings only).
-    The seals must follow each other; with ``key`` (the verification key ``k_0``)
-    their MACs are checked too, and a log without any seal is a break. With ``heads``,
-    those of ``table`` (by default the table the log names) must match the records of
-    their ``seq`` and none may lie beyond the log's end. AuditError when no head is of
-    the table.
+    record matches the file before it (record count and SHA-256); the walk stops at the
+    first of these breaks. Sidecars of torn tails are compared with their ``torn_tail``
+    records (warnings only). The seals must follow each other; with ``key`` (the
+    verification key ``k_0``) their MACs are checked too, and a log without any seal is a
+    break. Records written while the table was off (after a clean close) are a break the
+    walk goes on past; an unclean end is a warning. With ``heads``, those of ``table`` (by
+    default the table the log's sealed records name) must match the records of their
+    ``seq`` and none may lie beyond the log's end. AuditError when a file of the chain
+    cannot be read, or no head is of the table.
     """
     files = chain_files(target)
     result = VerifyResult(files=files, key_checked=key is not None)
     seals = _Seals(key)
+    runs = RunCheck()
+    named: LocatedRecord | None = None  # a config_loaded naming a table, no seal after it yet
     wanted = {h.seq for h in heads or ()}
     found: dict[int, tuple[Path, int, str]] = {}
     expected_seq = 0
@@ -156,14 +176,13 @@ def verify(
     cycles: set[str] = set()
     previous_file: tuple[Path, bytes, int] | None = None
     for path in files:
-        content = path.read_bytes()
+        content = _read(path)
         lines, fragment = split_lines(content)
         for number, raw in enumerate(lines, start=1):
             try:
                 record = parse_line(raw)
             except ValueError as exc:
-                result.brk = AuditBreak(path, number, str(exc))
-                return result
+                return _stop(result, runs, AuditBreak(path, number, str(exc)))
             if record.seq != expected_seq:
                 if expected_seq == 0:
                     what = (
@@ -180,8 +199,7 @@ def verify(
                         f"seq goes back: expected {expected_seq}, found {record.seq} "
                         "(records reordered or repeated)"
                     )
-                result.brk = AuditBreak(path, number, what, record.seq)
-                return result
+                return _stop(result, runs, AuditBreak(path, number, what, record.seq))
             if record.prev != prev_hash:
                 what = (
                     "prev does not match the SHA-256 of the previous record "
@@ -189,19 +207,15 @@ def verify(
                     if prev_hash != GENESIS
                     else "the first record must have the genesis prev (64 zeros)"
                 )
-                result.brk = AuditBreak(path, number, what, record.seq)
-                return result
+                return _stop(result, runs, AuditBreak(path, number, what, record.seq))
             if number == 1 and previous_file is not None:
                 problem = _check_rotation(record, previous_file)
                 if problem:
-                    result.brk = AuditBreak(path, number, problem, record.seq)
-                    return result
+                    return _stop(result, runs, AuditBreak(path, number, problem, record.seq))
                 result.rotations += 1
             elif record.kind == "rotated":
-                result.brk = AuditBreak(
-                    path, number, "a rotated record that is not the first of a file", record.seq
-                )
-                return result
+                what = "a rotated record that is not the first of a file"
+                return _stop(result, runs, AuditBreak(path, number, what, record.seq))
             if record.kind == "torn_tail":
                 result.torn_tails += 1
                 name = str(record.data.get("file", ""))
@@ -209,12 +223,16 @@ def verify(
                 _check_sidecar(path.parent / name, record, result)
             problem = seals.see(record, result)
             if problem:
-                result.brk = AuditBreak(path, number, problem, record.seq)
-                return result
+                return _stop(result, runs, AuditBreak(path, number, problem, record.seq))
+            runs.see(LocatedRecord(record, path, number))
             if record.seq in wanted:
                 found[record.seq] = (path, number, record.line_hash)
             if record.kind == "config_loaded" and record.data.get("table") is not None:
-                result.table = str(record.data["table"])
+                named = LocatedRecord(record, path, number)
+            elif record.kind == SEAL_KIND and named is not None:
+                if named.record.seq not in runs.off:  # the table's own, now sealed
+                    result.table = str(named.record.data["table"])
+                named = None
             if record.cycle is not None:
                 cycles.add(record.cycle)
             if result.first_seq is None:
@@ -224,16 +242,18 @@ def verify(
             prev_hash = record.line_hash
             expected_seq += 1
         if fragment:
-            result.brk = AuditBreak(
-                path,
-                len(lines) + 1,
-                f"torn last line ({len(fragment)} bytes without a newline): the service "
-                "sets it aside as a torn_tail at its next start",
-            )
-            return result
+            what = f"torn last line ({len(fragment)} bytes without a newline)"
+            closed = runs.closed_at if path == files[-1] else None
+            if closed is None:
+                what += ": the service sets it aside as a torn_tail at its next start"
+            else:
+                what += (
+                    f" after the clean close at seq {closed}: written while the table was off "
+                    "(its next start sets it aside and records it)"
+                )
+            return _stop(result, runs, AuditBreak(path, len(lines) + 1, what))
         if previous_file is not None and not lines:
-            result.brk = AuditBreak(path, 1, "an empty file inside the chain")
-            return result
+            return _stop(result, runs, AuditBreak(path, 1, "an empty file inside the chain"))
         previous_file = (path, content, len(lines))
     if files:
         for sidecar in torn_files(files[-1]):
@@ -245,6 +265,8 @@ def verify(
     result.head = prev_hash
     result.cycles = len(cycles)
     result.unsealed = seals.since
+    runs.end()
+    _take_runs(result, runs)
     if result.seals:
         for dealt in seals.deals:
             result.warnings.append(
@@ -252,19 +274,107 @@ def verify(
                 "table seals each deal at once: it was added after the last seal, unless the "
                 "table stopped in that instant"
             )
+        if named is not None and str(named.record.data["table"]) != result.table:
+            result.breaks.append(_unsealed_identity(named, result.table))
+    confirming: list[FloorHead] | None = None
     if key is not None and result.seals == 0 and files:
-        result.brk = AuditBreak(
-            files[0],
-            1,
-            "no seal record in the log: nothing in it is proved by the key (written before "
-            "sealing, without a key, or rewritten)",
-            result.first_seq,
+        result.breaks.append(
+            AuditBreak(
+                files[0],
+                1,
+                "no seal record in the log: nothing in it is proved by the key (written before "
+                "sealing, without a key, or rewritten)",
+                result.first_seq,
+            )
         )
     elif heads is not None:
-        mine = heads_of_table(list(heads), table if table is not None else result.table)
-        result.brk = _check_heads(mine, found, result)
-        result.heads_checked = len(mine) if result.brk is None else 0
+        mine, result.heads_table = _heads_of(list(heads), table, result.table)
+        brk = _check_heads(mine, found, result)
+        if brk is None:
+            result.heads_checked, confirming = len(mine), mine
+        else:
+            result.breaks.append(brk)
+    for unclean in runs.unclean:
+        result.warnings.append(_unclean_warning(unclean, confirming, asked=heads is not None))
     return result
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise AuditError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _stop(result: VerifyResult, runs: RunCheck, brk: AuditBreak) -> VerifyResult:
+    """End the walk at a break of the chain itself (after the breaks found before it)."""
+    _take_runs(result, runs)
+    result.breaks.append(brk)
+    result.complete = False
+    return result
+
+
+def _take_runs(result: VerifyResult, runs: RunCheck) -> None:
+    for seen, words in runs.breaks:
+        result.breaks.append(AuditBreak(seen.file, seen.line, words, seen.record.seq))
+    runs.breaks.clear()
+
+
+def _unsealed_identity(named: LocatedRecord, sealed: str | None) -> AuditBreak:
+    """A config_loaded after the last seal that names another table than the sealed ones."""
+    table = named.record.data["table"]
+    before = f"table {sealed}" if sealed is not None else "no table"
+    return AuditBreak(
+        named.file,
+        named.line,
+        f"config_loaded names table {table} but no seal covers it, and the sealed records "
+        f"name {before}: the table seals its configuration as soon as it is loaded, so this "
+        "record was added after the last seal (the table's identity, which picks the floor's "
+        "heads, is taken from sealed records only)",
+        named.record.seq,
+    )
+
+
+def _heads_of(
+    heads: list[FloorHead], asked: str | None, sealed: str | None
+) -> tuple[list[FloorHead], str]:
+    """The heads to check: of the table asked for (--table), else of the table the sealed
+    records name, else of the only table the heads file holds. AuditError when none is left."""
+    try:
+        mine = heads_of_table(heads, asked if asked is not None else sealed)
+    except AuditError as exc:
+        if asked is None and sealed is not None:
+            raise AuditError(
+                f"{exc}; table {sealed} is the table the log's sealed records name: give the "
+                "heads the floor kept of this table, or name the table (--table N)"
+            ) from None
+        if asked is None:
+            raise AuditError(f"{exc}; the log's sealed records name no table") from None
+        raise
+    return mine, mine[0].table
+
+
+def _unclean_warning(end: UncleanEnd, heads: list[FloorHead] | None, *, asked: bool) -> str:
+    """An unclean end in words, with what the floor's heads confirm of what it left unsealed."""
+    said = (
+        f"seq {end.opening}: the table started again after an unclean end (no clean close "
+        f"after seq {end.last_seq}: a crash, a power cut or a kill); "
+    )
+    if end.first is None or end.last is None:
+        return said + f"nothing was left unsealed after its last seal (seq {end.sealed_at})"
+    said += (
+        f"the {end.records} record(s) after its last seal (seq {end.first}..{end.last}) were "
+        "sealed at that start on the table's word alone"
+    )
+    if heads is None:
+        return said + ("" if asked else " (the floor's heads can confirm them: --heads)")
+    covered = [h.seq for h in heads if end.first <= h.seq <= end.last]
+    if not covered:
+        return said + "; no floor head covers them"
+    top = max(covered)
+    if top == end.last:
+        return said + f"; the floor's heads confirm them all (its head of seq {top})"
+    return said + f"; the floor's heads confirm them up to seq {top}, not seq {top + 1}..{end.last}"
 
 
 def _check_heads(
@@ -277,7 +387,7 @@ def _check_heads(
             end = result.files[-1]
             return AuditBreak(
                 end,
-                len(split_lines(end.read_bytes())[0]) + 1,
+                len(split_lines(_read(end))[0]) + 1,
                 f"{head} is beyond the log's last record (seq {last}): records were cut off "
                 "the end",
                 head.seq,
@@ -315,7 +425,12 @@ def _check_sidecar(sidecar: Path, record: AuditRecord, result: VerifyResult) -> 
             f"({record.data.get('bytes')} bytes were set aside there)"
         )
         return
-    if sha256_hex(sidecar.read_bytes()) != record.data.get("sha256"):
+    try:
+        content = sidecar.read_bytes()
+    except OSError as exc:
+        result.warnings.append(f"seq {record.seq}: cannot read {sidecar.name}: {exc.strerror}")
+        return
+    if sha256_hex(content) != record.data.get("sha256"):
         result.warnings.append(
             f"seq {record.seq}: {sidecar.name} does not match the SHA-256 recorded for it"
         )

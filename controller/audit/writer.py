@@ -16,7 +16,11 @@ Opened with a sealing ``key`` (the path of the table's key file), the log is sea
 record, after :data:`~controller.audit.sealing.SEAL_RECORDS` records, at most
 :data:`~controller.audit.sealing.SEAL_INTERVAL_S` after the first record it covers (a
 thread of the log waits for that) and at :meth:`AuditLog.close`; the key file then moves
-to the next epoch's key. A log that holds seals is never continued without its key.
+to the next epoch's key. A log that holds seals is never continued without its key. Each
+opening of a sealed log begins a run with an opening seal, each close ends it with a closing
+seal; what an opening finds after the last run (records after a clean close, or no clean
+close at all) it records as a finding before its opening seal, never as its own
+(:mod:`controller.audit.runs`).
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ from controller.audit.records import (
     parse_line,
     sha256_hex,
 )
+from controller.audit.runs import CLOSE, FINDING_KINDS, OPEN, opening_finding
 from controller.audit.sealing import (
     SEAL_INTERVAL_S,
     SEAL_KIND,
@@ -127,7 +132,8 @@ class AuditLog:
         self._last: AuditRecord | None = None
         self._failed: str | None = None
         self.recovered: list[AuditRecord] = []
-        """Records the opening itself wrote (``rotated``, ``torn_tail``), to report."""
+        """Records the opening itself wrote, to report: ``rotated``, ``torn_tail``, and its
+        finding on how the last run ended (``written_while_off``, ``unclean_end``)."""
 
     # ---------------------------------------------------------------- opening
 
@@ -178,6 +184,7 @@ class AuditLog:
                 None if key is None else Path(key), interval=seal_interval, records=seal_records
             )
         except BaseException:
+            log._failed = log._failed or "it could not be opened"  # no closing seal: no run
             log.close()
             raise
         if log._sealer is not None and seal_interval is not None:
@@ -205,6 +212,7 @@ class AuditLog:
             self._prev = last.line_hash
             self._last = last
 
+        sidecar = None
         if torn:
             sidecar = self._set_aside(torn)
             with open(active, "r+b") as handle:
@@ -220,10 +228,25 @@ class AuditLog:
         self._sealer = resume_sealing(
             files, key, self._next_seq, interval=interval, records=records
         )
+        with self._lock:  # what is written now may wake the time seal's thread
+            self._write_opening(sidecar, torn, torn_lines, good_len)
+
+    def _write_opening(self, sidecar: Path | None, torn: bytes, lines: int, offset: int) -> None:
+        """The records of the opening: the ``rotated`` record a fresh active file needs, the
+        finding on how the last run ended and the opening seal (a sealed log), the torn tail."""
+        after = 0 if self._sealer is None else self._sealer.unsealed
+        last_seq = None if self._last is None else self._last.seq
         if self._size == 0 and self._last is not None:
             # A fresh active file after a rotation (possibly interrupted): link it.
-            self.recovered.append(self._write_rotated(rotated_files(active)[-1]))
-        if torn:
+            self.recovered.append(self._write_rotated(rotated_files(self.path)[-1], hold=True))
+        if self._sealer is not None:
+            finding = opening_finding(
+                self._sealer.last_seal, after=after, last_seq=last_seq, torn=len(torn)
+            )
+            if finding is not None:
+                self.recovered.append(self._write(*finding, None, hold=True))
+            self._seal(OPEN)
+        if sidecar is not None:
             self.recovered.append(
                 self._append_locked(
                     "torn_tail",
@@ -231,8 +254,8 @@ class AuditLog:
                         "file": sidecar.name,
                         "bytes": len(torn),
                         "sha256": sha256_hex(torn),
-                        "offset": good_len,
-                        "lines": torn_lines,
+                        "offset": offset,
+                        "lines": lines,
                     },
                     None,
                 )
@@ -283,8 +306,8 @@ class AuditLog:
         when the disk refuses. A sealed log may write a ``seal`` record after it (the record
         returned is still the one asked for); ``seal`` records are the log's own.
         """
-        if kind == SEAL_KIND:
-            raise AuditDataError("seal records are written by the log itself, not appended")
+        if kind == SEAL_KIND or kind in FINDING_KINDS:
+            raise AuditDataError(f"{kind} records are written by the log itself, not appended")
         payload = check_data(kind, data or {}, cycle)
         with self._lock:
             return self._append_locked(kind, payload, cycle)
@@ -298,7 +321,11 @@ class AuditLog:
             self._rotate()
         return self._write(kind, data, cycle)
 
-    def _write(self, kind: str, data: Mapping[str, Any], cycle: str | None) -> AuditRecord:
+    def _write(
+        self, kind: str, data: Mapping[str, Any], cycle: str | None, *, hold: bool = False
+    ) -> AuditRecord:
+        """Write one record; seal after it when a seal is due, unless ``hold`` (the opening,
+        whose own seal comes next)."""
         record = build_record(
             seq=self._next_seq,
             time=format_time(self._clock()),
@@ -311,7 +338,7 @@ class AuditLog:
         self._commit(record)
         if self._sealer is not None:
             reason = self._sealer.noted(kind)
-            if reason is not None:
+            if reason is not None and not hold:
                 self._seal(reason)
             elif self._sealer.unsealed == 1:
                 self._wake.notify()  # the time seal is now due at some point
@@ -408,7 +435,7 @@ class AuditLog:
         self._size = 0
         self._write_rotated(target)
 
-    def _write_rotated(self, previous: Path) -> AuditRecord:
+    def _write_rotated(self, previous: Path, *, hold: bool = False) -> AuditRecord:
         # Streamed: a rotated file is as large as max_bytes, and a long-running service
         # must not hold it (or a list of its lines) in memory to hash and count it.
         digest = hashlib.sha256()
@@ -427,6 +454,7 @@ class AuditLog:
                 "last_seq": self._last.seq,
             },
             None,
+            hold=hold,
         )
 
     # ---------------------------------------------------------------- reading
@@ -465,17 +493,18 @@ class AuditLog:
     # ---------------------------------------------------------------- closing
 
     def close(self) -> None:
-        """Seal what is not sealed yet (a sealed log), close the file and release the lock.
+        """End the run with the closing seal (a sealed log), close the file, release the lock.
 
         Records are already durable; a seal that cannot be written is raised after the
-        file and the lock are released.
+        file and the lock are released. A log that failed writes no closing seal: its next
+        opening finds an unclean end.
         """
         timer, self._timer = self._timer, None
         try:
             with self._lock:
                 sealer, open_ = self._sealer, self._fd is not None and self._failed is None
-                if sealer is not None and sealer.unsealed and open_:
-                    self._seal("close")
+                if sealer is not None and open_:
+                    self._seal(CLOSE)
         finally:
             with self._lock:
                 if self._fd is not None:

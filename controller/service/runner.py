@@ -30,6 +30,7 @@ from typing import Any
 from controller import __version__
 from controller.api.server import ApiServer
 from controller.audit.recovery import recover
+from controller.audit.runs import finding_words
 from controller.audit.writer import AuditLog
 from controller.cycle.reports import Action, AuditRef, Event
 from controller.service.builder import BoardConnection, BoardTarget, SerialPort, SimulatedPty
@@ -113,6 +114,8 @@ class Service:
             log.warning("the audit log is not sealed (no audit.key): see docs/audit.md")
         else:
             log.info("audit log sealed: epoch %d, key %s", self.audit.epoch, self.audit.fingerprint)
+        for finding in filter(None, map(finding_words, self.audit.recovered)):
+            log.warning("audit log: %s (recorded and sealed; see docs/audit.md)", finding)
         self.audit.append("power_up", {"version": __version__, "pid": os.getpid()})
         self.audit.append(
             "config_loaded",

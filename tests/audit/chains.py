@@ -1,16 +1,17 @@
 """Helpers of the audit tests: a deterministic clock, small chains written for real, a sealed
-log copied off a running table, and the forger's tool."""
+log copied off a running table, and the forger's tools (rewriting a chain, appending to it)."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from controller.audit.records import GENESIS, build_record
+from controller.audit.records import GENESIS, build_record, sha256_hex
 from controller.audit.sealing import generate
 from controller.audit.writer import AuditLog
 from tests.support.audit_cycles import play_cycle
@@ -75,6 +76,27 @@ def reforge(objs: list[dict[str, Any]]) -> list[bytes]:
         out.append(record.line)
         prev = record.line_hash
     return out
+
+
+def forge(path: Path, *records: tuple[str, dict[str, Any], str | None]) -> list[int]:
+    """Append records chained to the log's last line, hashes recomputed, written and synced
+    as the writer does: what someone with write access to the file can do. Their seqs."""
+    last_line = lines_of(path)[-1]
+    last = json.loads(last_line)
+    prev, seq, lines = sha256_hex(last_line), last["seq"] + 1, []
+    for kind, data, cycle in records:
+        record = build_record(
+            seq=seq, time=last["time"], kind=kind, data=data, prev=prev, cycle=cycle
+        )
+        lines.append(record.line + b"\n")
+        prev, seq = record.line_hash, seq + 1
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        os.write(fd, b"".join(lines))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return list(range(last["seq"] + 1, seq))
 
 
 @dataclass(frozen=True)

@@ -57,11 +57,12 @@ def head_of(path: Path, seq: int, table: str = "7") -> FloorHead:
 def test_the_copy_is_sealed_up_to_its_last_seal(copy: SealedCopy) -> None:
     result = verify(copy.path, key=copy.key)
     assert result.ok, result.brk
-    assert (result.seals, result.sealed_epoch, result.sealed_seq) == (2, 1, 20)
+    assert (result.seals, result.sealed_epoch, result.sealed_seq) == (4, 3, 22)
     assert result.unsealed == 2 and result.key_checked
     assert result.fingerprint == fingerprint(copy.key)
+    assert seal_lines(copy.path) == [1, 4, 13, 23]  # the opening, the configuration, two deals
     unkeyed = verify(copy.path)
-    assert unkeyed.ok and not unkeyed.key_checked and unkeyed.seals == 2
+    assert unkeyed.ok and not unkeyed.key_checked and unkeyed.seals == 4
 
 
 def test_edited_data_with_the_chain_recomputed_is_found_by_the_key(copy: SealedCopy) -> None:
@@ -70,36 +71,36 @@ def test_edited_data_with_the_chain_recomputed_is_found_by_the_key(copy: SealedC
     throw["data"]["dice"] = [6, 6]
     forged(copy, objs)
     result = verify(copy.path, key=copy.key)
-    assert result.brk is not None and result.brk.line == seal_lines(copy.path)[0]
-    assert "seal of epoch 0 does not match the verification key" in result.brk.problem
-    assert "seq 0..9" in result.brk.problem
+    assert result.brk is not None and result.brk.line == seal_lines(copy.path)[2]
+    assert "seal of epoch 2 does not match the verification key" in result.brk.problem
+    assert "seq 4..11" in result.brk.problem
 
 
 def test_a_record_deleted_in_the_middle_is_found_by_the_key(copy: SealedCopy) -> None:
     objs = records_of(copy.path)
-    del objs[14]  # epoch 1's deal_started
+    del objs[16]  # epoch 3's deal_started
     forged(copy, objs)
     result = verify(copy.path, key=copy.key)
-    assert result.brk is not None and result.brk.line == seal_lines(copy.path)[1]
-    assert "seal of epoch 1 does not match" in result.brk.problem
-    assert result.sealed_epoch == 0  # epoch 0 still holds
+    assert result.brk is not None and result.brk.line == seal_lines(copy.path)[3]
+    assert "seal of epoch 3 does not match" in result.brk.problem
+    assert result.sealed_epoch == 2  # epochs 0 to 2 still hold
 
 
 def test_two_records_reordered_are_found_by_the_key(copy: SealedCopy) -> None:
     objs = records_of(copy.path)
-    objs[5], objs[6] = objs[6], objs[5]  # the two throws of cycle c-1
+    objs[7], objs[8] = objs[8], objs[7]  # the two throws of cycle c-1
     forged(copy, objs)
     result = verify(copy.path, key=copy.key)
-    assert result.brk is not None and "seal of epoch 0 does not match" in result.brk.problem
+    assert result.brk is not None and "seal of epoch 2 does not match" in result.brk.problem
 
 
 def test_a_forged_record_inserted_in_a_sealed_epoch_is_found(copy: SealedCopy) -> None:
     objs = records_of(copy.path)
-    fake = dict(objs[11], data={"button": "DEAL", "source": "panel", "accepted": True})
-    objs.insert(12, fake)
+    fake = dict(objs[13], data={"button": "DEAL", "source": "panel", "accepted": True})
+    objs.insert(14, fake)
     forged(copy, objs)
     result = verify(copy.path, key=copy.key)
-    assert result.brk is not None and "seal of epoch 1 does not match" in result.brk.problem
+    assert result.brk is not None and "seal of epoch 3 does not match" in result.brk.problem
 
 
 def test_a_forged_deal_appended_after_the_last_seal_is_reported(copy: SealedCopy) -> None:
@@ -114,24 +115,24 @@ def test_a_forged_deal_appended_after_the_last_seal_is_reported(copy: SealedCopy
 
 
 def test_a_seal_forged_with_an_older_key_is_found(copy: SealedCopy) -> None:
-    """The table's key file of epoch 1 (a backup) cannot make the seal of epoch 2."""
+    """The table's key file of epoch 3 (a backup) cannot make the seal of epoch 4."""
     last = records_of(copy.path)[-1]
     prev, seq = sha256_hex(lines_of(copy.path)[-1]), last["seq"] + 1
     data: dict[str, Any] = {
-        "epoch": 2,
+        "epoch": 4,
         "fingerprint": fingerprint(copy.key),
         "reason": "close",
         "records": 2,
     }
-    data["mac"] = seal_mac(epoch_key(copy.key, 1), seq=seq, time=last["time"], prev=prev, data=data)
+    data["mac"] = seal_mac(epoch_key(copy.key, 3), seq=seq, time=last["time"], prev=prev, data=data)
     seal = build_record(seq=seq, time=last["time"], kind="seal", data=data, prev=prev, cycle=None)
     rewrite(copy.path, [*lines_of(copy.path), seal.line])
     assert verify(copy.path).ok
     result = verify(copy.path, key=copy.key)
     assert result.brk is not None and result.brk.seq == seq
-    assert "seal of epoch 2 does not match the verification key" in result.brk.problem
-    # the same seal made with the key of epoch 2 holds: the table's current key can seal
-    data["mac"] = seal_mac(epoch_key(copy.key, 2), seq=seq, time=last["time"], prev=prev, data=data)
+    assert "seal of epoch 4 does not match the verification key" in result.brk.problem
+    # the same seal made with the key of epoch 4 holds: the table's current key can seal
+    data["mac"] = seal_mac(epoch_key(copy.key, 4), seq=seq, time=last["time"], prev=prev, data=data)
     seal = build_record(seq=seq, time=last["time"], kind="seal", data=data, prev=prev, cycle=None)
     rewrite(copy.path, [*lines_of(copy.path)[:-1], seal.line])
     assert verify(copy.path, key=copy.key).ok
@@ -146,15 +147,15 @@ def test_a_removed_seal_is_found_even_without_the_key(copy: SealedCopy) -> None:
 
 
 def test_a_full_rewrite_is_found_by_the_key_and_by_the_heads(copy: SealedCopy) -> None:
-    heads = [head_of(copy.path, seq) for seq in (4, 12, 22)]
+    heads = [head_of(copy.path, seq) for seq in (6, 14, 24)]
     objs = records_of(copy.path)
     for obj in objs:
         if obj["kind"] == "throw":
             obj["data"]["dice"] = [1, 1]
     forged(copy, objs)
-    assert "seal of epoch 0 does not match" in str(verify(copy.path, key=copy.key).brk)
+    assert "seal of epoch 2 does not match" in str(verify(copy.path, key=copy.key).brk)
     by_heads = verify(copy.path, heads=heads)
-    assert by_heads.brk is not None and by_heads.brk.seq == 12  # seq 4 comes before the throws
+    assert by_heads.brk is not None and by_heads.brk.seq == 14  # seq 6 comes before the throws
     assert "does not match this record" in by_heads.brk.problem
     # without its seals: nothing is proved by the key, which is a break too
     rewrite(copy.path, reforge([o for o in objs if o["kind"] != "seal"]))
@@ -164,23 +165,23 @@ def test_a_full_rewrite_is_found_by_the_key_and_by_the_heads(copy: SealedCopy) -
 
 
 def test_the_tail_after_the_last_seal_cut_off_is_found_by_the_heads(copy: SealedCopy) -> None:
-    heads = [head_of(copy.path, 20), head_of(copy.path, 22)]
-    rewrite(copy.path, lines_of(copy.path)[:21])
+    heads = [head_of(copy.path, 22), head_of(copy.path, 24)]
+    rewrite(copy.path, lines_of(copy.path)[:23])
     result = verify(copy.path, key=copy.key)
     assert result.ok and result.unsealed == 0  # the key cannot see it: the window
     result = verify(copy.path, key=copy.key, heads=heads)
-    assert result.brk is not None and result.brk.seq == 22
-    assert "beyond the log's last record (seq 20): records were cut off" in result.brk.problem
+    assert result.brk is not None and result.brk.seq == 24
+    assert "beyond the log's last record (seq 22): records were cut off" in result.brk.problem
 
 
 def test_sealed_epochs_cut_off_are_found_by_the_heads_and_the_table(copy: SealedCopy) -> None:
-    heads = [head_of(copy.path, 20)]
-    rewrite(copy.path, lines_of(copy.path)[:11])  # up to the seal of epoch 0
+    heads = [head_of(copy.path, 22)]
+    rewrite(copy.path, lines_of(copy.path)[:13])  # up to the seal of epoch 2
     result = verify(copy.path, key=copy.key)
-    assert result.ok and result.sealed_epoch == 0  # one epoch fewer than the table sealed
+    assert result.ok and result.sealed_epoch == 2  # one epoch fewer than the table sealed
     assert verify(copy.path, key=copy.key, heads=heads).brk is not None
-    # and the table, whose key is of epoch 2, refuses to go on from epoch 1
-    with pytest.raises(AuditKeyError, match="log's last seal is of epoch 0"):
+    # and the table, whose key is of epoch 4, refuses to go on from epoch 3
+    with pytest.raises(AuditKeyError, match="log's last seal is of epoch 2"):
         AuditLog.open(copy.path, key=copy.keyfile)
 
 
@@ -210,6 +211,6 @@ def test_a_sealed_log_rotated_across_files_verifies(tmp_path: Path) -> None:
             press(log)
     result = verify(path, key=key)
     assert result.ok, result.brk
-    assert result.rotations >= 3 and result.seals == 6 and result.unsealed == 0
+    assert result.rotations >= 3 and result.seals == 7 and result.unsealed == 0  # open, 5, close
     sealed = [f for f in result.files if any(r["kind"] == "seal" for r in records_of(f))]
     assert len(sealed) >= 3  # the epochs run across the files

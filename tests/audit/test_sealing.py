@@ -60,12 +60,13 @@ def test_after_an_epoch_the_key_on_disk_is_the_next_and_the_old_one_is_gone(
     logpath: Path, keyfile: Path
 ) -> None:
     k0 = generate(keyfile)
-    inode = keyfile.stat().st_ino
     with AuditLog.open(logpath, key=keyfile, seal_interval=None) as log:
-        play_cycle(log, "c-1")  # its dealt record ends epoch 0
-        assert log.epoch == 1
+        assert log.epoch == 1  # the opening seal ended epoch 0
+        inode = keyfile.stat().st_ino
+        play_cycle(log, "c-1")  # its dealt record ends epoch 1
+        assert log.epoch == 2
         now = SealingKey.load(keyfile)
-        assert now.epoch == 1 and now.key == evolve(k0) and now.key != k0
+        assert now.epoch == 2 and now.key == evolve(evolve(k0)) and now.key != k0
         assert keyfile.stat().st_ino != inode  # a new file took the name
         assert stat.S_IMODE(keyfile.stat().st_mode) == 0o600
         leftovers = sorted(p.name for p in keyfile.parent.iterdir())
@@ -73,7 +74,7 @@ def test_after_an_epoch_the_key_on_disk_is_the_next_and_the_old_one_is_gone(
         for entry in keyfile.parent.iterdir():
             content = entry.read_bytes()
             assert k0 not in content and k0.hex().encode() not in content, entry
-    assert seals(logpath)[0]["reason"] == "dealt"
+    assert [s["reason"] for s in seals(logpath)] == ["open", "dealt", "close"]
 
 
 def test_the_old_key_file_is_overwritten_with_zeros(logpath: Path, keyfile: Path) -> None:
@@ -92,15 +93,16 @@ def test_a_restart_continues_the_epochs(logpath: Path, keyfile: Path) -> None:
     key = generate(keyfile)
     for run in range(3):
         with AuditLog.open(logpath, key=keyfile, clock=StepClock(), seal_interval=None) as log:
-            assert log.epoch == 2 * run
+            assert log.epoch == 3 * run + 1  # a seal at the opening
             log.append("power_up", {"version": "0.1.0"})
             play_cycle(log, f"c-{run}", seed=run)  # a seal after the deal
             press(log)  # and one at close
-    assert [s["epoch"] for s in seals(logpath)] == list(range(6))
-    assert [s["reason"] for s in seals(logpath)] == ["dealt", "close"] * 3
-    assert SealingKey.load(keyfile).key == epoch_key(key, 6)
+    assert [s["epoch"] for s in seals(logpath)] == list(range(9))
+    assert [s["reason"] for s in seals(logpath)] == ["open", "dealt", "close"] * 3
+    assert SealingKey.load(keyfile).key == epoch_key(key, 9)
     result = verify(logpath, key=key)
-    assert result.ok and result.sealed_epoch == 5 and result.unsealed == 0
+    assert result.ok and result.sealed_epoch == 8 and result.unsealed == 0
+    assert result.warnings == []  # three clean runs
 
 
 def test_a_key_replaced_by_an_older_one_is_refused(logpath: Path, keyfile: Path) -> None:
@@ -109,10 +111,10 @@ def test_a_key_replaced_by_an_older_one_is_refused(logpath: Path, keyfile: Path)
     with AuditLog.open(logpath, key=keyfile, seal_interval=None) as log:
         play_cycle(log, "c-1")
         play_cycle(log, "c-2")
-    assert seals(logpath)[-1]["epoch"] == 1
+    assert seals(logpath)[-1]["epoch"] == 3
     before = logpath.read_bytes()
     keyfile.write_bytes(backup)
-    with pytest.raises(AuditKeyError, match="epoch 0 but the log is sealed up to epoch 1"):
+    with pytest.raises(AuditKeyError, match="epoch 0 but the log is sealed up to epoch 3"):
         AuditLog.open(logpath, key=keyfile)
     assert logpath.read_bytes() == before  # nothing was written
 
@@ -133,11 +135,19 @@ def test_a_power_cut_between_the_seal_and_the_new_key_is_finished_at_open(
         with pytest.raises(AuditWriteError, match="failed earlier"):
             press(log)
         log.close()
-    assert SealingKey.load(keyfile).epoch == 0 and seals(logpath)[0]["epoch"] == 0
+    # the deal's seal (epoch 1) is written, the key file is still of epoch 1; no closing seal
+    assert SealingKey.load(keyfile).epoch == 1
+    assert [(s["epoch"], s["reason"]) for s in seals(logpath)] == [(0, "open"), (1, "dealt")]
     with AuditLog.open(logpath, key=keyfile, seal_interval=None) as again:
-        assert again.epoch == 1 and SealingKey.load(keyfile).key == evolve(key)
+        # the key's evolution finished (2), then the opening seal of an unclean end (3)
+        assert again.epoch == 3 and SealingKey.load(keyfile).key == epoch_key(key, 3)
+        assert [r.kind for r in again.recovered] == ["unclean_end"]
         press(again)
-    assert verify(logpath, key=key).ok
+    result = verify(logpath, key=key)
+    assert result.ok and result.warnings == [
+        "seq 11: the table started again after an unclean end (no clean close after seq 9: a "
+        "crash, a power cut or a kill); nothing was left unsealed after its last seal (seq 9)"
+    ]
 
 
 def test_keys_that_do_not_follow_the_log_are_refused(logpath: Path, keyfile: Path) -> None:
@@ -163,11 +173,12 @@ def test_a_log_from_before_sealing_is_sealed_from_then_on(logpath: Path, keyfile
     key = generate(keyfile)
     with AuditLog.open(logpath, key=keyfile, seal_interval=None) as log:
         press(log)
-    assert seals(logpath) == [
-        {**seals(logpath)[0], "epoch": 0, "reason": "close", "records": 6}  # all before it
+    assert [(s["epoch"], s["reason"], s["records"]) for s in seals(logpath)] == [
+        (0, "open", 5),  # every record before it
+        (1, "close", 1),
     ]
     result = verify(logpath, key=key)
-    assert result.ok and result.sealed_seq == 6
+    assert result.ok and result.sealed_seq == 7 and result.warnings == []
 
 
 def test_seals_come_after_a_deal_a_count_of_records_and_at_close(
@@ -180,13 +191,14 @@ def test_seals_come_after_a_deal_a_count_of_records_and_at_close(
         for _ in range(9):
             press(log)
     assert [(s["reason"], s["records"]) for s in seals(logpath)] == [
+        ("open", 0),
         ("records", 4),
         ("records", 4),
         ("close", 1),
     ]
     with AuditLog.open(logpath, key=keyfile, seal_interval=None):
-        pass  # nothing new to seal: nothing written
-    assert len(seals(logpath)) == 3
+        pass  # a run with nothing in it: its opening and closing seals
+    assert [(s["reason"], s["records"]) for s in seals(logpath)[4:]] == [("open", 0), ("close", 0)]
     assert verify(logpath, key=key).ok
 
 
@@ -195,14 +207,14 @@ def test_the_time_seal_comes_when_due_and_its_thread_ends(logpath: Path, keyfile
     with AuditLog.open(logpath, key=keyfile, seal_interval=0.2) as log:
         assert any(t.name == "audit-seal" for t in threading.enumerate())
         time.sleep(0.4)
-        assert seals(logpath) == []  # nothing written, nothing to seal
+        assert len(seals(logpath)) == 1  # the opening; nothing written since, nothing to seal
         press(log)
         end = time.monotonic() + 10
-        while not seals(logpath):
+        while len(seals(logpath)) < 2:
             assert time.monotonic() < end, "no time seal"
             time.sleep(0.02)
-        assert seals(logpath)[0]["reason"] == "time" and log.epoch == 1
+        assert seals(logpath)[1]["reason"] == "time" and log.epoch == 2
         time.sleep(0.4)
-        assert len(seals(logpath)) == 1  # sealed once; idle since
+        assert len(seals(logpath)) == 2  # sealed once; idle since
     assert not any(t.name == "audit-seal" for t in threading.enumerate())
-    assert len(seals(logpath)) == 1  # nothing left to seal at close
+    assert [(s["reason"], s["records"]) for s in seals(logpath)[2:]] == [("close", 0)]

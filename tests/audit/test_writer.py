@@ -15,9 +15,11 @@ import pytest
 
 from controller.audit.files import chain_files, iter_records
 from controller.audit.records import GENESIS, AuditDataError, canonical_json, parse_line
+from controller.audit.sealing import generate
 from controller.audit.verify import verify
 from controller.audit.writer import AuditClosed, AuditLocked, AuditLog, AuditWriteError
 from tests.audit.chains import StepClock, lines_of, press, write_some
+from tests.support.audit_cycles import play_cycle
 
 
 def test_append_writes_canonical_chained_lines(logpath: Path) -> None:
@@ -191,6 +193,21 @@ def test_torn_last_line_is_set_aside_and_recorded(logpath: Path) -> None:
     result = verify(logpath)
     assert result.ok, result.brk
     assert result.torn_tails == 1 and result.warnings == []
+
+
+def test_a_torn_line_after_a_seal_is_set_aside_in_a_sealed_log(logpath: Path) -> None:
+    keyfile = logpath.with_name("audit.key")
+    generate(keyfile)
+    with AuditLog.open(logpath, key=keyfile, seal_interval=None) as log:
+        play_cycle(log, "c-1")  # its deal is sealed at once: the log ends with a seal
+    torn = b'{"cycle":"c-2","da'  # a power cut in the middle of the next write
+    with logpath.open("ab") as file:
+        file.write(torn)
+        file.flush()
+        os.fsync(file.fileno())
+    with AuditLog.open(logpath, key=keyfile, seal_interval=None) as log:  # opens again
+        assert log.recovered[-1].kind == "torn_tail"
+        assert logpath.with_name(log.recovered[-1].data["file"]).read_bytes() == torn
 
 
 def test_garbage_complete_last_line_is_set_aside(logpath: Path) -> None:

@@ -47,6 +47,16 @@ def test_verify_missing_file_is_usage(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "no audit log at" in capsys.readouterr().err
 
 
+def test_verify_names_a_file_of_the_chain_it_cannot_read(
+    logpath: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    logpath.with_name("audit.jsonl.9").mkdir()  # taken for the newest rotated file
+    assert run(["audit", "verify", str(logpath)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mjtable audit: cannot read ") and "audit.jsonl.9: Is a directory" in err
+    assert "Traceback" not in err
+
+
 def test_replay_match(logpath: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["audit", "replay", str(logpath), "--cycle", "c-1"]) == 0
     out = capsys.readouterr().out
@@ -113,8 +123,8 @@ def test_verify_with_the_key_says_how_far_the_log_is_sealed(
     for given in (format_key(key), str(vault)):
         assert run(["audit", "verify", str(path), "--key", given]) == 0
         out = capsys.readouterr().out.splitlines()
-        assert out[0].startswith("OK: 10 records (seq 0..9)")
-        assert out[1].startswith("SEALED up to epoch 0 (seq 9, 20")
+        assert out[0].startswith("OK: 13 records (seq 0..12)")
+        assert out[1].startswith("SEALED up to epoch 3 (seq 12, 20")
         assert out[1].endswith(f"with the key {fingerprint(key)}; nothing after it")
     assert run(["audit", "verify", str(path)]) == 0
     assert "UNSEALED-VERIFIED only" in capsys.readouterr().out
@@ -127,7 +137,7 @@ def test_verify_with_a_wrong_key_fails_on_one_line(
     other = format_key(generate(tmp_path / "other.key"))
     assert run(["audit", "verify", str(path), "--key", other]) == 1
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("BREAK at sealed.jsonl line 10 (seq 9): sealed with the key of")
+    assert out[0].startswith("BREAK at sealed.jsonl line 1 (seq 0): sealed with the key of")
     assert run(["audit", "verify", str(path), "--key", "12ab"]) == 2
     assert "--key: a verification key is 64 hex digits" in capsys.readouterr().err
 
@@ -147,17 +157,17 @@ def test_verify_against_the_floor_heads(tmp_path: Path, capsys: pytest.CaptureFi
     heads = tmp_path / "heads.jsonl"
     rows = [
         {"table": "7", "seq": s, "hash": hashlib.sha256(lines[s]).hexdigest(), "at": f"T{s}"}
-        for s in (2, 9)
+        for s in (2, 12)
     ]
     heads.write_text("".join(json.dumps(r) + "\n" for r in rows))
     args = ["audit", "verify", str(path), "--key", format_key(key), "--heads", str(heads)]
     assert run(args) == 0
     assert "HEADS: 2 floor head(s) of table 7 match" in capsys.readouterr().out
-    path.write_bytes(b"".join(line + b"\n" for line in lines[:9]))  # the seal cut off
+    path.write_bytes(b"".join(line + b"\n" for line in lines[:12]))  # the closing seal cut off
     args = ["audit", "verify", str(path), "--heads", str(heads)]
     assert run(args) == 1
     out = capsys.readouterr().out
-    assert out.startswith("BREAK at sealed.jsonl line 10 (seq 9): the floor's head of seq 9")
+    assert out.startswith("BREAK at sealed.jsonl line 13 (seq 12): the floor's head of seq 12")
     assert run([*args, "--table", "3"]) == 2
     assert "no head of table 3" in capsys.readouterr().err
 
