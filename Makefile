@@ -26,7 +26,8 @@ need = { command -v $(2) >/dev/null 2>&1 || { \
 	if [ "$(CI)" = true ]; then echo "make $(1): FAILED: $(2) not found: install $(3)" >&2; exit 1; fi; \
 	echo "make $(1): SKIPPED: $(2) not found: install $(3)" >&2; false; }; }
 
-.PHONY: demo test lint typecheck mpy micropython micropython-run unit pythons bench lock \
+.PHONY: demo test test-all lint typecheck mpy micropython micropython-run unit pythons \
+	pythons-rest bench lock \
 	wheelhouse pi-wheels pi-check clean
 
 $(RUNTIME): pyproject.toml
@@ -46,6 +47,10 @@ demo: $(RUNTIME)
 	$(BIN)/mjtable demo
 
 test: $(DEV) lint typecheck mpy micropython unit pythons
+
+# What CI runs (`.ci/run`): every check, and the suite under the supported Pythons that are not
+# the Pi's too.
+test-all: test pythons-rest
 
 lint: $(DEV)
 	$(BIN)/ruff check .
@@ -76,11 +81,16 @@ $(NPM_STAMP): tools/micropython/package.json tools/micropython/package-lock.json
 unit: $(DEV)
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -q
 
-# The suite under each other supported Python (noxfile.py); a missing one is one loud line.
+# The suite under the Pi's other Python (noxfile.py), less the tests that do not depend on the
+# interpreter (marked once: `make unit` has them); a missing Python is one loud line.
 # PYTHONS_ARGS: pytest's arguments there instead (e.g. PYTHONS_ARGS='-n 2 -q tests/api').
 PYTHONS_ARGS ?=
 pythons: $(DEV)
 	$(BIN)/python noxfile.py $(PYTHONS_ARGS)
+
+# The same under the supported Pythons that are not the Pi's (3.12).
+pythons-rest: $(DEV)
+	$(BIN)/python noxfile.py --rest $(PYTHONS_ARGS)
 
 bench: $(DEV)
 	$(BIN)/python -m bench.protocol

@@ -5,8 +5,14 @@
     nox -s tests-3.13        under one of them
     nox -s tests-3.12 -- tests/api -q     other pytest arguments
     python noxfile.py [ARGS] what `make pythons` (part of `make test`) runs: the suite under
-                             each supported Python but the one running this file, whose own
-                             run is `make unit` (ARGS: pytest's, instead of PYTEST_ARGS)
+                             each of the Pi's Pythons but the one running this file, whose own
+                             run is `make unit`, without the tests marked ``once`` (they do not
+                             depend on the interpreter: the wheel, the wheelhouse, the docs, the
+                             schemas, the error detection); ARGS: pytest's, instead of
+                             PYTEST_ARGS
+    python noxfile.py --rest [ARGS]
+                             what `make pythons-rest` (part of `make test-all`, which CI runs)
+                             runs: the same under the supported Pythons that are not the Pi's
 
 nox finds each interpreter on PATH as ``python3.X``. `python noxfile.py` first checks that
 each one runs; those that do not are named in one loud line, with what to install, and the
@@ -23,10 +29,14 @@ from pathlib import Path
 
 import nox
 
-#: The Pythons the project supports: Raspberry Pi OS Bookworm has 3.11, Trixie 3.13.
+#: The Pythons the project supports.
 PYTHONS = ("3.11", "3.12", "3.13")
-#: pytest's arguments when none are given: two workers, the wheel's tests on one of them.
-PYTEST_ARGS = ("-n", "2", "--dist", "loadgroup", "-q")
+#: The Pythons of the table's Pi: Raspberry Pi OS Bookworm has 3.11, Trixie 3.13.
+PI_PYTHONS = ("3.11", "3.13")
+#: pytest's arguments when none are given: two workers, the wheel's tests on one of them, and
+#: none of the tests that do not depend on the interpreter (the run under this file's own
+#: Python, `make unit`, has them).
+PYTEST_ARGS = ("-n", "2", "--dist", "loadgroup", "-q", "-m", "not once")
 
 nox.options.sessions = ["tests"]
 nox.options.reuse_venv = "yes"
@@ -55,11 +65,11 @@ def runs(version: str) -> bool:
     return done.returncode == 0
 
 
-def other_pythons(pytest_args: list[str]) -> int:
-    """The suite under each supported Python but this one (``pytest_args`` instead of
+def other_pythons(pytest_args: list[str], pythons: tuple[str, ...] = PI_PYTHONS) -> int:
+    """The suite under each of ``pythons`` but this one (``pytest_args`` instead of
     PYTEST_ARGS when given); the exit status."""
     this = "{}.{}".format(*sys.version_info[:2])
-    others = [v for v in PYTHONS if v != this]
+    others = [v for v in pythons if v != this]
     found = [v for v in others if runs(v)]
     missing = [v for v in others if v not in found]
     ci = os.environ.get("CI") == "true"
@@ -85,4 +95,6 @@ def other_pythons(pytest_args: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--rest"]:
+        sys.exit(other_pythons(sys.argv[2:], tuple(v for v in PYTHONS if v not in PI_PYTHONS)))
     sys.exit(other_pythons(sys.argv[1:]))

@@ -21,6 +21,25 @@ if TYPE_CHECKING:
     from tests.support.fake_controller import FakeTable
 
 
+#: Tests that do not depend on the interpreter: the wheel and the wheelhouse, the docs' examples
+#: and schemas, the error detection's exhaustive sweeps. `make unit` runs them; the runs under
+#: the other Pythons (noxfile.py) deselect them with ``-m "not once"``.
+ONCE = (
+    "tests/packaging/",
+    "tests/docs/",
+    "tests/api/test_schemas.py",
+    "tests/protocol/test_detection.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    root = Path(str(config.rootpath))
+    for item in items:
+        where = Path(str(item.path)).relative_to(root).as_posix()
+        if where.startswith(ONCE):
+            item.add_marker(pytest.mark.once)
+
+
 @pytest.fixture
 def sockdir() -> Iterator[Path]:
     """A fresh directory with a short path (Unix socket paths are limited to 107 bytes)."""
