@@ -93,7 +93,10 @@ def _throw(args: argparse.Namespace) -> int:
     from rules.profiles import MAX_DICE, MAX_FACES
 
     parts = [part.strip() for part in args.dice.split("+")]
-    if not 1 <= len(parts) <= MAX_DICE or not all(p.isdigit() and len(p) < 9 for p in parts):
+    # ASCII digits only: str.isdigit() also takes "²" (which int() refuses) and "٣" (which
+    # int() reads as 3)
+    digits = all(p.isascii() and p.isdigit() and len(p) < 9 for p in parts)
+    if not 1 <= len(parts) <= MAX_DICE or not digits:
         raise UsageError(
             f"{clip(args.dice)} is not dice: write 3+4, or 5 for one die (at most {MAX_DICE})"
         )
