@@ -231,6 +231,9 @@ def format_status(status: Status) -> str:
     else:
         f = status.fault
         fault = f"{f.code} from {f.source}: {f.message}; check: {f.advice}"
+        if f.clear_refused:
+            times = "once" if f.clear_refused == 1 else f"{f.clear_refused} times"
+            fault += f" (CLEAR FAULT refused {times}: the cause is still there)"
     dealt = f"{status.cycles_dealt} cycles"
     if status.last_cycle:
         dealt += f", last {status.last_cycle}"
