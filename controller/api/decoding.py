@@ -161,8 +161,9 @@ def _field_schema(schema: dict[str, Any], loc: tuple[int | str, ...]) -> dict[st
     return node if isinstance(node, dict) else None
 
 
-def _bounds(schema: dict[str, Any], low: str, high: str) -> str:
-    """The bounds ``low`` and ``high`` of ``schema`` in words: "1 to 6", "at least 1"."""
+def _count(schema: dict[str, Any], low: str, high: str) -> str:
+    """How many (items, characters) ``schema`` allows, from its bounds ``low`` and ``high``:
+    "1 to 3", "at least 1", "0"; "" when it does not say."""
     lo, hi = schema.get(low), schema.get(high)
     if lo is not None and lo == hi:
         return f"{lo}"
@@ -173,30 +174,30 @@ def _bounds(schema: dict[str, Any], low: str, high: str) -> str:
     return f"at most {hi}" if hi is not None else ""
 
 
-def expected(schema: dict[str, Any]) -> str | None:
+def _expected(schema: dict[str, Any]) -> str | None:
     """What a value of ``schema`` is, in words ("an integer from 1 to 6"); None when the
     schema says nothing this can word."""
     kind = schema.get("type")
     if "enum" in schema:
         return "one of " + ", ".join(_quote(value) for value in schema["enum"])
     if kind in ("integer", "number"):
-        bounds = _bounds(schema, "minimum", "maximum")
         what = "an integer" if kind == "integer" else "a number"
-        if " to " in bounds:
-            return f"{what} from {bounds}"
-        if bounds and not bounds.startswith("at "):
-            return f"{what} equal to {bounds}"
-        return f"{what} of {bounds}" if bounds else what
+        lo, hi = schema.get("minimum"), schema.get("maximum")
+        if lo is not None and hi is not None:
+            return f"{what} from {lo} to {hi}"
+        if lo is not None:
+            return f"{what} of at least {lo}"
+        return f"{what} of at most {hi}" if hi is not None else what
     if kind == "boolean":
         return "true or false"
     if kind == "string":
         if schema.get("minLength") == 1 and "maxLength" not in schema:
             return "a non-empty string"
-        length = _bounds(schema, "minLength", "maxLength")
+        length = _count(schema, "minLength", "maxLength")
         return f"a string of {length} characters" if length else "a string"
     if kind == "array":
-        count = _bounds(schema, "minItems", "maxItems")
-        items = expected(schema.get("items", {}))
+        count = _count(schema, "minItems", "maxItems")
+        items = _expected(schema.get("items", {}))
         text = f"a list of {count} items" if count else "a list"
         return f"{text}, each {items}" if items else text
     return None
@@ -212,7 +213,7 @@ def value_error(schema: dict[str, Any], error: ErrorDetails) -> str:
     ``dice.0: expected an integer from 1 to 6, not true`` (the words come from the field's
     JSON ``schema``, the one the docs publish; pydantic's own when it says nothing to word)."""
     part = _field_schema(schema, tuple(error["loc"]))
-    what = expected(part) if part is not None else None
+    what = _expected(part) if part is not None else None
     if what is None:
         return f"{_where(error)}: {error['msg']}"
     if error["type"] == "missing":

@@ -24,10 +24,11 @@ from controller.audit.files import iter_records
 from tests.support.fake_controller import FakeTable, RawConn
 from tests.support.sim_service import Service
 
-Path_ = tuple[str | int, ...]
+#: where a value is in a request: its field, then its index in a list
+Where = tuple[str | int, ...]
 
 
-def _numeric(schema: dict[str, Any], path: Path_) -> Iterator[tuple[Path_, dict[str, Any]]]:
+def _numeric(schema: dict[str, Any], path: Where) -> Iterator[tuple[Where, dict[str, Any]]]:
     kind = schema.get("type")
     if kind in ("integer", "number"):
         yield path, schema
@@ -37,10 +38,10 @@ def _numeric(schema: dict[str, Any], path: Path_) -> Iterator[tuple[Path_, dict[
         yield from _numeric(part, (*path, name))
 
 
-def numeric_fields() -> list[tuple[str, Path_, dict[str, Any]]]:
+def numeric_fields() -> list[tuple[str, Where, dict[str, Any]]]:
     """(op, where, its schema) for every numeric field of every request, found in the models'
     JSON schemas (``id``, any JSON scalar by design, is not a numeric field)."""
-    found: list[tuple[str, Path_, dict[str, Any]]] = []
+    found: list[tuple[str, Where, dict[str, Any]]] = []
     for op, model in REQUEST_MODELS.items():
         properties = model.model_json_schema()["properties"]
         for name, part in properties.items():
@@ -61,7 +62,7 @@ def valid(schema: dict[str, Any]) -> Any:
     raise AssertionError(f"no valid value for {schema}")
 
 
-def request_with(op: str, where: Path_, value: Any) -> dict[str, Any]:
+def request_with(op: str, where: Where, value: Any) -> dict[str, Any]:
     """A request ``op`` valid in every field but the one at ``where``, which is ``value``."""
     schema = REQUEST_MODELS[op].model_json_schema()
     request: dict[str, Any] = {"id": 1, "op": op}
@@ -105,18 +106,15 @@ def test_the_table_of_numeric_fields_is_not_empty_and_every_request_is_strict() 
 
 @pytest.mark.parametrize(("op", "where", "value"), CASES)
 def test_a_wrong_number_is_refused_naming_the_field_and_reaches_nothing(
-    conn: RawConn, table: FakeTable, op: str, where: Path_, value: Any
+    conn: RawConn, table: FakeTable, op: str, where: Where, value: Any
 ) -> None:
     answer = conn.ask(request_with(op, where, value))
     assert answer["ok"] is False and answer["id"] == 1, answer
     assert answer["error"]["code"] == "bad_request", answer
     message = answer["error"]["message"]
     field = ".".join(map(str, where))
-    # the field itself, or the list holding it when the value is not one of its items
-    assert message.startswith((f"{field}: expected ", f"{field.rsplit('.', 1)[0]}: expected ")), (
-        message
-    )
-    assert message.endswith(f"not {json.dumps(value)}") or "..." in message, message
+    assert message.startswith(f"{field}: expected "), message
+    assert message.endswith(f"not {json.dumps(value)}"), message
     assert table.requests == []  # nothing reached the table
     assert conn.ask({"id": 2, "op": "status"})["ok"] is True  # the connection goes on
 
