@@ -109,7 +109,7 @@ class FakeTable:
             audit=AuditRef(seq=self.records, hash=digest),
         )
 
-    def request(self, action: Any, source: Any) -> CommandResult:
+    def request(self, action: Any, source: Any, *, wait: float = 0.0) -> CommandResult:
         return CommandResult(action=action, accepted=False, message="fake", state=self.state)
 
     def enter_dice(self, dice: list[int], source: Any) -> CommandResult:

@@ -93,7 +93,10 @@ def _throw(args: argparse.Namespace) -> int:
     from rules.profiles import MAX_DICE, MAX_FACES
 
     parts = [part.strip() for part in args.dice.split("+")]
-    if not 1 <= len(parts) <= MAX_DICE or not all(p.isdigit() and len(p) < 9 for p in parts):
+    # ASCII digits only: str.isdigit() also takes "²" (which int() refuses) and "٣" (which
+    # int() reads as 3)
+    digits = all(p.isascii() and p.isdigit() and len(p) < 9 for p in parts)
+    if not 1 <= len(parts) <= MAX_DICE or not digits:
         raise UsageError(
             f"{clip(args.dice)} is not dice: write 3+4, or 5 for one die (at most {MAX_DICE})"
         )
@@ -228,6 +231,9 @@ def format_status(status: Status) -> str:
     else:
         f = status.fault
         fault = f"{f.code} from {f.source}: {f.message}; check: {f.advice}"
+        if f.clear_refused:
+            times = "once" if f.clear_refused == 1 else f"{f.clear_refused} times"
+            fault += f" (CLEAR FAULT refused {times}: the cause is still there)"
     dealt = f"{status.cycles_dealt} cycles"
     if status.last_cycle:
         dealt += f", last {status.last_cycle}"

@@ -80,6 +80,10 @@ MAX_THROWS = 64
 MAX_DICE = 4
 
 
+def _digits(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
 def parse_throws(text: str) -> list[list[int]]:
     """``3+4,5+6`` -> [[3, 4], [5, 6]]; UsageError naming the bad group."""
     from cli.inputs import clip
@@ -91,7 +95,8 @@ def parse_throws(text: str) -> list[list[int]]:
     for number, group in enumerate(written, start=1):
         parts = group.strip().split("+")
         try:
-            if len(parts) > MAX_DICE or any(not p.strip().isdigit() for p in parts):
+            # ASCII digits only: str.isdigit() also takes "٣", which int() reads as 3
+            if len(parts) > MAX_DICE or any(not _digits(p.strip()) for p in parts):
                 raise ValueError
             dice = [int(part) for part in parts]
         except ValueError:

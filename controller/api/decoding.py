@@ -16,16 +16,23 @@ reader of the same line would see:
   ever has to carry one.
 
 Each of these is ``bad_json``; every refusal's message is plain ASCII-safe text.
+
+The request is then validated strictly (docs/api.md, "Strict types": every request model is
+strict, so ``true`` is not 1 nor ``"6"`` 6): a value of the wrong type or out of range is
+``bad_request``, naming the field by its place and saying what it takes in words made from the
+field's JSON schema (:func:`value_error`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from controller.api.jsonshape import TooManyValues, check_shape
 from controller.api.messages import OPS, REQUEST_MODELS, BaseRequest, ErrorCode
@@ -116,17 +123,105 @@ def decode_json(line: bytes) -> Any:
     return value
 
 
+@functools.cache
+def _schema(op: str) -> dict[str, Any]:
+    return REQUEST_MODELS[op].model_json_schema()
+
+
+def _field_schema(schema: dict[str, Any], loc: tuple[int | str, ...]) -> dict[str, Any] | None:
+    """The part of ``schema`` (a JSON schema) for the value at ``loc`` (None: not found)."""
+
+    def resolved(node: Any) -> Any:
+        ref = node.get("$ref", "") if isinstance(node, dict) else ""
+        if ref.startswith("#/$defs/"):
+            return schema.get("$defs", {}).get(ref.removeprefix("#/$defs/"))
+        return node
+
+    node: Any = schema
+    for part in loc:
+        node = resolved(node)
+        if not isinstance(node, dict):
+            return None
+        if isinstance(part, int) and part < len(node.get("prefixItems", ())):
+            node = node["prefixItems"][part]
+        elif isinstance(part, int) and "items" in node:
+            node = node["items"]
+        elif isinstance(part, str) and part in node.get("properties", {}):
+            node = node["properties"][part]
+        else:
+            return None
+    node = resolved(node)
+    return node if isinstance(node, dict) else None
+
+
+def _count(schema: dict[str, Any], low: str, high: str) -> str:
+    """How many (items, characters) ``schema`` allows, from its bounds ``low`` and ``high``:
+    "1 to 3", "at least 1", "0"; "" when it does not say."""
+    lo, hi = schema.get(low), schema.get(high)
+    if lo is not None and lo == hi:
+        return f"{lo}"
+    if lo is not None and hi is not None:
+        return f"{lo} to {hi}"
+    if lo is not None:
+        return f"at least {lo}"
+    return f"at most {hi}" if hi is not None else ""
+
+
+def _expected(schema: dict[str, Any]) -> str | None:
+    """What a value of ``schema`` is, in words ("an integer from 1 to 6"); None when the
+    schema says nothing this can word."""
+    kind = schema.get("type")
+    if "enum" in schema:
+        return "one of " + ", ".join(_quote(value) for value in schema["enum"])
+    if kind in ("integer", "number"):
+        what = "an integer" if kind == "integer" else "a number"
+        lo, hi = schema.get("minimum"), schema.get("maximum")
+        if lo is not None and hi is not None:
+            return f"{what} from {lo} to {hi}"
+        if lo is not None:
+            return f"{what} of at least {lo}"
+        return f"{what} of at most {hi}" if hi is not None else what
+    if kind == "boolean":
+        return "true or false"
+    if kind == "string":
+        if schema.get("minLength") == 1 and "maxLength" not in schema:
+            return "a non-empty string"
+        length = _count(schema, "minLength", "maxLength")
+        return f"a string of {length} characters" if length else "a string"
+    if kind == "array":
+        count = _count(schema, "minItems", "maxItems")
+        items = _expected(schema.get("items", {}))
+        text = f"a list of {count} items" if count else "a list"
+        return f"{text}, each {items}" if items else text
+    return None
+
+
+def _where(error: ErrorDetails) -> str:
+    loc = ".".join(str(part) for part in error["loc"]) or "request"
+    return loc if len(loc) <= QUOTE_CHARS else loc[: QUOTE_CHARS - 3] + "..."
+
+
+def value_error(schema: dict[str, Any], error: ErrorDetails) -> str:
+    """A value of the wrong type or out of range, in words, naming the field by its place:
+    ``dice.0: expected an integer from 1 to 6, not true`` (the words come from the field's
+    JSON ``schema``, the one the docs publish; pydantic's own when it says nothing to word)."""
+    part = _field_schema(schema, tuple(error["loc"]))
+    what = _expected(part) if part is not None else None
+    if what is None:
+        return f"{_where(error)}: {error['msg']}"
+    if error["type"] == "missing":
+        return f"{_where(error)}: missing; expected {what}"
+    return f"{_where(error)}: expected {what}, not {_quote(error['input'])}"
+
+
 def _first_error(op: str, exc: ValidationError) -> str:
     error = exc.errors(include_url=False)[0]
-    loc = ".".join(str(part) for part in error["loc"]) or "request"
-    if len(loc) > QUOTE_CHARS:
-        loc = loc[: QUOTE_CHARS - 3] + "..."
     fields = ", ".join(REQUEST_MODELS[op].model_fields)
     if error["type"] == "missing":
-        return f"{loc}: missing; {op} needs it"
+        return f"{_where(error)}: missing; {op} needs it"
     if error["type"] == "extra_forbidden":
-        return f"{loc}: unknown field for {op}; expected only {fields}"
-    return f"{loc}: {error['msg']}"
+        return f"{_where(error)}: unknown field for {op}; expected only {fields}"
+    return value_error(_schema(op), error)
 
 
 def read_request(line: bytes, role: Role) -> BaseRequest | Refusal:

@@ -43,9 +43,14 @@ RequestId = StrictInt | StrictFloat | StrictStr | StrictBool | None
 
 
 class BaseRequest(BaseModel):
-    """What every request carries: its ``op`` (in each subclass) and an optional ``id``."""
+    """What every request carries: its ``op`` (in each subclass) and an optional ``id``.
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    Every request is validated strictly (pydantic's strict mode, for every field of every
+    request): a JSON value is taken only as what it is, so ``true`` is not the integer 1,
+    ``"6"`` is not 6 and ``5.0`` is not 5; anything else is refused (``bad_request``, naming
+    the field: controller/api/decoding.py)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     id: RequestId = Field(
         default=None, description="any JSON scalar; echoed unchanged in the response"
@@ -87,8 +92,8 @@ class ThrowRequest(BaseRequest):
     after a ``throw_wanted`` event said who throws and how many dice."""
 
     op: Literal["throw"]
-    dice: list[Annotated[int, Field(ge=1, le=6)]] = Field(
-        min_length=1, max_length=3, description="the faces shown, 1 to 6 each"
+    dice: list[Annotated[StrictInt, Field(ge=1, le=6)]] = Field(
+        min_length=1, max_length=3, description="the faces shown: integers, 1 to 6 each"
     )
 
 
@@ -102,7 +107,7 @@ class GetCycleRequest(BaseRequest):
     """Ask for the dealt state of one cycle by its id."""
 
     op: Literal["get_cycle"]
-    cycle: str = Field(min_length=1, description="the cycle id, as in events and status")
+    cycle: StrictStr = Field(min_length=1, description="the cycle id, as in events and status")
 
 
 class SubscribeRequest(BaseRequest):

@@ -26,18 +26,19 @@ gone) brings the table back to ``idle`` once the board has said where the sets a
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar, TypeVar
 
 import protocol.messages as m
-from controller.cycle.core import ImpossibleCommand, Recorder, Sender
+from controller.cycle.core import ClearPress, ImpossibleCommand, Recorder, Sender
 from controller.cycle.deadline import DEFAULT_DEADLINES, Deadlines
-from controller.cycle.faults import CONTROLLER
+from controller.cycle.faults import CLEAR_UNANSWERED, CONTROLLER
 from controller.cycle.guards import CycleGuards
 from controller.cycle.links import LinkWatch
 from controller.cycle.places import BUILT, UP
 from controller.cycle.reconcile import Reconciler
-from controller.cycle.reports import Action, ButtonEvent, CommandResult, Source, Status, utc_now
+from controller.cycle.reports import Action, CommandResult, Source, Status
 from controller.cycle.states import (
     AT_REST,
     AUDIT_UNWRITABLE,
@@ -158,13 +159,30 @@ class CycleController(CycleSteps, LinkWatch):
         with self._lock:
             return self._history.get(cycle_id)
 
-    def request(self, action: Action, source: Source) -> CommandResult:
-        """SHUFFLE, DEAL, STOP or CLEAR FAULT, from a button, the board or the API."""
+    def request(self, action: Action, source: Source, *, wait: float = 0.0) -> CommandResult:
+        """SHUFFLE, DEAL, STOP or CLEAR FAULT, from a button, the board or the API.
+
+        CLEAR FAULT is the board's to decide: it clears the fault only once the cause is gone.
+        With ``wait`` > 0 the answer is the board's (refused while the cause is there, with
+        the cause in words), waited for that many seconds at most; never pass it from the
+        board link's thread (the board's answer arrives there). Without, or when the board
+        has not answered in time, the press is sent and answered later: its ``button``
+        record and event carry the board's answer."""
         with self._lock:
             result = self._request(action, source)
+            press = self._clear_press if action == "clear_fault" and result.accepted else None
             self._check_audit()
         self._flush()
-        return result
+        if press is None or wait <= 0:
+            return result
+        end = time.monotonic() + wait
+        with self._lock:
+            while press.result is None and (left := end - time.monotonic()) > 0:
+                self._clear_answered.wait(left)
+            answer = press.result
+        if answer is None:
+            return result.model_copy(update={"message": CLEAR_UNANSWERED.format(seconds=wait)})
+        return answer
 
     def _request(self, action: Action, source: Source) -> CommandResult:
         refusal = self._refusal(action)
@@ -176,29 +194,16 @@ class CycleController(CycleSteps, LinkWatch):
                 self._impossible(exc)
                 accepted = False
                 message = self._fault.message if self._fault is not None else str(exc)
+            else:
+                if action == "clear_fault":
+                    # the board answers whether the cause is gone: the press is recorded
+                    # and announced with that answer (_answer_clear)
+                    self._clear_press = ClearPress(source)
+                    return self._result(action, True, message)
         else:
             message = refusal
-        self._record(
-            "button",
-            {"button": action, "source": source, "accepted": accepted, "reason": message},
-        )
-        self._queue(
-            ButtonEvent(
-                at=utc_now(),
-                cycle=self._current_id(),
-                action=action,
-                source=source,
-                accepted=accepted,
-                reason=message,
-            )
-        )
-        return CommandResult(
-            action=action,
-            accepted=accepted,
-            message=message,
-            state=self.state,
-            cycle=self._current_id(),
-        )
+        self._pressed(action, source, accepted, message)
+        return self._result(action, accepted, message)
 
     def _refusal(self, action: Action) -> str | None:
         """Why ``action`` is refused now, in one sentence; None when it is accepted. The
@@ -232,12 +237,8 @@ class CycleController(CycleSteps, LinkWatch):
             cycle = self._cycle
             if refusal is None and cycle is not None:
                 self._take_throw(cycle, list(dice), "dealer")
-            result = CommandResult(
-                action="throw",
-                accepted=refusal is None,
-                message=refusal or f"throw {'+'.join(map(str, dice))} taken",
-                state=self.state,
-                cycle=self._current_id(),
+            result = self._result(
+                "throw", refusal is None, refusal or f"throw {'+'.join(map(str, dice))} taken"
             )
             self._check_audit()
         self._flush()

@@ -30,7 +30,17 @@ import protocol.codes as codes
 import protocol.messages as m
 from controller.cycle.deadline import DEFAULT_DEADLINES, Deadlines, DeadlineTimer
 from controller.cycle.places import MOTIONS, UP, BoardView, blocked, waiting_set
-from controller.cycle.reports import AuditRef, Event, FaultEvent
+from controller.cycle.reports import (
+    Action,
+    AuditRef,
+    ButtonEvent,
+    Command,
+    CommandResult,
+    Event,
+    FaultEvent,
+    Source,
+    utc_now,
+)
 from controller.cycle.states import DEALT, DICE, LifecycleModel, build_machine
 from rules.dealt import DealtState, Manifest, Throw
 from rules.profiles import Profile
@@ -75,6 +85,15 @@ class Cycle:
     dice_tag: int = 0
     last_die_ns: int = 0
     shown_dice: list[int] | None = None
+
+
+@dataclass
+class ClearPress:
+    """A CLEAR FAULT press sent to the board, until the board answers whether the fault's
+    cause is gone (``result``: the press's answer, once known)."""
+
+    source: Source
+    result: CommandResult | None = None
 
 
 class CycleCore:
@@ -124,6 +143,9 @@ class CycleCore:
         self._link_reason = "no frame from the board"
         #: RECOVERING: the board confirmed CLEAR_FAULT (its report is awaited now)
         self._clear_done = False
+        #: the CLEAR FAULT press the board has not answered yet, and its answer's signal
+        self._clear_press: ClearPress | None = None
+        self._clear_answered = threading.Condition(self._lock)
         #: RESTORING: the steps of the recovery procedure still to send, and the one the
         #: board works on (None: its report is awaited)
         self._restore_steps: list[m.Message] = []
@@ -254,6 +276,52 @@ class CycleCore:
             log.error("the audit log refused a %s record: %s", kind, exc)
             return False
         return True
+
+    def _result(self, action: Command, accepted: bool, message: str) -> CommandResult:
+        return CommandResult(
+            action=action,
+            accepted=accepted,
+            message=message,
+            state=self.state,
+            cycle=self._current_id(),
+        )
+
+    def _pressed(
+        self,
+        action: Action,
+        source: Source,
+        accepted: bool,
+        message: str,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        """A press and its answer: one ``button`` record, one ``button`` event."""
+        data = {"button": action, "source": source, "accepted": accepted, "reason": message}
+        self._record("button", {**data, **(extra or {})})
+        self._queue(
+            ButtonEvent(
+                at=utc_now(),
+                cycle=self._current_id(),
+                action=action,
+                source=source,
+                accepted=accepted,
+                reason=message,
+            )
+        )
+
+    def _answer_clear(
+        self,
+        press: ClearPress | None,
+        accepted: bool,
+        message: str,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        """The board's answer to a CLEAR FAULT press: recorded and announced with it, and
+        handed to whoever waits for it (``request(..., wait=)``)."""
+        if press is None:
+            return
+        self._pressed("clear_fault", press.source, accepted, message, extra)
+        press.result = self._result("clear_fault", accepted, message)
+        self._clear_answered.notify_all()
 
     def _abort(self, reason: str) -> None:
         """Record that the cycle in progress (if any) will publish nothing."""

@@ -174,10 +174,28 @@ CATALOGUE: tuple[FaultKind, ...] = (
 
 #: a command of the cycle refused by the board: FaultEvent.message
 REFUSED = "the board refused {command}: {text}"
-#: CLEAR_FAULT refused with CAUSE_PRESENT: the original fault stays, its message prefixed
-NOT_CLEARED = "not cleared, the cause is still there: {message}"
-#: CLEAR_FAULT refused for another reason
+
+# --- CLEAR FAULT's answers: the press's result, its button record and event ----------------------
+# The fault itself never changes when a clear is refused: its clear_refused count goes up.
+
+#: the press is sent: the board answers whether the fault's cause is gone
+CLEAR_SENT = "CLEAR FAULT sent: the board answers whether the fault's cause is gone"
+#: the board cleared its fault
+CLEARED = "cleared: the board reports where the tile sets are, then the table is idle"
+#: the board refused it while a fault stands: {why} (the cause still there, the emergency
+#: stop held...), the fault ({code}: {message}) and what to do ({advice})
+NOT_CLEARED = "not cleared, {why} ({code}: {message}); {advice}"
+#: the board refused it with the cause still there (REFUSED CAUSE_PRESENT)
+CAUSE_STILL_THERE = "the cause is still there"
+#: the board refused it with no fault standing (the table was stopped): FaultEvent.message
 CLEAR_REFUSED = "the board did not clear the fault: {text}"
+#: something else ended the wait for the board's answer
+CLEAR_CUT_SHORT = "not cleared: {what} before the board answered; {advice}"
+#: the board has not answered within the caller's wait
+CLEAR_UNANSWERED = (
+    "CLEAR FAULT sent; the board has not answered within {seconds:g} s: the status shows "
+    "whether the fault cleared"
+)
 
 
 def board_fault_words(code: int, subsystem: int, phase: int, detail: int) -> tuple[str, str, str]:

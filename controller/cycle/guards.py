@@ -19,6 +19,8 @@ from controller.cycle.core import CycleCore, ImpossibleCommand
 from controller.cycle.deadline import DeadlineName
 from controller.cycle.faults import (
     AUDIT_LOG,
+    CAUSE_STILL_THERE,
+    CLEAR_CUT_SHORT,
     CLEAR_REFUSED,
     IMPOSSIBLE,
     LINK_DOWN,
@@ -34,6 +36,7 @@ from controller.cycle.states import (
     MOTION_STATES,
     RECOVERING,
     ROWS,
+    STOPPED,
     WAITING,
 )
 
@@ -52,6 +55,19 @@ class CycleGuards(CycleCore):
         self._queue(
             PhaseEvent(at=utc_now(), cycle=self._current_id(), state=self.state, previous=previous)
         )
+        if self._clear_press is not None and self.state != RECOVERING:
+            # recovering ended before the board answered the press (a fault, STOP)
+            press, self._clear_press = self._clear_press, None
+            self._answer_clear(press, False, self._clear_cut_short())
+
+    def _clear_cut_short(self) -> str:
+        fault = self._fault
+        if self.state == FAULT and fault is not None:
+            return CLEAR_CUT_SHORT.format(
+                what=f"{fault.code} struck ({fault.message})", advice=fault.advice
+            )
+        what = "STOP was pressed" if self.state == STOPPED else f"the table went {self.state}"
+        return CLEAR_CUT_SHORT.format(what=what, advice="press CLEAR FAULT to start over")
 
     def _arm_deadline(self, name: DeadlineName | None = None) -> None:
         """Arm the state's deadline (``name``: another one, for a step of the state)."""
@@ -166,14 +182,21 @@ class CycleGuards(CycleCore):
         self._fault_now(name, "board", REFUSED.format(command=command, text=text), advice)
 
     def _clear_refused(self, reason: int, name: str, text: str, advice: str) -> None:
-        """CLEAR_FAULT refused: the table stays in fault (the original one while its cause
-        is still there)."""
+        """CLEAR_FAULT refused (its cause still there, the emergency stop held...): the table
+        stays in fault, the fault unchanged but for its ``clear_refused`` count, and the press
+        is answered refused with the cause in words. Each refused press is one ``button``
+        record of a fixed size (``accepted: false``, the refusal's name, the count)."""
+        press, self._clear_press = self._clear_press, None
         original = self._fault
-        if original is not None and reason == codes.REFUSE_CAUSE_PRESENT:
-            fault = original.model_copy(
-                update={"at": utc_now(), "message": NOT_CLEARED.format(message=original.message)}
+        if original is not None:
+            fault = original.model_copy(update={"clear_refused": original.clear_refused + 1})
+            why = CAUSE_STILL_THERE if reason == codes.REFUSE_CAUSE_PRESENT else text
+            # the fault's own advice names its cause; another refusal's advice is the refusal's
+            todo = original.advice if reason == codes.REFUSE_CAUSE_PRESENT else advice
+            message = NOT_CLEARED.format(
+                why=why, code=original.code, message=original.message, advice=todo
             )
-        else:
+        else:  # no fault stood (the table was stopped): the refusal is the fault
             fault = FaultEvent(
                 at=utc_now(),
                 code=name,
@@ -181,8 +204,13 @@ class CycleGuards(CycleCore):
                 message=CLEAR_REFUSED.format(text=text),
                 advice=advice,
                 phase=None,
+                clear_refused=1,
             )
+            message = f"{fault.message}; {advice}"
+            self._record("fault", fault.model_dump(mode="json"))
         self._fault = fault
-        self._record("fault", fault.model_dump(mode="json"))
         self._fire("fail")
-        self._queue(fault)
+        if original is None:
+            self._queue(fault)
+        extra = {"refusal": name, "fault": fault.code, "clear_refused": fault.clear_refused}
+        self._answer_clear(press, False, message, extra)

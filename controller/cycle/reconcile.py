@@ -26,7 +26,7 @@ from typing import Any
 
 import protocol.codes as codes
 import protocol.messages as m
-from controller.cycle.faults import SETS_UNKNOWN, board_fault_words
+from controller.cycle.faults import CLEARED, SETS_UNKNOWN, board_fault_words
 from controller.cycle.guards import CycleGuards
 from controller.cycle.places import (
     BUILT,
@@ -174,10 +174,13 @@ class Reconciler(CycleGuards):
     # ------------------------------------------------------------ CLEAR FAULT and after
 
     def _clear_confirmed(self) -> None:
-        """DONE of CLEAR_FAULT: ask where the fault left the sets before going on."""
+        """DONE of CLEAR_FAULT: the press is answered (cleared); ask where the fault left the
+        sets before going on."""
         if self._view is not None:
             self._view = self._view.after_done(m.ClearFault.TYPE)
         self._clear_done = True
+        press, self._clear_press = self._clear_press, None
+        self._answer_clear(press, True, CLEARED)
         self._ask_status()
 
     def _after_clear(self) -> None:

@@ -65,6 +65,13 @@ class FaultEvent(_Event):
     message: str = Field(description="what happened, in plain words")
     advice: str = Field(description="what the technician should check")
     phase: str | None = None
+    clear_refused: int = Field(
+        default=0,
+        ge=0,
+        description="CLEAR FAULT presses the board refused while this fault stands (its cause "
+        "still there, the emergency stop held): each is answered refused and counted here; the "
+        "fault itself does not change",
+    )
 
 
 class FaultClearedEvent(_Event):
@@ -191,7 +198,12 @@ class ApiBackend(Protocol):
 
     def status(self) -> Status: ...
 
-    def request(self, action: Action, source: Source) -> CommandResult: ...
+    def request(self, action: Action, source: Source, *, wait: float = 0.0) -> CommandResult:
+        """Press a button. CLEAR FAULT is the board's to decide (whether the fault's cause is
+        gone): with ``wait`` > 0 the result is the board's answer, waited for that many
+        seconds at most (never from the board link's own thread); without, the press is sent
+        and its answer follows as a ``button`` event."""
+        ...
 
     def enter_dice(self, dice: list[int], source: Source) -> CommandResult:
         """The dice of a throw made by hand, when the table waits for one (throw_wanted)."""

@@ -23,6 +23,7 @@ import protocol.codes as codes
 import protocol.messages as m
 from controller.cycle.core import Cycle
 from controller.cycle.faults import (
+    CLEAR_SENT,
     COMMAND_FAILED,
     COMMAND_STOPPED,
     DICE_COUNT,
@@ -133,7 +134,7 @@ class CycleSteps(Reconciler):
         self._clear_done = False
         self._fire("clear")
         self._send(m.ClearFault())
-        return "clearing the fault"
+        return CLEAR_SENT
 
     # ------------------------------------------------------------ what the board reports
 

@@ -11,6 +11,11 @@ fault, cut the line, reboot it). Newline-delimited JSON, one request per line:
     {"op": "board", "verb": "inject", "args": ["jam@build"]}
     {"op": "board", "verb": "state"}
 
+Every request is validated strictly (pydantic's strict types, as the API's): a number is a
+JSON number in its range, never ``true``, ``"3"`` or, for an integer, ``3.0``; a wrong one is
+refused in one line naming the field (``{"ok": false, "error": "ValueError: n: expected an
+integer from 1 to 100, not true"}``) and nothing reaches the panel or the board.
+
 The production path never opens this socket: it exists only with --sim. One
 thread serves every client (drivers/lineserver.py on drivers/ioloop.py); each
 request is answered at once, in that thread.
@@ -24,30 +29,113 @@ import json
 import logging
 import os
 import socket
-from typing import Any
+from typing import Annotated, Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from controller.api.decoding import value_error
 from drivers.lineserver import LineServer
+from drivers.panel_reports import Button
+from protocol import codes
 
 log = logging.getLogger("mjtable.simcontrol")
 
 MAX_LINE = 65536
 
-BOARD_VERBS = frozenset(
-    {
-        "inject",
-        "set_noise",
-        "cut_line",
-        "reboot",
-        "press_estop",
-        "release_estop",
-        "open_cover",
-        "close_cover",
-        "press_button",
-        "state",
-        "sensors",
-        "clear_faults",
-    }
-)
+#: A probability (line noise), a number from 0 to 1.
+_Rate = Annotated[float, Field(strict=True, ge=0, le=1, allow_inf_nan=False)]
+_Seconds = Annotated[float, Field(strict=True, ge=0, le=3600, allow_inf_nan=False)]
+_BoardButton = Annotated[int, Field(strict=True, ge=min(codes.BUTTONS), le=max(codes.BUTTONS))]
+_Seat = Annotated[int, Field(strict=True, ge=0, le=3)]
+#: one or two rates (an Annotated form, which mypy cannot pass as a type)
+_NOISE: Any = Annotated[tuple[_Rate, ...], Field(min_length=1, max_length=2)]
+_NO_ARGS: TypeAdapter[tuple[()]] = TypeAdapter(tuple[()])
+#: The board verbs and the arguments each takes (``args``), validated strictly: a number is
+#: a JSON number (never ``true`` or ``"0.5"``), an integer a JSON integer (never ``1.0``).
+BOARD_ARGS: dict[str, TypeAdapter[Any]] = {
+    "inject": TypeAdapter(tuple[Annotated[str, Field(strict=True, min_length=1)]]),
+    "set_noise": TypeAdapter(_NOISE),
+    "cut_line": TypeAdapter(tuple[_Seconds]),
+    "press_button": TypeAdapter(tuple[_BoardButton, _Seat]),
+    **dict.fromkeys(
+        (
+            "reboot",
+            "press_estop",
+            "release_estop",
+            "open_cover",
+            "close_cover",
+            "state",
+            "sensors",
+            "clear_faults",
+        ),
+        _NO_ARGS,
+    ),
+}
+BOARD_VERBS = frozenset(BOARD_ARGS)
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+#: a panel button by its name (an enum takes its value only in lax mode)
+_PanelButton = Annotated[Button, Field(strict=False)]
+
+
+class _Press(_Request):
+    op: Literal["press"]
+    button: _PanelButton
+
+
+class _Bounce(_Request):
+    op: Literal["bounce"]
+    button: _PanelButton
+    n: int = Field(default=3, ge=1, le=100, description="contact chatter: toggles 2n+1 times")
+
+
+class _Hold(_Request):
+    op: Literal["hold"]
+    button: _PanelButton
+    repeats: int = Field(default=5, ge=0, le=1000, description="reports re-sent while held")
+
+
+class _Panel(_Request):
+    op: Literal["unplug_panel", "plug_panel", "leds"]
+
+
+class _Board(_Request):
+    op: Literal["board"]
+    verb: str
+    args: list[Any] = Field(default_factory=list)
+
+
+#: each op and the form of its request, validated strictly
+REQUESTS: dict[str, TypeAdapter[Any]] = {
+    op: TypeAdapter(model)
+    for op, model in {
+        "press": _Press,
+        "bounce": _Bounce,
+        "hold": _Hold,
+        "unplug_panel": _Panel,
+        "plug_panel": _Panel,
+        "leds": _Panel,
+        "board": _Board,
+    }.items()
+}
+
+
+def _strict(adapter: TypeAdapter[Any], value: Any, field: str = "") -> Any:
+    """``value`` validated by ``adapter``; ValueError naming the field when it does not fit
+    (``field``: the name of ``value`` in the request)."""
+    try:
+        return adapter.validate_python(value)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        schema = adapter.json_schema()
+        if field:
+            error["loc"] = (field, *error["loc"])
+            schema = {"properties": {field: schema}}
+        raise ValueError(value_error(schema, error)) from None
 
 
 class SimControlServer:
@@ -98,38 +186,35 @@ class SimControlServer:
 
     def execute(self, request: dict[str, Any]) -> Any:
         op = request.get("op")
-        panel = self.service.emulated_panel
-        if op in ("press", "bounce", "hold", "unplug_panel", "plug_panel", "leds"):
-            if panel is None:
-                raise RuntimeError("no emulated panel in this service")
-            if op == "press":
-                panel.click(str(request["button"]))
-                return None
-            if op == "bounce":
-                panel.bounce(str(request["button"]), int(request.get("n", 3)))
-                return None
-            if op == "hold":
-                panel.hold(str(request["button"]), int(request.get("repeats", 5)))
-                return None
-            if op == "unplug_panel":
-                panel.unplug()
-                return None
-            if op == "plug_panel":
-                panel.plug()
-                return None
-            return panel.leds
-        if op == "board":
-            verb = str(request.get("verb"))
-            if verb not in BOARD_VERBS:
-                raise ValueError(f"unknown board verb {verb!r}: expected {sorted(BOARD_VERBS)}")
+        if not isinstance(op, str) or op not in REQUESTS:
+            raise ValueError(f"unknown op {op!r}: expected one of {', '.join(REQUESTS)}")
+        parsed = _strict(REQUESTS[op], request)
+        if isinstance(parsed, _Board):
+            if parsed.verb not in BOARD_VERBS:
+                raise ValueError(
+                    f"unknown board verb {parsed.verb!r}: expected {sorted(BOARD_VERBS)}"
+                )
             board = self.service.board
             if board is None:
                 raise RuntimeError("no simulated board in this service")
-            args = request.get("args", [])
-            if not isinstance(args, list):
-                raise ValueError("args must be a list")
-            return getattr(board.control, verb)(*args)
-        raise ValueError(f"unknown op {op!r}")
+            args = _strict(BOARD_ARGS[parsed.verb], parsed.args, "args")
+            return getattr(board.control, parsed.verb)(*args)
+        panel = self.service.emulated_panel
+        if panel is None:
+            raise RuntimeError("no emulated panel in this service")
+        if isinstance(parsed, _Press):
+            panel.click(parsed.button)
+        elif isinstance(parsed, _Bounce):
+            panel.bounce(parsed.button, parsed.n)
+        elif isinstance(parsed, _Hold):
+            panel.hold(parsed.button, parsed.repeats)
+        elif parsed.op == "unplug_panel":
+            panel.unplug()
+        elif parsed.op == "plug_panel":
+            panel.plug()
+        else:
+            return panel.leds
+        return None
 
 
 def _plain(value: Any) -> Any:

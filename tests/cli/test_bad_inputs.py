@@ -253,7 +253,11 @@ VALUES: tuple[tuple[tuple[str, ...], str, tuple[str, ...], tuple[int, ...], bool
     (
         (*DEAL[:-2], "--manifest", "@M"),
         "--throws",
-        ("0+7", "7+7", "+", "3+", "a+b", LONG, HUGE, "1+2+3+4+5", "-1+3", ",,,", "3+4," * 2000),
+        (
+            *("0+7", "7+7", "+", "3+", "a+b", LONG, HUGE, "1+2+3+4+5", "-1+3", ",,,"),
+            "3+4," * 2000,
+            *("\u0663+4,5+6", "\u00b2+4,5+6", "3.0+4,5+6", "3+4,\uff15+6"),  # ٣, ², fullwidth 5
+        ),
         (2,),
         False,
     ),
@@ -279,7 +283,10 @@ VALUES: tuple[tuple[tuple[str, ...], str, tuple[str, ...], tuple[int, ...], bool
     (
         ("throw",),
         "3+4",
-        ("0+7", "+", "a", "-1+2", "3+", "1+2+3+4+5+6+7", LONG, HUGE, NOT_UTF8),
+        (
+            *("0+7", "+", "a", "-1+2", "3+", "1+2+3+4+5+6+7", LONG, HUGE, NOT_UTF8),
+            *("\u0663+4", "\u00b2+4", "3.0+4", "true+4", "\uff13+4"),  # ٣, ², fullwidth 3
+        ),
         (2,),
         False,
     ),

@@ -116,7 +116,7 @@ class FakeTable:
             cycle=cycle,
         )
 
-    def request(self, action: Action, source: Source) -> CommandResult:
+    def request(self, action: Action, source: Source, *, wait: float = 0.0) -> CommandResult:
         with self._lock:
             self.requests.append((action, source))
             before = self.state
