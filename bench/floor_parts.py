@@ -17,7 +17,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
 from bench.procstat import process_cpu, process_pss_kib, process_rss_kib
-from controller.cycle.reports import AuditRef, CommandResult, Event, Status
+from controller.cycle.reports import Answered, AuditRef, CommandResult, Event, Status
 from gateway.mosquitto import Mosquitto
 from rules.dealt import DealtState
 
@@ -109,7 +109,9 @@ class FakeTable:
             audit=AuditRef(seq=self.records, hash=digest),
         )
 
-    def request(self, action: Any, source: Any, *, wait: float = 0.0) -> CommandResult:
+    def request(
+        self, action: Any, source: Any, *, answered: Answered | None = None
+    ) -> CommandResult:
         return CommandResult(action=action, accepted=False, message="fake", state=self.state)
 
     def enter_dice(self, dice: list[int], source: Any) -> CommandResult:

@@ -6,15 +6,18 @@ panel's buttons; ``subscribe`` marks the connection before it takes the snapshot
 falls between the snapshot and the stream.
 
 CLEAR FAULT is the board's to decide (whether the fault's cause is gone), so ``clear_fault``
-waits for the board's answer, at most :data:`CLEAR_ANSWER_WAIT` seconds, and answers with it:
-``accepted: false`` with the cause in words while it is still there. The wait is on the
-server's thread (the board's answer comes on the board link's own thread, which it does not
-hold): one round trip on the serial line, a few milliseconds; the bound only matters when the
-line fails at that very moment (docs/api.md, "CLEAR FAULT").
+is answered with the board's answer: ``accepted: false`` with the cause in words while it is
+still there. :func:`answer` then returns None and hands the response to ``later`` when the
+board answers (on the board link's thread); the server answers the connection's next lines
+only after it, and gives the :func:`unanswered` response if the board has not answered within
+:data:`CLEAR_ANSWER_WAIT` seconds. Nothing waits on the server's thread: one round trip on the
+serial line takes a few milliseconds, and the bound only matters when the line fails at that
+very moment (docs/api.md, "CLEAR FAULT").
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from controller.api.messages import (
@@ -38,7 +41,8 @@ from controller.api.messages import (
     ThrowRequest,
     UnsubscribeRequest,
 )
-from controller.cycle.reports import Action, ApiBackend
+from controller.cycle.faults import CLEAR_UNANSWERED
+from controller.cycle.reports import Action, ApiBackend, CommandResult
 
 #: The most seconds a ``clear_fault`` waits for the board's answer: a few of the link's
 #: retransmissions (100 ms each), well under the 2 s after which the link is declared down.
@@ -57,13 +61,27 @@ class Subscriber(Protocol):
     subscribed: bool
 
 
-def answer(table: ApiBackend, request: BaseRequest, conn: Subscriber) -> BaseResponse:
-    """The response to ``request`` (the table's exceptions pass through)."""
+def answer(
+    table: ApiBackend,
+    request: BaseRequest,
+    conn: Subscriber,
+    later: Callable[[BaseResponse], None],
+) -> BaseResponse | None:
+    """The response to ``request``, or None when it is the board's to give: it is then handed
+    to ``later``, once, from another thread (the table's exceptions pass through)."""
     rid = request.id
     press = PRESSES.get(type(request))
     if press is not None:
-        wait = CLEAR_ANSWER_WAIT if press == "clear_fault" else 0.0
-        return CommandResponse(id=rid, result=table.request(press, "api", wait=wait))
+        result: CommandResult | None
+        if press != "clear_fault":
+            result = table.request(press, "api")
+        else:
+
+            def answered(result: CommandResult) -> None:
+                later(CommandResponse(id=rid, result=result))
+
+            result = table.request(press, "api", answered=answered)
+        return None if result is None else CommandResponse(id=rid, result=result)
     if isinstance(request, StatusRequest):
         return StatusResponse(id=rid, result=table.status())
     if isinstance(request, ThrowRequest):
@@ -92,3 +110,19 @@ def answer(table: ApiBackend, request: BaseRequest, conn: Subscriber) -> BaseRes
             id=rid, result=SubscriptionResult(subscribed=False, status=None)
         )
     raise AssertionError(f"no handler for {request!r}")
+
+
+def unanswered(table: ApiBackend, request: BaseRequest) -> BaseResponse:
+    """The response to a ``clear_fault`` the board has not answered in CLEAR_ANSWER_WAIT
+    seconds: sent; its answer follows as a ``button`` event."""
+    status = table.status()
+    return CommandResponse(
+        id=request.id,
+        result=CommandResult(
+            action="clear_fault",
+            accepted=True,
+            message=CLEAR_UNANSWERED.format(seconds=CLEAR_ANSWER_WAIT),
+            state=status.state,
+            cycle=status.cycle,
+        ),
+    )

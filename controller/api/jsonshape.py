@@ -36,6 +36,7 @@ MAX_VALUES = 1024
 class TooManyValues(ValueError):
     """A line that may be valid JSON but holds more values than any request has."""
 
+
 # Inside a string, an escaped backslash and an escaped quote are the only escapes that touch a
 # quote or a backslash. Blanking every ``\\`` first, then every ``\"``, reads them exactly as
 # JSON does (outside strings a backslash is invalid JSON, refused by the decoder); what is left

@@ -21,8 +21,10 @@ client's bytes and clocks), decoding.py (strict JSON, a request or a refusal), d
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
+import functools
 import logging
 import math
 import os
@@ -35,7 +37,7 @@ from typing import TYPE_CHECKING
 from controller.api.admission import Slots
 from controller.api.connection import TOO_LONG, Connection
 from controller.api.decoding import Refusal, read_request
-from controller.api.dispatch import answer
+from controller.api.dispatch import CLEAR_ANSWER_WAIT, answer, unanswered
 from controller.api.fanout import EventQueue, lines_by_role
 from controller.api.limits import (
     ACCEPTS_PER_TURN,
@@ -46,11 +48,11 @@ from controller.api.limits import (
     STATUS_SOCKET_NAME,
     Limits,
 )
-from controller.api.messages import BaseRequest
+from controller.api.messages import BaseRequest, BaseResponse
 from controller.api.roles import Endpoint, Role, reserve_serves, reserve_words
 from controller.api.socketfile import ApiServerError, Listener
 from controller.cycle.reports import ApiBackend, Event
-from drivers.ioloop import EVENT_READ, EVENT_WRITE, IoLoop
+from drivers.ioloop import EVENT_READ, EVENT_WRITE, IoLoop, IoLoopError
 
 if TYPE_CHECKING:
     from controller.service.config import ApiSection
@@ -95,6 +97,15 @@ class _Socket:
     warned_at: float = -math.inf
 
 
+@dataclasses.dataclass
+class _Pending:
+    """A request whose answer is the board's (dispatch.answer gave None): the connection's
+    next lines wait for it, until ``due``."""
+
+    request: BaseRequest
+    due: float
+
+
 class ApiServer:
     """Serves a :class:`ApiBackend` on its two Unix sockets until :meth:`stop`."""
 
@@ -131,6 +142,7 @@ class ApiServer:
         self._unsubscribe: Callable[[], None] | None = None
         self._conns: set[Connection] = set()
         self._backlog: dict[Connection, None] = {}  # connections with lines left, in order
+        self._pending: dict[Connection, _Pending] = {}  # answers the board gives
         self._queue = EventQueue(self.limits.max_pending_events)
         self._next_check = math.inf
         self._counter = 0
@@ -251,12 +263,15 @@ class ApiServer:
             del self._backlog[conn]
             self._serve(conn, time.monotonic())
         now = time.monotonic()
+        for conn, pending in list(self._pending.items()):
+            if pending.due <= now:
+                self._answered(conn, pending, unanswered(self.table, pending.request))
         self._expire(now)
         self._resume_accepting(now)
         self._update_stats()
         if self._backlog:
             return 0.0
-        deadlines = [self._next_check]
+        deadlines = [self._next_check, *(p.due for p in self._pending.values())]
         deadlines += [s.paused_until for s in self._sockets.values() if s.paused_until is not None]
         due = min(deadlines)
         return None if due == math.inf else max(0.0, due - now)
@@ -276,6 +291,7 @@ class ApiServer:
         """A client's connection is closed (connection.Owner): free its slot."""
         self._conns.discard(conn)
         self._backlog.pop(conn, None)
+        self._pending.pop(conn, None)
         state = self._sockets.get(conn.role)
         if state is not None:
             state.slots.release(conn)
@@ -373,7 +389,7 @@ class ApiServer:
         conn.backlogged = False
         handled = handled_bytes = 0
         while not conn.closing and not conn.closed and handled < LINES_PER_TURN:
-            if handled and handled_bytes >= LINE_BYTES_PER_TURN:
+            if conn in self._pending or (handled and handled_bytes >= LINE_BYTES_PER_TURN):
                 break
             line = conn.next_line()
             if line is None:
@@ -395,14 +411,16 @@ class ApiServer:
             self._handle_line(conn, line)
         if conn.closing or conn.closed:
             return
-        if conn.has_line():
+        if conn in self._pending:
+            conn.backlogged = True  # read no more until the answer is sent (_answered)
+        elif conn.has_line():
             conn.backlogged = True
             self._backlog[conn] = None
         elif conn.eof:
             last = conn.rest()
             if last.strip():
                 self._handle_line(conn, last)
-            if not conn.subscribed:
+            if not conn.subscribed and conn not in self._pending:
                 self._finish(conn, "the client closed the connection")
         conn.compact(now)
         conn.update_interest()
@@ -435,18 +453,45 @@ class ApiServer:
             conn.refuse(decoded)
             return
         op = getattr(decoded, "op", "?")
+        pending = _Pending(decoded, time.monotonic() + CLEAR_ANSWER_WAIT)
         try:
-            response = answer(self.table, decoded, conn)
+            response = answer(
+                self.table, decoded, conn, functools.partial(self._later, conn, pending)
+            )
         except Exception as exc:
             log.exception("%s: the table failed to answer %s", conn.name, op)
             message = f"the table could not answer {op}: {type(exc).__name__}: {exc}"
             conn.refuse(Refusal("internal", message, decoded.id))
             return
+        if response is None:  # the board's answer comes later (_later)
+            self._pending[conn] = pending
+            return
+        self._send(conn, response, op)
+
+    def _later(self, conn: Connection, pending: _Pending, response: BaseResponse) -> None:
+        """The board's answer to a pending request, from the thread that has it."""
+        loop = self._loop
+        if loop is None:
+            return
+        # the server may have stopped meanwhile: the connection is gone with it
+        with contextlib.suppress(IoLoopError):
+            loop.call_soon(self._answered, conn, pending, response)
+
+    def _answered(self, conn: Connection, pending: _Pending, response: BaseResponse) -> None:
+        """Send the answer of ``pending``, unless it was given already (the board's answer
+        after the wait's end, or the other way round), and serve the lines behind it."""
+        if self._pending.get(conn) is not pending:
+            return
+        del self._pending[conn]
+        self._send(conn, response, getattr(pending.request, "op", "?"))
+        self._backlog[conn] = None
+
+    def _send(self, conn: Connection, response: BaseResponse, op: str) -> None:
         try:
             data = response.model_dump_json().encode() + b"\n"
         except Exception as exc:
             log.exception("%s: cannot serialise the answer to %s", conn.name, op)
-            conn.refuse(Refusal("internal", f"cannot serialise the answer: {exc}", decoded.id))
+            conn.refuse(Refusal("internal", f"cannot serialise the answer: {exc}", response.id))
             return
         conn.send(data)
 

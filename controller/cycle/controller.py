@@ -26,19 +26,18 @@ gone) brings the table back to ``idle`` once the board has said where the sets a
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import ClassVar, TypeVar
+from typing import ClassVar, TypeVar, overload
 
 import protocol.messages as m
 from controller.cycle.core import ClearPress, ImpossibleCommand, Recorder, Sender
 from controller.cycle.deadline import DEFAULT_DEADLINES, Deadlines
-from controller.cycle.faults import CLEAR_UNANSWERED, CONTROLLER
+from controller.cycle.faults import CONTROLLER
 from controller.cycle.guards import CycleGuards
 from controller.cycle.links import LinkWatch
 from controller.cycle.places import BUILT, UP
 from controller.cycle.reconcile import Reconciler
-from controller.cycle.reports import Action, CommandResult, Source, Status
+from controller.cycle.reports import Action, Answered, CommandResult, Source, Status
 from controller.cycle.states import (
     AT_REST,
     AUDIT_UNWRITABLE,
@@ -159,30 +158,33 @@ class CycleController(CycleSteps, LinkWatch):
         with self._lock:
             return self._history.get(cycle_id)
 
-    def request(self, action: Action, source: Source, *, wait: float = 0.0) -> CommandResult:
+    @overload
+    def request(self, action: Action, source: Source) -> CommandResult: ...
+    @overload
+    def request(
+        self, action: Action, source: Source, *, answered: Answered | None
+    ) -> CommandResult | None: ...
+    def request(
+        self, action: Action, source: Source, *, answered: Answered | None = None
+    ) -> CommandResult | None:
         """SHUFFLE, DEAL, STOP or CLEAR FAULT, from a button, the board or the API.
 
         CLEAR FAULT is the board's to decide: it clears the fault only once the cause is gone.
-        With ``wait`` > 0 the answer is the board's (refused while the cause is there, with
-        the cause in words), waited for that many seconds at most; never pass it from the
-        board link's thread (the board's answer arrives there). Without, or when the board
-        has not answered in time, the press is sent and answered later: its ``button``
-        record and event carry the board's answer."""
+        Given ``answered``, a press sent to the board returns None and ``answered`` is called
+        once with the board's answer (refused while the cause is there, with the cause in
+        words), on the board link's thread or whichever ends the wait (ApiBackend.request).
+        Without it, the press's result is returned: sent, and answered later by its
+        ``button`` record and event."""
         with self._lock:
             result = self._request(action, source)
             press = self._clear_press if action == "clear_fault" and result.accepted else None
+            if press is not None and answered is not None:
+                press.answered.append(answered)  # under the lock: the answer cannot pass by
             self._check_audit()
         self._flush()
-        if press is None or wait <= 0:
-            return result
-        end = time.monotonic() + wait
-        with self._lock:
-            while press.result is None and (left := end - time.monotonic()) > 0:
-                self._clear_answered.wait(left)
-            answer = press.result
-        if answer is None:
-            return result.model_copy(update={"message": CLEAR_UNANSWERED.format(seconds=wait)})
-        return answer
+        if press is not None and answered is not None:
+            return None
+        return result
 
     def _request(self, action: Action, source: Source) -> CommandResult:
         refusal = self._refusal(action)

@@ -32,6 +32,7 @@ from controller.cycle.deadline import DEFAULT_DEADLINES, Deadlines, DeadlineTime
 from controller.cycle.places import MOTIONS, UP, BoardView, blocked, waiting_set
 from controller.cycle.reports import (
     Action,
+    Answered,
     AuditRef,
     ButtonEvent,
     Command,
@@ -94,6 +95,8 @@ class ClearPress:
 
     source: Source
     result: CommandResult | None = None
+    #: whoever waits for the answer (ApiBackend.request's ``answered``)
+    answered: list[Answered] = field(default_factory=list)
 
 
 class CycleCore:
@@ -145,7 +148,6 @@ class CycleCore:
         self._clear_done = False
         #: the CLEAR FAULT press the board has not answered yet, and its answer's signal
         self._clear_press: ClearPress | None = None
-        self._clear_answered = threading.Condition(self._lock)
         #: RESTORING: the steps of the recovery procedure still to send, and the one the
         #: board works on (None: its report is awaited)
         self._restore_steps: list[m.Message] = []
@@ -316,12 +318,16 @@ class CycleCore:
         extra: dict[str, Any] | None = None,
     ) -> None:
         """The board's answer to a CLEAR FAULT press: recorded and announced with it, and
-        handed to whoever waits for it (``request(..., wait=)``)."""
+        handed to whoever waits for it (``request(..., answered=)``)."""
         if press is None:
             return
         self._pressed("clear_fault", press.source, accepted, message, extra)
-        press.result = self._result("clear_fault", accepted, message)
-        self._clear_answered.notify_all()
+        press.result = result = self._result("clear_fault", accepted, message)
+        for answered in press.answered:
+            try:
+                answered(result)
+            except Exception:  # a waiter's failure is its own, never the board's
+                log.exception("handing over the answer to a CLEAR FAULT failed")
 
     def _abort(self, reason: str) -> None:
         """Record that the cycle in progress (if any) will publish nothing."""

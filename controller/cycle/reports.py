@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol, overload
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -190,6 +190,10 @@ class CommandResult(BaseModel):
     cycle: str | None = None
 
 
+#: Called once with the board's answer to a CLEAR FAULT press (ApiBackend.request).
+Answered = Callable[[CommandResult], None]
+
+
 class ApiBackend(Protocol):
     """What the local API (and the panel, and the CLI) need from the table controller.
 
@@ -198,11 +202,21 @@ class ApiBackend(Protocol):
 
     def status(self) -> Status: ...
 
-    def request(self, action: Action, source: Source, *, wait: float = 0.0) -> CommandResult:
+    @overload
+    def request(self, action: Action, source: Source) -> CommandResult: ...
+    @overload
+    def request(
+        self, action: Action, source: Source, *, answered: Answered | None
+    ) -> CommandResult | None: ...
+    def request(
+        self, action: Action, source: Source, *, answered: Answered | None = None
+    ) -> CommandResult | None:
         """Press a button. CLEAR FAULT is the board's to decide (whether the fault's cause is
-        gone): with ``wait`` > 0 the result is the board's answer, waited for that many
-        seconds at most (never from the board link's own thread); without, the press is sent
-        and its answer follows as a ``button`` event."""
+        gone): given ``answered``, a press sent to the board returns None and ``answered`` is
+        called once with the board's answer (from another thread; it must not block), or with
+        a refusal if the wait ends otherwise (STOP, another fault, the link lost). Without it,
+        or when the press is answered at once, the result is returned; a sent press's answer
+        also follows as a ``button`` event."""
         ...
 
     def enter_dice(self, dice: list[int], source: Source) -> CommandResult:

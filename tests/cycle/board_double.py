@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from typing import Any
+from typing import Any, cast
 
 from controller.cycle.controller import CycleController
 from controller.cycle.deadline import Deadlines
-from controller.cycle.reports import Event
+from controller.cycle.reports import Action, Event
 from drivers.board import BoardEvent
 from firmware.places import (
     TileSet,
@@ -258,7 +258,7 @@ class Bench:
     def press(self, action: str) -> bool:
         if action == "clear_fault":
             self.clears += 1
-        return self.controller.request(action, "cli").accepted  # type: ignore[arg-type]
+        return self.controller.request(cast(Action, action), "cli").accepted
 
     def dealt(self) -> list[str]:
         return [c for k, _, c in self.records if k == "dealt" and c is not None]

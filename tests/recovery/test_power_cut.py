@@ -10,11 +10,12 @@ recovery procedure; then the table deals again, and nothing is published twice.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from controller.cycle.controller import CycleController
+from controller.cycle.reports import Action
 from firmware.harness import Harness
 from firmware.status import board_status
 from protocol import codes
@@ -72,7 +73,7 @@ class FirmwareTable:
     def press(self, action: str) -> None:
         if action == "clear_fault":
             self.clears += 1
-        result = self.controller.request(action, "cli")  # type: ignore[arg-type]
+        result = self.controller.request(cast(Action, action), "cli")
         assert result.accepted, result.message
 
     def dealt(self) -> list[str]:

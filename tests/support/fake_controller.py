@@ -19,6 +19,7 @@ from typing import Any
 
 from controller.cycle.reports import (
     Action,
+    Answered,
     CommandResult,
     DealtEvent,
     Event,
@@ -116,7 +117,9 @@ class FakeTable:
             cycle=cycle,
         )
 
-    def request(self, action: Action, source: Source, *, wait: float = 0.0) -> CommandResult:
+    def request(
+        self, action: Action, source: Source, *, answered: Answered | None = None
+    ) -> CommandResult:
         with self._lock:
             self.requests.append((action, source))
             before = self.state
