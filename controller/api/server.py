@@ -32,7 +32,6 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from controller.api.admission import Slots
 from controller.api.connection import TOO_LONG, Connection
@@ -53,9 +52,6 @@ from controller.api.roles import Endpoint, Role, reserve_serves, reserve_words
 from controller.api.socketfile import ApiServerError, Listener
 from controller.cycle.reports import ApiBackend, Event
 from drivers.ioloop import EVENT_READ, EVENT_WRITE, IoLoop, IoLoopError
-
-if TYPE_CHECKING:
-    from controller.service.config import ApiSection
 
 __all__ = [
     "DEFAULT_SOCKET_MODE",
@@ -154,25 +150,6 @@ class ApiServer:
         self._evicted = 0
         self._stats_lock = threading.Lock()
         self._stats = ServerStats(clients=0, subscribers=0, requests=0, events=0, dropped=0)
-
-    @classmethod
-    def from_config(cls, table: ApiBackend, api: ApiSection) -> ApiServer:
-        return cls(
-            table,
-            api.socket,
-            api.mode,
-            api.group,
-            status_path=api.status_path(),
-            status_mode=api.status_mode,
-            status_group=api.status_group,
-            limits=Limits(
-                max_clients=api.max_clients,
-                max_clients_per_peer=api.max_clients_per_peer,
-                reserved_clients=api.reserved_clients,
-                idle_timeout=api.idle_timeout,
-                request_timeout=api.request_timeout,
-            ),
-        )
 
     # -- lifecycle
 

@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict
 #: The longest path and the longest file name the kernel takes (PATH_MAX, NAME_MAX), in bytes.
 MAX_PATH_BYTES = 4095
 MAX_NAME_BYTES = 255
+#: The description of a number of seconds up to an hour.
+SECONDS = "seconds, a number greater than 0 and at most 3600"
 
 
 def absolute_path(value: str, what: str) -> str:

@@ -147,7 +147,7 @@ class Service:
         link.start()
         url = self.connection.url
         self._start_panel()
-        self.api = ApiServer.from_config(self.controller, config.api)
+        self.api = config.api.server(self.controller)
         self.api.start()
         if self.sim is not None and self.sim.control:
             self.control = SimControlServer(self.sim.control, self)

@@ -21,7 +21,8 @@ from controller.api.client import ApiClient, RequestError
 from controller.api.messages import OPS
 from controller.api.roles import ROLE_OPS
 from controller.api.server import ApiServer, ApiServerError
-from controller.service.config import ApiSection, ConfigError, config_from_dict
+from controller.service.config import ConfigError, config_from_dict
+from controller.service.config_api import ApiSection
 from tests.api.asuser import as_nobody
 from tests.support.fake_controller import WAIT, FakeTable, RawConn
 
@@ -170,7 +171,7 @@ def test_the_api_section_names_the_status_socket_and_the_limits(
         idle_timeout=30,
         request_timeout=4.5,
     )
-    srv = ApiServer.from_config(table, api)
+    srv = api.server(table)
     assert srv.status_path == sockdir / "floor.sock"
     assert srv.endpoints[1].mode == 0o640
     limits = srv.limits

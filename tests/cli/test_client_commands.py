@@ -19,7 +19,7 @@ from cli import client as cmd_client
 from cli import main as run
 from controller.api.server import ApiServer
 from controller.cycle.reports import Status
-from controller.service.config import ApiSection
+from controller.service.config_api import ApiSection
 from controller.service.paths import DEFAULT_SOCKET_PATH
 from tests.support.fake_controller import WAIT, FakeTable
 
