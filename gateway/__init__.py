@@ -11,7 +11,10 @@ internals (tests/gateway/test_boundary.py checks it). One job per module:
 - outbox.py: the bounded on-disk outbox that keeps events while the broker is away;
 - broker.py: one connection to the broker (paho-mqtt, thread-based), fed by an outbox;
 - core.py: the connection to the table's API socket (subscribe, status, reconnect);
-- view.py: the latest status and the fault history, kept for readers in the process;
+- view.py: the latest status, the fault history and the picture, kept for readers in the
+  process;
+- picture.py: the table from above as SVG, from the last dealt state (the view keeps it, the
+  page draws it);
 - web/: the technicians' page (with [gateway.web]), a reader of view.py (docs/web.md);
 - metrics.py: the Prometheus endpoint;
 - service.py: the gateway wired together (run until SIGTERM);

@@ -38,9 +38,9 @@ from gateway.payloads import (
     audit_ref,
     dump,
 )
+from gateway.picture import picture_of
 from gateway.settings import GatewaySettings
 from gateway.view import TableView
-from gateway.web.picture import picture_of
 
 if TYPE_CHECKING:
     from gateway.web.server import WebServer

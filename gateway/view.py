@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 
 from controller.api.messages import FaultClearedEvent, FaultEvent, Status
-from gateway.web.picture import Picture
+from gateway.picture import Picture
 
 #: Faults kept, newest last.
 FAULT_HISTORY = 100

@@ -24,6 +24,18 @@ from drivers.board import BoardLink, EventCallback
 from simulator.config import SimConfig
 from simulator.server import SimulatedBoard
 
+# What the service and the command line take from here: the simulator's configuration and
+# board among them, so that nothing else imports the simulator.
+__all__ = [
+    "BoardConnection",
+    "BoardTarget",
+    "SerialPort",
+    "SimConfig",
+    "SimulatedBoard",
+    "SimulatedPty",
+    "serve_simulated_board",
+]
+
 
 @dataclass(frozen=True)
 class SerialPort:

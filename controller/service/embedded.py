@@ -19,12 +19,10 @@ from typing import Any
 from controller.cycle.controller import CycleController, Deadlines, Recorder
 from controller.cycle.reports import Action, Event, FaultEvent
 from controller.cycle.states import DEALT, READY
-from controller.service.builder import BoardConnection, SimulatedPty
+from controller.service.builder import BoardConnection, SimConfig, SimulatedBoard, SimulatedPty
 from drivers.board import BoardLink
 from rules.profiles import Profile, load_profile
 from rules.words import DiceSource
-from simulator.config import SimConfig
-from simulator.server import SimulatedBoard
 
 
 class CycleFault(Exception):

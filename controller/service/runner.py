@@ -33,7 +33,14 @@ from controller.audit.recovery import recover
 from controller.audit.runs import finding_words
 from controller.audit.writer import AuditLog
 from controller.cycle.reports import Action, AuditRef, Event
-from controller.service.builder import BoardConnection, BoardTarget, SerialPort, SimulatedPty
+from controller.service.builder import (
+    BoardConnection,
+    BoardTarget,
+    SerialPort,
+    SimConfig,
+    SimulatedBoard,
+    SimulatedPty,
+)
 from controller.service.clock import ClockWatch
 from controller.service.config import Config, PanelSection
 from controller.service.leds import LedWorker
@@ -52,8 +59,6 @@ from drivers.panel import (
 )
 from drivers.usbemu import EmulatedPanel, EmulatedUsbBackend
 from rules.profiles import Profile, load_profile
-from simulator.config import SimConfig
-from simulator.server import SimulatedBoard
 
 log = logging.getLogger("mjtable.service")
 

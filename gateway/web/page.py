@@ -15,9 +15,9 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
+from gateway.picture import svg
 from gateway.view import Snapshot
 from gateway.web.diag import DiagReport
-from gateway.web.picture import svg
 
 #: The sections a live update replaces, by name (the templates' macros).
 SECTIONS = ("summary", "picture", "counters", "versions", "faults")

@@ -81,6 +81,17 @@ def test_the_builder_alone_makes_board_links_and_simulated_boards() -> None:
     assert {name for name, _ in constructions(BUILDER)} == MADE_ONLY_BY_THE_BUILDER
 
 
+def test_in_the_controller_the_builder_alone_imports_the_simulator() -> None:
+    """The service and the embedded table take the simulator's types from the builder."""
+    importers = [
+        str(path.relative_to(ROOT))
+        for path in sources("controller")
+        if path != BUILDER
+        and any(n == "simulator" or n.startswith("simulator.") for n in imports_of(path))
+    ]
+    assert not importers, importers
+
+
 def test_the_scan_sees_a_construction(tmp_path: Path) -> None:
     """The scan above is not blind: both spellings of a call are found."""
     sample = tmp_path / "sample.py"

@@ -29,7 +29,7 @@ def test_only_the_api_client_its_models_and_the_web_library() -> None:
 
 def test_a_gateway_without_the_page_does_not_load_the_web_library() -> None:
     code = (
-        "import sys, gateway.service, gateway.view, gateway.web.picture\n"
+        "import sys, gateway.service, gateway.view, gateway.picture\n"
         "print(sorted(m for m in ('aiohttp', 'jinja2') if m in sys.modules))\n"
     )
     done = subprocess.run(

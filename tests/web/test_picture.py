@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from controller.cycle.reports import DealtEvent
-from gateway.web.picture import Picture, picture_of, svg
+from gateway.picture import Picture, picture_of, svg
 from rules.deal import deal
 from rules.dice import throws_from_dice
 from rules.profiles import load_profile

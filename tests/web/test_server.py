@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from controller.cycle.reports import FaultClearedEvent, FaultEvent, Status
+from gateway.picture import picture_of
 from gateway.view import TableView
 from gateway.web.auth import hash_token, new_token
 from gateway.web.diag import run_checks
 from gateway.web.page import TableInfo
-from gateway.web.picture import picture_of
 from gateway.web.server import SECURITY_HEADERS, WebServer
 from tests.web.client import Client, hidden_csrf
 from tests.web.test_picture import TILE, dealt_event
