@@ -62,7 +62,12 @@ class BoardConfig:
     @property
     def stacks_per_wall(self) -> int:
         """Stacks on one wall in the standard layout (a half stack counts as one)."""
-        return (self.tiles // 4 + 1) // 2
+        return stacks_per_wall(self.tiles)
+
+
+def stacks_per_wall(tiles: int) -> int:
+    """Stacks on one wall in the standard layout (a half stack counts as one)."""
+    return (tiles // 4 + 1) // 2
 
 
 def default_layout(tiles: int) -> "tuple[tuple[int, ...], ...]":

@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from firmware.config import Timings
+from firmware.config import MAX_STACKS_PER_WALL, TILE_COUNTS, Timings, stacks_per_wall
+from firmware.config import default_layout as _board_layout
 from simulator.faults import FaultSpec, FaultSpecError, parse_fault
 
 __all__ = [
@@ -24,20 +25,12 @@ __all__ = [
     "stacks_per_wall",
 ]
 
-#: the three tile sets of the table model (108 Sichuan, 136 Wenzhou/WSOM, 144 simplified)
-TILE_COUNTS: tuple[int, ...] = (108, 136, 144)
-#: longest stack row a wall channel holds (18 stacks of the 144-tile set)
-MAX_STACKS_PER_WALL = 18
+# TILE_COUNTS (108 Sichuan, 136 Wenzhou/WSOM, 144 simplified), MAX_STACKS_PER_WALL (the longest
+# row a wall channel holds) and stacks_per_wall are the board's (firmware/config.py).
 
 
 class SimConfigError(ValueError):
     """A SimConfig field is out of range; the message names the field and the value."""
-
-
-def stacks_per_wall(tiles: int) -> int:
-    """Stacks on one wall in the standard layout (a half stack counts as one)."""
-    per_wall = tiles // 4
-    return (per_wall + 1) // 2
 
 
 def default_layout(tiles: int) -> tuple[tuple[int, ...], ...]:
@@ -48,9 +41,7 @@ def default_layout(tiles: int) -> tuple[tuple[int, ...], ...]:
     """
     if tiles not in TILE_COUNTS:
         raise SimConfigError(f"tiles = {tiles!r}: must be one of 108, 136, 144")
-    per_wall = tiles // 4
-    wall = (2,) * (per_wall // 2) + ((1,) if per_wall % 2 else ())
-    return (wall, wall, wall, wall)
+    return _board_layout(tiles)
 
 
 @dataclass

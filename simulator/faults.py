@@ -39,6 +39,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from firmware.supervisor import MOTOR_SUBSYSTEM
 from protocol import codes
 
 #: phase words of the spec language -> protocol phase code (None = at once)
@@ -81,19 +82,6 @@ PHASE_MOTORS: dict[int, tuple[int, ...]] = {
     ),
     codes.PHASE_DICE: (codes.MOTOR_DICE,),
     codes.PHASE_MOTOR_TEST: tuple(range(codes.MOTOR_COUNT)),
-}
-
-#: subsystem reported for a stall of each motor
-MOTOR_SUBSYSTEM: dict[int, int] = {
-    codes.MOTOR_SHUFFLE_DISC: codes.SUB_SHUFFLER,
-    codes.MOTOR_STACKER_HEAD: codes.SUB_STACKER_HEAD,
-    codes.MOTOR_CHAIN: codes.SUB_CHAIN,
-    codes.MOTOR_LIFT_E: codes.SUB_LIFTS,
-    codes.MOTOR_LIFT_S: codes.SUB_LIFTS,
-    codes.MOTOR_LIFT_W: codes.SUB_LIFTS,
-    codes.MOTOR_LIFT_N: codes.SUB_LIFTS,
-    codes.MOTOR_CENTRE_LIFT: codes.SUB_LIFTS,
-    codes.MOTOR_DICE: codes.SUB_DICE,
 }
 
 FOREVER = math.inf
