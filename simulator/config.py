@@ -1,8 +1,9 @@
 """Configuration of the simulated board: which table it is, how fast it runs, what it lacks.
 
 Kept free of heavy imports: the ``mjtable sim`` parser and the controller build a SimConfig
-without loading the firmware. ``Timings`` is the firmware's own (firmware/config.py): the
-nominal durations and the limits the board keeps; the table's mechanisms move at the speeds of
+loading only the firmware's configuration. ``Timings``, the tile counts and the standard
+layout are the firmware's own (firmware/config.py): the nominal durations and the limits the
+board keeps; the table's mechanisms move at the speeds of
 firmware/hal/mechanics.py.
 """
 
