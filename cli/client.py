@@ -234,13 +234,20 @@ def format_status(status: Status) -> str:
         if f.clear_refused:
             times = "once" if f.clear_refused == 1 else f"{f.clear_refused} times"
             fault += f" (CLEAR FAULT refused {times}: the cause is still there)"
-    dealt = f"{status.cycles_dealt} cycles"
+    count = status.cycles_dealt
+    dealt = "1 cycle" if count == 1 else f"{count} cycles"
     if status.last_cycle:
         dealt += f", last {status.last_cycle}"
+    if status.cycle:
+        cycle = status.cycle
+    elif status.state == "dealt" and status.last_cycle:
+        cycle = f"{status.last_cycle} (dealt: its hand is being played)"
+    else:
+        cycle = "none under way"
     rows = [
         ("table", status.table),
         ("state", status.state),
-        ("cycle", status.cycle or "-"),
+        ("cycle", cycle),
         ("variant", status.variant),
         ("tile sets", ", ".join(sets) or "-"),
         ("board", _board_text(status)),

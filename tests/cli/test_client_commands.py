@@ -261,3 +261,32 @@ def test_watch_ends_when_the_service_stops(table: FakeTable, sockdir: Path, caps
     watcher.join(WAIT)
     assert result == [3]
     assert "closed the connection" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("state", "cycle", "last", "dealt", "shown"),
+    [
+        ("building", "7-0002", "7-0001", 1, "7-0002"),
+        ("dealt", None, "7-0001", 1, "7-0001 (dealt: its hand is being played)"),
+        ("idle", None, None, 0, "none under way"),
+        ("idle", None, "7-0002", 2, "none under way"),
+    ],
+)
+def test_status_names_the_cycle_in_play_and_counts_in_words(
+    state: str, cycle: str | None, last: str | None, dealt: int, shown: str
+) -> None:
+    status = Status(
+        state=state,
+        cycle=cycle,
+        variant="wenzhou",
+        table="7",
+        tile_set_on_top=None,
+        tile_set_waiting=None,
+        link_up=True,
+        last_cycle=last,
+        cycles_dealt=dealt,
+        allowed=[],
+    )
+    lines = dict(line.split(None, 1) for line in cmd_client.format_status(status).splitlines())
+    assert lines["cycle"] == shown
+    assert lines["dealt"].startswith({0: "0 cycles", 1: "1 cycle,", 2: "2 cycles,"}[dealt])
