@@ -86,6 +86,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _command_parser(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> argparse.ArgumentParser:
+    """The parser of the (sub)command ``args`` chose, the deepest (its refusals say
+    ``mjtable COMMAND ACTION: ...``)."""
+    while True:
+        chosen = [
+            action.choices[getattr(args, action.dest)]
+            for action in parser._actions
+            if isinstance(action, argparse._SubParsersAction)
+            and getattr(args, action.dest, None) in action.choices
+        ]
+        if not chosen:
+            return parser
+        parser = chosen[0]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; its exit status. Bad input is one line on stderr and status 2; a
     reader that closes stdout early (``mjtable watch | head``) ends the command quietly
@@ -99,7 +116,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.print_help()
             return 0
         try:
-            args = parser.parse_args(words)
+            args, extra = parser.parse_known_args(words)
+            if extra:  # words no option of the command takes: the command's refusal
+                _command_parser(parser, args).error("unrecognized arguments: " + " ".join(extra))
         except SystemExit:  # --help, --version, or argparse's refusal
             sys.stdout.flush()  # a closed pipe shows here (argparse itself ignores it)
             raise

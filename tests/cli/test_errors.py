@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from cli import build_parser
+from cli import build_parser, main
 from cli import diag as cmd_diag
 from controller.audit.writer import AuditLog
 from controller.service import embedded
@@ -115,3 +115,21 @@ def test_demo_refused_cycle_is_one_line_and_stops_everything(
     left, open_fds = resources()
     assert not left - threads, left - threads
     assert open_fds == fds
+
+
+@pytest.mark.parametrize(
+    ("words", "command"),
+    [
+        (["status", "--bogus"], "mjtable status"),
+        (["firmware", "build", "--bogus"], "mjtable firmware build"),
+        (["audit", "verify", "log.jsonl", "--zz"], "mjtable audit verify"),
+    ],
+)
+def test_an_unknown_option_is_refused_by_its_command(
+    words: list[str], command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(words)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err == f"{command}: unrecognized arguments: {words[-1]}; see {command} --help\n"
