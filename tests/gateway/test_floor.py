@@ -50,17 +50,20 @@ def test_a_fault_reaches_a_floor_subscriber(broker: Mosquitto, table: SimTable) 
 
 
 def test_discovery_status_and_availability_are_retained(broker: Mosquitto, table: SimTable) -> None:
+    configs = {
+        "homeassistant/sensor/mjtable_7/state/config",
+        "homeassistant/binary_sensor/mjtable_7/fault/config",
+        "homeassistant/sensor/mjtable_7/cycles/config",
+        "homeassistant/binary_sensor/mjtable_7/link/config",
+    }
     first = floor_watcher(broker)
     first.wait(lambda m: m.topic == "mjtable/7/availability" and m.payload == b"online")
+    # every state received once: all are at the broker (online may come before the status)
+    for topic in (*configs, "mjtable/7/status", "mjtable/7/audit/head"):
+        first.topic(topic)
     first.close()
     late = floor_watcher(broker)  # subscribes after everything was published
     try:
-        configs = {
-            "homeassistant/sensor/mjtable_7/state/config",
-            "homeassistant/binary_sensor/mjtable_7/fault/config",
-            "homeassistant/sensor/mjtable_7/cycles/config",
-            "homeassistant/binary_sensor/mjtable_7/link/config",
-        }
         for topic in configs:
             got = late.wait(retained(topic), timeout=10)
             config = got.json()
