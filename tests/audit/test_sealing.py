@@ -194,6 +194,8 @@ def test_the_time_seal_comes_when_due_and_its_thread_ends(logpath: Path, keyfile
     generate(keyfile)
     with AuditLog.open(logpath, key=keyfile, seal_interval=0.2) as log:
         assert any(t.name == "audit-seal" for t in threading.enumerate())
+        # Two seal intervals pass with nothing written: time passing is what is under test
+        # here, not a wait for something (an idle log's thread does not wake at all).
         time.sleep(0.4)
         assert seals(logpath) == []  # nothing written, nothing to seal
         press(log)
@@ -202,7 +204,7 @@ def test_the_time_seal_comes_when_due_and_its_thread_ends(logpath: Path, keyfile
             assert time.monotonic() < end, "no time seal"
             time.sleep(0.02)
         assert seals(logpath)[0]["reason"] == "time" and log.epoch == 1
-        time.sleep(0.4)
+        time.sleep(0.4)  # two intervals more, idle: time passing is under test, as above
         assert len(seals(logpath)) == 1  # sealed once; idle since
     assert not any(t.name == "audit-seal" for t in threading.enumerate())
     assert len(seals(logpath)) == 1  # nothing left to seal at close
