@@ -21,7 +21,7 @@ from controller.api.client import (
 )
 from controller.api.server import ApiServer, Limits
 from controller.cycle.reports import DealtEvent, PhaseEvent, ProgressEvent, ThrowEvent
-from tests.api.asuser import as_nobody
+from tests.support.asuser import as_nobody
 from tests.support.fake_controller import WAIT, FakeTable, dealt_state, now
 
 

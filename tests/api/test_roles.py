@@ -23,7 +23,7 @@ from controller.api.roles import ROLE_OPS
 from controller.api.server import ApiServer, ApiServerError
 from controller.service.config import ConfigError, config_from_dict
 from controller.service.config_api import ApiSection
-from tests.api.asuser import as_nobody
+from tests.support.asuser import as_nobody
 from tests.support.fake_controller import WAIT, FakeTable, RawConn
 
 REQUESTS: dict[str, dict[str, Any]] = {
@@ -257,7 +257,8 @@ def test_a_member_of_the_full_group_only_gets_the_status_there(
         os.chmod(sockdir, 0o755)
         os.chmod(config, 0o644)
         ask = as_nobody
-    else:
+    else:  # the sockets' owner: only a mode without the owner's bits keeps it out
+        os.chmod(server.status_path, 0o000)
         ask = _here
     assert ask(status_state) == f"{server.path} idle"
     denied = ask(status_on_the_status_socket)

@@ -16,6 +16,7 @@ import pytest
 from controller.api.server import ApiServer, ApiServerError, Limits
 from controller.cycle.reports import DealtEvent, ProgressEvent
 from tests.support.fake_controller import WAIT, FakeTable, RawConn, dealt_state, now
+from tests.support.waiting import wait_for
 
 
 def ok(answer: dict[str, Any], request_id: object) -> object:
@@ -497,6 +498,11 @@ def test_out_of_descriptors_pauses_accepting_then_recovers(
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     waiting = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(3)]
     fillers: list[int] = []
+
+    def said_once() -> bool:
+        assert srv.running
+        return "accept failed" in caplog.text
+
     try:
         for s in waiting:
             s.settimeout(WAIT)
@@ -511,9 +517,7 @@ def test_out_of_descriptors_pauses_accepting_then_recovers(
             s.connect(str(srv.path))  # queued in the listener's backlog
             s.sendall(b'{"id": 1, "op": "status"}\n')
         # Nothing can be accepted; the server logs once per pause instead of spinning.
-        while "accept failed" not in caplog.text:
-            assert srv.running
-            threading.Event().wait(0.05)
+        wait_for(said_once, WAIT, "the failed accept in the log")
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
         for fd in fillers:

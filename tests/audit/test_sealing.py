@@ -206,6 +206,8 @@ def test_the_time_seal_comes_when_due_and_its_thread_ends(logpath: Path, keyfile
     generate(keyfile)
     with AuditLog.open(logpath, key=keyfile, seal_interval=0.2) as log:
         assert any(t.name == "audit-seal" for t in threading.enumerate())
+        # Two seal intervals pass with nothing written: time passing is what is under test
+        # here, not a wait for something (an idle log's thread does not wake at all).
         time.sleep(0.4)
         assert len(seals(logpath)) == 1  # the opening; nothing written since, nothing to seal
         press(log)
@@ -214,7 +216,7 @@ def test_the_time_seal_comes_when_due_and_its_thread_ends(logpath: Path, keyfile
             assert time.monotonic() < end, "no time seal"
             time.sleep(0.02)
         assert seals(logpath)[1]["reason"] == "time" and log.epoch == 2
-        time.sleep(0.4)
+        time.sleep(0.4)  # two intervals more, idle: time passing is under test, as above
         assert len(seals(logpath)) == 2  # sealed once; idle since
     assert not any(t.name == "audit-seal" for t in threading.enumerate())
     assert [(s["reason"], s["records"]) for s in seals(logpath)[2:]] == [("close", 0)]

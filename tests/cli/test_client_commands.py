@@ -22,6 +22,7 @@ from controller.cycle.reports import Status
 from controller.service.config_api import ApiSection
 from controller.service.paths import DEFAULT_SOCKET_PATH
 from tests.support.fake_controller import WAIT, FakeTable
+from tests.support.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -217,9 +218,11 @@ def test_watch_prints_events_until_interrupted(
             assert header.startswith(f"watching {server.path}: table 7, state idle")
         else:
             # No header in JSON mode: wait until the subscription is in place.
-            while server.stats().subscribers == 0:
-                assert proc.poll() is None
-                select.select([], [], [], 0.05)
+            def subscribed() -> bool:
+                assert proc.poll() is None, "mjtable watch ended"
+                return server.stats().subscribers > 0
+
+            wait_for(subscribed, WAIT, "the watch's subscription")
         table.request("shuffle", "panel")
         first, second = lines.next(), lines.next()
         if json_output:
@@ -251,11 +254,14 @@ def test_watch_ends_when_the_service_stops(table: FakeTable, sockdir: Path, caps
     watcher = threading.Thread(
         target=lambda: result.append(run(["watch", "--socket", str(srv.path)]))
     )
+
+    def subscribed() -> bool:
+        assert watcher.is_alive(), "mjtable watch ended"
+        return srv.stats().subscribers > 0
+
     watcher.start()
     try:
-        while srv.stats().subscribers == 0:
-            assert watcher.is_alive()
-            select.select([], [], [], 0.05)
+        wait_for(subscribed, WAIT, "the watch's subscription")
     finally:
         srv.stop()
     watcher.join(WAIT)

@@ -18,8 +18,11 @@ import pytest
 
 from cli import EXIT_BROKEN_PIPE, build_parser
 from controller import __version__
+from controller.api.client import ApiClient
 from protocol.messages import PROTO_MAJOR, PROTO_MINOR
 from tests.support.commands import ROOT, mjtable
+from tests.support.fake_controller import WAIT
+from tests.support.waiting import wait_for
 
 PYTHON_REPR = re.compile(r"PosixPath\(|\bNone\b|\[\'|\{\'|=\[|Result\(")
 
@@ -249,7 +252,8 @@ def test_run_sim_uses_a_temporary_directory_and_ends_promptly_on_sigterm(
         assert directory.parent == tmp_path / "tmpdir"
         assert directory.name.startswith("mjtable-sim-")
         assert (directory / "audit.jsonl").is_file()
-        time.sleep(0.5)  # the board's link up, the panel reading
+        with ApiClient(socket) as client:  # the board's link up (the panel reads from the start)
+            wait_for(lambda: client.status().link_up, WAIT, "the board's link")
         sent = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import selectors
 import socket
 import threading
 import time
@@ -13,6 +14,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from drivers.ioloop import EVENT_READ, EVENT_WRITE, IoLoop, IoLoopError
+from tests.support.waiting import wait_for
 
 WAIT = 10.0
 
@@ -21,11 +23,43 @@ def fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
-def wait_for(predicate: Callable[[], bool], timeout: float = WAIT) -> None:
-    end = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < end, "timed out"
-        time.sleep(0.002)
+def record_selects(loop: IoLoop, monkeypatch: pytest.MonkeyPatch) -> list[float | None]:
+    """The timeout of each ``select`` the loop makes, as it makes it (before the loop starts:
+    its thread takes the selector's method then). None: it sleeps until a file or a wake-up."""
+    timeouts: list[float | None] = []
+    select = loop._selector.select
+
+    def recorded(timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        timeouts.append(timeout)
+        return select(timeout)
+
+    monkeypatch.setattr(loop._selector, "select", recorded)
+    return timeouts
+
+
+def next_turn(loop: IoLoop) -> None:
+    """Until the loop has been through ``select`` once more and done all it found: a call
+    queued by a queued call waits for the next wake-up, and runs after the callbacks of the
+    files that select found ready."""
+    done = threading.Event()
+    loop.call_soon(loop.call_soon, done.set)
+    assert done.wait(WAIT)
+
+
+class AskedLock:
+    """A lock that counts how often it was asked for (with ``with``)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.asked = 0
+
+    def __enter__(self) -> AskedLock:
+        self.asked += 1
+        self.lock.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.release()
 
 
 @pytest.fixture
@@ -84,7 +118,9 @@ def test_call_soon_from_another_thread_runs_in_the_loop_in_order() -> None:
         loop.stop()
 
 
-def test_the_loop_sleeps_until_woken_and_tick_sets_the_timeout() -> None:
+def test_the_loop_sleeps_until_woken_and_tick_sets_the_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     ticks: list[float] = []
     due = [None, 0.05, None]  # the second tick asks to be called again 50 ms later
 
@@ -93,16 +129,15 @@ def test_the_loop_sleeps_until_woken_and_tick_sets_the_timeout() -> None:
         return due[len(ticks) - 1] if len(ticks) <= len(due) else None
 
     loop = IoLoop("ticks", tick=tick)
+    selects = record_selects(loop, monkeypatch)
     loop.start()
     try:
-        wait_for(lambda: len(ticks) == 1)
-        time.sleep(0.1)
-        assert len(ticks) == 1  # nothing due, nothing ready: no wake-up (no polling)
-        loop.wake()
-        wait_for(lambda: len(ticks) == 3)
-        assert ticks[2] - ticks[1] >= 0.045
-        time.sleep(0.1)
-        assert len(ticks) == 3
+        wait_for(lambda: selects, WAIT, "the first select")
+        assert selects == [None] and len(ticks) == 1  # nothing due, nothing ready: it sleeps
+        loop.wake()  # until woken (no polling)
+        wait_for(lambda: len(selects) == 3, WAIT, "the third select")
+        assert len(ticks) == 3 and ticks[2] - ticks[1] >= 0.045
+        assert selects == [None, 0.05, None]  # as the ticks asked: asleep until woken again
         assert loop.iterations == 3  # woken, timed out, and now asleep in the third select
     finally:
         loop.stop()
@@ -126,11 +161,11 @@ def test_a_file_callback_gets_its_mask_and_modify_changes_it(
     loop.start()
     try:
         b.send(b"x")
-        wait_for(lambda: masks == [EVENT_READ])
+        wait_for(lambda: masks == [EVENT_READ], WAIT, "the read callback")
         loop.call_soon(loop.modify, a, EVENT_READ | EVENT_WRITE)
-        wait_for(lambda: len(masks) == 2)
+        wait_for(lambda: len(masks) == 2, WAIT, "the write callback")
         assert masks[1] == EVENT_WRITE
-        time.sleep(0.05)
+        next_turn(loop)  # still writable, no longer watched for it: not called again
         assert len(masks) == 2
     finally:
         loop.stop()
@@ -158,7 +193,7 @@ def test_a_callback_that_raises_is_logged_and_the_loop_goes_on(
             loop.call_soon(broken_call)
             loop.call_soon(ran.set)
             assert ran.wait(WAIT)
-            wait_for(lambda: loop.errors == 2)
+            wait_for(lambda: loop.errors == 2, WAIT, "both errors counted")
         assert "boom in a callback" in caplog.text and "boom in a call" in caplog.text
         assert loop.running and loop.fatal is None
         again = threading.Event()
@@ -169,7 +204,7 @@ def test_a_callback_that_raises_is_logged_and_the_loop_goes_on(
 
 
 def test_a_tick_that_raises_is_retried_after_the_error_delay(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[float] = []
 
@@ -180,11 +215,12 @@ def test_a_tick_that_raises_is_retried_after_the_error_delay(
         return None
 
     loop = IoLoop("tick-errors", tick=tick, error_delay=0.02)
+    selects = record_selects(loop, monkeypatch)
     with caplog.at_level(logging.ERROR, logger="mjtable.ioloop"):
         loop.start()
         try:
-            wait_for(lambda: len(calls) == 3)
-            time.sleep(0.05)
+            wait_for(lambda: len(selects) == 3, WAIT, "the third select")
+            assert selects == [0.02, 0.02, None]  # tried again twice, then asleep until woken
             assert len(calls) == 3 and loop.errors == 2
             assert calls[2] - calls[1] >= 0.015
         finally:
@@ -219,7 +255,7 @@ def test_unregister_by_number_after_the_file_closed_and_its_number_was_reused() 
 
             loop.call_soon(replug)
             new_b.send(b"new")
-            wait_for(lambda: seen == ["new"])
+            wait_for(lambda: seen == ["new"], WAIT, "the new file's bytes")
             done = threading.Event()
             loop.call_soon(loop.unregister, new_a)  # a file object, this time
             loop.call_soon(done.set)
@@ -251,7 +287,7 @@ def test_register_takes_over_a_stale_number_and_unregister_finds_a_closed_object
     loop.start()
     try:
         peer2.send(b"ok")
-        wait_for(lambda: seen == [b"ok"])
+        wait_for(lambda: seen == [b"ok"], WAIT, "the bytes")
     finally:
         loop.stop()
         for s in (second, peer, peer2):
@@ -279,12 +315,11 @@ def test_a_file_unregistered_by_an_earlier_callback_is_not_called(
     loop.register(a, EVENT_READ, ready("a"))
     loop.register(c, EVENT_READ, ready("c"))
     try:
-        b.send(b"x")
-        d.send(b"y")
-        time.sleep(0.01)  # both readable before the first select: one wake-up reports both
+        b.send(b"x")  # a socket pair's bytes are there when send returns:
+        d.send(b"y")  # both are readable before the first select, which reports both
         loop.start()
-        wait_for(lambda: len(calls) >= 1)
-        time.sleep(0.05)
+        wait_for(lambda: calls, WAIT, "a callback")
+        next_turn(loop)
         assert calls in (["a"], ["c"])  # whichever ran first unregistered the other
     finally:
         loop.stop()
@@ -309,7 +344,8 @@ def test_files_are_registered_from_the_loops_thread_only(
 
 
 def test_the_lock_is_held_while_the_loop_works_not_while_it_sleeps() -> None:
-    lock = threading.Lock()
+    asked = AskedLock()
+    lock = asked.lock
     in_tick, proceed = threading.Event(), threading.Event()
     ticks: list[float] = []
 
@@ -320,22 +356,23 @@ def test_the_lock_is_held_while_the_loop_works_not_while_it_sleeps() -> None:
             proceed.wait(WAIT)
         return None
 
-    loop = IoLoop("locked", tick=tick, lock=lock)
+    loop = IoLoop("locked", tick=tick, lock=asked)
     loop.start()
     try:
-        wait_for(lambda: len(ticks) == 1)
+        wait_for(lambda: len(ticks) == 1, WAIT, "the first tick")
         loop.wake()
         assert in_tick.wait(WAIT)
         assert not lock.acquire(blocking=False)  # the loop works: it holds the lock
         proceed.set()
         assert lock.acquire(timeout=WAIT)  # the loop sleeps: the lock is free
         try:
+            before = asked.asked
             loop.wake()
-            time.sleep(0.05)
+            wait_for(lambda: asked.asked > before, WAIT, "the loop asking for the lock")
             assert len(ticks) == 2  # woken, but it waits for the lock
         finally:
             lock.release()
-        wait_for(lambda: len(ticks) == 3)
+        wait_for(lambda: len(ticks) == 3, WAIT, "the third tick")
     finally:
         loop.stop()
 
@@ -345,7 +382,7 @@ def test_stop_from_inside_the_loop_ends_it_and_closes_everything() -> None:
     loop = IoLoop("self-stop")
     loop.start()
     loop.call_soon(loop.stop)
-    wait_for(lambda: not loop.running)
+    wait_for(lambda: not loop.running, WAIT, "the loop's end")
     assert loop.closed
     assert loop.cpu_seconds >= 0.0
     assert fds() == before

@@ -3,7 +3,6 @@ rules layer's user when configured, refused to other users by docs/floor.md's AC
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from gateway.floorsim import SimTable
 from gateway.mosquitto import Mosquitto
 from gateway.payloads import FloorEvent
 from tests.gateway.conftest import USERS, sim_table, wait_link
-from tests.gateway.watcher import Watcher
+from tests.gateway.watcher import Received, Watcher
 
 RULES_TOPIC = "mjtable-rules/7/dealt"
 RULES_LAYER = (
@@ -59,6 +58,22 @@ def floor(broker: Mosquitto) -> Iterator[Watcher]:
     watcher.close()
 
 
+def floor_caught_up(table: SimTable, floor: Watcher) -> None:
+    """Until the floor has received everything the gateway sent it so far: a DEAL refused
+    (the table is dealt already) is an event the gateway publishes after every one before it,
+    in order, on the same connection."""
+    with ApiClient(table.socket) as client:
+        assert not client.deal().accepted
+
+    def the_refusal(m: Received) -> bool:
+        if m.topic != "mjtable/7/events/button":
+            return False
+        event = m.json()["event"]
+        return bool(event["action"] == "deal" and not event["accepted"])
+
+    floor.wait(the_refusal)
+
+
 def floor_saw_no_dealt_state(watcher: Watcher, cycle: str) -> None:
     for m in watcher.messages:
         assert not m.topic.startswith("mjtable-rules/"), m.topic
@@ -77,14 +92,14 @@ def test_dealt_state_is_not_published_by_default(
         cycle = deal(table)
         # the deal is seen on the floor as a phase, its status as cycles dealt...
         floor.wait(lambda m: m.topic == "mjtable/7/status" and m.json()["cycles_dealt"] == 1)
-        time.sleep(0.5)
+        floor_caught_up(table, floor)
         # ...and the hands, walls and live wall nowhere
         floor_saw_no_dealt_state(floor, cycle)
-        # a rules-layer user sees nothing either: nothing was published for it
+        # a rules-layer user sees nothing either: nothing was published (or retained) for it
         rules = Watcher(broker.port, "rules", USERS["rules"])
         try:
             assert rules.subscribe("mjtable-rules/#") == [1]
-            time.sleep(0.3)
+            rules.sync()  # what is retained comes after the subscription's answer
             assert rules.messages == []
         finally:
             rules.close()
@@ -109,7 +124,7 @@ def test_dealt_state_only_on_the_rules_layer_topic(
         assert envelope.event.type == "dealt"
         assert envelope.event.dealt.cycle_id == cycle == envelope.cycle
         floor.wait(lambda m: m.topic == "mjtable/7/status" and m.json()["cycles_dealt"] == 1)
-        time.sleep(0.5)
+        floor_caught_up(table, floor)
         floor_saw_no_dealt_state(floor, cycle)
         # the gateway's own floor user may not read it either
         gateway_user = Watcher(broker.port, "gateway", USERS["gateway"])
@@ -117,7 +132,8 @@ def test_dealt_state_only_on_the_rules_layer_topic(
             gateway_user.subscribe(RULES_TOPIC)
             assert deal_again(table) != cycle
             rules.wait(lambda m: m.json()["cycle"] != cycle, timeout=15)  # it was published
-            time.sleep(0.3)
+            # the broker delivered it to whom it delivers it before the rules layer got it
+            gateway_user.sync()
             assert gateway_user.messages == []
         finally:
             gateway_user.close()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import time
 
 from controller.api.client import ApiClient
 from gateway.floorsim import SimTable
@@ -13,6 +12,10 @@ from gateway.mosquitto import Mosquitto
 from gateway.payloads import FloorEvent
 from tests.gateway.conftest import USERS
 from tests.gateway.watcher import Watcher
+from tests.support.waiting import wait_for
+
+#: seconds the gateway has for each step (it tries the broker again with a growing delay)
+STEP = 20.0
 
 
 def waiting_in_outbox(table: SimTable) -> list[str]:
@@ -20,13 +23,6 @@ def waiting_in_outbox(table: SimTable) -> list[str]:
     lines = path.read_bytes().splitlines() if path.exists() else []
     records = [json.loads(line) for line in lines]
     return [r["topic"] for r in records if "put" in r]
-
-
-def wait_for(check: object, what: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():  # type: ignore[operator]
-        assert time.monotonic() < deadline, what
-        time.sleep(0.05)
 
 
 def test_events_kept_while_the_broker_is_away_arrive_in_order(
@@ -37,15 +33,15 @@ def test_events_kept_while_the_broker_is_away_arrive_in_order(
         broker.port, "floor", USERS["floor"], client_id="floor-watch", persistent=True
     )
     watcher.subscribe("mjtable/7/events/#")
-    wait_for(lambda: "connected to the MQTT broker" in table.tail("gateway.log", 50), "gateway up")
+    wait_for(lambda: "connected to the MQTT broker" in table.tail("gateway.log", 50), STEP, "up")
     watcher.close()
     broker.stop()
-    wait_for(lambda: "lost the MQTT broker" in table.tail("gateway.log", 50), "outage seen")
+    wait_for(lambda: "lost the MQTT broker" in table.tail("gateway.log", 50), STEP, "the outage")
 
     # while the broker is away: a fault (run 1 of the gateway)...
     # (released at once: the fault can be cleared whenever the test comes to it)
     table.control_call(op="board", verb="inject", args=["estop:hold=0"])
-    wait_for(lambda: "mjtable/7/events/fault" in waiting_in_outbox(table), "fault on disk")
+    wait_for(lambda: "mjtable/7/events/fault" in waiting_in_outbox(table), STEP, "the fault kept")
     # ...the gateway dies, a new one starts with the same outbox (run 2)...
     assert table.gateway is not None
     os.kill(table.gateway.pid, signal.SIGKILL)
@@ -54,12 +50,15 @@ def test_events_kept_while_the_broker_is_away_arrive_in_order(
     table.start_gateway()
     wait_for(  # run 2 follows the table before the fault is cleared
         lambda: table.tail("gateway.log", 200).count("following the table's service") > following,
-        "run 2 follows the table",
+        STEP,
+        "run 2 following the table",
     )
     with ApiClient(table.socket) as client:  # ...and the fault is cleared
         assert client.clear_fault().accepted
     wait_for(
-        lambda: "mjtable/7/events/fault_cleared" in waiting_in_outbox(table), "cleared on disk"
+        lambda: "mjtable/7/events/fault_cleared" in waiting_in_outbox(table),
+        STEP,
+        "the clearing kept",
     )
     kept = waiting_in_outbox(table)
     assert kept.index("mjtable/7/events/fault") < kept.index("mjtable/7/events/fault_cleared")
@@ -85,7 +84,7 @@ def test_events_kept_while_the_broker_is_away_arrive_in_order(
             seqs = [e.seq for e in events if e.run == run]
             assert seqs == sorted(seqs) and len(seqs) == len(set(seqs))
         # delivered: the outbox file is cut back
-        wait_for(lambda: waiting_in_outbox(table) == [], "outbox emptied")
+        wait_for(lambda: waiting_in_outbox(table) == [], STEP, "the outbox emptied")
         log = table.tail("gateway.log", 80)
         assert "events waiting in the outbox go first" in log
     finally:

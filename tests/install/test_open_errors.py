@@ -1,10 +1,11 @@
 """A board's port that cannot be opened says why, and what to do: never "check the power"
 when the board is there and only the permission is missing.
 
-The permission case is real: a child process, switched to user nobody, opens a pty's node
-given to group dialout with mode 0660 (as Raspberry Pi OS gives its serial ports), and gets
-EACCES from the kernel. The sandbox's EPERM (a device outside the unit's DeviceAllow=) needs a
-real systemd: its words are checked from the errno."""
+The permission case is real: the kernel answers EACCES. Run as root, whom no mode keeps out, a
+pty's node is given to group dialout with mode 0660 (as Raspberry Pi OS gives its serial ports)
+and opened by a child process switched to user nobody; run as another user, the node (the
+user's own) gets mode 0000 and is opened here. The sandbox's EPERM (a device outside the unit's
+DeviceAllow=) needs a real systemd: its words are checked from the errno."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import grp
 import json
 import logging
 import os
-import time
+import pwd
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -23,43 +24,19 @@ import serial
 from controller.service.config import Config
 from controller.service.runner import Service
 from drivers.board import BoardLink, PortDown, open_failure
+from tests.support.asuser import as_nobody
+from tests.support.fake_controller import WAIT
+from tests.support.waiting import wait_for
 
 
-def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
-
-
-def _as_nobody(path: str) -> dict[str, str]:
-    """Open ``path`` with pyserial as user nobody, in a forked child; what open_failure says."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: drop to nobody, try, report, leave at once
-        try:
-            os.setgroups([])
-            os.setgid(65534)
-            os.setuid(65534)
-            try:
-                serial.serial_for_url(path, timeout=0).close()
-                out = {"kind": "opened"}
-            except Exception as exc:
-                failure = open_failure(path, exc)
-                out = {"kind": failure.kind, "reason": failure.reason}
-            os.write(write, json.dumps(out).encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    data = b""
-    while chunk := os.read(read, 65536):
-        data += chunk
-    os.close(read)
-    os.waitpid(pid, 0)
-    result: dict[str, str] = json.loads(data)
-    return result
+def _open(path: str) -> dict[str, str]:
+    """Open ``path`` with pyserial; what open_failure says."""
+    try:
+        serial.serial_for_url(path, timeout=0).close()
+    except Exception as exc:
+        failure = open_failure(path, exc)
+        return {"kind": failure.kind, "reason": failure.reason}
+    return {"kind": "opened"}
 
 
 @pytest.fixture
@@ -73,16 +50,22 @@ def pty_node() -> Iterator[str]:
 
 
 def test_a_real_permission_error_names_device_group_user_and_rule(pty_node: str) -> None:
-    assert os.geteuid() == 0, "the test gives the node away and drops to nobody: run as root"
-    dialout = grp.getgrnam("dialout").gr_gid
-    os.chown(pty_node, 0, dialout)
-    os.chmod(pty_node, 0o660)
-    said = _as_nobody(pty_node)
+    if os.geteuid() == 0:
+        os.chown(pty_node, 0, grp.getgrnam("dialout").gr_gid)
+        os.chmod(pty_node, 0o660)
+        said: dict[str, str] = json.loads(as_nobody(lambda: json.dumps(_open(pty_node))))
+        node, user = "crw-rw---- root:dialout", "nobody (groups: nogroup)"
+    else:
+        os.chmod(pty_node, 0o000)
+        said = _open(pty_node)
+        me = pwd.getpwuid(os.geteuid()).pw_name
+        node = f"c--------- {me}:{grp.getgrgid(os.stat(pty_node).st_gid).gr_name}"
+        user = f"{me} (groups: "
     assert said["kind"] == "permission", said
     reason = said["reason"]
     assert reason.startswith(f"cannot open {pty_node}: permission denied")
-    assert "crw-rw---- root:dialout" in reason  # the node, its owner and group
-    assert "runs as nobody (groups: nogroup)" in reason  # the user the program runs as
+    assert node in reason  # the node, its owner and group
+    assert f"runs as {user}" in reason  # the user the program runs as
     assert "sudo mjtable install" in reason and "99-mjtable.rules" in reason
     assert "power" not in reason
 
@@ -111,7 +94,7 @@ def test_the_link_keeps_why_the_port_did_not_open(tmp_path: Path) -> None:
     link = BoardLink(str(tmp_path / "ttyUSB3"), events.append, reopen_interval=30)
     link.start()
     try:
-        assert wait_for(lambda: link.open_failure is not None)
+        wait_for(lambda: link.open_failure is not None, WAIT, "the link's first open")
         assert link.open_failure is not None and link.open_failure.kind == "missing"
         downs = [e for e in events if isinstance(e, PortDown)]
         assert downs and downs[0].reason == link.open_failure.reason
@@ -132,8 +115,17 @@ def test_the_hello_watch_tells_no_device_from_a_silent_board(
     caplog.set_level(logging.INFO, logger="mjtable")
     service.start()
     try:
-        assert wait_for(lambda: any(r.levelno == logging.ERROR for r in caplog.records))
-        time.sleep(0.3)  # one hello deadline more: it says it once
+        wait_for(
+            lambda: any(r.levelno == logging.ERROR for r in caplog.records),
+            WAIT,
+            "the hello watch's error",
+        )
+        # It says it once: the watch is a one-shot timer, and once its thread has ended it
+        # says nothing more, so what it said is all it says.
+        watch = service._hello_watch
+        assert watch is not None
+        watch.join(WAIT)
+        assert not watch.is_alive()
     finally:
         service.stop()
     errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]

@@ -21,14 +21,19 @@ from controller.service.config import Config
 from controller.service.runner import Service, SimOptions
 from controller.service.systemd import watchdog_interval
 from controller.service.watchdog import Watchdog, loop_probe, thread_probe
+from tests.support.fake_controller import WAIT
+from tests.support.waiting import wait_for
 
 INTERVAL = 0.6  # WatchdogSec: pings every 0.2 s, each probe waits at most 0.1 s
+HUNG = "the board link's I/O loop did not run a queued call within 100 ms"
+DEAD_TIMER = "the deadline timer's thread has stopped"
 
 
 class NotifySocket:
-    """What systemd would receive: every datagram, with the time it came."""
+    """What systemd would receive: every datagram, in the order they came."""
 
     def __init__(self, path: Path) -> None:
+        self.path = path
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.sock.bind(str(path))
         self.sock.settimeout(0.05)
@@ -45,19 +50,53 @@ class NotifySocket:
                 continue
             self.messages.append((time.monotonic(), data.decode()))
 
-    def pings(self, after: float = 0.0, before: float = float("inf")) -> list[float]:
-        return [t for t, m in list(self.messages) if m == "WATCHDOG=1" and after < t <= before]
+    def pings(self, after: float = 0.0) -> list[float]:
+        return [t for t, m in list(self.messages) if m == "WATCHDOG=1" and after < t]
 
-    def wait_pings(self, count: int, after: float, timeout: float = 10.0) -> None:
-        deadline = time.monotonic() + timeout
-        while len(self.pings(after)) < count:
-            assert time.monotonic() < deadline, self.messages
-            time.sleep(0.02)
+    def wait_pings(self, count: int, after: float) -> None:
+        wait_for(lambda: len(self.pings(after)) >= count, WAIT, f"{count} pings")
+
+    def received_all(self) -> list[str]:
+        """Every message sent before this call, once received (a datagram socket keeps their
+        order: a marker sent now comes after them)."""
+        marker = f"TEST_MARKER={len(self.messages)}"
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sender:
+            sender.sendto(marker.encode(), str(self.path))
+        wait_for(lambda: any(m == marker for _, m in list(self.messages)), WAIT, marker)
+        said = [m for _, m in list(self.messages)]
+        return said[: said.index(marker)]
 
     def close(self) -> None:
         self._stop.set()
         self._thread.join()
         self.sock.close()
+
+
+class Rounds:
+    """Each round of a watchdog, as it happens: the pings it had sent before the round began
+    (read in its own thread, so exact) and what the round found wrong."""
+
+    def __init__(self, dog: Watchdog, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.seen: list[tuple[int, list[str]]] = []
+        check = dog.check
+
+        def round_() -> list[str]:
+            sent = dog.pings
+            problems = check()
+            self.seen.append((sent, problems))
+            return problems
+
+        monkeypatch.setattr(dog, "check", round_)
+
+    def failing(self, since: int, count: int, problem: str) -> list[tuple[int, list[str]]]:
+        """Once ``count`` rounds after round ``since`` found ``problem``: the rounds from
+        the first of them on."""
+
+        def found() -> list[int]:
+            return [n for n, (_, wrong) in enumerate(self.seen) if n >= since and problem in wrong]
+
+        wait_for(lambda: len(found()) >= count, WAIT, f"{count} rounds finding {problem!r}")
+        return self.seen[found()[0] :]
 
 
 @pytest.fixture
@@ -74,14 +113,22 @@ def notify(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[NotifySo
 
 
 def test_pings_while_alive_none_while_hung_none_after_stop(
-    table_config: Callable[..., Config], notify: NotifySocket, caplog: pytest.LogCaptureFixture
+    table_config: Callable[..., Config],
+    notify: NotifySocket,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """No fixed wait for nothing to happen: the test watches the watchdog's own rounds, and
+    a ping not sent is a round that found something wrong, with the count of pings sent
+    unchanged from one such round to the next."""
     config = table_config()
     service = Service(config, sim=SimOptions(seed=3))
     caplog.set_level(logging.INFO, logger="mjtable")
     service.start()
+    dog = service.watchdog
     try:
-        assert service.watchdog is not None and service.watchdog.period == pytest.approx(0.2)
+        assert dog is not None and dog.period == pytest.approx(0.2)
+        rounds = Rounds(dog, monkeypatch)
         assert any(m.startswith("READY=1") for _, m in notify.messages)
         notify.wait_pings(3, after=0.0)  # alive: pings come
 
@@ -95,11 +142,11 @@ def test_pings_while_alive_none_while_hung_none_after_stop(
             release.wait()
 
         link.call_soon(block)
-        assert hung.wait(5)
-        since = time.monotonic()
-        time.sleep(2 * INTERVAL)
-        assert notify.pings(after=since + 0.05, before=since + 2 * INTERVAL) == []
-        assert "the board link's I/O loop did not run a queued call within 100 ms" in caplog.text
+        assert hung.wait(WAIT)
+        hanging = rounds.failing(len(rounds.seen), 3, HUNG)
+        assert all(wrong for _, wrong in hanging)  # not one round passes while it hangs...
+        assert len({sent for sent, _ in hanging}) == 1  # ...and not one ping is sent
+        assert f"{HUNG}; WATCHDOG=1 is no longer sent" in caplog.text
         release.set()  # it recovers: pings come again
         back = time.monotonic()
         notify.wait_pings(2, after=back)
@@ -108,16 +155,15 @@ def test_pings_while_alive_none_while_hung_none_after_stop(
         # The deadline timer's thread dies: no ping either.
         assert service.controller is not None
         service.controller._deadline.close()
-        died = time.monotonic()
-        time.sleep(2 * INTERVAL)
-        assert notify.pings(after=died + 0.05) == []
-        assert "the deadline timer's thread has stopped" in caplog.text
+        dead = rounds.failing(len(rounds.seen), 3, DEAD_TIMER)
+        assert all(wrong for _, wrong in dead) and len({sent for sent, _ in dead}) == 1
+        assert f"{DEAD_TIMER}; WATCHDOG=1 is no longer sent" in caplog.text
     finally:
         service.stop()
-    stopped = time.monotonic()
-    assert any(m == "STOPPING=1" for _, m in notify.messages)
-    time.sleep(2 * INTERVAL)
-    assert notify.pings(after=stopped) == []
+    assert dog._thread is not None and not dog._thread.is_alive()  # nothing left to ping
+    said = notify.received_all()
+    assert said.count("WATCHDOG=1") == dog.pings  # systemd got each ping counted, no other
+    assert "STOPPING=1" in said and "WATCHDOG=1" not in said[said.index("STOPPING=1") :]
 
 
 def test_no_watchdog_without_watchdog_usec(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -149,12 +195,19 @@ def test_the_watchdog_sends_only_when_every_probe_answers() -> None:
         sent.append(message)
         return True
 
+    asked: list[bool] = []  # what the probe answered, round after round
     alive = {"timer": True}
-    dog = Watchdog(0.3, [thread_probe("the timer", lambda: alive["timer"])], notify=notify)
+
+    def timer_alive() -> bool:
+        asked.append(alive["timer"])
+        return alive["timer"]
+
+    dog = Watchdog(0.3, [thread_probe("the timer", timer_alive)], notify=notify)
     assert dog.check() == []
     alive["timer"] = False
     assert dog.check() == ["the timer's thread has stopped"]
     dog.start()
-    time.sleep(0.35)
+    # three rounds asked the probe: the first two are over, and sent nothing
+    wait_for(lambda: len(asked) >= 2 + 3, WAIT, "three rounds of the watchdog")
     dog.stop()
     assert sent == [] and dog.pings == 0

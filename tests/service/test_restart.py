@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,15 +22,9 @@ from controller.api.client import ApiClient
 from controller.audit.files import iter_records
 from controller.audit.replay import replay
 from controller.audit.verify import verify
+from tests.support.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def wait(predicate: object, timeout: float, what: str) -> None:
-    end = time.monotonic() + timeout
-    while not predicate():  # type: ignore[operator]
-        assert time.monotonic() < end, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 @pytest.fixture
@@ -86,9 +79,9 @@ def test_restart_with_walls_built_underneath_reads_them_again(board: str, tmp_pa
     proc = start_service(config, service_log)
     try:
         client = ApiClient(sock)
-        wait(lambda: client.status().link_up, 30, "the board's HELLO")
+        wait_for(lambda: client.status().link_up, 30, "the board's HELLO")
         assert client.shuffle().accepted
-        wait(lambda: client.status().state == "ready", 60, "walls built underneath")
+        wait_for(lambda: client.status().state == "ready", 60, "walls built underneath")
         built = client.status().cycle
         client.close()
         os.kill(proc.pid, signal.SIGKILL)  # the board keeps its walls and its session
@@ -96,14 +89,14 @@ def test_restart_with_walls_built_underneath_reads_them_again(board: str, tmp_pa
 
         proc = start_service(config, service_log)
         client = ApiClient(sock)
-        wait(lambda: client.status().link_up, 30, "the board's HELLO after the restart")
+        wait_for(lambda: client.status().link_up, 30, "the board's HELLO after the restart")
         status = client.status()
         assert status.state == "idle" and status.tile_set_waiting == "A"
         result = client.shuffle()
         assert result.accepted and "reading its walls again" in result.message
-        wait(lambda: client.status().state == "ready", 60, "the walls read again")
+        wait_for(lambda: client.status().state == "ready", 60, "the walls read again")
         assert client.deal().accepted
-        wait(lambda: client.status().state == "dealt", 60, "the deal")
+        wait_for(lambda: client.status().state == "dealt", 60, "the deal")
         dealt = client.last_dealt()
         client.close()
         proc.send_signal(signal.SIGTERM)

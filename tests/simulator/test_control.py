@@ -9,7 +9,6 @@ import json
 import os
 import signal
 import socket
-import time
 from pathlib import Path
 
 import pytest
@@ -46,13 +45,6 @@ class ControlClient:
     def close(self) -> None:
         self.file.close()
         self.sock.close()
-
-
-def wait_for(predicate: object, timeout: float = 30.0) -> None:
-    end = time.monotonic() + timeout
-    while not predicate():  # type: ignore[operator]
-        assert time.monotonic() < end, "condition not met in time"
-        time.sleep(0.01)
 
 
 def test_control_channel_of_the_cli(tmp_path: Path) -> None:
