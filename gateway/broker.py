@@ -242,7 +242,10 @@ class BrokerLink:
 
     def _pump(self, client: mqtt.Client) -> None:
         with self._lock:
-            for topic in sorted(self._dirty):
+            # the availability last: a subscriber that sees the table online finds its other
+            # states (the status among them) already retained
+            will = self.will.topic if self.will is not None else None
+            for topic in sorted(self._dirty, key=lambda t: (t == will, t)):
                 info = client.publish(topic, self._states[topic], qos=1, retain=True)
                 if info.rc != MQTTErrorCode.MQTT_ERR_SUCCESS:
                     return

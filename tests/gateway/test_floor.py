@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,7 +30,6 @@ def test_a_fault_reaches_a_floor_subscriber(broker: Mosquitto, table: SimTable) 
     watcher = floor_watcher(broker)
     try:
         watcher.wait(lambda m: m.topic == "mjtable/7/availability" and m.payload == b"online")
-        injected = time.monotonic()
         table.control_call(op="board", verb="inject", args=["estop"])
         got = watcher.topic("mjtable/7/events/fault", timeout=10)
         envelope = FloorEvent.model_validate_json(got.payload)
@@ -39,7 +37,6 @@ def test_a_fault_reaches_a_floor_subscriber(broker: Mosquitto, table: SimTable) 
         assert envelope.event.type == "fault"
         assert envelope.event.code == "ESTOP"
         assert envelope.seq >= 1 and envelope.run
-        assert got.at - injected < 5.0
         # the phase event before it, numbered before it, in the same run
         phase = FloorEvent.model_validate_json(watcher.topic("mjtable/7/events/phase").payload)
         assert phase.run == envelope.run and phase.seq < envelope.seq

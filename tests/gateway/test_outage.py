@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import os
 import signal
+from pathlib import Path
 
 from controller.api.client import ApiClient
+from gateway.broker import BrokerLink, Endpoint, Will
 from gateway.floorsim import SimTable
 from gateway.mosquitto import Mosquitto
+from gateway.outbox import Outbox
 from gateway.payloads import FloorEvent
 from tests.gateway.conftest import USERS
 from tests.gateway.watcher import Watcher
@@ -88,4 +91,32 @@ def test_events_kept_while_the_broker_is_away_arrive_in_order(
         log = table.tail("gateway.log", 80)
         assert "events waiting in the outbox go first" in log
     finally:
+        watcher.close()
+
+
+def test_the_table_is_online_only_once_its_states_are_at_the_broker(
+    broker: Mosquitto, tmp_path: Path
+) -> None:
+    """A live subscriber sees availability last: whoever sees the table online finds its
+    status retained (the link publishes its states in the order of their topics otherwise,
+    and mjtable/7/availability sorts before mjtable/7/status)."""
+    watcher = Watcher(broker.port, "floor", USERS["floor"])
+    link = BrokerLink(
+        Endpoint(broker.host, broker.port, "gateway-7", "gateway", USERS["gateway"]),
+        Outbox(tmp_path / "outbox.jsonl", 1 << 20, 1000),
+        name="order",
+        will=Will("mjtable/7/availability", b"offline"),
+    )
+    try:
+        assert watcher.subscribe("mjtable/7/#") == [1]
+        link.retain("mjtable/7/availability", b"online")
+        link.retain("mjtable/7/status", b'{"state": "idle"}')
+        link.retain("mjtable/7/audit/head", b"{}")
+        link.start()
+        watcher.wait(lambda m: m.topic == "mjtable/7/availability" and m.payload == b"online")
+        order = [m.topic for m in watcher.messages]
+        assert order.index("mjtable/7/availability") > order.index("mjtable/7/status"), order
+        assert order.index("mjtable/7/availability") > order.index("mjtable/7/audit/head"), order
+    finally:
+        link.stop()
         watcher.close()
