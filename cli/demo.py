@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import sys
 import time
@@ -155,7 +156,30 @@ def run(args: argparse.Namespace) -> int:
         table.stop()
 
 
+class _NotShownAsEvent(logging.Filter):
+    """The service's log beside the demo's own lines, less the faults: the demo prints each
+    fault once, from its event."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.name == "mjtable.controller" and record.msg.startswith("FAULT "))
+
+
 def _deal(table: EmbeddedTable, args: argparse.Namespace, err: TextIO) -> int:
+    """Run the cycles on a started table: 0 when all were dealt, 1 (one line said) if not;
+    the service's warnings meanwhile on ``err``."""
+    handler = logging.StreamHandler(err)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("mjtable demo: %(message)s"))
+    handler.addFilter(_NotShownAsEvent())
+    logger = logging.getLogger("mjtable")
+    logger.addHandler(handler)
+    try:
+        return _cycles(table, args, err)
+    finally:
+        logger.removeHandler(handler)
+
+
+def _cycles(table: EmbeddedTable, args: argparse.Namespace, err: TextIO) -> int:
     """Run the cycles on a started table: 0 when all were dealt, 1 (one line said) if not."""
     # lazy: as in run()
     from cli.picture import render_text
@@ -166,10 +190,11 @@ def _deal(table: EmbeddedTable, args: argparse.Namespace, err: TextIO) -> int:
     started = time.monotonic()
     status = table.controller.status()
     board = status.board or {}
+    seed = board.get("seed")
+    drawn = "shuffles and dice drawn at random" if seed is None else f"seed {seed}"
     err.write(
         f"mjtable demo: {args.variant} on the simulated board at {table.path} "
-        f"(firmware {board.get('firmware')}, serial {board.get('serial')}, "
-        f"seed {board.get('seed')})\n"
+        f"(firmware {board.get('firmware')}, serial {board.get('serial')}, {drawn})\n"
     )
     for number in range(1, args.cycles + 1):
         err.write(f"cycle {number}/{args.cycles}\n")
@@ -177,7 +202,7 @@ def _deal(table: EmbeddedTable, args: argparse.Namespace, err: TextIO) -> int:
             dealt = table.run_cycle(on_event=progress)
         except CycleFault as exc:
             progress._end_line()
-            err.write(f"mjtable demo: cycle {number} ended in a fault: {exc}\n")
+            err.write(f"mjtable demo: cycle {number} ended in the fault above ({exc.fault.code})\n")
             return 1
         except CycleRefused as exc:
             progress._end_line()

@@ -1,13 +1,15 @@
 """The dealt table as a text picture, in the seeds' letters or in mahjong glyphs.
 
-Used by `mjtable deal` and `mjtable demo`: the four walls as built, with the breach,
-the joker and the colline marked and where each tile went, then each hand in the
-order taken.
+Used by `mjtable deal` and `mjtable demo`: a legend of the tiles' letters, the four walls as
+built, with the breach, the joker and the colline marked and where each tile went, then each
+hand sorted and in the order taken.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from rules.tiles import sorted_tiles
 
 if TYPE_CHECKING:
     from rules.dealt import DealtState
@@ -60,6 +62,11 @@ def render_text(state: DealtState, glyphs: bool = False) -> str:
     lines.append(f"live wall: {len(live)} tiles{ends}")
     lines.append("")
     lines.append(
+        "Tiles: 1m-9m characters, 1p-9p circles, 1s-9s bamboos; E S W N winds; dragons C red, "
+        "F green, B white (not a bamboo)"
+        + ("; 1f-8f flowers and seasons." if _bonus(state) else ".")
+    )
+    lines.append(
         "Walls, stack 1 at the owner's right end. Last row: where each tile went "
         "(E S W N a hand, c colline, . live wall); * joker; | breach."
     )
@@ -93,10 +100,21 @@ def render_text(state: DealtState, glyphs: bool = False) -> str:
         for name in ("stack", "top", "bottom", "to"):
             lines.append(f"  {name:<6} " + "".join(rows[name]).rstrip())
     lines.append("")
-    lines.append("Hands, in the order taken:")
+    lines.append("Hands, sorted (suits, winds, dragons, flowers); in the order taken below:")
     for seat in state.seats:
         tiles = state.hands[seat]
         role = "leader, " if seat == state.leader else ""
-        shown = " ".join(tile_text(t, glyphs).strip() for t in tiles)
+        shown = " ".join(tile_text(t, glyphs).strip() for t in sorted_tiles(tiles))
         lines.append(f"  {seat} ({role}{len(tiles)}): {shown}")
+    for seat in state.seats:
+        taken = " ".join(tile_text(t, glyphs).strip() for t in state.hands[seat])
+        lines.append(f"  {seat} as taken: {taken}")
     return "\n".join(lines)
+
+
+def _bonus(state: DealtState) -> bool:
+    return any(
+        stack[-1].endswith("f") or stack[0].endswith("f")
+        for stacks in state.manifest.walls.values()
+        for stack in stacks
+    )

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from rules.dealt import DealtState
+from rules.tiles import sorted_tiles
 from tests.support.commands import mjtable
 
 
@@ -52,6 +53,25 @@ def test_demo_picture_and_glyphs() -> None:
         assert f"wall {seat}" in run.stdout
     assert "joker:" in run.stdout and "colline (16 tiles" in run.stdout
     assert "E (leader, 17)" in run.stdout
+    # a legend says what the letters are (B is the white dragon, not a bamboo)
+    assert "dragons C red, F green, B white (not a bamboo)" in run.stdout
+    # each hand sorted, then as taken: the same tiles
+    hands = {
+        line.split(" (")[0].strip(): line.split(": ", 1)[1].split()
+        for line in run.stdout.splitlines()
+        if line.startswith("  ") and "): " in line
+    }
+    taken = {
+        line.split(" as taken")[0].strip(): line.split(": ", 1)[1].split()
+        for line in run.stdout.splitlines()
+        if " as taken: " in line
+    }
+    assert set(hands) == set(taken) == set("ESWN")
+    for seat in "ESWN":
+        assert hands[seat] == sorted_tiles(taken[seat]) and sorted(hands[seat]) == sorted(
+            taken[seat]
+        )
+    assert "seed 8)" in run.stderr
     glyphs = mjtable("demo", "--speed", "0", "--seed", "8", "--glyphs")
     assert glyphs.returncode == 0, glyphs.stderr
     assert any(0x1F000 <= ord(c) <= 0x1F02B for c in glyphs.stdout)
@@ -62,6 +82,13 @@ def test_demo_with_a_fault_says_what_to_check() -> None:
     assert run.returncode == 1
     assert "SORT_TIMEOUT" in run.stderr and "check:" in run.stderr
     assert run.stdout == ""  # nothing published for a faulted cycle
+    # the fault is told once, with what to check, and the last line points at it
+    assert run.stderr.count("a tile was never picked up") == 1
+    assert run.stderr.splitlines()[-1] == (
+        "mjtable demo: cycle 1 ended in the fault above (SORT_TIMEOUT)"
+    )
+    unseeded = mjtable("demo", "--speed", "0")
+    assert "shuffles and dice drawn at random" in unseeded.stderr and "None" not in unseeded.stderr
 
 
 def test_demo_bad_input_is_one_line() -> None:
