@@ -77,6 +77,10 @@ def _run(args: argparse.Namespace) -> int:
     if timeout is not None and not (0 < timeout <= 3600):  # NaN fails both
         raise UsageError(f"--timeout: expected seconds, more than 0, at most 3600: {timeout}")
     try:
+        if args.action != "build":
+            from controller.firmware.board import check_port
+
+            check_port(args.port)  # before minutes of building: is there a board at all?
         if args.action == "build":
             built = _build(args, args.out)
             print(

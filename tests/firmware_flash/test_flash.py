@@ -152,6 +152,14 @@ def test_a_missing_port(source: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert "no port /dev/ttyACM-none: is the board plugged in by USB?" in err
 
 
+def test_a_missing_port_is_found_before_building(
+    source: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, err = run(capsys, "flash", "--port", "/dev/ttyACM-none", "--source", str(source))
+    assert status == 1 and "no port /dev/ttyACM-none" in err
+    assert "building" not in out  # nothing compiled for a board that is not there
+
+
 def test_a_port_without_permission(
     source: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
