@@ -116,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
     # lazy: the controller and the simulator, only when a demo runs
     from controller.service.embedded import CycleTimeout, EmbeddedTable
     from simulator.config import SimConfigError
-    from simulator.faults import FaultSpecError, parse_fault
+    from simulator.faults import FaultSpecError
+    from simulator.faultspec import parse_fault
 
     for spec in args.fault:
         try:

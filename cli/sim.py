@@ -106,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
     from controller.service.builder import serve_simulated_board
     from simulator.config import SimConfig, SimConfigError
     from simulator.control import ControlError, ControlServer
-    from simulator.faults import FaultSpec, FaultSpecError, load_scenario, parse_fault
+    from simulator.faults import FaultSpec, FaultSpecError
+    from simulator.faultspec import load_scenario, parse_fault
     from simulator.machine import state_diagram
     from simulator.server import SimulatedBoard, SimulatorError
 

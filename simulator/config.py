@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 from firmware.config import MAX_STACKS_PER_WALL, TILE_COUNTS, Timings, stacks_per_wall
 from firmware.config import default_layout as _board_layout
-from simulator.faults import FaultSpec, FaultSpecError, parse_fault
+from simulator.faults import FaultSpec, FaultSpecError
+from simulator.faultspec import parse_fault
 
 __all__ = [
     "MAX_STACKS_PER_WALL",

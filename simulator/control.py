@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from drivers.lineserver import LineServer
 from protocol import messages as m
 from protocol.errors import ProtocolError
-from simulator.faults import FaultSpec, FaultSpecError, parse_fault
+from simulator.faults import FaultSpec, FaultSpecError
+from simulator.faultspec import parse_fault
 
 if TYPE_CHECKING:
     from simulator.machine import Machine

@@ -29,15 +29,15 @@ Scenario files (TOML) hold a list of faults, each either a spec string or a tabl
     plate = 0
     hold = "forever"
 
-This module is pure parsing and data (no I/O besides reading a scenario file).
+This module is the catalogue and the parsed spec (pure data); the language's parser and the
+scenario files are simulator/faultspec.py, the catalogue's table in the docs
+simulator/faultdoc.py.
 """
 
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass
-from pathlib import Path
 
 from firmware.supervisor import MOTOR_SUBSYSTEM
 from protocol import codes
@@ -109,7 +109,7 @@ _ANY_MOTION: tuple[int | None, ...] = MOTION_PHASES
 #: kinds that strike at a fixed point of their phase (no ``at`` key): the end of a wall, the
 #: lift's limit-switch timeout, the end of the build
 STRIKES_AT_A_POINT = frozenset({"short", "extra", "lift", "chain", "count"})
-_COMMON_PHASED = ("at", "nth", "times")
+COMMON_PHASED = ("at", "nth", "times")
 
 FAULT_KINDS: dict[str, FaultKind] = {
     k.name: k
@@ -313,7 +313,7 @@ FAULT_KINDS: dict[str, FaultKind] = {
     )
 }
 
-_KEY_HELP: dict[str, str] = {
+KEY_HELP: dict[str, str] = {
     "at": "percent of the phase where it strikes, 0..99",
     "nth": "strike on the nth run of the phase, 1..1000",
     "times": "how many runs it strikes, 0 (every run)..1000",
@@ -372,7 +372,7 @@ class FaultSpec:
             if name in info.keys and getattr(self, name) != getattr(default, name):
                 keys.append(f"{name}={_fmt(getattr(self, name))}")
         if self.phase is not None:
-            for name in _COMMON_PHASED:
+            for name in COMMON_PHASED:
                 if name == "at" and self.kind in STRIKES_AT_A_POINT:
                     continue
                 if getattr(self, name) != getattr(default, name):
@@ -388,228 +388,3 @@ def _fmt(value: object) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
-
-
-def _int(spec: str, key: str, raw: str, low: int, high: int) -> int:
-    try:
-        value = int(raw, 10)
-    except ValueError:
-        raise FaultSpecError(
-            f"fault {spec!r}: {key}={raw!r} is not an integer ({_KEY_HELP[key]})"
-        ) from None
-    if not low <= value <= high:
-        raise FaultSpecError(f"fault {spec!r}: {key}={value} out of range ({_KEY_HELP[key]})")
-    return value
-
-
-def _float(spec: str, key: str, raw: str, low: float, high: float, *, low_open: bool) -> float:
-    try:
-        value = float(raw)
-    except ValueError:
-        raise FaultSpecError(
-            f"fault {spec!r}: {key}={raw!r} is not a number ({_KEY_HELP[key]})"
-        ) from None
-    if not math.isfinite(value) or value > high or value < low or (low_open and value == low):
-        raise FaultSpecError(f"fault {spec!r}: {key}={raw} out of range ({_KEY_HELP[key]})")
-    return value
-
-
-def parse_fault(spec: str) -> FaultSpec:
-    """Parse ``KIND[@PHASE][:KEY=VALUE,...]``; raise FaultSpecError naming what is wrong."""
-    if not isinstance(spec, str):
-        raise FaultSpecError(f"fault {spec!r}: a spec is a string like 'jam@build:wall=2'")
-    text = spec.strip()
-    head, colon, tail = text.partition(":")
-    kind_word, at_sign, phase_word = head.partition("@")
-    kind_word = kind_word.strip().lower()
-    info = FAULT_KINDS.get(kind_word)
-    if info is None:
-        known = ", ".join(sorted(FAULT_KINDS))
-        raise FaultSpecError(f"fault {spec!r}: unknown kind {kind_word!r} (known: {known})")
-    phase = info.default_phase
-    if at_sign:
-        word = phase_word.strip().lower()
-        if word not in PHASE_WORDS:
-            known = ", ".join(PHASE_WORDS)
-            raise FaultSpecError(f"fault {spec!r}: unknown phase {word!r} (known: {known})")
-        phase = PHASE_WORDS[word]
-    if phase not in info.phases:
-        allowed = ", ".join(PHASE_WORD_OF[p] for p in info.phases)
-        raise FaultSpecError(
-            f"fault {spec!r}: {kind_word} cannot strike in phase {PHASE_WORD_OF[phase]} "
-            f"(possible: {allowed})"
-        )
-    allowed_keys = set(info.keys)
-    if phase is not None:
-        allowed_keys.update(_COMMON_PHASED)
-        if kind_word in STRIKES_AT_A_POINT:
-            allowed_keys.discard("at")
-    values: dict[str, object] = {"hold": info.default_hold}
-    seen: set[str] = set()
-    if colon:
-        if not tail.strip():
-            raise FaultSpecError(f"fault {spec!r}: nothing after ':' (expected KEY=VALUE,...)")
-        for item in tail.split(","):
-            key, eq, raw = item.partition("=")
-            key = key.strip().lower()
-            raw = raw.strip()
-            if not eq or not key or not raw:
-                raise FaultSpecError(f"fault {spec!r}: {item.strip()!r} is not KEY=VALUE")
-            if key not in allowed_keys:
-                possible = ", ".join(sorted(allowed_keys)) or "none"
-                raise FaultSpecError(
-                    f"fault {spec!r}: unknown key {key!r} for {kind_word}"
-                    f"{'' if phase is not None else ' (at once)'} (possible: {possible})"
-                )
-            if key in seen:
-                raise FaultSpecError(f"fault {spec!r}: key {key!r} given twice")
-            seen.add(key)
-            values[key] = _parse_value(spec, key, raw)
-    motor = values.get("motor")
-    if kind_word == "stall":
-        assert phase is not None
-        running = PHASE_MOTORS[phase]
-        if motor is None and phase != codes.PHASE_MOTOR_TEST:
-            motor = running[0] if phase != codes.PHASE_BUILD else codes.MOTOR_STACKER_HEAD
-        elif motor is not None and motor not in running:
-            names = ", ".join(f"{m} {codes.motor_name(m)}" for m in running)
-            raise FaultSpecError(
-                f"fault {spec!r}: motor {motor} ({codes.motor_name(int(str(motor)))}) does not run "
-                f"during {PHASE_WORD_OF[phase]} (running: {names})"
-            )
-        values["motor"] = motor
-    if kind_word == "lift" and values.get("plate") == 4 and phase != codes.PHASE_COLLECT:
-        raise FaultSpecError(f"fault {spec!r}: plate 4 (the centre lift) only moves during collect")
-    if kind_word == "chain" and "wall" not in values:
-        values["wall"] = 3
-    if kind_word in ("jam", "headjam", "short", "extra", "reader") and "wall" not in values:
-        values["wall"] = 0
-    if kind_word == "noise" and "error" not in values and "drop" not in values:
-        raise FaultSpecError(f"fault {spec!r}: noise needs error=P and/or drop=P")
-    return FaultSpec(kind=kind_word, phase=phase, **values)  # type: ignore[arg-type]
-
-
-def _parse_value(spec: str, key: str, raw: str) -> object:
-    if key == "at":
-        return _int(spec, key, raw, 0, 99)
-    if key == "nth":
-        return _int(spec, key, raw, 1, 1000)
-    if key == "times":
-        return _int(spec, key, raw, 0, 1000)
-    if key == "wall":
-        return _int(spec, key, raw, 0, 3)
-    if key == "motor":
-        return _int(spec, key, raw, 0, codes.MOTOR_COUNT - 1)
-    if key == "plate":
-        return _int(spec, key, raw, 0, 4)
-    if key == "code":
-        return _int(spec, key, raw, 0, 255)
-    if key == "hold":
-        if raw.lower() in ("forever", "inf"):
-            return FOREVER
-        return _float(spec, key, raw, 0.0, 1e6, low_open=False)
-    if key in ("error", "drop"):
-        return _float(spec, key, raw, 0.0, 1.0, low_open=False)
-    if key == "seconds":
-        return _float(spec, key, raw, 0.0, 1e6, low_open=True)
-    raise FaultSpecError(f"fault {spec!r}: unknown key {key!r}")  # pragma: no cover
-
-
-_TABLE_KEYS = {"kind", "phase", "spec", *_KEY_HELP}
-
-
-def spec_from_table(entry: dict[str, object], where: str = "fault") -> FaultSpec:
-    """A FaultSpec from a scenario table: either ``spec = "..."`` or ``kind``, ``phase``, keys."""
-    unknown = sorted(set(entry) - _TABLE_KEYS)
-    if unknown:
-        raise FaultSpecError(f"{where}: unknown key {unknown[0]!r}")
-    if "spec" in entry:
-        if len(entry) != 1:
-            raise FaultSpecError(f"{where}: give either spec = '...' or kind/phase/keys, not both")
-        spec = entry["spec"]
-        if not isinstance(spec, str):
-            raise FaultSpecError(f"{where}: spec must be a string, not {spec!r}")
-        try:
-            return parse_fault(spec)
-        except FaultSpecError as exc:
-            raise FaultSpecError(f"{where}: {exc}") from None
-    kind = entry.get("kind")
-    if not isinstance(kind, str):
-        raise FaultSpecError(f"{where}: needs kind = '...' (or spec = '...')")
-    text = kind
-    phase = entry.get("phase")
-    if phase is not None:
-        if not isinstance(phase, str):
-            raise FaultSpecError(f"{where}: phase must be a string, not {phase!r}")
-        text += "@" + phase
-    items = []
-    for key, value in entry.items():
-        if key in ("kind", "phase"):
-            continue
-        if isinstance(value, bool) or not isinstance(value, int | float | str):
-            raise FaultSpecError(f"{where}: {key} = {value!r} must be a number or a string")
-        items.append(f"{key}={value}")
-    if items:
-        text += ":" + ",".join(items)
-    try:
-        return parse_fault(text)
-    except FaultSpecError as exc:
-        raise FaultSpecError(f"{where}: {exc}") from None
-
-
-def load_scenario(path: str | Path) -> list[FaultSpec]:
-    """The faults of a TOML scenario file; FaultSpecError names the file and the entry."""
-    p = Path(path)
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise FaultSpecError(f"scenario {str(p)!r}: cannot read it ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise FaultSpecError(f"scenario {str(p)!r}: not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise FaultSpecError(f"scenario {str(p)!r}: not valid TOML ({exc})") from None
-    unknown = sorted(set(data) - {"description", "fault"})
-    if unknown:
-        raise FaultSpecError(
-            f"scenario {str(p)!r}: unknown top-level key {unknown[0]!r} "
-            "(expected description and [[fault]] tables)"
-        )
-    entries = data.get("fault", [])
-    if not isinstance(entries, list):
-        raise FaultSpecError(f"scenario {str(p)!r}: 'fault' must be an array of tables [[fault]]")
-    specs = []
-    for i, entry in enumerate(entries):
-        where = f"scenario {str(p)!r}, fault #{i + 1}"
-        if isinstance(entry, str):
-            try:
-                specs.append(parse_fault(entry))
-            except FaultSpecError as exc:
-                raise FaultSpecError(f"{where}: {exc}") from None
-        elif isinstance(entry, dict):
-            specs.append(spec_from_table(entry, where))
-        else:
-            raise FaultSpecError(f"{where}: expected a table or a spec string")
-    return specs
-
-
-def catalogue_markdown() -> str:
-    """The fault catalogue as a Markdown table (docs/simulator.md carries it; a test compares)."""
-    lines = [
-        "| kind | FAULT code | subsystem | phases (default first) | keys | the hardware condition, "
-        "and what the firmware finds |",
-        "|---|---|---|---|---|---|",
-    ]
-    for kind in FAULT_KINDS.values():
-        code = codes.fault_name(kind.code) if kind.code else "(none)"
-        subsystem = "by motor" if kind.name == "stall" else codes.subsystem_name(kind.subsystem)
-        if kind.code == 0:
-            subsystem = "-"
-        phases = [kind.default_phase] + [p for p in kind.phases if p != kind.default_phase]
-        words = ", ".join(PHASE_WORD_OF[p] for p in phases)
-        keys = list(kind.keys)
-        if any(p is not None for p in kind.phases):
-            keys += ["nth", "times"] if kind.name in STRIKES_AT_A_POINT else ["at", "nth", "times"]
-        lines.append(
-            f"| `{kind.name}` | {code} | {subsystem} | {words} | {', '.join(keys)} | {kind.text} |"
-        )
-    return "\n".join(lines) + "\n"

@@ -1,12 +1,12 @@
 """Faults as conditions of the hardware: what each fault spec does to the simulated table, when.
 
-The spec language and the catalogue are simulator/faults.py. Here each armed spec waits for the
-run of its phase (``nth``, ``times``), strikes at its point of that run (``at``, ``wall``,
-``motor``, ``plate``) by changing the hardware (simulator/hardware.py: a mechanism blocked, the
-feed jammed, a sensor dead, heat, the cover, the E-stop, a bus error, the power), and undoes the
-change ``hold`` seconds after the board reported its fault, or after the run ended. The firmware
-is never told: it finds each fault from what its sensors and currents show, as on a real
-table. docs/simulator.md, "Faults", has the table of what each kind does.
+The catalogue is simulator/faults.py, the spec language simulator/faultspec.py. Here each armed
+spec waits for the run of its phase (``nth``, ``times``), strikes at its point of that run
+(``at``, ``wall``, ``motor``, ``plate``) by changing the hardware (simulator/hardware.py: a
+mechanism blocked, the feed jammed, a sensor dead, heat, the cover, the E-stop, a bus error, the
+power), and undoes the change ``hold`` seconds after the board reported its fault, or after the
+run ended. The firmware is never told: it finds each fault from what its sensors and currents
+show, as on a real table. docs/simulator.md, "Faults", has the table of what each kind does.
 
 ``Saboteur.observe(board, now)`` runs after every pass of the firmware's loop: it learns from
 the board's public state which motion runs (its persistent record: motions begun, the phase and
@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING
 from firmware.hal import SENSE_DOWN
 from firmware.hal.mechanics import STALL, STRAIN
 from protocol import codes
-from simulator.faults import FaultSpec, parse_fault
+from simulator.faults import FaultSpec
+from simulator.faultspec import parse_fault
 
 if TYPE_CHECKING:
     from firmware.board import Board

@@ -21,7 +21,7 @@ from protocol import codes
 from protocol import messages as m
 from protocol.codes import BLOCK_BENCH_OCCUPIED, BLOCK_SET_NOT_BUILT, BLOCK_SURFACE_OCCUPIED
 from simulator.config import SimConfig, SimConfigError, default_layout
-from simulator.faults import catalogue_markdown
+from simulator.faultdoc import catalogue_markdown
 from simulator.hardware import source_manifest
 from simulator.machine import Machine
 from tests.support.simhost import MachineDriver, expected_codes
@@ -371,5 +371,5 @@ def test_the_docs_diagram_and_catalogue_are_the_codes() -> None:
     doc = (ROOT / "docs" / "simulator.md").read_text(encoding="utf-8")
     block = re.search(r"<!-- generated: mjtable sim --diagram -->\n```mermaid\n(.*?)```", doc, re.S)
     assert block is not None and block.group(1) == state_diagram()
-    marker = "<!-- generated: simulator.faults.catalogue_markdown() -->\n"
+    marker = "<!-- generated: simulator.faultdoc.catalogue_markdown() -->\n"
     assert marker + catalogue_markdown() in doc

@@ -1,4 +1,4 @@
-"""The fault spec language and scenario files (simulator/faults.py): every kind parses with its
+"""The fault spec language and scenario files (simulator/faultspec.py): every kind parses with its
 defaults and round-trips, bad specs and bad scenario files are refused in words, and a scenario
 drives the simulated board."""
 
@@ -11,13 +11,8 @@ import pytest
 from protocol import codes
 from protocol import messages as m
 from simulator.config import SimConfig, default_layout
-from simulator.faults import (
-    FAULT_KINDS,
-    FaultSpec,
-    FaultSpecError,
-    load_scenario,
-    parse_fault,
-)
+from simulator.faults import FAULT_KINDS, FaultSpec, FaultSpecError
+from simulator.faultspec import load_scenario, parse_fault
 from tests.support.simhost import MachineDriver
 
 LAYOUT = default_layout(136)
