@@ -30,7 +30,6 @@ which single event the floor records.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -67,7 +66,7 @@ from rules.wall import WallExhausted, WallState, draw, replacement, wall_state
 from rules.words import SEAT_INDEX, SEATS, RuleSet, Seat, seat_at
 
 
-@dataclass
+@dataclass(slots=True)
 class SeatState:
     concealed: list[str]
     melds: list[Meld] = field(default_factory=list)
@@ -83,8 +82,35 @@ class SeatState:
     def size(self) -> int:
         return len(self.concealed) + 3 * len(self.melds)
 
+    def copy(self) -> SeatState:
+        """A copy whose lists can change without touching this one (melds are frozen)."""
+        return SeatState(
+            list(self.concealed),
+            list(self.melds),
+            list(self.bonus),
+            list(self.discards),
+            self.draws,
+            self.won,
+            self.penalised,
+            self.no_claim,
+            self.drew_from,
+            self.konged,
+        )
+
     def kong_points(self) -> int:
         return sum(3 if m.concealed else 2 for m in self.melds if m.kind is MeldKind.KONG)
+
+
+@dataclass(frozen=True, slots=True)
+class _Saved:
+    """What an event may change, kept so that a refusal puts it back: the lists of the seats
+    it may change are copied; the wall, melds and results are immutable; wins and penalties
+    only grow."""
+
+    seats: dict[Seat, SeatState]
+    play: tuple[WallState, Seat, Phase, tuple[Seat, str] | None, tuple[Seat, str, bool] | None]
+    end: tuple[bool, list[Payment], bool, str]
+    counts: tuple[int, int]
 
 
 def _next(seat: Seat, step: int = 1) -> Seat:
@@ -175,7 +201,9 @@ class HandRecord:
         """Apply one event, or raise RecordError and leave the record as it was."""
         if self.finished:
             raise RecordError(f"the hand is over ({self.reason})")
-        snapshot = self._snapshot()
+        # a draw, a discard or a flower changes its own seat alone
+        touched = (event.seat,) if isinstance(event, Draw | Discard | Flower) else SEATS
+        snapshot = self._snapshot(touched)
         try:
             handler = {
                 "draw": self._draw,
@@ -193,25 +221,20 @@ class HandRecord:
             raise RecordError(str(exc)) from None
         self.events.append(event)
 
-    _STATE = (
-        "seats", "wall", "turn", "phase", "last_discard", "pending_kong", "kong_made", "wins",
-        "penalties", "end_payments", "finished", "reason",
-    )  # fmt: skip
+    def _snapshot(self, seats: Sequence[Seat]) -> _Saved:
+        return _Saved(
+            {seat: self.seats[seat].copy() for seat in seats},
+            (self.wall, self.turn, self.phase, self.last_discard, self.pending_kong),
+            (self.kong_made, self.end_payments, self.finished, self.reason),
+            (len(self.wins), len(self.penalties)),
+        )
 
-    def _snapshot(self) -> dict[str, object]:
-        snap: dict[str, object] = {}
-        for name in self._STATE:
-            value = getattr(self, name)
-            if name == "seats":
-                value = copy.deepcopy(value)
-            elif isinstance(value, list):
-                value = list(value)
-            snap[name] = value
-        return snap
-
-    def _restore(self, snap: dict[str, object]) -> None:
-        for name, value in snap.items():
-            setattr(self, name, value)
+    def _restore(self, saved: _Saved) -> None:
+        self.seats.update(saved.seats)
+        self.wall, self.turn, self.phase, self.last_discard, self.pending_kong = saved.play
+        self.kong_made, self.end_payments, self.finished, self.reason = saved.end
+        del self.wins[saved.counts[0] :]
+        del self.penalties[saved.counts[1] :]
 
     def _draw(self, ev: Draw) -> None:
         seat = ev.seat
