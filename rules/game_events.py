@@ -4,7 +4,7 @@ A game record (:class:`rules.game.GameRecord`) is the history of one table of fo
 who sits with what buy-in (``sit``), how the seats are drawn for each game (``wind_draw``
 Wenzhou, ``dice_seating`` Sichuan, ``wind_row`` WSOM; the simplified rules draw none), each
 hand opened on the table's dealt state (``dealt``), and the events of play of
-:mod:`rules.events` (``draw``, ``discard``, ``claim``, ``kong``, ``flower``, ``win``,
+:mod:`rules.events` (``draw``, ``discard``, ``claim``, ``calls``, ``kong``, ``flower``, ``win``,
 ``penalty``, ``exhausted``), which go to the hand in play.
 
 Every field is strict: a die is an integer 1 to 6 (not ``true``, ``"6"`` or ``5.0``), an
@@ -32,6 +32,7 @@ from pydantic import (
 
 from rules.dealt import DealtState, RuleSetField, first_error
 from rules.events import (
+    Calls,
     Claim,
     Discard,
     Draw,
@@ -157,6 +158,7 @@ GameEvent = Annotated[
     | Draw
     | Discard
     | Claim
+    | Calls
     | Kong
     | Flower
     | Win
@@ -171,7 +173,7 @@ class _Line(RootModel[GameEvent]):
 
 
 #: The hand events, which a game record passes to the hand in play.
-HandEvent = Draw | Discard | Claim | Kong | Flower | Win | Penalty | Exhausted
+HandEvent = Draw | Discard | Claim | Calls | Kong | Flower | Win | Penalty | Exhausted
 
 
 class EventError(RecordError):

@@ -23,18 +23,23 @@ Flow of play (TABLE.md and the seeds):
 - a declared win without a winning shape is a false win: the seat is penalised with its
   rule set's consequence (:mod:`rules.penalties`), as with a ``penalty`` event from the floor.
 
-One claimer per discard: when several players call, the seeds' priority (Mah-Jong, then
-kong, then pung, then chow; the nearest counter-clockwise from the discarder first) decides
-which single event the floor records.
+Several calls on one discard are one ``calls`` event carrying every call: the seeds' priority
+(Mah-Jong, then kong, then pung, then chow; among equal calls the nearest counter-clockwise
+from the discarder first, :mod:`rules.calls`) gives the tile to one call, and the record keeps
+who lost the call (:attr:`HandResult.calls`). A false Mah-Jong is penalised and the next call
+is heard. A single call may still be its ``claim`` or ``win`` event.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
+from rules.calls import CallRecord, call_order, check_call
 from rules.dealt import DealtState
 from rules.events import (
+    Call,
+    CallKind,
+    Calls,
     Claim,
     Discard,
     Draw,
@@ -47,7 +52,7 @@ from rules.events import (
     RecordError,
     Win,
 )
-from rules.hand import DEALT_HAND_SOURCE, Hand, HandError, Meld, MeldKind, WinSource, make_meld
+from rules.hand import DEALT_HAND_SOURCE, Hand, HandError, MeldKind, WinSource, make_meld
 from rules.outcome import HandResult, PenaltyRecord, WinRecord
 from rules.penalties import CONSEQUENCES
 from rules.profiles import Profile
@@ -59,58 +64,12 @@ from rules.scoring import (
     score,
     score_unfinished,
 )
+from rules.seat_state import Saved, SeatState
 from rules.seating import WenzhouGame, wenzhou_after_hand
 from rules.settle import Payment, net, sichuan_exhaustion, win_payments
 from rules.tiles import is_bonus, sorted_tiles
 from rules.wall import WallExhausted, WallState, draw, replacement, wall_state
 from rules.words import SEAT_INDEX, SEATS, RuleSet, Seat, seat_at
-
-
-@dataclass(slots=True)
-class SeatState:
-    concealed: list[str]
-    melds: list[Meld] = field(default_factory=list)
-    bonus: list[str] = field(default_factory=list)
-    discards: list[str] = field(default_factory=list)
-    draws: int = 0
-    won: bool = False
-    penalised: bool = False  # Wenzhou: out of the hand; WSOM, simplified: dead hand
-    no_claim: bool = False  # Sichuan: may not claim until its next own draw
-    drew_from: WinSource | None = None  # how the tile to discard came (wall / kong)
-    konged: bool = False  # its last action was a kong (for the discard that follows)
-
-    def size(self) -> int:
-        return len(self.concealed) + 3 * len(self.melds)
-
-    def copy(self) -> SeatState:
-        """A copy whose lists can change without touching this one (melds are frozen)."""
-        return SeatState(
-            list(self.concealed),
-            list(self.melds),
-            list(self.bonus),
-            list(self.discards),
-            self.draws,
-            self.won,
-            self.penalised,
-            self.no_claim,
-            self.drew_from,
-            self.konged,
-        )
-
-    def kong_points(self) -> int:
-        return sum(3 if m.concealed else 2 for m in self.melds if m.kind is MeldKind.KONG)
-
-
-@dataclass(frozen=True, slots=True)
-class _Saved:
-    """What an event may change, kept so that a refusal puts it back: the lists of the seats
-    it may change are copied; the wall, melds and results are immutable; wins and penalties
-    only grow."""
-
-    seats: dict[Seat, SeatState]
-    play: tuple[WallState, Seat, Phase, tuple[Seat, str] | None, tuple[Seat, str, bool] | None]
-    end: tuple[bool, list[Payment], bool, str]
-    counts: tuple[int, int]
 
 
 def _next(seat: Seat, step: int = 1) -> Seat:
@@ -145,6 +104,7 @@ class HandRecord:
         self.events: list[Event] = []
         self.wins: list[WinRecord] = []
         self.penalties: list[PenaltyRecord] = []
+        self.calls: list[CallRecord] = []
         self.end_payments: list[Payment] = []
         self.finished = False
         self.reason = "in play"
@@ -209,6 +169,7 @@ class HandRecord:
                 "draw": self._draw,
                 "discard": self._discard,
                 "claim": self._claim,
+                "calls": self._calls,
                 "kong": self._kong,
                 "flower": self._flower,
                 "win": self._win,
@@ -221,20 +182,21 @@ class HandRecord:
             raise RecordError(str(exc)) from None
         self.events.append(event)
 
-    def _snapshot(self, seats: Sequence[Seat]) -> _Saved:
-        return _Saved(
+    def _snapshot(self, seats: Sequence[Seat]) -> Saved:
+        return Saved(
             {seat: self.seats[seat].copy() for seat in seats},
             (self.wall, self.turn, self.phase, self.last_discard, self.pending_kong),
             (self.kong_made, self.end_payments, self.finished, self.reason),
-            (len(self.wins), len(self.penalties)),
+            (len(self.wins), len(self.penalties), len(self.calls)),
         )
 
-    def _restore(self, saved: _Saved) -> None:
+    def _restore(self, saved: Saved) -> None:
         self.seats.update(saved.seats)
         self.wall, self.turn, self.phase, self.last_discard, self.pending_kong = saved.play
         self.kong_made, self.end_payments, self.finished, self.reason = saved.end
         del self.wins[saved.counts[0] :]
         del self.penalties[saved.counts[1] :]
+        del self.calls[saved.counts[2] :]
 
     def _draw(self, ev: Draw) -> None:
         seat = ev.seat
@@ -306,6 +268,45 @@ class HandRecord:
         else:
             self.phase = "discard"
             st.drew_from = None
+
+    def _calls(self, ev: Calls) -> None:
+        self._require(
+            self.phase == "claim" and self.last_discard is not None, "there is no discard to call"
+        )
+        assert self.last_discard is not None
+        giver, tile = self.last_discard
+        for call in ev.calls:
+            st = self.seats[call.seat]
+            self._require(call.seat != giver, f"seat {call.seat} cannot call its own discard")
+            self._require(self.active(call.seat), f"seat {call.seat} is out of the hand")
+            self._require(not st.no_claim, f"seat {call.seat} may not claim until its next draw")
+            check_call(call, tile, st.concealed, self.next_active(giver))
+        taken: Call | None = None
+        lost: list[tuple[Seat, CallKind]] = []
+        false_wins: list[Seat] = []
+        for call in call_order(ev.calls, giver):
+            if taken is not None:
+                lost.append((call.seat, call.call))
+            elif call.call == "mahjong":
+                won = len(self.wins)
+                self._win(Win(seat=call.seat))
+                if len(self.wins) > won:
+                    taken = call
+                else:  # a false win: penalised, and the next call is heard
+                    false_wins.append(call.seat)
+            else:
+                self._claim(Claim(seat=call.seat, tiles=call.tiles))
+                taken = call
+        self.calls.append(
+            CallRecord(
+                giver,
+                tile,
+                taken.seat if taken else None,
+                taken.call if taken else None,
+                tuple(lost),
+                tuple(false_wins),
+            )
+        )
 
     def _kong(self, ev: Kong) -> None:
         seat = ev.seat
@@ -532,4 +533,5 @@ class HandRecord:
             net(payments),
             scores,
             next_game,
+            tuple(self.calls),
         )

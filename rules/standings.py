@@ -42,6 +42,16 @@ class PlayerStanding(_Model):
     net: Euros | None  # euros: units x point - retention; None without a point value
 
 
+class CallLine(_Model):
+    """Several calls on one discard: who took the tile with which call, who lost the call."""
+
+    discarder: str
+    tile: str
+    taken_by: str | None
+    call: str | None
+    lost: list[tuple[str, str]]  # (player, call)
+
+
 class HandLine(_Model):
     game: int
     hand: int
@@ -53,6 +63,7 @@ class HandLine(_Model):
     penalised: list[str]
     balance: dict[str, int]
     scores: dict[str, int]
+    calls: list[CallLine]
 
 
 class GameLine(_Model):
@@ -135,6 +146,16 @@ def standings(record: GameRecord, lang: Lang = "en") -> Standings:
                     penalised=[hand.seats[p.seat] for p in result.penalties],
                     balance=hand.balance(),
                     scores=hand.scores(),
+                    calls=[
+                        CallLine(
+                            discarder=hand.seats[c.discarder],
+                            tile=c.tile,
+                            taken_by=hand.seats[c.taken_by] if c.taken_by else None,
+                            call=c.call,
+                            lost=[(hand.seats[seat], call) for seat, call in c.lost],
+                        )
+                        for c in result.calls
+                    ],
                 )
             )
     standing: list[PlayerStanding] = []
