@@ -28,7 +28,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from rules.seating import WenzhouGame, next_leader, wenzhou_after_hand
+from rules.seating import (
+    LEADER_WINS_END,
+    MAX_HANDS,
+    WenzhouGame,
+    next_leader,
+    wenzhou_after_hand,
+)
 from rules.words import RuleSet, Seat, seat_at
 
 EndReason = Literal["four_wins", "sixteen_hands", "one_hand"]
@@ -40,10 +46,6 @@ SEATING: dict[RuleSet, SeatingPolicy] = {
     RuleSet.SICHUAN: "first_game",
     RuleSet.SIMPLIFIED: "none",
 }
-#: The most hands of a Wenzhou game (seed: « seize manches maximum »), and of a WSOM game.
-MAX_HANDS = 16
-#: A Leader's wins in a row that end a Wenzhou game (seed).
-LEADER_WINS_END = 4
 
 
 @dataclass(frozen=True)
