@@ -36,6 +36,15 @@ def wenzhou_game() -> GameRecord:
     return game
 
 
+def assert_replays(game: GameRecord) -> None:
+    """The record's events, as JSON lines, replay to the same standings, in both languages."""
+    log = "\n".join(event_line(e) for e in game.events)
+    again = replay_game(parse_game_log(log))
+    for lang in ("en", "fr"):
+        assert standings(again, lang) == standings(game, lang)
+    assert again.events == game.events
+
+
 def apply_all(game: GameRecord, events: list[GameEvent]) -> None:
     for event in events:
         game.apply(event)
@@ -96,6 +105,7 @@ def test_wenzhou_game_ended_by_four_leader_wins_then_new_seats_and_retention() -
     assert str(bo.net) == "-18.00"  # 48 x 0.50 - 2 x 21
     assert table.games[1].leader == "S"  # the drawn hand passed the role on
     assert table.next == "the dealt state of hand 2 of game 2, S leading"
+    assert_replays(game)
 
 
 def test_sixteen_hands_end_a_wenzhou_game_and_the_wind_turns() -> None:
@@ -119,8 +129,7 @@ def test_sixteen_hands_end_a_wenzhou_game_and_the_wind_turns() -> None:
     assert first.balance()[SEATS_1["S"]] == 3 * 2
     with pytest.raises(GameError, match="sixteen hands played"):
         game.apply(Dealt(dealt=shuffled("wenzhou", "E", seed=99)))
-    again = replay_game(parse_game_log("\n".join(event_line(e) for e in game.events)))
-    assert standings(again) == standings(game)
+    assert_replays(game)
 
 
 def test_a_penalised_wenzhou_player_pays_the_winner() -> None:
@@ -201,6 +210,7 @@ def test_sichuan_hand_ends_on_the_exhausted_wall_with_ready_not_ready_and_pig_fl
         "N pays W 6 (pig flower)",
     ]
     assert hand.balance() == {"Bo": -4 - 2 + 6, "Ana": 4, "Cy": 8, "Di": -12}
+    assert_replays(game)
 
 
 # --------------------------------------------------------------------------- WSOM, simplified
