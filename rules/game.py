@@ -148,7 +148,7 @@ class GameRecord:
             self._sit(event)
         elif self.sit is None:
             raise GameError("not_sat")
-        elif isinstance(event, WindDraw | DiceSeating | WindRow):
+        elif isinstance(event, (WindDraw, DiceSeating, WindRow)):
             self._seating(event)
         elif isinstance(event, Dealt):
             self._dealt(event)

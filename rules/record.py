@@ -161,24 +161,16 @@ class HandRecord:
         """Apply one event, or raise RecordError and leave the record as it was."""
         if self.finished:
             raise RecordError(f"the hand is over ({self.reason})")
-        # a draw, a discard or a flower changes its own seat alone
-        touched = (event.seat,) if isinstance(event, Draw | Discard | Flower) else SEATS
-        snapshot = self._snapshot(touched)
+        saved: Saved | None = None  # a draw or a discard checks all before it changes anything
+        if isinstance(event, Flower):
+            saved = self._snapshot((event.seat,))  # a flower changes its own seat alone
+        elif not isinstance(event, (Draw, Discard)):
+            saved = self._snapshot(SEATS)
         try:
-            handler = {
-                "draw": self._draw,
-                "discard": self._discard,
-                "claim": self._claim,
-                "calls": self._calls,
-                "kong": self._kong,
-                "flower": self._flower,
-                "win": self._win,
-                "penalty": self._penalty,
-                "exhausted": self._exhausted,
-            }[event.type]
-            handler(event)  # type: ignore[operator]
+            getattr(self, f"_{event.type}")(event)  # _draw, _discard, _claim, _calls, ...
         except (RecordError, HandError, WallExhausted) as exc:
-            self._restore(snapshot)
+            if saved is not None:
+                self._restore(saved)
             raise RecordError(str(exc)) from None
         self.events.append(event)
 
@@ -199,28 +191,35 @@ class HandRecord:
         del self.calls[saved.counts[2] :]
 
     def _draw(self, ev: Draw) -> None:
+        # every check comes before the first change (apply keeps no copy for a draw); the
+        # checks are plain ifs, the most frequent event's words made only when refused
         seat = ev.seat
         st = self.seats[seat]
-        self._require(self.active(seat), f"seat {seat} is out of the hand")
-        if self.phase in ("kong", "flower"):
-            self._require(seat == self.turn, f"the replacement is {self.turn}'s to draw")
+        if not self.active(seat):
+            raise RecordError(f"seat {seat} is out of the hand")
+        replacing = self.phase in ("kong", "flower")
+        if replacing:
+            if seat != self.turn:
+                raise RecordError(f"the replacement is {self.turn}'s to draw")
             drawn = replacement(self.profile, self.wall)
             source = WinSource.KONG if self.phase == "kong" else WinSource.WALL
-            self.pending_kong = None
         else:
-            self._require(self.phase == "claim", f"seat {self.turn} must discard first")
-            self._require(
-                seat == self.next_active(self.turn),
-                f"it is {self.next_active(self.turn)}'s turn to draw, not {seat}'s",
-            )
+            if self.phase != "claim":
+                raise RecordError(f"seat {self.turn} must discard first")
+            expected = self.next_active(self.turn)
+            if seat != expected:
+                raise RecordError(f"it is {expected}'s turn to draw, not {seat}'s")
             drawn = draw(self.wall)
             source = WinSource.WALL
-            self.last_discard = None
-            st.no_claim = False
-            st.konged = False
         tile = drawn.tile.tile
         if ev.tile is not None and ev.tile != tile:
             raise RecordError(f"seat {seat} reports {ev.tile}, the wall gives {tile}")
+        if replacing:
+            self.pending_kong = None
+        else:
+            self.last_discard = None
+            st.no_claim = False
+            st.konged = False
         self.wall = drawn.wall
         st.concealed.append(tile)
         st.draws += 1
@@ -229,8 +228,10 @@ class HandRecord:
         self.phase = "discard"
 
     def _discard(self, ev: Discard) -> None:
+        # every check comes before the first change (apply keeps no copy for a discard)
         seat = ev.seat
-        self._require(self.phase == "discard" and seat == self.turn, f"it is not {seat}'s turn")
+        if self.phase != "discard" or seat != self.turn:
+            raise RecordError(f"it is not {seat}'s turn")
         self._take(seat, [ev.tile])
         st = self.seats[seat]
         st.discards.append(ev.tile)
