@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from rules.dealt import DealError
 from rules.events import RecordError
@@ -46,6 +47,7 @@ from rules.seating import sichuan_seating, wind_draw, wsom_seating
 from rules.settle import pot_share
 from rules.words import SEATS, RuleSet, Seat
 
+Expected = Literal["sit", "seating", "dealt", "play"]
 #: The seating event of each rule set that draws its seats.
 SEATING_EVENT: dict[RuleSet, type[Seating]] = {
     RuleSet.WENZHOU: WindDraw,
@@ -110,7 +112,8 @@ class Game:
         return total
 
 
-def _procedure(rule_set: RuleSet) -> Words:
+def procedure_words(rule_set: RuleSet) -> Words:
+    """How ``rule_set`` draws its seats, in words."""
     return Words(f"procedure_{rule_set.value}", {})
 
 
@@ -139,6 +142,22 @@ class GameRecord:
     def game(self) -> Game | None:
         """The last game started (in play, or over)."""
         return self.games[-1] if self.games else None
+
+    def expects(self) -> Expected:
+        """What the record can take next: the players (``sit``), the seats of the next game
+        (``seating``), a dealt state (``dealt``), or the play of the hand in play (``play``)."""
+        rule_set = self.rule_set
+        if rule_set is None:
+            return "sit"
+        if self.hand is not None:
+            return "play"
+        game = self.game
+        policy = SEATING[rule_set]
+        if game is None and policy != "none":
+            return "seating"
+        if game is not None and game.turn.over and policy == "each_game":
+            return "seating"
+        return "dealt"
 
     # ----------------------------------------------------------------- events
 
@@ -190,7 +209,7 @@ class GameRecord:
                 kind=event.type,
                 owner=owner.value,
                 variant=rule_set.value,
-                procedure=_procedure(rule_set),
+                procedure=procedure_words(rule_set),
             )
         game = self.game
         if game is not None and not game.turn.over:
@@ -224,13 +243,13 @@ class GameRecord:
         policy = SEATING[rule_set]
         number = len(self.games) + 1
         if game is None and policy != "none":
-            raise GameError("seating_needed", game=number, procedure=_procedure(rule_set))
+            raise GameError("seating_needed", game=number, procedure=procedure_words(rule_set))
         if game is not None and policy == "each_game":
             raise GameError(
                 "game_over",
                 game=game.number,
                 why=self.end_words(game),
-                procedure=_procedure(rule_set),
+                procedure=procedure_words(rule_set),
                 next=number,
             )
         if game is None:
@@ -325,6 +344,21 @@ class GameRecord:
         return Words(
             f"end_{game.turn.end}", {"leader": game.turn.leader, "variant": rule_set.value}
         )
+
+
+#: The hand record's reasons for a hand's end, and the words that say them.
+_HAND_ENDS = {
+    "won": "hand_won",
+    "three players have won": "hand_three_won",
+    "every player has gone out": "hand_all_out",
+    "every player penalised": "hand_all_penalised",
+    "wall exhausted": "hand_exhausted",
+}
+
+
+def hand_end_words(reason: str) -> Words:
+    """Why a hand ended (:attr:`rules.outcome.HandResult.reason`), in words."""
+    return Words(_HAND_ENDS[reason])
 
 
 def replay_game(

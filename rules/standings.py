@@ -16,10 +16,9 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, PlainSerializer
 
 from rules.dealt import RuleSetField
-from rules.game import GameRecord
+from rules.game import GameRecord, hand_end_words, procedure_words
 from rules.game_events import Amount
 from rules.lang import Lang, Words
-from rules.rotation import SEATING
 from rules.settle import to_money
 from rules.words import Seat
 
@@ -58,7 +57,7 @@ class HandLine(_Model):
     cycle_id: str
     leader: Seat
     prevailing: Seat
-    end: str  # the hand record's reason: "won", "wall exhausted", ...
+    end: str  # why it ended, in words: "won", "wall exhausted", ...
     winners: list[str]
     penalised: list[str]
     balance: dict[str, int]
@@ -90,21 +89,18 @@ class Standings(_Model):
 def _next(record: GameRecord) -> Words:
     rule_set = record.rule_set
     game = record.game
-    if rule_set is None:
+    expected = record.expects()
+    if rule_set is None or expected == "sit":
         return Words("next_sit")
-    procedure = Words(f"procedure_{rule_set.value}")
-    if record.hand is not None and game is not None:
-        return Words("next_play", {"hand": len(game.hands) + 1, "game": game.number})
+    number = 1 if game is None else game.number + (1 if game.turn.over else 0)
+    if expected == "seating":
+        return Words("next_seating", {"game": number, "procedure": procedure_words(rule_set)})
     if game is None or game.turn.over:
-        number = 1 if game is None else game.number + 1
-        policy = SEATING[rule_set]
-        if policy == "each_game" or (policy == "first_game" and game is None):
-            return Words("next_seating", {"game": number, "procedure": procedure})
         return Words("next_game", {"game": number})
-    return Words(
-        "next_deal",
-        {"hand": len(game.hands) + 1, "game": game.number, "leader": game.turn.leader},
-    )
+    hand = {"hand": len(game.hands) + 1, "game": game.number}
+    if expected == "play":
+        return Words("next_play", hand)
+    return Words("next_deal", {**hand, "leader": game.turn.leader})
 
 
 def standings(record: GameRecord, lang: Lang = "en") -> Standings:
@@ -141,7 +137,7 @@ def standings(record: GameRecord, lang: Lang = "en") -> Standings:
                     cycle_id=hand.cycle_id,
                     leader=hand.leader,
                     prevailing=hand.prevailing,
-                    end=result.reason,
+                    end=hand_end_words(result.reason).text(lang),
                     winners=[hand.seats[w.seat] for w in result.wins],
                     penalised=[hand.seats[p.seat] for p in result.penalties],
                     balance=hand.balance(),
