@@ -9,7 +9,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, ClassVar
 
 import pytest
 
@@ -49,7 +49,10 @@ class Lines:
 
 
 class Follower:
-    """`mjtable game follow` as a process."""
+    """`mjtable game follow` as a process (each one started is in ``STARTED``, for the
+    fixture to stop whatever a failing test left running)."""
+
+    STARTED: ClassVar[list[subprocess.Popen[str]]] = []
 
     def __init__(self, directory: Path, socket: str, floor: Path) -> None:
         argv = ["game", "follow", "--dir", str(directory), "--socket", socket, "--verbose"]
@@ -60,6 +63,7 @@ class Follower:
             stderr=subprocess.PIPE,
             text=True,
         )
+        Follower.STARTED.append(self.proc)
         assert self.proc.stdout is not None and self.proc.stderr is not None
         self.out = Lines(self.proc.stdout)
         self.err = Lines(self.proc.stderr)
@@ -117,6 +121,11 @@ def service(tmp_path: Path) -> Iterator[Service]:
         svc.start()
         yield svc
     finally:
+        for proc in Follower.STARTED:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(WAIT)
+        Follower.STARTED.clear()
         svc.cleanup()
 
 
