@@ -94,7 +94,8 @@ def register(subparsers: Any) -> None:
         "--leader-streak",
         type=int,
         metavar="N",
-        help="the winner is the leader and has already won N hands in a row",
+        help="the winner is the leader and has already won N hands in a row (0 to 3: a "
+        "fourth win ends the game)",
     )
     wenzhou.add_argument("--table", metavar="FILE", help="TOML table replacing the default")
     simplified = parser.add_argument_group("simplified")
@@ -147,8 +148,6 @@ def _context(args: argparse.Namespace, hand: Hand) -> Context | None:
 
     if args.robbed_kong_points is not None and args.robbed_kong_points < 0:
         raise UsageError("--robbed-kong-points cannot be negative")
-    if args.leader_streak is not None and args.leader_streak < 0:
-        raise UsageError("--leader-streak cannot be negative")
     if args.order is not None and not 1 <= args.order <= 4:
         raise UsageError(f"--order must be 1..4, not {args.order}")
     if hand.rule_set is RuleSet.SICHUAN:
@@ -160,7 +159,10 @@ def _context(args: argparse.Namespace, hand: Hand) -> Context | None:
             raise UsageError(str(exc)) from None
     if hand.rule_set is RuleSet.WENZHOU:
         streak = args.leader_streak
-        return WenzhouContext(leader=streak is not None, streak=streak or 0)
+        try:
+            return WenzhouContext(leader=streak is not None, streak=streak or 0)
+        except HandError as exc:
+            raise UsageError(f"--leader-streak {streak}: {exc}") from None
     if hand.rule_set is RuleSet.SIMPLIFIED:
         # Who must announce « une Tuile » is the built-in profile's choice (seed 004 rule 10).
         une_tuile = load_profile(hand.rule_set.value).announce.une_tuile

@@ -1,15 +1,15 @@
 """The events of play that a hand record applies, and the error it refuses them with.
 
 Events are JSON objects with a ``type`` (:data:`Event`): ``draw``, ``discard``, ``claim``,
-``kong``, ``flower``, ``win``, ``penalty``, ``exhausted``. :func:`parse_events` reads a list
-of them; :class:`rules.record.HandRecord` checks each against the hand's state.
+``calls``, ``kong``, ``flower``, ``win``, ``penalty``, ``exhausted``. :func:`parse_events`
+reads a list of them; :class:`rules.record.HandRecord` checks each against the hand's state.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from rules.dealt import Tile, first_error
 from rules.words import Seat
@@ -44,6 +44,34 @@ class Claim(_Event):
     type: Literal["claim"] = "claim"
     seat: Seat
     tiles: list[Tile] = Field(min_length=2, max_length=3)
+
+
+CallKind = Literal["mahjong", "kong", "pung", "chow"]
+
+
+class Call(_Event):
+    """One player's call on the last discard: Mah-Jong, or a set with ``tiles`` from his
+    hand (2 for a chow or a pung, 3 for a kong)."""
+
+    seat: Seat
+    call: CallKind
+    tiles: list[Tile] = Field(default_factory=list, max_length=3)
+
+
+class Calls(_Event):
+    """Every call made on the last discard at once: the record gives the tile to the first
+    by the seeds' priority and keeps who lost the call (:mod:`rules.calls`)."""
+
+    type: Literal["calls"] = "calls"
+    calls: list[Call] = Field(min_length=1, max_length=3)
+
+    @field_validator("calls")
+    @classmethod
+    def _one_each(cls, calls: list[Call]) -> list[Call]:
+        seats = [c.seat for c in calls]
+        if len(set(seats)) != len(seats):
+            raise ValueError(f"one call per player, got {seats!r}")
+        return calls
 
 
 class Kong(_Event):
@@ -86,7 +114,7 @@ class Exhausted(_Event):
 
 
 Event = Annotated[
-    Draw | Discard | Claim | Kong | Flower | Win | Penalty | Exhausted,
+    Draw | Discard | Claim | Calls | Kong | Flower | Win | Penalty | Exhausted,
     Field(discriminator="type"),
 ]
 EVENTS_ADAPTER: TypeAdapter[list[Event]] = TypeAdapter(list[Event])

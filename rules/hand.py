@@ -382,6 +382,12 @@ def build_hand(
                 )
     if heavenly:
         win_from = _heavenly_source(rule_set, win_from)
+        if any(m.kind is MeldKind.KONG for m in melds):
+            raise HandError(
+                "a heavenly hand (« Dieu gagne ») is complete before the first tile is drawn "
+                "from the wall, so it holds no kong: a kong is made by drawing its replacement "
+                "(annex II); drop the kong or --heavenly"
+            )
     elif win_from is not None and win_tile is None:
         raise HandError("a winning source needs the winning tile (--win)")
     if win_from is WinSource.KONG and not any(m.kind is MeldKind.KONG for m in melds):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rules.calls import CallRecord
 from rules.hand import WinSource
 from rules.scoring import Score
 from rules.seating import WenzhouGame
@@ -43,3 +44,4 @@ class HandResult:
     balance: dict[Seat, int]
     scores: dict[Seat, int]  # simplified rules: each seat's points
     next_game: WenzhouGame | None  # Wenzhou: the game after this hand
+    calls: tuple[CallRecord, ...] = ()  # several calls on one discard, who took and who lost

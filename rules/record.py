@@ -23,19 +23,23 @@ Flow of play (TABLE.md and the seeds):
 - a declared win without a winning shape is a false win: the seat is penalised with its
   rule set's consequence (:mod:`rules.penalties`), as with a ``penalty`` event from the floor.
 
-One claimer per discard: when several players call, the seeds' priority (Mah-Jong, then
-kong, then pung, then chow; the nearest counter-clockwise from the discarder first) decides
-which single event the floor records.
+Several calls on one discard are one ``calls`` event carrying every call: the seeds' priority
+(Mah-Jong, then kong, then pung, then chow; among equal calls the nearest counter-clockwise
+from the discarder first, :mod:`rules.calls`) gives the tile to one call, and the record keeps
+who lost the call (:attr:`HandResult.calls`). A false Mah-Jong is penalised and the next call
+is heard. A single call may still be its ``claim`` or ``win`` event.
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
+from rules.calls import CallRecord, call_order, check_call
 from rules.dealt import DealtState
 from rules.events import (
+    Call,
+    CallKind,
+    Calls,
     Claim,
     Discard,
     Draw,
@@ -48,7 +52,7 @@ from rules.events import (
     RecordError,
     Win,
 )
-from rules.hand import DEALT_HAND_SOURCE, Hand, HandError, Meld, MeldKind, WinSource, make_meld
+from rules.hand import DEALT_HAND_SOURCE, Hand, HandError, MeldKind, WinSource, make_meld
 from rules.outcome import HandResult, PenaltyRecord, WinRecord
 from rules.penalties import CONSEQUENCES
 from rules.profiles import Profile
@@ -60,31 +64,12 @@ from rules.scoring import (
     score,
     score_unfinished,
 )
+from rules.seat_state import Saved, SeatState
 from rules.seating import WenzhouGame, wenzhou_after_hand
 from rules.settle import Payment, net, sichuan_exhaustion, win_payments
 from rules.tiles import is_bonus, sorted_tiles
 from rules.wall import WallExhausted, WallState, draw, replacement, wall_state
 from rules.words import SEAT_INDEX, SEATS, RuleSet, Seat, seat_at
-
-
-@dataclass
-class SeatState:
-    concealed: list[str]
-    melds: list[Meld] = field(default_factory=list)
-    bonus: list[str] = field(default_factory=list)
-    discards: list[str] = field(default_factory=list)
-    draws: int = 0
-    won: bool = False
-    penalised: bool = False  # Wenzhou: out of the hand; WSOM, simplified: dead hand
-    no_claim: bool = False  # Sichuan: may not claim until its next own draw
-    drew_from: WinSource | None = None  # how the tile to discard came (wall / kong)
-    konged: bool = False  # its last action was a kong (for the discard that follows)
-
-    def size(self) -> int:
-        return len(self.concealed) + 3 * len(self.melds)
-
-    def kong_points(self) -> int:
-        return sum(3 if m.concealed else 2 for m in self.melds if m.kind is MeldKind.KONG)
 
 
 def _next(seat: Seat, step: int = 1) -> Seat:
@@ -119,6 +104,7 @@ class HandRecord:
         self.events: list[Event] = []
         self.wins: list[WinRecord] = []
         self.penalties: list[PenaltyRecord] = []
+        self.calls: list[CallRecord] = []
         self.end_payments: list[Payment] = []
         self.finished = False
         self.reason = "in play"
@@ -175,67 +161,65 @@ class HandRecord:
         """Apply one event, or raise RecordError and leave the record as it was."""
         if self.finished:
             raise RecordError(f"the hand is over ({self.reason})")
-        snapshot = self._snapshot()
+        saved: Saved | None = None  # a draw or a discard checks all before it changes anything
+        if isinstance(event, Flower):
+            saved = self._snapshot((event.seat,))  # a flower changes its own seat alone
+        elif not isinstance(event, (Draw, Discard)):
+            saved = self._snapshot(SEATS)
         try:
-            handler = {
-                "draw": self._draw,
-                "discard": self._discard,
-                "claim": self._claim,
-                "kong": self._kong,
-                "flower": self._flower,
-                "win": self._win,
-                "penalty": self._penalty,
-                "exhausted": self._exhausted,
-            }[event.type]
-            handler(event)  # type: ignore[operator]
+            getattr(self, f"_{event.type}")(event)  # _draw, _discard, _claim, _calls, ...
         except (RecordError, HandError, WallExhausted) as exc:
-            self._restore(snapshot)
+            if saved is not None:
+                self._restore(saved)
             raise RecordError(str(exc)) from None
         self.events.append(event)
 
-    _STATE = (
-        "seats", "wall", "turn", "phase", "last_discard", "pending_kong", "kong_made", "wins",
-        "penalties", "end_payments", "finished", "reason",
-    )  # fmt: skip
+    def _snapshot(self, seats: Sequence[Seat]) -> Saved:
+        return Saved(
+            {seat: self.seats[seat].copy() for seat in seats},
+            (self.wall, self.turn, self.phase, self.last_discard, self.pending_kong),
+            (self.kong_made, self.end_payments, self.finished, self.reason),
+            (len(self.wins), len(self.penalties), len(self.calls)),
+        )
 
-    def _snapshot(self) -> dict[str, object]:
-        snap: dict[str, object] = {}
-        for name in self._STATE:
-            value = getattr(self, name)
-            if name == "seats":
-                value = copy.deepcopy(value)
-            elif isinstance(value, list):
-                value = list(value)
-            snap[name] = value
-        return snap
-
-    def _restore(self, snap: dict[str, object]) -> None:
-        for name, value in snap.items():
-            setattr(self, name, value)
+    def _restore(self, saved: Saved) -> None:
+        self.seats.update(saved.seats)
+        self.wall, self.turn, self.phase, self.last_discard, self.pending_kong = saved.play
+        self.kong_made, self.end_payments, self.finished, self.reason = saved.end
+        del self.wins[saved.counts[0] :]
+        del self.penalties[saved.counts[1] :]
+        del self.calls[saved.counts[2] :]
 
     def _draw(self, ev: Draw) -> None:
+        # every check comes before the first change (apply keeps no copy for a draw); the
+        # checks are plain ifs, the most frequent event's words made only when refused
         seat = ev.seat
         st = self.seats[seat]
-        self._require(self.active(seat), f"seat {seat} is out of the hand")
-        if self.phase in ("kong", "flower"):
-            self._require(seat == self.turn, f"the replacement is {self.turn}'s to draw")
+        if not self.active(seat):
+            raise RecordError(f"seat {seat} is out of the hand")
+        replacing = self.phase in ("kong", "flower")
+        if replacing:
+            if seat != self.turn:
+                raise RecordError(f"the replacement is {self.turn}'s to draw")
             drawn = replacement(self.profile, self.wall)
             source = WinSource.KONG if self.phase == "kong" else WinSource.WALL
-            self.pending_kong = None
         else:
-            self._require(self.phase == "claim", f"seat {self.turn} must discard first")
-            self._require(
-                seat == self.next_active(self.turn),
-                f"it is {self.next_active(self.turn)}'s turn to draw, not {seat}'s",
-            )
+            if self.phase != "claim":
+                raise RecordError(f"seat {self.turn} must discard first")
+            expected = self.next_active(self.turn)
+            if seat != expected:
+                raise RecordError(f"it is {expected}'s turn to draw, not {seat}'s")
             drawn = draw(self.wall)
             source = WinSource.WALL
-            self.last_discard = None
-            st.no_claim = False
-            st.konged = False
         tile = drawn.tile.tile
         if ev.tile is not None and ev.tile != tile:
             raise RecordError(f"seat {seat} reports {ev.tile}, the wall gives {tile}")
+        if replacing:
+            self.pending_kong = None
+        else:
+            self.last_discard = None
+            st.no_claim = False
+            st.konged = False
         self.wall = drawn.wall
         st.concealed.append(tile)
         st.draws += 1
@@ -244,8 +228,10 @@ class HandRecord:
         self.phase = "discard"
 
     def _discard(self, ev: Discard) -> None:
+        # every check comes before the first change (apply keeps no copy for a discard)
         seat = ev.seat
-        self._require(self.phase == "discard" and seat == self.turn, f"it is not {seat}'s turn")
+        if self.phase != "discard" or seat != self.turn:
+            raise RecordError(f"it is not {seat}'s turn")
         self._take(seat, [ev.tile])
         st = self.seats[seat]
         st.discards.append(ev.tile)
@@ -283,6 +269,45 @@ class HandRecord:
         else:
             self.phase = "discard"
             st.drew_from = None
+
+    def _calls(self, ev: Calls) -> None:
+        self._require(
+            self.phase == "claim" and self.last_discard is not None, "there is no discard to call"
+        )
+        assert self.last_discard is not None
+        giver, tile = self.last_discard
+        for call in ev.calls:
+            st = self.seats[call.seat]
+            self._require(call.seat != giver, f"seat {call.seat} cannot call its own discard")
+            self._require(self.active(call.seat), f"seat {call.seat} is out of the hand")
+            self._require(not st.no_claim, f"seat {call.seat} may not claim until its next draw")
+            check_call(call, tile, st.concealed, self.next_active(giver))
+        taken: Call | None = None
+        lost: list[tuple[Seat, CallKind]] = []
+        false_wins: list[Seat] = []
+        for call in call_order(ev.calls, giver):
+            if taken is not None:
+                lost.append((call.seat, call.call))
+            elif call.call == "mahjong":
+                won = len(self.wins)
+                self._win(Win(seat=call.seat))
+                if len(self.wins) > won:
+                    taken = call
+                else:  # a false win: penalised, and the next call is heard
+                    false_wins.append(call.seat)
+            else:
+                self._claim(Claim(seat=call.seat, tiles=call.tiles))
+                taken = call
+        self.calls.append(
+            CallRecord(
+                giver,
+                tile,
+                taken.seat if taken else None,
+                taken.call if taken else None,
+                tuple(lost),
+                tuple(false_wins),
+            )
+        )
 
     def _kong(self, ev: Kong) -> None:
         seat = ev.seat
@@ -509,4 +534,5 @@ class HandRecord:
             net(payments),
             scores,
             next_game,
+            tuple(self.calls),
         )

@@ -202,14 +202,23 @@ def next_leader(leader: Seat) -> Seat:
     return seat_at(SEAT_INDEX[leader] + 1)
 
 
+#: The most hands of a Wenzhou game (seed: « Une partie se joue en seize manches maximum »).
+MAX_HANDS = 16
+#: A Leader's wins in a row that end a Wenzhou game (seed: « Si le même Leader gagne quatre
+#: manches de suite, la partie est terminée »).
+LEADER_WINS_END = 4
+
+
 class WenzhouGame(BaseModel):
     """Where a Wenzhou game stands between hands: who leads next and whether it is over."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     leader: Seat = "E"
-    hands_played: int = Field(default=0, ge=0, le=16)
-    streak: int = Field(default=0, ge=0, le=4, description="consecutive wins of this leader")
+    hands_played: int = Field(default=0, ge=0, le=MAX_HANDS)
+    streak: int = Field(
+        default=0, ge=0, le=LEADER_WINS_END, description="consecutive wins of this leader"
+    )
     over: bool = False
 
 
@@ -229,7 +238,7 @@ def wenzhou_after_hand(game: WenzhouGame, winner: Seat | None) -> WenzhouGame:
     else:
         streak = 0
         leader = next_leader(game.leader)
-    over = streak == 4 or played == 16
+    over = streak == LEADER_WINS_END or played == MAX_HANDS
     return WenzhouGame(leader=leader, hands_played=played, streak=streak, over=over)
 
 

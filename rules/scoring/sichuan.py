@@ -16,7 +16,9 @@ Full flush                      4       every tile of one suit
 
 Then ``add``: +1 for a tile drawn from the wall (self-drawn), +2 for each exposed kong, +3 for
 each concealed kong; ``times``: x2 when won with one tile left in the concealed hand; and the
-coefficients: kong glory x2, robbed kong x2, second-hand heaven x4, heavenly hand x6.
+coefficients: kong glory x2, robbed kong x2, second-hand heaven x4 (nothing when a kong was
+made before: the hand holds one, or the winning tile is a kong's replacement or a robbed
+kong's), heavenly hand x6 (a hand complete before the first draw: never with a kong).
 
 How they combine (Decisions, documented in docs/rules.md):
 
@@ -123,11 +125,26 @@ def hand_lines(d: Decomposition, hand: Hand, ctx: SichuanContext) -> list[Line]:
         lines.append(Line("Gloire du Kong", Effect.TIMES, 2))
     if hand.win_from is WinSource.ROBBED:
         lines.append(Line("Kong volé", Effect.TIMES, 2))
-    if ctx.second_heaven:
+    if ctx.second_heaven and not kong_before(hand):
         lines.append(Line("Dieu gagne en second", Effect.TIMES, 4))
     if ctx.heavenly:
         lines.append(Line("Dieu gagne", Effect.TIMES, 6))
     return lines
+
+
+def kong_before(hand: Hand) -> bool:
+    """A kong was made before this win: the hand holds one, the winning tile is its
+    replacement, or it was robbed from an opponent's kong."""
+    return hand.win_from in (WinSource.KONG, WinSource.ROBBED) or any(
+        m.kind is MeldKind.KONG for m in hand.melds
+    )
+
+
+#: Why « Dieu gagne en second » gives nothing after a kong, in the annex's words.
+SECOND_HEAVEN_AFTER_KONG = (
+    "Dieu gagne en second gives nothing: a kong was made before (annex II: « si un Kong a "
+    "été effectué avant, il ne donne lieu à aucune attribution »)"
+)
 
 
 def score_sichuan(hand: Hand, ctx: SichuanContext | None = None) -> Score:
@@ -146,4 +163,5 @@ def score_sichuan(hand: Hand, ctx: SichuanContext | None = None) -> Score:
             best = (points, d, lines)
     assert best is not None
     points, d, lines = best
-    return Score(hand.rule_set, Verdict.WIN, d, tuple(lines), points, self_drawn(hand))
+    notes = (SECOND_HEAVEN_AFTER_KONG,) if context.second_heaven and kong_before(hand) else ()
+    return Score(hand.rule_set, Verdict.WIN, d, tuple(lines), points, self_drawn(hand), notes)

@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rules.hand import Hand, HandError
 from rules.scoring.common import Effect, Line, Score, Verdict, false_win, self_drawn, total
+from rules.seating import LEADER_WINS_END
 from rules.shapes import Decomposition, GroupKind, Shape, decompositions
 
 
@@ -86,6 +87,16 @@ class WenzhouContext:
 
     leader: bool = False
     streak: int = 0  # hands the winning leader has already won in a row
+
+    def __post_init__(self) -> None:
+        if self.streak < 0:
+            raise HandError("the leader's streak cannot be negative")
+        if self.streak >= LEADER_WINS_END:
+            raise HandError(
+                f"a leader who has won {self.streak} hands in a row has already ended the game "
+                f"(« Si le même Leader gagne quatre manches de suite, la partie est terminée »): "
+                f"his streak before this win is 0 to {LEADER_WINS_END - 1}"
+            )
 
 
 def single_tile_self_drawn(hand: Hand) -> bool:

@@ -191,6 +191,46 @@ def test_heavenly_without_win_scores_like_the_hand_record(
         assert "payment: self-drawn: everyone still in the hand pays 18" in out
 
 
+def test_a_third_win_in_a_row_is_the_last_the_streak_scores(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    hand = ("--variant", "wenzhou", "123m 456m 789p 111s 99s EE", "--joker", "F", "--win", "E")
+    status, out, _ = run(capsys, *hand, "--leader-streak", "3")
+    assert status == 0 and "leader's streak: x4" in out and "points: 8 per payer" in out
+
+
+@pytest.mark.parametrize(
+    ("melds", "source", "points"),
+    [
+        ("7777p", "discard", 2 + 2),  # a kong on the table: Tout Pung 2, exposed kong +2
+        ("[7777p]", "discard", 2 + 3),
+        ("777p", "robbed", 2 * 2),  # robbing a kong: Kong volé x2, no x4
+    ],
+)
+def test_second_heaven_gives_nothing_after_a_kong(
+    capsys: pytest.CaptureFixture[str], melds: str, source: str, points: int
+) -> None:
+    """Annex II: « Dieu gagne en second » ... « si un Kong a été effectué avant, il ne donne
+    lieu à aucune attribution »: the hand is scored without the x4, and says why."""
+    status, out, _ = run(
+        capsys, "--variant", "sichuan", "333m 444m 222s 66s", "--melds", melds, "--win", "6s",
+        "--from", source, "--second-heaven", "--json",
+    )  # fmt: skip
+    data = json.loads(out)
+    assert status == 0 and data["verdict"] == "win"
+    assert "Dieu gagne en second" not in [ln["name"] for ln in data["lines"]]
+    assert data["points"] == points
+    assert data["notes"] == [
+        "Dieu gagne en second gives nothing: a kong was made before (annex II: « si un Kong a "
+        "été effectué avant, il ne donne lieu à aucune attribution »)"
+    ]
+    status, out, _ = run(
+        capsys, "--variant", "sichuan", "333m 444m 222s 66s 777p", "--win", "6s",
+        "--second-heaven", "--json",
+    )  # fmt: skip
+    assert json.loads(out)["points"] == 2 * 4  # no kong: the x4 stands
+
+
 def test_kong_glory_with_a_kong(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(
         capsys, "--variant", "sichuan", "123m 777p 222s 55s", "--melds", "4444m", "--win", "5s",
@@ -221,6 +261,19 @@ def test_kong_glory_with_a_kong(capsys: pytest.CaptureFixture[str]) -> None:
           "--not-announced"], "--not-announced applies to simplified only"),
         (["--variant", "simplified", "123m 456p 789s 123s EE", "--robbed-kong-points", "2"],
          "--robbed-kong-points applies to sichuan only, not to a simplified hand"),
+        # a fourth win in a row has ended the game: no fifth win to score
+        (["--variant", "wenzhou", "123m 456m 789p 111s 99s F EE", "--joker", "F",
+          "--leader-streak", "4"], "--leader-streak 4: a leader who has won 4 hands in a row "
+         "has already ended the game (« Si le même Leader gagne quatre manches de suite, la "
+         "partie est terminée »): his streak before this win is 0 to 3"),
+        (["--variant", "wenzhou", "123m 456m 789p 111s 99s F EE", "--joker", "F",
+          "--leader-streak", "-1"], "--leader-streak -1: the leader's streak cannot be negative"),
+        # « Dieu gagne »: complete before the first draw, so no kong was made
+        (["--variant", "sichuan", "333m 444m 222s 66s", "--melds", "7777p", "--heavenly"],
+         "a heavenly hand (« Dieu gagne ») is complete before the first tile is drawn from "
+         "the wall, so it holds no kong"),
+        (["--variant", "sichuan", "333m 444m 222s 66s", "--melds", "[7777p]", "--heavenly",
+          "--win", "6s", "--from", "wall"], "so it holds no kong"),
     ],
 )  # fmt: skip
 def test_refusals_of_the_rules(

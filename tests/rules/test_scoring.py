@@ -313,7 +313,8 @@ def test_wenzhou_table_from_configuration(tmp_path: Path) -> None:
     assert table.name == "casino"
     assert table.eight_pairs == DEFAULT_TABLE.eight_pairs
     hand = parse_hand("wenzhou", "123m 456m 789p 111s 999s EE", joker="F", win_tile="E")
-    s = score_wenzhou(hand, WenzhouContext(leader=True, streak=5), table)
+    # a streak past the table (3 wins, 2 factors) takes its last factor
+    s = score_wenzhou(hand, WenzhouContext(leader=True, streak=3), table)
     assert s.points == 3 * 5 * 4
     assert s.notes == ("table: casino",)
 

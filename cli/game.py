@@ -1,0 +1,418 @@
+"""`mjtable game`: the game record at the table (docs/rules.md, "The game record").
+
+    mjtable game follow --dir DIR [--socket PATH | --config FILE] [--events FILE | -]
+                        [--lang en|fr] [--verbose]
+    mjtable game show --dir DIR [--json] [--lang en|fr]
+
+``follow`` subscribes to the running table's dealt states (the full API socket) and opens each
+hand of the current game on them, taking the rest of the game (``sit``, the seatings, the
+hand events) from the floor's lines: a file it follows as it grows, or stdin (``-``). Bad
+lines are refused one line each on stderr and the following goes on. Everything it receives
+is first written to its journal in DIR (``journal.jsonl``, flushed to disk), so a restart of
+either side loses nothing: the follower replays its journal, skips the file's lines already
+taken, and asks the table again for its last dealt state; a cycle's dealt state is taken
+once. It runs until stopped (SIGTERM, Ctrl-C). ``show`` prints the standings from the
+journal, while the follower runs or not. Exit status: 0, or 2 for bad input (one line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from cli.errors import UsageError
+
+if TYPE_CHECKING:
+    from rules.dealt import DealtState
+    from rules.follow import Follower, Notice
+    from rules.lang import Lang
+    from rules.standings import Standings
+
+JOURNAL = "journal.jsonl"
+SOURCE = "follow.json"  # which floor source the journal's lines came from
+LOCK = "follow.lock"
+#: How often the floor's file is looked at for new lines, and the table tried again after a
+#: lost connection (seconds).
+POLL = 0.2
+RETRY = 1.0
+
+Item = tuple[str, Any]  # ("table", DealtState) | ("floor", str) | ("say", str)
+
+
+def register(subparsers: Any) -> None:
+    game = subparsers.add_parser(
+        "game",
+        help="follow the table's games: seats, hands, standings",
+        description="The game record at the table: follow a running table, show the standings.",
+    )
+    sub = game.add_subparsers(dest="game_command", metavar="ACTION")
+    sub.required = True
+    follow = sub.add_parser(
+        "follow",
+        help="open each hand on the table's dealt states; take the play from the floor",
+        description=(
+            "Subscribe to the running table's dealt states and open each hand of the game on "
+            "them; take sit, the seatings and the hand events from the floor's lines (JSON, "
+            "one event a line). Runs until stopped; a restart goes on where it stopped."
+        ),
+    )
+    follow.add_argument("--dir", required=True, metavar="DIR", help="the game's directory")
+    target = follow.add_mutually_exclusive_group()
+    target.add_argument("--socket", metavar="PATH", help="the table's full API socket")
+    target.add_argument("--config", metavar="FILE", help="take the socket from this configuration")
+    follow.add_argument(
+        "--events",
+        default="-",
+        metavar="FILE",
+        help="the floor's lines: a file followed as it grows, or - for stdin (the default)",
+    )
+    follow.add_argument("--verbose", action="store_true", help="also print every line taken")
+    _add_lang(follow)
+    follow.set_defaults(func=_follow, command="game follow")
+    show = sub.add_parser(
+        "show",
+        help="print the standings of a followed game",
+        description="Print each player's balance per game and in all, and the hands played.",
+    )
+    show.add_argument("--dir", required=True, metavar="DIR", help="the game's directory")
+    show.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    _add_lang(show)
+    show.set_defaults(func=_show, command="game show")
+
+
+def _add_lang(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--lang", choices=("en", "fr"), default="en", help="the words' language")
+
+
+# --------------------------------------------------------------------------- the journal
+
+
+def _directory(value: str, *, create: bool) -> Path:
+    path = Path(value)
+    if create and not path.exists():
+        try:
+            path.mkdir(parents=True)
+        except OSError as exc:
+            raise UsageError(f"--dir {value}: cannot create it: {exc.strerror or exc}") from None
+    if not path.is_dir():
+        what = "does not exist" if not path.exists() else "is not a directory"
+        raise UsageError(f"--dir {value} {what}")
+    return path
+
+
+def _load(directory: Path, *, repair: bool) -> tuple[Follower, bool]:
+    """The follower rebuilt from the directory's journal, and whether its last line was torn
+    (cut by a crash while it was written; ``repair`` cuts it off the file)."""
+    from rules.follow import read_journal, replay_journal  # lazy: the rules, when used
+    from rules.game_events import EventError
+
+    path = directory / JOURNAL
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        data = b""
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    try:
+        items, torn = read_journal(data.decode("utf-8"))
+    except (UnicodeDecodeError, EventError) as exc:
+        raise UsageError(f"{path}: {exc}: the journal is damaged") from None
+    if torn and repair:
+        with path.open("r+b") as file:
+            file.truncate(data.rfind(b"\n") + 1)
+    return replay_journal(items), torn
+
+
+class Journal:
+    """The journal, appended one item at a time, each flushed to disk before it is used."""
+
+    def __init__(self, path: Path) -> None:
+        self.file = path.open("a", encoding="utf-8")
+
+    def append(self, item: DealtState | str) -> None:
+        from rules.follow import journal_line  # lazy: as in _load
+
+        self.file.write(journal_line(item) + "\n")
+        self.file.flush()
+        os.fsync(self.file.fileno())
+
+    def close(self) -> None:
+        self.file.close()
+
+
+def _check_source(directory: Path, events: str) -> None:
+    """One journal follows one floor source: the same file again after a restart, or stdin."""
+    source = str(Path(events).resolve()) if events != "-" else "-"
+    path = directory / SOURCE
+    try:
+        known = json.loads(path.read_text(encoding="utf-8"))["events"]
+    except FileNotFoundError:
+        path.write_text(json.dumps({"events": source}) + "\n", encoding="utf-8")
+        return
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"{path}: cannot read it ({exc}): the directory is damaged") from None
+    if known != source:
+        raise UsageError(
+            f"--dir {directory} follows the floor's lines from {known}, not {source}: give "
+            "that source again, or a new directory for a new game"
+        )
+
+
+def _lock(directory: Path) -> IO[str]:
+    import fcntl  # lazy: Unix only, and only here
+
+    handle = (directory / LOCK).open("a+", encoding="utf-8")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "another process"
+        handle.close()
+        raise UsageError(
+            f"--dir {directory} is followed already (pid {holder}): stop that follower "
+            "first, or show the game with mjtable game show"
+        ) from None
+    handle.truncate(0)
+    handle.write(f"{os.getpid()}\n")
+    handle.flush()
+    return handle
+
+
+# --------------------------------------------------------------------------- the two sources
+
+
+def _table(socket: str, items: queue.Queue[Item], stop: threading.Event, holder: list[Any]) -> None:
+    """Put the table's dealt states on ``items``: its last one at each (re)connection, then
+    each ``dealt`` event; a lost connection is said once and tried again every second."""
+    from controller.api.client import ApiClient, ClientError  # lazy: only when following
+
+    down = False
+    while not stop.is_set():
+        client = ApiClient(socket, timeout=10.0)
+        holder[:] = [client]
+        try:
+            client.subscribe()
+            last = client.last_dealt()
+            if down:
+                items.put(("say", f"the table answers again on {socket}"))
+                down = False
+            if last is not None:
+                items.put(("table", last))
+            for event in client.events():
+                if event.type == "dealt":
+                    items.put(("table", event.dealt))
+        except ClientError as exc:
+            if not stop.is_set() and not down:
+                items.put(("say", f"the table is not reachable ({exc}); trying again"))
+                down = True
+        finally:
+            client.close()
+        stop.wait(RETRY)
+
+
+def _floor_file(path: Path, skip: int, items: queue.Queue[Item], stop: threading.Event) -> None:
+    """Put the file's lines on ``items`` as it grows, after the first ``skip`` lines."""
+    from rules.follow import MAX_LINE  # lazy: as in _load
+
+    with path.open("rb") as file:
+        pending = b""
+        number = 0
+        while not stop.is_set():
+            chunk = file.readline(MAX_LINE * 4 + 2)
+            if not chunk:
+                stop.wait(POLL)
+                continue
+            pending += chunk
+            if not pending.endswith(b"\n") and len(pending) <= MAX_LINE * 4:
+                continue  # the rest of the line is not written yet
+            line, pending = pending, b""
+            if not line.endswith(b"\n"):  # far too long: the rest of it is dropped
+                while (more := file.readline(MAX_LINE)) and not more.endswith(b"\n"):
+                    pass
+            number += 1
+            if number > skip:
+                items.put(("floor", _text(line)))
+
+
+def _floor_stdin(items: queue.Queue[Item]) -> None:
+    from rules.follow import MAX_LINE  # lazy: as in _load
+
+    stream = sys.stdin.buffer
+    while line := stream.readline(MAX_LINE * 4 + 2):
+        if not line.endswith(b"\n") and len(line) > MAX_LINE * 4:
+            while (more := stream.readline(MAX_LINE)) and not more.endswith(b"\n"):
+                pass
+        items.put(("floor", _text(line)))
+
+
+def _text(line: bytes) -> str:
+    """A floor line as text; bytes that are not UTF-8 stay as surrogates, which the
+    follower refuses (and the journal keeps as they came)."""
+    return line.rstrip(b"\r\n").decode("utf-8", "surrogateescape")
+
+
+# --------------------------------------------------------------------------- follow
+
+
+def _say(notices: list[Notice], lang: Lang, verbose: bool) -> None:
+    for notice in notices:
+        if notice.kind in ("refused", "set_aside"):
+            print(f"mjtable game follow: {notice.text(lang)}", file=sys.stderr, flush=True)
+        elif notice.kind != "taken" or verbose:
+            print(notice.text(lang), flush=True)
+
+
+def _follow(args: argparse.Namespace) -> int:
+    from cli.client import socket_path  # lazy: as in _load
+    from cli.inputs import require_file
+
+    floor: Path | None = None
+    if args.events != "-":
+        floor = require_file(args.events, "--events")
+    socket = socket_path(args)
+    directory = _directory(args.dir, create=True)  # created once every option is checked
+    lock = _lock(directory)
+    try:
+        _check_source(directory, args.events)
+        follower, torn = _load(directory, repair=True)
+        if torn:
+            print(f"{directory / JOURNAL}: its last line was cut by a stop while it was written;"
+                  " it is left out", file=sys.stderr)  # fmt: skip
+        return _run(follower, directory, floor, socket, args)
+    finally:
+        lock.close()
+
+
+def _run(
+    follower: Follower, directory: Path, floor: Path | None, socket: str, args: argparse.Namespace
+) -> int:
+    from rules.dealt import DealtState  # lazy: as in _load
+
+    items: queue.Queue[Item] = queue.Queue()
+    stop = threading.Event()
+    holder: list[Any] = []
+    previous = {
+        sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGTERM, signal.SIGINT)
+    }
+    readers = [threading.Thread(target=_table, args=(socket, items, stop, holder), daemon=True)]
+    if floor is not None:
+        readers.append(
+            threading.Thread(
+                target=_floor_file, args=(floor, follower.lines, items, stop), daemon=True
+            )
+        )
+    else:
+        readers.append(threading.Thread(target=_floor_stdin, args=(items,), daemon=True))
+    journal = Journal(directory / JOURNAL)
+    source = str(floor) if floor is not None else "stdin"
+    print(f"following {socket} and {source} into {directory}: "
+          f"{follower.lines} floor lines taken so far", flush=True)  # fmt: skip
+    for reader in readers:
+        reader.start()
+    try:
+        while not stop.is_set():
+            try:
+                kind, item = items.get(timeout=POLL)
+            except queue.Empty:
+                continue
+            if kind == "say":
+                print(item, flush=True)
+                continue
+            if isinstance(item, DealtState) and item.cycle_id in follower.cycles:
+                continue  # the last dealt state again, after a reconnection
+            journal.append(item)
+            if isinstance(item, DealtState):
+                notices = follower.table_dealt(item)
+            else:
+                notices = follower.floor_line(item)
+            _say(notices, args.lang, args.verbose)
+    finally:
+        stop.set()
+        for client in holder:
+            client.close()  # ends the table reader's wait
+        journal.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 0
+
+
+# --------------------------------------------------------------------------- show
+
+
+def _show(args: argparse.Namespace) -> int:
+    from rules.standings import standings  # lazy: as in _load
+
+    directory = _directory(args.dir, create=False)
+    if not (directory / JOURNAL).exists():
+        raise UsageError(
+            f"--dir {args.dir} holds no game yet: mjtable game follow --dir {args.dir} starts one"
+        )
+    follower, _ = _load(directory, repair=False)
+    table = standings(follower.record, args.lang)
+    waiting = [d.cycle_id for d in follower.dealt_waiting]
+    following = {
+        "lines": follower.lines,
+        "cycles": sorted(follower.cycles),
+        "dealt_waiting": waiting,
+        "lines_waiting": [number for number, _ in follower.lines_waiting],
+    }
+    if args.json:
+        data = json.loads(table.model_dump_json())
+        print(json.dumps({**data, "following": following}, ensure_ascii=False))
+        return 0
+    for line in _table_text(table, args.lang):
+        print(line)
+    from rules.lang import say
+
+    print(say("show_following", args.lang, lines=follower.lines, waiting=", ".join(waiting) or "-"))
+    return 0
+
+
+def _columns(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+            for row in rows]  # fmt: skip
+
+
+def _table_text(table: Standings, lang: Lang) -> list[str]:
+    from rules.lang import say  # lazy: as in _load
+
+    variant = table.variant.value if table.variant else "-"
+    point = f"{table.point} EUR" if table.point is not None else "-"
+    out = [say("show_title", lang, variant=variant, point=point, next=table.next)]
+    if not table.players:
+        return out
+    simplified = variant == "simplified"
+    head = ["col_player", "col_seat", "col_buy_in"]
+    rows = [[say(k, lang) for k in head]]
+    rows[0] += [say("col_game", lang, game=g.number) for g in table.games]
+    rows[0] += [say("col_score" if simplified else "col_units", lang)]
+    rows[0] += [say("col_retention", lang), say("col_net", lang)]
+    for p in table.players:
+        row = [p.name, p.seat or "-", str(p.buy_in), *(str(u) for u in p.games)]
+        row += [str(p.score if simplified else p.units), str(p.retention)]
+        rows.append([*row, str(p.net) if p.net is not None else "-"])
+    out += _columns(rows)
+    for g in table.games:
+        seats = ", ".join(f"{s} {n}" for s, n in g.seats.items())
+        state = g.end or say("show_in_play", lang)
+        out.append(say("show_game", lang, game=g.number, seats=seats, hands=g.hands,
+                       leader=g.leader, wind=g.prevailing, state=state))  # fmt: skip
+    if table.hands:
+        names = [p.name for p in table.players]
+        heads = ["col_hand", "col_cycle", "col_leader", "col_wind", "col_end", "col_winners"]
+        rows = [[say(k, lang) for k in heads] + names]
+        for h in table.hands:
+            amounts = h.scores if simplified else h.balance
+            rows.append([f"{h.game}.{h.hand}", h.cycle_id or "-", h.leader, h.prevailing,
+                         h.end, ", ".join(h.winners) or "-",
+                         *(str(amounts.get(n, 0)) for n in names)])  # fmt: skip
+        out += _columns(rows)
+    return out
