@@ -4,10 +4,11 @@ It opens the board's port itself (stop the service first: the port is the
 service's while it runs), says HELLO, and reports in words (diag_report.py) the versions
 of the controller, of the protocol and of the board's firmware and build, what the board
 has fitted and where its tile sets are, and every sensor; with ``--motors`` it runs
-MOTOR_TEST on each motor and reports its current (no motor moves without it); then it
-lists the last faults recorded in the audit log with their advice, and whether the log's
-chain verifies. Exit status: 0 all is well, 1 the board did not answer, a motor is not OK
-or the audit log does not verify, 2 bad input.
+MOTOR_TEST on each motor and reports its current beside its limits (no motor moves without
+it; each test as long as the board's own default unless ``--motor-ms`` says otherwise, long
+enough for its stall trip); then it lists the last faults recorded in the audit log with their
+advice, and whether the log's chain verifies. Exit status: 0 all is well, 1 the board did not
+answer, a motor is not OK or the audit log does not verify, 2 bad input.
 """
 
 from __future__ import annotations
@@ -33,10 +34,8 @@ if TYPE_CHECKING:
     from controller.service.builder import BoardTarget
     from controller.service.config import Config
 
-#: The longest motor test diag asks for, in milliseconds. Boards refuse a MOTOR_TEST longer
-#: than they allow (the simulated board: 10 s); a test is for hearing and measuring a
-#: motor, a few hundred milliseconds is enough.
-MAX_MOTOR_MS = 10_000
+#: Beyond a motor test's own time: how long the board's answer may take.
+ANSWER_S = 10.0
 
 
 def register(subparsers: Any) -> None:
@@ -60,8 +59,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--motor-ms",
         type=int,
-        default=300,
-        help=f"with --motors: run time of each test, 1 to {MAX_MOTOR_MS} ms (default 300)",
+        default=None,
+        help="with --motors: run time of each test, ms, up to the longest the board accepts "
+        "(default: the board's, long enough for its stall trip)",
     )
     parser.add_argument(
         "--faults", type=int, default=5, help="how many recent faults to list, 0 or more"
@@ -144,29 +144,8 @@ def _board_target(args: argparse.Namespace, config: Config | None) -> BoardTarge
     raise UsageError("give --port URL, --config FILE with a [board] section, or --sim")
 
 
-def _hello(reply: Any) -> dict[str, Any]:
-    from protocol import codes  # lazy: the protocol package loads its whole engine (~40 ms)
-
-    fitted = {codes.CAP_READER: "tile reader", codes.CAP_DICE: "dice unit"}
-    fitted[codes.CAP_BUTTONS] = "seat buttons"
-    return {
-        "protocol": f"{reply.proto_major}.{reply.proto_minor}",
-        "firmware": f"{reply.fw_major}.{reply.fw_minor}.{reply.fw_patch}",
-        # the first 16 hex digits of the manifest's build_hash (mjtable firmware build)
-        "build": reply.status.build_hash,
-        "serial": reply.serial,
-        "session": f"{reply.session_id:08x}",
-        "capabilities": codes.flag_names(reply.capabilities, codes.CAPABILITIES),
-        "fitted": [words for bit, words in fitted.items() if reply.capabilities & bit],
-        "tile_sets": reply.tile_sets,
-        "tiles": reply.tiles,
-        "stacks_per_wall": reply.stacks_per_wall,
-        "seed": reply.seed if reply.capabilities & codes.CAP_SEEDED else None,
-    }
-
-
 def _versions(hello: dict[str, Any]) -> dict[str, Any]:
-    # lazy: as in _hello
+    # lazy: the protocol package loads its whole engine (~40 ms)
     from controller import __version__
     from protocol import codes
     from protocol.messages import PROTO_MAJOR, PROTO_MINOR
@@ -178,51 +157,6 @@ def _versions(hello: dict[str, Any]) -> dict[str, Any]:
         "firmware": hello["firmware"],
         "build": hello["build"],
         "build_unknown": hello["build"] == codes.BUILD_UNKNOWN,
-    }
-
-
-def _board_status(status: Any) -> dict[str, Any]:
-    from protocol import codes  # lazy: as in _hello
-
-    sets: dict[str, str] = {}
-    for name, place, laid in zip("AB", status.places, status.laid, strict=False):
-        words = codes.PLACES.get(place, (None, f"unknown place {place}"))[1]
-        sets[name] = f"{words}, {laid} tiles in walls" if laid else words
-    return {
-        "tile_sets": sets,
-        "reset_cause": codes.RESET_CAUSES.get(
-            status.reset_cause, ("", f"unknown cause {status.reset_cause}")
-        )[1],
-        "motions": status.motions,
-    }
-
-
-def _words(table: dict[int, tuple[str, str, str]], bits: int) -> list[str]:
-    return [words for bit, (_name, words, _advice) in sorted(table.items()) if bits & bit]
-
-
-def _sensors(data: Any) -> dict[str, Any]:
-    from protocol import codes  # lazy: as in _hello
-
-    fault = None
-    advice = None
-    if data.fault:
-        name, what, advice = codes.fault_info(data.fault)
-        fault = f"{name}: {what}"
-    state_name, state_words, _ = codes.STATES.get(data.state, (f"{data.state}", "unknown", ""))
-    return {
-        "state": f"{state_name.lower()}: {state_words}",
-        "fault": fault,
-        "advice": advice or None,
-        "switches": _words(codes.SENSOR_FLAGS, data.flags),
-        "wall_tiles": dict(zip("ESWN", data.wall_tiles, strict=True)),
-        "lifts_up": _words(codes.LIFT_BITS, data.lift_up),
-        "lifts_down": _words(codes.LIFT_BITS, data.lift_down),
-        "currents": {
-            codes.MOTORS.get(i, ("", f"motor {i}", ""))[1]: current
-            for i, current in enumerate(data.currents_ma)
-        },
-        "temperature_c": data.temperature_dc / 10,
     }
 
 
@@ -267,15 +201,26 @@ def _audit_summary(path: str, last: int) -> dict[str, Any]:
     }
 
 
+def _motor_ms(args: argparse.Namespace) -> int:
+    """--motor-ms, or the board's default: from 1 to the longest the board accepts."""
+    # lazy: the firmware's limits (and the protocol's tables), only for diag
+    from controller.cycle.diagnosis import default_motor_ms, max_motor_ms
+
+    if args.motor_ms is None:
+        return default_motor_ms()
+    if not 1 <= args.motor_ms <= max_motor_ms():
+        raise UsageError(
+            f"--motor-ms must be from 1 to {max_motor_ms()} (milliseconds), got {args.motor_ms}"
+        )
+    return int(args.motor_ms)
+
+
 def run(args: argparse.Namespace) -> int:
     # lazy: the reader of files named on the command line, the configuration's models
     from cli.inputs import audit_target, load_config
     from controller.service.config import ConfigError
 
-    if not 1 <= args.motor_ms <= MAX_MOTOR_MS:
-        raise UsageError(
-            f"--motor-ms must be from 1 to {MAX_MOTOR_MS} (milliseconds), got {args.motor_ms}"
-        )
+    motor_ms = _motor_ms(args)
     if args.faults < 0:
         raise UsageError(f"--faults must be 0 or more, got {args.faults}")
     if args.motors and args.no_motors:
@@ -289,14 +234,14 @@ def run(args: argparse.Namespace) -> int:
     audit_path = args.audit if args.audit is not None else (config.audit.path if config else None)
     if args.audit is not None:
         audit_target(args.audit, "--audit")
-    board = _Board(_board_target(args, config))
     out = sys.stdout
     report: dict[str, Any] = {}
     status = 0
+    board = _Board(_board_target(args, config))
     try:
         with board:
             report["port"] = board.url
-            status = _diagnose(board, args, report, out)
+            status = _diagnose(board, args, motor_ms, report, out)
     except DiagError as exc:
         report["error"] = str(exc)
         if not args.json:
@@ -319,46 +264,58 @@ def _write(out: Any, lines: list[str]) -> None:
     out.flush()
 
 
-def _diagnose(board: _Board, args: argparse.Namespace, report: dict[str, Any], out: Any) -> int:
+def _report_board(
+    report: dict[str, Any],
+    hello: dict[str, Any],
+    places: dict[str, Any],
+    where: str,
+    out: Any | None,
+) -> None:
+    """The versions and the board, into ``report``; written in words to ``out`` if given."""
+    report["hello"] = hello
+    report["versions"] = versions = _versions(hello)
+    report["status"] = places
+    if out is not None:
+        _write(out, version_lines(versions) + board_lines(where, hello, places))
+
+
+def _diagnose(
+    board: _Board, args: argparse.Namespace, motor_ms: int, report: dict[str, Any], out: Any
+) -> int:
     """Fill ``report`` with what the board says, written in words as it comes unless --json;
     the exit status (1: a motor is not OK)."""
     # lazy: as in _Board
+    from controller.cycle import diagnosis
     from protocol import codes
     from protocol import messages as m
     from protocol.events import LinkUp
 
     text = not args.json
     up = board.wait((LinkUp,), 5.0, "HELLO")
-    report["hello"] = hello = _hello(up.hello_reply)
-    report["versions"] = versions = _versions(hello)
-    report["status"] = board_status = _board_status(up.hello_reply.status)
-    if text:
-        _write(out, version_lines(versions) + board_lines(board.url, hello, board_status))
+    reply = up.hello_reply
+    hello = diagnosis.identity(reply).model_dump()
+    st = reply.status
+    places = diagnosis.places(st.places, st.laid, st.reset_cause, st.motions).model_dump()
+    _report_board(report, hello, places, f"on {board.url}", out if text else None)
     board.link.send(m.Sensors())
-    data = board.wait((m.SensorData,), 5.0, "SENSORS")
-    report["sensors"] = sensors = _sensors(data)
+    data = board.wait((m.SensorData,), ANSWER_S, "SENSORS")
+    report["sensors"] = sensors = diagnosis.sensors(data).model_dump()
     if text:
         _write(out, sensor_lines(sensors))
     if not args.motors:
         if text:
-            _write(out, motors_skipped(args.motor_ms))
+            _write(out, motors_skipped(motor_ms))
         return 0
     report["motors"] = motors = []
     if text:
-        _write(out, [f"motor tests, {args.motor_ms} ms each"])
+        _write(out, [f"motor tests, {motor_ms} ms each"])
     status = 0
     for motor in range(codes.MOTOR_COUNT):
-        name, words, advice = codes.MOTORS.get(motor, (f"MOTOR_{motor}", f"motor {motor}", ""))
-        board.link.send(m.MotorTest(motor, args.motor_ms))
-        result = board.wait((m.MotorResult, m.Refused), 5.0 + args.motor_ms / 1000, "MOTOR_TEST")
-        entry: dict[str, Any] = {"motor": name, "words": words}
-        if isinstance(result, m.Refused):
-            entry["refused"] = codes.refusal_info(result.reason)[0]
-            entry["why"] = codes.refusal_info(result.reason)[1]
-        else:
-            entry.update(current_ma=result.current_ma, ok=bool(result.ok), advice=advice)
-            if not result.ok:
-                status = 1
+        board.link.send(m.MotorTest(motor, motor_ms))
+        result = board.wait((m.MotorResult, m.Refused), ANSWER_S + motor_ms / 1000, "MOTOR_TEST")
+        entry = diagnosis.motor_result(motor, motor_ms, result).model_dump()
+        if entry["ok"] is False:
+            status = 1
         motors.append(entry)
         if text:
             _write(out, [motor_line(motor + 1, codes.MOTOR_COUNT, entry)])

@@ -118,6 +118,70 @@ class ButtonEvent(_Event):
     reason: str
 
 
+class BoardIdentity(BaseModel):
+    """The board as its HELLO_REPLY describes it (``mjtable diag``'s ``hello``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    protocol: str = Field(description="the protocol version the board speaks, MAJOR.MINOR")
+    firmware: str
+    build: str = Field(description="the first 16 hex digits of the firmware build's hash")
+    serial: str
+    session: str
+    capabilities: list[str]
+    fitted: list[str] = Field(description="what the board has fitted, in words")
+    tile_sets: int
+    tiles: int
+    stacks_per_wall: int
+    seed: int | None = Field(description="the seed of a board that shuffles reproducibly")
+
+
+class BoardPlaces(BaseModel):
+    """Where the board has its tile sets, why it last started, its motions begun."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tile_sets: dict[str, str] = Field(description="where each tile set is, in words")
+    reset_cause: str
+    motions: int
+
+
+class SensorReport(BaseModel):
+    """Every sensor of the board (SENSOR_DATA), in words."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    state: str = Field(description="the board's state: name and words")
+    fault: str | None = Field(description="the fault latched, name and words")
+    advice: str | None
+    switches: list[str] = Field(description="the switches and sensors that are on")
+    wall_tiles: dict[str, int] = Field(description="tiles standing in each wall channel")
+    lifts_up: list[str]
+    lifts_down: list[str]
+    currents: dict[str, int] = Field(description="each motor's current now, mA")
+    temperature_c: float
+
+
+class MotorReport(BaseModel):
+    """One motor's test (MOTOR_TEST): its current beside its limits, and the verdict in words."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    motor: str = Field(description="the motor's name in the protocol")
+    words: str = Field(description="the motor in words")
+    ms: int = Field(description="how long the test was asked to run")
+    ok: bool | None = Field(description="the board's verdict (null: the test was refused)")
+    current_ma: int | None = Field(
+        description="its running current: the mean of its readings, over the stretch that "
+        "stopped the test when one did"
+    )
+    limit_ma: int | None = Field(description="its over-current limit (seized over it)")
+    strain_ma: int | None = Field(description="its strain level (straining over it)")
+    verdict: str = Field(description="ok, NOT OK or refused, with the figures, in words")
+    advice: str | None = Field(description="what to check on a motor that is NOT OK")
+    refused: str | None = Field(description="the board's refusal, by name")
+
+
 Event = Annotated[
     PhaseEvent
     | ProgressEvent
