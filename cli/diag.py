@@ -1,16 +1,18 @@
 """`mjtable diag`: the technician's look at the board, the motors and the audit log.
 
-It opens the board's port itself (stop the service first: the port is the
-service's while it runs), says HELLO, and reports in words (diag_report.py) the versions
-of the controller, of the protocol and of the board's firmware and build, what the board
-has fitted and where its tile sets are, and every sensor; with ``--motors`` it runs
-MOTOR_TEST on each motor and reports its current beside its limits (no motor moves without
-it; each test as long as the board's own default unless ``--motor-ms`` says otherwise, long
-enough for its stall trip); then it lists the last faults recorded in the audit log with their
-advice, and whether the log's chain verifies. The port has one owner (drivers/portlock.py):
-one another program holds is one line naming it. Exit status: 0 all is well, 1 the board did
-not answer, a motor is not OK or the audit log does not verify, 2 bad input, 4 the port is
-held by another program.
+The board's port has one owner (drivers/portlock.py). While the service runs, diag asks it
+(``--config``: the API's ``diag`` on api.socket, full socket): the service reads the board's
+sensors and, with ``--motors`` and the table at rest, runs the motor tests while the table is
+``testing``. Without a service (``--port``, ``--sim``, or a configuration whose service does
+not answer), diag opens the port itself and says HELLO; a port another program holds is one
+line naming it (status 4). Either way it reports in words (diag_report.py) the versions of the
+controller, of the protocol and of the board's firmware and build, what the board has fitted
+and where its tile sets are, and every sensor; with ``--motors`` each motor's test, its
+current beside its limits (no motor moves without it); then it lists the last faults recorded
+in the audit log with their advice, and whether the log's chain verifies. Exit status: 0 all
+is well, 1 the board did not answer, the service refused, a motor is not OK or the audit log
+does not verify, 2 bad input, 3 the service's socket cannot be used, 4 the port is held by
+another program.
 """
 
 from __future__ import annotations
@@ -33,20 +35,23 @@ from cli.diag_report import (
 from cli.errors import UsageError
 
 if TYPE_CHECKING:
+    from controller.api.client import ApiClient
     from controller.service.builder import BoardTarget
     from controller.service.config import Config
 
-#: Beyond a motor test's own time: how long the board's answer may take.
+#: Beyond a motor test's own time: how long an answer may take, through a service or not.
 ANSWER_S = 10.0
+#: The exit status of a service whose socket exists but cannot be used (docs/cli.md).
+EXIT_UNREACHABLE = 3
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "diag",
         help="technician diagnostics: versions, sensors, motor tests, last faults",
-        description="Connect to the board directly and report the versions, the board's "
-        "identity and status, every sensor, with --motors a test of each motor, and the "
-        "audit log's last faults.",
+        description="Report the versions, the board's identity and status, every sensor, with "
+        "--motors a test of each motor, and the audit log's last faults. While the service "
+        "runs (--config), it is asked; else the board's port is opened.",
     )
     parser.add_argument("--config", metavar="FILE", help="configuration (port and audit path)")
     parser.add_argument("--port", metavar="URL", help="the board's port or pyserial URL")
@@ -241,11 +246,21 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     report: dict[str, Any] = {}
     status = 0
-    board = _Board(_board_target(args, config))
     try:
-        with board:
-            report["port"] = board.url
-            status = _diagnose(board, args, motor_ms, report, out)
+        client = _service(config) if not args.sim and not args.port else None
+    except _Unreachable as exc:
+        print(f"mjtable diag: {exc}", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    try:
+        if client is not None:
+            with client:
+                report["service"] = str(client.path)
+                status = _ask_service(client, args, motor_ms, report, out)
+        else:
+            board = _Board(_board_target(args, config))
+            with board:
+                report["port"] = board.url
+                status = _diagnose(board, args, motor_ms, report, out)
     except PortHeld as exc:
         report["error"] = str(exc)
         print(f"mjtable diag: {exc}", file=sys.stderr)
@@ -255,7 +270,8 @@ def run(args: argparse.Namespace) -> int:
     except DiagError as exc:
         report["error"] = str(exc)
         if not args.json:
-            out.write(f"board: {exc}\n")
+            where = f"service on {client.path}" if client is not None else "board"
+            out.write(f"{where}: {exc}\n")
         status = 1
     if audit_path:
         summary = _audit_summary(audit_path, args.faults)
@@ -272,6 +288,29 @@ def run(args: argparse.Namespace) -> int:
 def _write(out: Any, lines: list[str]) -> None:
     out.write("".join(line + "\n" for line in lines))
     out.flush()
+
+
+def _service(config: Config | None) -> ApiClient | None:
+    """The running service of ``config``, connected; None when none answers on its socket
+    (then the port is the board's to open). A socket this user may not use is one line and
+    status 3: the service holds the port, so opening it would be refused anyway."""
+    if config is None:
+        return None
+    # lazy: the API's client and its models, only when a service is asked
+    from controller.api.client import ApiClient, ClientError, ServiceNotRunning
+
+    client = ApiClient(config.api.socket, timeout=ANSWER_S)
+    try:
+        client.connect()
+    except ServiceNotRunning:
+        return None  # no socket, or one left behind: no service holds the port through it
+    except ClientError as exc:
+        raise _Unreachable(str(exc)) from None
+    return client
+
+
+class _Unreachable(Exception):
+    """The service's socket is there and cannot be used (permission, a service that hangs)."""
 
 
 def _report_board(
@@ -330,3 +369,60 @@ def _diagnose(
         if text:
             _write(out, [motor_line(motor + 1, codes.MOTOR_COUNT, entry)])
     return status
+
+
+def _ask_service(
+    client: ApiClient, args: argparse.Namespace, motor_ms: int, report: dict[str, Any], out: Any
+) -> int:
+    """The same report, from the running service's ``diag``; the exit status."""
+    # lazy: the API's client errors, as in _service
+    from controller.api.client import ClientError
+    from controller.cycle.reports import DiagEvent
+    from protocol import codes
+
+    text = not args.json
+    try:
+        client.subscribe()
+        started = client.diag(args.motors, motor_ms if args.motors else None)
+        if not started.accepted:
+            raise DiagError(f"refused: {started.message}")
+        if text:
+            _write(out, [f"asking the service on {client.path} ({started.message})"])
+        status = 0
+        count = 0
+        for event in client.events(idle_timeout=ANSWER_S + motor_ms / 1000):
+            if not isinstance(event, DiagEvent) or event.test != started.test:
+                continue
+            if event.step == "board":
+                hello = event.hello.model_dump() if event.hello is not None else None
+                places = event.status.model_dump() if event.status is not None else None
+                if hello is not None and places is not None:
+                    where = f"through the service on {client.path}"
+                    _report_board(report, hello, places, where, out if text else None)
+                if event.sensors is not None:
+                    report["sensors"] = sensors = event.sensors.model_dump()
+                    if text:
+                        _write(out, sensor_lines(sensors))
+                if text and args.motors:
+                    _write(out, [f"motor tests, {motor_ms} ms each, the table under test"])
+                elif text:
+                    _write(out, motors_skipped(motor_ms))
+            elif event.step == "motor" and event.motor is not None:
+                entry = event.motor.model_dump()
+                report.setdefault("motors", []).append(entry)
+                count += 1
+                if entry["ok"] is False:
+                    status = 1
+                if text:
+                    _write(out, [motor_line(count, codes.MOTOR_COUNT, entry)])
+            elif event.step == "done":
+                if not event.ok and not status:
+                    raise DiagError(event.message)  # the board did not answer, or STOP
+                if args.motors:
+                    report["motor_tests"] = event.message
+                    if text:
+                        _write(out, [f"  {event.message}"])
+                return status
+    except ClientError as exc:
+        raise DiagError(str(exc)) from None
+    raise DiagError("it ended the connection before the diagnosis ended")

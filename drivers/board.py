@@ -106,7 +106,8 @@ class OpenFailure:
 #: What to do when another program holds the board's port.
 HELD_ADVICE = (
     "one program at a time drives the board: stop that one first (the service: sudo systemctl "
-    "stop mjtable)"
+    "stop mjtable); while the service runs, `mjtable diag --config FILE` asks it for the "
+    "board's sensors and motor tests instead of opening the port"
 )
 
 

@@ -17,6 +17,8 @@ from controller.api.messages import (
     CommandResponse,
     DealRequest,
     DealtResponse,
+    DiagRequest,
+    DiagResponse,
     ErrorDetail,
     ErrorResponse,
     GetCycleRequest,
@@ -69,6 +71,8 @@ def answer(table: ApiBackend, request: BaseRequest, conn: Subscriber) -> BaseRes
                 ),
             )
         return DealtResponse(id=rid, result=dealt)
+    if isinstance(request, DiagRequest):
+        return DiagResponse(id=rid, result=table.diagnose(request.motors, request.motor_ms, "api"))
     if isinstance(request, SubscribeRequest):
         conn.subscribed = True  # first: no event can fall between the two
         return SubscriptionResponse(

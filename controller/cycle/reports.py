@@ -182,6 +182,21 @@ class MotorReport(BaseModel):
     refused: str | None = Field(description="the board's refusal, by name")
 
 
+class DiagEvent(_Event):
+    """A technician's diagnosis (the ``diag`` request) as it goes: the board and its sensors
+    (``board``), each motor's test (``motor``), the end (``done``). Full socket only."""
+
+    type: Literal["diag"] = "diag"
+    test: str = Field(description="the id the diag request was answered with")
+    step: Literal["board", "motor", "done"]
+    hello: BoardIdentity | None = None
+    status: BoardPlaces | None = None
+    sensors: SensorReport | None = None
+    motor: MotorReport | None = None
+    ok: bool | None = Field(default=None, description="at the end: whether all went well")
+    message: str = Field(default="", description="at the end: how it went, in words")
+
+
 Event = Annotated[
     PhaseEvent
     | ProgressEvent
@@ -191,7 +206,8 @@ Event = Annotated[
     | ThrowWantedEvent
     | DealtEvent
     | LinkEvent
-    | ButtonEvent,
+    | ButtonEvent
+    | DiagEvent,
     Field(discriminator="type"),
 ]
 
@@ -247,6 +263,17 @@ class CommandResult(BaseModel):
     cycle: str | None = None
 
 
+class DiagStarted(BaseModel):
+    """The answer to ``diag``: whether the diagnosis started; its ``diag`` events follow."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    accepted: bool
+    test: str | None = Field(description="the id of the diag events that follow (null: refused)")
+    message: str = Field(description="what happens now, or why not and what to do, in words")
+    state: str = Field(description="the table's state after the request")
+
+
 class ApiBackend(Protocol):
     """What the local API (and the panel, and the CLI) need from the table controller.
 
@@ -259,6 +286,11 @@ class ApiBackend(Protocol):
 
     def enter_dice(self, dice: list[int], source: Source) -> CommandResult:
         """The dice of a throw made by hand, when the table waits for one (throw_wanted)."""
+        ...
+
+    def diagnose(self, motors: bool, motor_ms: int | None, source: Source) -> DiagStarted:
+        """Read the board's sensors and, with ``motors`` and the table at rest, test each motor
+        (``motor_ms`` each; None: the board's default); ``diag`` events follow."""
         ...
 
     def last_dealt(self) -> DealtState | None: ...

@@ -1,5 +1,5 @@
 """One owner of the board's port: the service holds it, a second opener is told who does, and
-a program that ignores the lock never leaves the status saying the link is up.
+`mjtable diag` asks the service instead of breaking its link.
 
 Real processes on a real pseudo-terminal: the board (`mjtable sim --pty`) in its own process,
 the service (`mjtable run --config`) opening the pty with pyserial as it opens a real board.
@@ -8,6 +8,7 @@ the service (`mjtable run --config`) opening the pty with pyserial as it opens a
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from collections.abc import Iterator
 
@@ -15,6 +16,7 @@ import pytest
 import serial
 
 from controller.api.client import ApiClient
+from controller.audit.files import iter_records
 from drivers.portlock import EXIT_HELD, lockers
 from tests.support.commands import mjtable
 from tests.support.port_service import BoardOnPty, PortService, Watcher
@@ -65,7 +67,7 @@ def test_a_second_opener_is_refused_and_told_who_holds_the_port(
     assert diag.returncode == EXIT_HELD == 4
     line = one_line(diag.stderr)
     assert line.startswith(f"mjtable diag: {board.path} is held by {holder}: "), line
-    assert diag.stdout == ""
+    assert "mjtable diag --config FILE" in line and diag.stdout == ""
 
     flash = mjtable("firmware", "verify", "--port", board.path, timeout=60)
     assert flash.returncode == EXIT_HELD
@@ -86,6 +88,104 @@ def test_a_second_opener_is_refused_and_told_who_holds_the_port(
         status = client.status()
     assert status.link_up and status.state == "idle"
     assert link_downs(watcher) == []  # none of them broke the service's link
+
+
+def test_diag_asks_the_running_service_and_the_link_never_drops(
+    board: BoardOnPty, service: PortService
+) -> None:
+    watcher = Watcher(service.socket)
+    run = mjtable("diag", "--config", str(service.config), "--motors", "--json", timeout=120)
+    assert run.returncode == 0, run.stderr + run.stdout
+    report = json.loads(run.stdout)
+    assert report["service"] == service.socket and "port" not in report
+    assert report["hello"]["serial"] == "MJSIM-0001"
+    assert report["sensors"]["state"].startswith("idle")
+    assert [m["ok"] for m in report["motors"]] == [True] * 9
+    assert report["motor_tests"] == "9 motor(s) tested, all ok"
+
+    done = watcher.wait(lambda e: e.type == "diag" and e.step == "done")
+    assert done.ok and done.test.startswith("diag-")
+    phases = [(e.previous, e.state) for e in watcher.of("phase")]
+    assert phases == [("idle", "testing"), ("testing", "idle")]  # the table was under test
+    assert link_downs(watcher) == [] and watcher.of("link") == []
+    with ApiClient(service.socket) as client:
+        assert client.status().link_up
+    kinds = [r.record.kind for r in iter_records(service.audit)]
+    assert kinds.count("motor_tests") == 1 and kinds.count("motor_test") == 9
+
+
+def test_without_motors_diag_reads_the_sensors_through_the_service(
+    service: PortService,
+) -> None:
+    run = mjtable("diag", "--config", str(service.config), timeout=60)
+    assert run.returncode == 0, run.stderr + run.stdout
+    text = run.stdout
+    assert f"asking the service on {service.socket} (reading the board's sensors)" in text
+    assert f"board through the service on {service.socket}\n" in text
+    assert "  state        idle: waiting for a command\n" in text
+    assert "motors: not tested" in text
+
+
+@pytest.fixture
+def slow_service() -> Iterator[PortService]:
+    """A service on a board that moves as a real table does (a shuffle takes 18 s)."""
+    board = BoardOnPty(speed=1.0)
+    service = PortService(board.path)
+    try:
+        service.start()
+        yield service
+    finally:
+        service.stop()
+        board.stop()
+
+
+def test_motor_tests_are_refused_while_a_cycle_runs(slow_service: PortService) -> None:
+    config = str(slow_service.config)
+    watcher = Watcher(slow_service.socket)
+    with ApiClient(slow_service.socket) as client:
+        assert client.shuffle().accepted
+    watcher.wait(lambda e: e.type == "progress")  # the shuffle is under way
+    run = mjtable("diag", "--config", config, "--motors", timeout=60)
+    assert run.returncode == 1, run.stderr + run.stdout
+    assert (
+        f"service on {slow_service.socket}: refused: motor tests need the table "
+        "at rest, and it is shuffling: ask again once the cycle is dealt (or press STOP, then "
+        "CLEAR FAULT); the sensors can be read now (mjtable diag without --motors)\n"
+    ) in run.stdout
+    sensors = mjtable("diag", "--config", config, timeout=60)  # nothing moves for these
+    assert sensors.returncode == 0, sensors.stderr + sensors.stdout
+    assert "  state        shuffling: " in sensors.stdout
+    with ApiClient(slow_service.socket) as client:
+        assert client.status().state == "shuffling"
+    assert watcher.of("fault") == [] and link_downs(watcher) == []
+
+
+def test_under_test_nothing_else_moves_and_stop_ends_the_tests(
+    slow_service: PortService,
+) -> None:
+    watcher = Watcher(slow_service.socket)
+    with ApiClient(slow_service.socket) as client:
+        started = client.diag(motors=True, motor_ms=10_000)  # long enough to be caught in it
+        assert started.accepted, started
+        assert client.status().state == "testing"
+        shuffle = client.shuffle()
+        assert not shuffle.accepted
+        assert shuffle.message == (
+            "the table is under test (motor tests asked with mjtable diag --motors): wait for "
+            "them to end, or press STOP"
+        )
+        assert client.status().allowed == ["stop"]
+        again = client.diag(motors=False)
+        assert not again.accepted and again.message.startswith(
+            f"a diagnosis is under way ({started.test}, asked from api)"
+        )
+        assert client.stop().accepted
+        done = watcher.wait(lambda e: e.type == "diag" and e.step == "done")
+        assert done.test == started.test and done.ok is False
+        assert done.message == (
+            "the motor tests were stopped (STOP); no motor tested: press CLEAR FAULT to go on"
+        )
+        assert client.status().state == "stopped"
 
 
 def test_a_program_that_ignores_the_lock_never_leaves_the_status_saying_link_up(
