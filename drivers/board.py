@@ -1,7 +1,8 @@
 """The serial link to the table's board.
 
 One place decides what the controller talks to: ``BoardLink(url)`` opens it with
-pyserial's ``serial_for_url``, so ``/dev/mjtable-board``, ``/dev/ttyACM0``, a pty
+pyserial's ``serial_for_url``, exclusively (drivers/portlock.py: a second program that opens
+the port is refused, and told who holds it), so ``/dev/mjtable-board``, ``/dev/ttyACM0``, a pty
 printed by ``mjtable sim --pty`` and ``socket://127.0.0.1:5000`` are all the same
 to everything above this module.
 
@@ -13,6 +14,14 @@ go into the sans-I/O ``protocol.Connection``; every event the engine produces is
 (unplugged, simulator stopped) the port is closed, a ``PortDown`` event is
 delivered, and the link tries to reopen it every ``reopen_interval`` seconds,
 delivering ``PortUp`` and running HELLO again when it comes back.
+
+Another program on the same line breaks the link without closing anything: a reader that
+takes the board's bytes (the port reports data, then has none), or a host that says HELLO to
+the board (its answers to that host reach this port; the board drops this link's session and
+takes the other's). Either is a ``PortDown`` saying so, and the port is reported up again
+(``PortUp``) only once ``shared_quiet_s`` have passed without either: the link is not up,
+whatever the protocol engine believes between two of its losses, while someone else is at
+the board.
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import serial
 
+from drivers import portlock
 from drivers.ioloop import EVENT_READ, IoLoop
 from protocol.arq import HEARTBEAT_MS, LINK_TIMEOUT_MS, MAX_RETRIES, RTO_MS
 from protocol.connection import HOST, IDLE, Connection
@@ -44,6 +54,17 @@ log = logging.getLogger("mjtable.board")
 
 #: The line speed a board is opened at unless told otherwise (config: board.baud).
 DEFAULT_BAUDRATE = 115200
+#: A line another program used is trusted again after this long without a sign of it (s):
+#: past the protocol's link timeout, so a session it keeps taking shows every time.
+SHARED_QUIET_S = 2 * LINK_TIMEOUT_MS / 1000
+
+
+def shared_words(url: str, sign: str) -> str:
+    """Another program uses the board's line: what shows it, and what to do."""
+    return (
+        f"another program uses the board's port {url} ({sign}): the link to the board cannot "
+        f"work while it does; `sudo fuser -v {url}` names it: stop it"
+    )
 
 
 def now_ms() -> int:
@@ -73,11 +94,21 @@ class BoardLinkError(Exception):
 @dataclass(frozen=True)
 class OpenFailure:
     """Why the port could not be opened: ``permission`` (its group or mode), ``refused`` (the
-    service's sandbox: not in the unit's DeviceAllow=), ``missing`` (no such device) or
-    ``other``; ``reason`` says it in words, with what to do."""
+    service's sandbox: not in the unit's DeviceAllow=), ``missing`` (no such device), ``held``
+    (another program holds it: ``holders`` names it) or ``other``; ``reason`` says it in
+    words, with what to do."""
 
-    kind: Literal["permission", "refused", "missing", "other"]
+    kind: Literal["permission", "refused", "missing", "held", "other"]
     reason: str
+    holders: tuple[portlock.Holder, ...] = ()
+
+
+#: What to do when another program holds the board's port.
+HELD_ADVICE = (
+    "one program at a time drives the board: stop that one first (the service: sudo systemctl "
+    "stop mjtable); while the service runs, `mjtable diag --config FILE` asks it for the "
+    "board's sensors and motor tests instead of opening the port"
+)
 
 
 def _user(uid: int) -> str:
@@ -125,6 +156,9 @@ def open_failure(url: str, exc: BaseException) -> OpenFailure:
             "writes /etc/systemd/system/mjtable.service.d/board.conf for board.port, then "
             "`sudo systemctl restart mjtable`",
         )
+    if portlock.is_held(exc):
+        found = tuple(portlock.holders(node))
+        return OpenFailure("held", portlock.held_reason(url, list(found), HELD_ADVICE), found)
     if code in (errno.ENOENT, errno.ENODEV, errno.ENXIO):
         return OpenFailure(
             "missing",
@@ -177,8 +211,16 @@ class BoardLink:
         self._port_open = False
         #: why the port could not be opened the last time it was tried (None: it opened)
         self.open_failure: OpenFailure | None = None
+        #: set once the port has been tried (open_failure says how it went)
+        self.tried = threading.Event()
         self.bytes_in = 0
         self.bytes_out = 0
+        #: why the line looks shared with another program (None: it does not)
+        self.shared: str | None = None
+        self.shared_quiet_s = SHARED_QUIET_S
+        self._shared_until = 0.0
+        self._empty_read = False  # the last loss: the port had data, then none
+        self._ignored = 0  # the engine's count of answers to another host
 
     # ----------------------------------------------------------------- public
 
@@ -245,20 +287,26 @@ class BoardLink:
 
     def _open_port(self) -> bool:
         try:
+            # exclusive: one owner of the port (drivers/portlock.py says how)
             port = serial.serial_for_url(
-                self.url, baudrate=self.baudrate, timeout=0, write_timeout=2.0
+                self.url, baudrate=self.baudrate, timeout=0, write_timeout=2.0, exclusive=True
             )
         except (serial.SerialException, OSError, ValueError) as exc:
             self.open_failure = open_failure(self.url, exc)
             self._emit(PortDown(self.url, self.open_failure.reason))
             return False
         self.open_failure = None
+        portlock.claim(port, self.url)
         self._port = port
         self._fd = port.fileno()  # kept: a closed port can no longer tell its descriptor
         self._port_open = True
         assert self._loop is not None
         self._loop.register(self._fd, EVENT_READ, self._on_readable)
-        self._emit(PortUp(self.url))
+        if self._empty_read:  # it opened again at once: someone else reads it
+            self._empty_read = False
+            self._note_shared("its bytes were read by another program")
+        elif self.shared is None:
+            self._emit(PortUp(self.url))
         with self._lock:
             # The first opening starts the HELLO exchange. After a glitch shorter than
             # the link timeout the engine is still UP and simply carries on; after a
@@ -275,6 +323,7 @@ class BoardLink:
         if fd is not None and loop is not None:
             loop.unregister(fd)
         if port is not None:
+            portlock.release(port)
             with contextlib.suppress(serial.SerialException, OSError):
                 port.close()
 
@@ -295,12 +344,15 @@ class BoardLink:
             due = self._port is None and time.monotonic() >= self._reopen_at
             if due and not self._open_port():
                 self._reopen_at = time.monotonic() + self.reopen_interval
+            if due:
+                self.tried.set()
             with self._lock:
                 deadline = self._conn.tick(now_ms())
                 out = self._conn.data_to_send()
                 events = self._drain()
             for event in events:
                 self._emit(event)
+            self._watch_sharing()
             port = self._port
             if out and port is not None:
                 port.write(out)
@@ -310,6 +362,9 @@ class BoardLink:
         except Exception as exc:  # a bug must not end the link silently
             self._failed(exc)
         timeout = None if deadline is None else max(0.0, (deadline - now_ms()) / 1000)
+        if self.shared is not None:
+            until_quiet = max(0.0, self._shared_until - time.monotonic())
+            timeout = until_quiet if timeout is None else min(timeout, until_quiet)
         if self._port is None:
             until_reopen = max(0.0, self._reopen_at - time.monotonic())
             timeout = until_reopen if timeout is None else min(timeout, until_reopen)
@@ -322,7 +377,8 @@ class BoardLink:
         try:
             waiting = port.in_waiting
             data = port.read(waiting if waiting else 1)
-            if not data:
+            if not data:  # gone (a hang-up), or another reader took it: reopening tells
+                self._empty_read = True
                 raise serial.SerialException("the device reported data but returned none")
             self.bytes_in += len(data)
             with self._lock:
@@ -331,6 +387,31 @@ class BoardLink:
             self._lost_port(exc)
         except Exception as exc:
             self._failed(exc)
+
+    def _watch_sharing(self) -> None:
+        """After the engine's events: a sign of another host on the line, or the quiet that
+        ends the suspicion."""
+        with self._lock:
+            ignored = self._conn.stats["ignored"]
+            answered = self._conn.peer is not None
+        if ignored > self._ignored:  # the board answered another host's HELLO on this line
+            self._ignored = ignored
+            # (before this link's first HELLO is answered, it may be the answer to a
+            # controller that stopped just before)
+            if answered:
+                self._note_shared("the board answered another host's HELLO on it")
+        elif self.shared is not None and time.monotonic() >= self._shared_until:
+            self.shared = None
+            if self._port is not None:
+                log.info("%s: no sign of another program for %g s", self.url, self.shared_quiet_s)
+                self._emit(PortUp(self.url))
+
+    def _note_shared(self, sign: str) -> None:
+        self._shared_until = time.monotonic() + self.shared_quiet_s
+        if self.shared is None:
+            self.shared = shared_words(self.url, sign)
+            log.warning("%s", self.shared)
+            self._emit(PortDown(self.url, self.shared))
 
     def _lost_port(self, exc: Exception) -> None:
         reason = f"lost {self.url}: {exc}"

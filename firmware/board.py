@@ -303,9 +303,9 @@ class Board:
         self._end("aside_done")
         self.outbox.append(m.Dice(tag, values))
 
-    def motor_test_done(self, motor: int, peak_ma: int, ok: int) -> None:
+    def motor_test_done(self, motor: int, current_ma: int, ok: int) -> None:
         self._end("aside_done")
-        self.outbox.append(m.MotorResult(motor, min(peak_ma, 0xFFFF), ok))
+        self.outbox.append(m.MotorResult(motor, min(current_ma, 0xFFFF), ok))
 
     def manifest_is_the_set(self, manifest: bytearray) -> bool:
         counts = self._scratch

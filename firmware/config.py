@@ -13,6 +13,8 @@ from protocol.codes import TILE_CODES
 TILE_COUNTS = (108, 136, 144)
 #: longest stack row a wall channel holds (18 stacks of the 144-tile set)
 MAX_STACKS_PER_WALL = const(18)
+#: a technician's motor test lasts this many stall trips unless told otherwise (motor_test_ms)
+MOTOR_TEST_TRIPS = const(5)
 
 
 class Timings:
@@ -43,11 +45,27 @@ class Timings:
         self.max_motor_test_ms = 10000  # longest MOTOR_TEST a technician may ask for
         #: over-current limit per motor (mA): twice the nominal running current
         self.current_limit_ma = (1700, 840, 1280, 2300, 2300, 2300, 2300, 1800, 760)
+        #: a motor test's strain level, percent of the limit (1.2 x nominal): a motor over it for
+        #: stall_trip_ms drags against something (a healthy one runs at half its limit)
+        self.strain_pct = 60
         self.overheat_dc = 850  # OVERHEAT at 85.0 degC
         self.overheat_clear_dc = 750  # ... and it stays until the board is below 75.0 degC
 
     def shuffle_ms(self, tiles: int) -> int:
         return self.shuffle_per_tile_ms * tiles
+
+    @property
+    def motor_test_ms(self) -> int:
+        """The motor test a technician runs unless told otherwise: long enough for the stall trip
+        to complete on each leg of a lift's out-and-back. The first reading comes a pass of the
+        loop after the motor starts (100 ms on the simulated board), the current must then stay
+        over its level for stall_trip_ms, and one more reading sees it: a leg of half the test
+        must hold all three, so the test is MOTOR_TEST_TRIPS stall trips (1 s)."""
+        return MOTOR_TEST_TRIPS * self.stall_trip_ms
+
+    def strain_ma(self, motor: int) -> int:
+        """The current over which a motor under test strains (strain_pct of its limit)."""
+        return self.current_limit_ma[motor] * self.strain_pct // 100
 
 
 class BoardConfig:

@@ -160,16 +160,20 @@ def roll(b: "Board", tag: int, count: int) -> "Steps":
 
 
 def motor_test(b: "Board", motor: int, duration: int) -> "Steps":
-    """Technician mode: run one motor for ``duration`` ms and report its peak current.
+    """Technician mode: run one motor for ``duration`` ms and report its running current.
 
     A lift goes out and back (towards the other limit switch for half the time, then back as
-    long as it went), stopping at a switch rather than pushing against its stop. A current over
-    the limit for stall_trip_ms stops the motor at once: MOTOR_RESULT ok = 0, not a fault.
+    long as it went), stopping at a switch rather than pushing against its stop; the reading
+    that finds it at a switch is the stop's, not the motor's, and is not counted. A current
+    over the motor's strain level (Timings.strain_ma: 1.2 x nominal) for stall_trip_ms stops
+    the motor at once: MOTOR_RESULT ok = 0, not a fault (seized: over its limit; straining:
+    under it). The current reported is the mean of the readings over the stretch that stopped
+    it, or else of every reading while the motor turned.
     """
     hal = b.hal
     sup = b.sup
     t = b.timings
-    limit = t.current_limit_ma[motor]
+    level = t.strain_ma(motor)
     sup.exempt = 1 << motor
     lift = -1
     for i in range(5):
@@ -184,24 +188,33 @@ def motor_test(b: "Board", motor: int, duration: int) -> "Steps":
     back = False
     sup.drive(motor, direction, SPEED_FULL)
     running = True
-    peak = 0
-    over = -1
+    total = 0  # every counted reading while the motor turns
+    count = 0
+    over = -1  # since when the current is over the strain level
+    over_total = 0  # ... and the readings since then
+    over_count = 0
     ok = 1
     while ticks_diff(b.now, start) < duration:
-        c = hal.current_ma(motor)
-        if c > peak:
-            peak = c
-        if c > limit:
-            if over < 0:
-                over = b.now
-            elif ticks_diff(b.now, over) >= t.stall_trip_ms:
-                ok = 0
-                break
-        else:
-            over = -1
+        at_switch = 0
         if lift >= 0 and running:
-            sense = SENSE_UP if direction == FORWARD else SENSE_DOWN
-            at_switch = hal.level(sense + lift)
+            at_switch = hal.level((SENSE_UP if direction == FORWARD else SENSE_DOWN) + lift)
+        if running and not at_switch:
+            c = hal.current_ma(motor)
+            total += c
+            count += 1
+            if c > level:
+                if over < 0:
+                    over = b.now
+                    over_total = 0
+                    over_count = 0
+                over_total += c
+                over_count += 1
+                if ticks_diff(b.now, over) >= t.stall_trip_ms:
+                    ok = 0
+                    break
+            else:
+                over = -1
+        if lift >= 0 and running:
             if not back and (at_switch or ticks_diff(b.now, leg) >= out_ms):
                 out_ms = ticks_diff(b.now, leg)  # come back as long as it went out
                 direction = -direction
@@ -214,4 +227,6 @@ def motor_test(b: "Board", motor: int, duration: int) -> "Steps":
         b.progress_of(ticks_diff(b.now, start), duration, motor)
         yield
     sup.stop(motor)
-    b.motor_test_done(motor, peak, ok)
+    if not ok:
+        total, count = over_total, over_count
+    b.motor_test_done(motor, total // count if count else 0, ok)

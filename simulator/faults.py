@@ -108,7 +108,9 @@ class FaultKind:
 _ANY_MOTION: tuple[int | None, ...] = MOTION_PHASES
 #: kinds that strike at a fixed point of their phase (no ``at`` key): the end of a wall, the
 #: lift's limit-switch timeout, the end of the build
-STRIKES_AT_A_POINT = frozenset({"short", "extra", "lift", "chain", "count"})
+STRIKES_AT_A_POINT = frozenset({"short", "extra", "lift", "chain", "count", "strain"})
+#: kinds that block the mechanism of one motor (``motor``; in a motor test, the tested one)
+MOTOR_KINDS = frozenset({"stall", "strain"})
 COMMON_PHASED = ("at", "nth", "times")
 
 FAULT_KINDS: dict[str, FaultKind] = {
@@ -172,6 +174,19 @@ FAULT_KINDS: dict[str, FaultKind] = {
             "phase (the head and the chain: about the wall `at` points to): its current goes over "
             "twice its nominal, MOTOR_STALL after 0.2 s (detail = motor); in a motor test (phase "
             "test) the tested motor seizes at once and MOTOR_RESULT says ok = 0, without a fault",
+        ),
+        FaultKind(
+            "strain",
+            0,
+            codes.SUB_BOARD,
+            (codes.PHASE_MOTOR_TEST,),
+            codes.PHASE_MOTOR_TEST,
+            ("motor", "hold"),
+            0.0,
+            "the tested motor's mechanism drags (motor `motor`, or the first one tested): it "
+            "does not move and its motor strains at 1.4 times its nominal current, under its "
+            "limit (twice its nominal), so no stall trips; the motor test finds it: MOTOR_RESULT "
+            "ok = 0 once it has strained for 0.2 s, without a fault",
         ),
         FaultKind(
             "lift",

@@ -16,6 +16,7 @@ from simulator.faults import (
     FAULT_KINDS,
     FOREVER,
     KEY_HELP,
+    MOTOR_KINDS,
     PHASE_MOTORS,
     PHASE_WORD_OF,
     PHASE_WORDS,
@@ -101,7 +102,7 @@ def parse_fault(spec: str) -> FaultSpec:
             seen.add(key)
             values[key] = _parse_value(spec, key, raw)
     motor = values.get("motor")
-    if kind_word == "stall":
+    if kind_word in MOTOR_KINDS:
         assert phase is not None
         running = PHASE_MOTORS[phase]
         if motor is None and phase != codes.PHASE_MOTOR_TEST:

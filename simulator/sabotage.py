@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from firmware.hal import SENSE_DOWN
 from firmware.hal.mechanics import STALL, STRAIN
 from protocol import codes
-from simulator.faults import FaultSpec
+from simulator.faults import MOTOR_KINDS, FaultSpec
 from simulator.faultspec import parse_fault
 
 if TYPE_CHECKING:
@@ -179,7 +179,7 @@ class Saboteur:
                 continue
             if p.skip > 0:
                 p.skip -= 1
-            elif spec.kind == "stall" and tested >= 0 and spec.motor not in (None, tested):
+            elif spec.kind in MOTOR_KINDS and tested >= 0 and spec.motor not in (None, tested):
                 continue  # a test of another motor: wait for one of this motor
             else:
                 run.strikes.append(_Strike(p))
@@ -221,7 +221,7 @@ class Saboteur:
                 continue
             spec = strike.spec
             kind = spec.kind
-            if kind == "stall":
+            if kind in MOTOR_KINDS:
                 motor = run.tested if run.phase == codes.PHASE_MOTOR_TEST else spec.motor
                 assert motor is not None
                 if not hal.running(motor):
@@ -230,7 +230,7 @@ class Saboteur:
                 due = spec.at * self._turning(run.phase, motor) // 100
                 if run.phase != codes.PHASE_MOTOR_TEST and strike.turned < due:
                     continue
-                hal.block(motor, STALL)
+                hal.block(motor, STALL if kind == "stall" else STRAIN)
                 text = f"motor {motor} ({codes.motor_name(motor)}) blocked"
                 self._hold(run, spec, text, functools.partial(hal.free, motor))
             elif kind == "lift":

@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from controller.api.messages import DroppedNotice, parse_event
-from controller.cycle.reports import CommandResult, Event, Status
+from controller.cycle.reports import CommandResult, DiagStarted, Event, Status
 from controller.service.paths import DEFAULT_SOCKET_PATH
 from rules.dealt import DealtState, first_error
 
@@ -324,6 +324,14 @@ class ApiClient:
 
     def clear_fault(self) -> CommandResult:
         return CommandResult.model_validate(self.call("clear_fault"))
+
+    def diag(self, motors: bool = False, motor_ms: int | None = None) -> DiagStarted:
+        """Ask for a diagnosis: the board's sensors, with ``motors`` each motor's test (full
+        socket). Its ``diag`` events follow: subscribe first to receive them."""
+        fields: dict[str, Any] = {"motors": motors}
+        if motor_ms is not None:
+            fields["motor_ms"] = motor_ms
+        return DiagStarted.model_validate(self.call("diag", **fields))
 
     def last_dealt(self) -> DealtState | None:
         """The last dealt state the table published, or None before its first deal."""

@@ -27,6 +27,8 @@ from controller.api.messages import (
     CommandResponse,
     DealRequest,
     DealtResponse,
+    DiagRequest,
+    DiagResponse,
     ErrorDetail,
     ErrorResponse,
     GetCycleRequest,
@@ -99,6 +101,8 @@ def answer(
                 ),
             )
         return DealtResponse(id=rid, result=dealt)
+    if isinstance(request, DiagRequest):
+        return DiagResponse(id=rid, result=table.diagnose(request.motors, request.motor_ms, "api"))
     if isinstance(request, SubscribeRequest):
         conn.subscribed = True  # first: no event can fall between the two
         return SubscriptionResponse(

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -30,6 +31,8 @@ from pydantic import (
 # clients (the floor gateway among them) take them from here, never from the cycle.
 from controller.cycle.reports import CommandResult as CommandResult
 from controller.cycle.reports import DealtEvent as DealtEvent
+from controller.cycle.reports import DiagEvent as DiagEvent
+from controller.cycle.reports import DiagStarted as DiagStarted
 from controller.cycle.reports import Event as Event
 from controller.cycle.reports import FaultClearedEvent as FaultClearedEvent
 from controller.cycle.reports import FaultEvent as FaultEvent
@@ -110,6 +113,32 @@ class GetCycleRequest(BaseRequest):
     cycle: StrictStr = Field(min_length=1, description="the cycle id, as in events and status")
 
 
+def _board_accepts(ms: int | None) -> int | None:
+    """A motor test no longer than the board accepts (its firmware's max_motor_test_ms)."""
+    # lazy: the firmware's limits load the protocol's tables, which the API's other requests
+    # (and `mjtable status`) never need
+    from controller.cycle.diagnosis import max_motor_ms
+
+    if ms is not None and ms > max_motor_ms():
+        raise ValueError(f"at most {max_motor_ms()} ms, the longest motor test the board accepts")
+    return ms
+
+
+class DiagRequest(BaseRequest):
+    """A technician's diagnosis: read the board's sensors and, with ``motors`` and the table
+    at rest, test each motor. Answered at once (accepted, or why not); ``diag`` events with
+    the answer's ``test`` follow on a subscribed connection. Full socket only."""
+
+    op: Literal["diag"]
+    motors: StrictBool = Field(default=False, description="also test each motor")
+    motor_ms: Annotated[StrictInt | None, AfterValidator(_board_accepts)] = Field(
+        default=None,
+        ge=1,
+        description="with motors: how long each test runs, ms, at most the longest the board "
+        "accepts (null: the board's default, long enough for its stall trip)",
+    )
+
+
 class SubscribeRequest(BaseRequest):
     """Start receiving events on this connection."""
 
@@ -133,6 +162,7 @@ REQUEST_MODELS: dict[str, type[BaseRequest]] = {
     "get_cycle": GetCycleRequest,
     "subscribe": SubscribeRequest,
     "unsubscribe": UnsubscribeRequest,
+    "diag": DiagRequest,
 }
 OPS: tuple[str, ...] = tuple(REQUEST_MODELS)
 
@@ -146,7 +176,8 @@ Request = Annotated[
     | LastDealtRequest
     | GetCycleRequest
     | SubscribeRequest
-    | UnsubscribeRequest,
+    | UnsubscribeRequest
+    | DiagRequest,
     Field(discriminator="op"),
 ]
 
@@ -219,6 +250,14 @@ class SubscriptionResponse(BaseResponse):
     result: SubscriptionResult
 
 
+class DiagResponse(BaseResponse):
+    """Answer to ``diag``: whether the diagnosis started (a refusal is still ``ok``: the
+    request itself was fine), and the id of its events."""
+
+    ok: Literal[True] = True
+    result: DiagStarted
+
+
 class ErrorResponse(BaseResponse):
     """The request could not be served."""
 
@@ -231,6 +270,7 @@ RESPONSE_MODELS: dict[str, type[BaseResponse]] = {
     "command": CommandResponse,
     "dealt": DealtResponse,
     "subscription": SubscriptionResponse,
+    "diag": DiagResponse,
     "error": ErrorResponse,
 }
 

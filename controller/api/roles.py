@@ -31,7 +31,7 @@ ROLE_OPS: dict[Role, frozenset[str]] = {
 #: The event types a role never receives.
 HIDDEN_EVENTS: dict[Role, frozenset[str]] = {
     "full": frozenset(),
-    "status": frozenset({"dealt"}),
+    "status": frozenset({"dealt", "diag"}),
 }
 #: What a connection over its socket's capacity may still ask (once), from the reserve.
 RESERVE_OPS = frozenset({"status", "stop"})

@@ -60,6 +60,8 @@ KINDS: dict[str, tuple[str, ...]] = {
     "fault": ("code", "message"),
     "fault_cleared": ("code",),
     "button": ("button", "source", "accepted"),
+    "motor_tests": ("test", "source", "ms"),
+    "motor_test": ("test", "motor", "ok"),
     "torn_tail": ("file", "bytes", "sha256", "offset", "lines"),
     "rotated": ("file", "records", "sha256", "last_seq"),
     "seal": ("epoch", "fingerprint", "reason", "records", "mac"),

@@ -12,7 +12,8 @@ files it is built from:
 - guards.py: deadlines and faults (faults.py: the controller's own fault catalogue);
 - reconcile.py: the board's report against what the host believed; the recovery procedure;
 - steps.py: the steps of the cycle, from SHUFFLE to the dealt state;
-- links.py: the link to the board coming up, going down, the board restarting.
+- links.py: the link to the board coming up, going down, the board restarting;
+- testing.py: a technician's diagnosis (the ``diag`` request): the sensors, the motor tests.
 
 The board owns the physical truth: its report (HELLO_REPLY's status at every (re)connect,
 BOARD_STATUS after every fault and CLEAR FAULT) decides where the sets are and so the next
@@ -48,6 +49,7 @@ from controller.cycle.states import (
     ROWS,
 )
 from controller.cycle.steps import CycleSteps
+from controller.cycle.testing import BoardTests
 from drivers.board import BoardEvent, PortDown, PortUp
 from protocol.events import LinkDown, LinkUp, PeerRebooted, ProtocolMismatch
 from rules.dealt import DealtState
@@ -77,8 +79,16 @@ def _route(kind: type[_E], handler: Callable[[CycleController, _E], None]) -> tu
     return kind, call
 
 
-class CycleController(CycleSteps, LinkWatch):
+class CycleController(CycleSteps, LinkWatch, BoardTests):
     """Implements controller.cycle.reports.ApiBackend over a board link."""
+
+    def _on_refusal(self, event: m.Refused) -> None:
+        if not self._on_test_refused(event):  # the diagnosis's own commands first
+            CycleGuards._on_refused(self, event)
+
+    def _on_board_restart(self, event: PeerRebooted) -> None:
+        self._diag_board_lost()
+        LinkWatch._on_reboot(self, event)
 
     #: board and link events by exact type (every event class is final); the board's
     #: buttons are requests, taken before the lock (on_board_event)
@@ -86,7 +96,7 @@ class CycleController(CycleSteps, LinkWatch):
         (
             _route(LinkUp, LinkWatch._on_link_up),
             _route(LinkDown, LinkWatch._on_link_down),
-            _route(PeerRebooted, LinkWatch._on_reboot),
+            _route(PeerRebooted, _on_board_restart),
             _route(ProtocolMismatch, LinkWatch._on_mismatch),
             _route(PortDown, LinkWatch._on_port_down),
             _route(PortUp, LinkWatch._on_port_up),
@@ -94,9 +104,11 @@ class CycleController(CycleSteps, LinkWatch):
             _route(m.Done, CycleSteps._on_done),
             _route(m.ManifestChunk, CycleSteps._on_chunk),
             _route(m.Dice, CycleSteps._on_dice),
-            _route(m.Refused, CycleGuards._on_refused),
+            _route(m.Refused, _on_refusal),
             _route(m.Fault, CycleGuards._on_fault),
             _route(m.BoardStatus, Reconciler._on_board_status),
+            _route(m.SensorData, BoardTests._on_sensor_data),
+            _route(m.MotorResult, BoardTests._on_motor_result),
         )
     )
 
@@ -141,7 +153,7 @@ class CycleController(CycleSteps, LinkWatch):
                 table=self.table,
                 tile_set_on_top=self._on_top(),
                 tile_set_waiting=self._waiting_set(),
-                link_up=self._link_up,
+                link_up=self.link_up,
                 board=self._board_info(),
                 fault=self._fault,
                 last_cycle=self._last_dealt.cycle_id if self._last_dealt else None,
@@ -218,10 +230,10 @@ class CycleController(CycleSteps, LinkWatch):
         if action == "clear_fault":
             if action not in row.accepts:
                 return row.refusal(action)
-            return None if self._link_up else NOT_CONNECTED_CLEAR
+            return None if self.link_up else NOT_CONNECTED_CLEAR
         if "clear_fault" in row.accepts:
             return row.refusal(action)  # in fault or stopped: the technician comes first
-        if not self._link_up:
+        if not self.link_up:
             return NOT_CONNECTED
         if action not in row.accepts:
             return row.refusal(action)

@@ -188,8 +188,10 @@ class CycleCore:
 
     @property
     def link_up(self) -> bool:
-        """Whether the board answers (without building a whole status)."""
-        return self._link_up
+        """Whether the board answers (without building a whole status): the link is up and
+        the port is open and this controller's alone (drivers/board.py: a port closed, or
+        another program at it, is a link down now, not once the link's timeout has run out)."""
+        return self._link_up and self._port_ok
 
     def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
         with self._lock:

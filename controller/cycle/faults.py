@@ -40,8 +40,8 @@ START_OVER = (
     "press CLEAR FAULT: the table asks the board where the sets are and carries on from there"
 )
 _CLEAR = "press CLEAR FAULT, then SHUFFLE (walls already built underneath are read again)"
-#: mjtable diag opens the board's port itself: the service must let go of it first
-DIAG = "mjtable diag (it needs the board's port: systemctl stop mjtable first, start it after)"
+#: mjtable diag asks the running service (the port is the service's alone)
+DIAG = "mjtable diag (it asks the running service; --motors tests the motors once at rest)"
 #: a ``{detail}`` of a template, with its format if any
 _DETAIL = re.compile(r"\{(\w+)(?::[^}]*)?\}")
 

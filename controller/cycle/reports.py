@@ -125,6 +125,85 @@ class ButtonEvent(_Event):
     reason: str
 
 
+class BoardIdentity(BaseModel):
+    """The board as its HELLO_REPLY describes it (``mjtable diag``'s ``hello``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    protocol: str = Field(description="the protocol version the board speaks, MAJOR.MINOR")
+    firmware: str
+    build: str = Field(description="the first 16 hex digits of the firmware build's hash")
+    serial: str
+    session: str
+    capabilities: list[str]
+    fitted: list[str] = Field(description="what the board has fitted, in words")
+    tile_sets: int
+    tiles: int
+    stacks_per_wall: int
+    seed: int | None = Field(description="the seed of a board that shuffles reproducibly")
+
+
+class BoardPlaces(BaseModel):
+    """Where the board has its tile sets, why it last started, its motions begun."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tile_sets: dict[str, str] = Field(description="where each tile set is, in words")
+    reset_cause: str
+    motions: int
+
+
+class SensorReport(BaseModel):
+    """Every sensor of the board (SENSOR_DATA), in words."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    state: str = Field(description="the board's state: name and words")
+    fault: str | None = Field(description="the fault latched, name and words")
+    advice: str | None
+    switches: list[str] = Field(description="the switches and sensors that are on")
+    wall_tiles: dict[str, int] = Field(description="tiles standing in each wall channel")
+    lifts_up: list[str]
+    lifts_down: list[str]
+    currents: dict[str, int] = Field(description="each motor's current now, mA")
+    temperature_c: float
+
+
+class MotorReport(BaseModel):
+    """One motor's test (MOTOR_TEST): its current beside its limits, and the verdict in words."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    motor: str = Field(description="the motor's name in the protocol")
+    words: str = Field(description="the motor in words")
+    ms: int = Field(description="how long the test was asked to run")
+    ok: bool | None = Field(description="the board's verdict (null: the test was refused)")
+    current_ma: int | None = Field(
+        description="its running current: the mean of its readings, over the stretch that "
+        "stopped the test when one did"
+    )
+    limit_ma: int | None = Field(description="its over-current limit (seized over it)")
+    strain_ma: int | None = Field(description="its strain level (straining over it)")
+    verdict: str = Field(description="ok, NOT OK or refused, with the figures, in words")
+    advice: str | None = Field(description="what to check on a motor that is NOT OK")
+    refused: str | None = Field(description="the board's refusal, by name")
+
+
+class DiagEvent(_Event):
+    """A technician's diagnosis (the ``diag`` request) as it goes: the board and its sensors
+    (``board``), each motor's test (``motor``), the end (``done``). Full socket only."""
+
+    type: Literal["diag"] = "diag"
+    test: str = Field(description="the id the diag request was answered with")
+    step: Literal["board", "motor", "done"]
+    hello: BoardIdentity | None = None
+    status: BoardPlaces | None = None
+    sensors: SensorReport | None = None
+    motor: MotorReport | None = None
+    ok: bool | None = Field(default=None, description="at the end: whether all went well")
+    message: str = Field(default="", description="at the end: how it went, in words")
+
+
 Event = Annotated[
     PhaseEvent
     | ProgressEvent
@@ -134,7 +213,8 @@ Event = Annotated[
     | ThrowWantedEvent
     | DealtEvent
     | LinkEvent
-    | ButtonEvent,
+    | ButtonEvent
+    | DiagEvent,
     Field(discriminator="type"),
 ]
 
@@ -194,6 +274,17 @@ class CommandResult(BaseModel):
 Answered = Callable[[CommandResult], None]
 
 
+class DiagStarted(BaseModel):
+    """The answer to ``diag``: whether the diagnosis started; its ``diag`` events follow."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    accepted: bool
+    test: str | None = Field(description="the id of the diag events that follow (null: refused)")
+    message: str = Field(description="what happens now, or why not and what to do, in words")
+    state: str = Field(description="the table's state after the request")
+
+
 class ApiBackend(Protocol):
     """What the local API (and the panel, and the CLI) need from the table controller.
 
@@ -221,6 +312,11 @@ class ApiBackend(Protocol):
 
     def enter_dice(self, dice: list[int], source: Source) -> CommandResult:
         """The dice of a throw made by hand, when the table waits for one (throw_wanted)."""
+        ...
+
+    def diagnose(self, motors: bool, motor_ms: int | None, source: Source) -> DiagStarted:
+        """Read the board's sensors and, with ``motors`` and the table at rest, test each motor
+        (``motor_ms`` each; None: the board's default); ``diag`` events follow."""
         ...
 
     def last_dealt(self) -> DealtState | None: ...

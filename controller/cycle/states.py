@@ -35,6 +35,7 @@ State = Literal[
     "fault",
     "recovering",
     "restoring",
+    "testing",
 ]
 
 OFFLINE: Final = "offline"
@@ -51,6 +52,7 @@ STOPPED: Final = "stopped"
 FAULT: Final = "fault"
 RECOVERING: Final = "recovering"
 RESTORING: Final = "restoring"
+TESTING: Final = "testing"
 
 #: The states of the machine, in the order of a cycle, then the exceptional ones.
 STATES: tuple[State, ...] = (
@@ -68,6 +70,7 @@ STATES: tuple[State, ...] = (
     FAULT,
     RECOVERING,
     RESTORING,
+    TESTING,
 )
 
 
@@ -157,6 +160,10 @@ class StateRow:
 
 _IN_FAULT = "the table is in fault: a technician must clear it first"
 _WAS_STOPPED = "the table was stopped: press CLEAR FAULT to start over"
+_UNDER_TEST = (
+    "the table is under test (motor tests asked with mjtable diag --motors): wait for them "
+    "to end, or press STOP"
+)
 _STOP: frozenset[Action] = frozenset({"stop"})
 
 #: One row per state, in the order of STATES.
@@ -285,6 +292,15 @@ STATE_TABLE: tuple[StateRow, ...] = (
         motion=True,
         returning="wait",
     ),
+    StateRow(
+        TESTING,
+        "motor tests asked by a technician (mjtable diag --motors): MOTOR_TEST of each motor in "
+        "turn, each bounded by its time and a margin; nothing else moves",
+        BUSY_LED,
+        accepts=_STOP,
+        refusals={"shuffle": _UNDER_TEST, "deal": _UNDER_TEST},
+        deadline="test",  # beyond each test's own time
+    ),
 )
 
 #: state name -> its row
@@ -298,6 +314,8 @@ AT_REST: frozenset[str] = frozenset(row.state for row in STATE_TABLE if row.at_r
 #: states in which the board works on alone while the link is lost (its events follow)
 WAITING: frozenset[str] = frozenset(row.state for row in STATE_TABLE if row.returning == "wait")
 ANY_BUT_FAULT: list[str] = [s for s in STATES if s != FAULT]
+#: the states motor tests may start from: at rest, no fault to clear
+TEST_FROM: tuple[State, ...] = (IDLE, READY, DEALT)
 
 
 def panel_leds(state: str) -> Leds:
@@ -326,6 +344,8 @@ TRANSITIONS: tuple[tuple[str, str | list[str], str], ...] = (
     ("recovered", RECOVERING, IDLE),
     ("restore", RECOVERING, RESTORING),
     ("restored", RESTORING, IDLE),
+    ("start_test", list(TEST_FROM), TESTING),
+    ("tested", TESTING, IDLE),
 )
 
 

@@ -7,8 +7,9 @@ its own words (a missing file is "-", not an errno: errno numbers differ between
 mpremote's own ``fs`` commands depend on them). The library's API is young; everything of it
 this project uses is in this file.
 
-Every failure is a FirmwareError in one line: the port is missing, not ours to open, held by
-another program, not a MicroPython board, or the board stopped answering.
+Every failure is a FirmwareError in one line: the port is missing, not ours to open, not a
+MicroPython board, or the board stopped answering; a port another program holds (the service,
+diag: mpremote opens it exclusively, as they do) is a PortHeld naming that program.
 """
 
 from __future__ import annotations
@@ -21,6 +22,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from controller.firmware import FirmwareError
+from drivers.portlock import PortHeld, held_reason, lockers
+
+#: What to do when another program holds the board's port.
+HELD_ADVICE = (
+    "the firmware is flashed and verified with the port free: stop that program first "
+    "(the service: sudo systemctl stop mjtable), run this again, then start it again"
+)
 
 #: bytes written per exec on the board (mpremote's own chunk)
 CHUNK = 256
@@ -79,6 +87,13 @@ def _mpremote() -> tuple[Any, type[Exception], type[Exception]]:
     )
 
 
+def held_port(port: str) -> None:
+    """PortHeld when another program holds ``port`` exclusively."""
+    found = lockers(port)
+    if found:
+        raise PortHeld(held_reason(port, found, HELD_ADVICE))
+
+
 def check_port(port: str) -> None:
     """FirmwareError when the port's device is missing or not ours to open."""
     if not port.startswith("/"):
@@ -115,9 +130,12 @@ class Board:
             with _quiet():
                 self._transport = serial_transport(self.port, baudrate=115200, timeout=1)
         except self._errors as exc:
+            found = lockers(self.port)  # mpremote says only "failed to access"
+            if found:
+                raise PortHeld(held_reason(self.port, found, HELD_ADVICE)) from None
             raise FirmwareError(
-                f"cannot open {self.port} ({_first_line(exc)}): another program may hold it "
-                "(stop the mjtable service first: systemctl stop mjtable)"
+                f"cannot open {self.port} ({_first_line(exc)}): is another program using it? "
+                f"(`sudo fuser -v {self.port}` names it)"
             ) from None
         try:
             with _quiet():

@@ -184,6 +184,7 @@ class DeadlinesSection(Section):
     dice: float = _seconds(DEFAULT_DEADLINES.dice)
     clear: float = _seconds(DEFAULT_DEADLINES.clear)
     stop: float = _seconds(DEFAULT_DEADLINES.stop)
+    test: float = _seconds(DEFAULT_DEADLINES.test)
 
     def cycle(self) -> Deadlines:
         """The controller's phase deadlines: every key but ``hello``, which is the service's."""

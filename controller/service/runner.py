@@ -48,6 +48,7 @@ from controller.service.simcontrol import SimControlServer
 from controller.service.supervision import ServiceController
 from controller.service.systemd import sd_notify, watchdog_interval
 from controller.service.watchdog import Watchdog, loop_probe, thread_probe
+from drivers.board import HELD_ADVICE
 from drivers.panel import (
     DEFAULT_PRODUCT_ID,
     DEFAULT_VENDOR_ID,
@@ -57,10 +58,14 @@ from drivers.panel import (
     PanelReplugged,
     PanelUnplugged,
 )
+from drivers.portlock import EXIT_HELD, PortHeld, held_reason, lockers
 from drivers.usbemu import EmulatedPanel, EmulatedUsbBackend
 from rules.profiles import Profile, load_profile
 
 log = logging.getLogger("mjtable.service")
+
+#: How long the start waits for the first try of the board's port (made at once).
+PORT_TRY_S = 5.0
 
 #: How long one read of the panel waits for a report: stopping the service waits for the
 #: read under way (a USB read cannot be cut short), so SIGTERM ends the service within it.
@@ -111,6 +116,7 @@ class Service:
 
     def start(self) -> None:
         config = self.config
+        self._refuse_a_held_port()
         table_number = config.table.number
         self.audit = AuditLog.open(
             config.audit.path, max_bytes=config.audit.rotate_bytes, key=config.audit.key
@@ -151,6 +157,9 @@ class Service:
         self.controller.attach(link)
         link.start()
         url = self.connection.url
+        failure = link.open_failure if link.tried.wait(PORT_TRY_S) else None
+        if failure is not None and failure.kind == "held":  # two drivers of one board: neither
+            raise PortHeld(failure.reason)  # would work (docs/cli.md, exit status 4)
         self._start_panel()
         self.api = config.api.server(self.controller)
         self.api.start()
@@ -170,6 +179,17 @@ class Service:
         self._hello_watch.daemon = True
         self._hello_watch.start()
         self._start_watchdog()
+
+    def _refuse_a_held_port(self) -> None:
+        """PortHeld when another program holds the board's port (another service, diag,
+        a firmware flash): two drivers of one board break each other's link, so this one does
+        not start (exit status 4), before it writes anything. A holder that took no lock is
+        found when the link opens the port (start waits for that first try)."""
+        board = self.config.board
+        if self.sim is None and board is not None:
+            found = lockers(board.port)
+            if found:
+                raise PortHeld(held_reason(board.port, found, HELD_ADVICE))
 
     def _start_watchdog(self) -> None:
         """Under a unit with WatchdogSec=: WATCHDOG=1 while the board link's loop and the
@@ -202,7 +222,11 @@ class Service:
         failure = link.open_failure if link is not None else None
         if failure is not None:
             log.error("%s; the service keeps trying", failure.reason)
-            why = {"permission": "permission denied", "refused": "not allowed by the unit"}
+            why = {
+                "permission": "permission denied",
+                "refused": "not allowed by the unit",
+                "held": "held by another program",
+            }
             words = why.get(failure.kind, "cannot be opened")
         else:
             log.error(
@@ -365,6 +389,10 @@ def run_service(config: Config, sim: SimOptions | None) -> int:
     signal.signal(signal.SIGINT, on_signal)
     try:
         service.start()
+    except PortHeld as exc:
+        log.error("the service could not start: %s", exc)
+        service.stop(f"start failed: {exc}")
+        return EXIT_HELD
     except Exception as exc:
         log.error("the service could not start: %s", exc)
         service.stop(f"start failed: {exc}")

@@ -37,6 +37,7 @@ REQUESTS: dict[str, dict[str, Any]] = {
     "get_cycle": {"cycle": "c-000001"},
     "subscribe": {},
     "unsubscribe": {},
+    "diag": {"motors": False},
 }
 
 

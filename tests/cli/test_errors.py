@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cli import build_parser, main
-from cli import diag as cmd_diag
 from controller.audit.writer import AuditLog
+from controller.cycle import diagnosis
 from controller.service import embedded
 from simulator.config import Timings
-from tests.support.commands import mjtable
+from tests.support.commands import ROOT, mjtable
 from tests.support.leaks import resources
 
 
@@ -27,8 +28,17 @@ def one_line(stderr: str) -> str:
 # -- diag ------------------------------------------------------------------------------
 
 
-def test_diag_motor_limit_is_the_boards() -> None:
-    assert Timings().max_motor_test_ms == cmd_diag.MAX_MOTOR_MS
+def test_diag_motor_limits_are_the_boards_written_once() -> None:
+    # The longest test and the default one are the firmware's (firmware/config.py): neither
+    # diag nor the API keeps a copy of the numbers.
+    for path in ("cli/diag.py", "controller/api/messages.py", "controller/cycle/diagnosis.py"):
+        text = (ROOT / path).read_text()
+        assert not re.search(r"\b10_?000\b|\b300\b", text), path
+    timings = Timings()
+    assert diagnosis.max_motor_ms() == timings.max_motor_test_ms
+    assert diagnosis.default_motor_ms() == timings.motor_test_ms
+    # long enough for the stall trip to complete on each leg of a lift's out-and-back
+    assert timings.motor_test_ms // 2 > timings.stall_trip_ms
 
 
 @pytest.mark.parametrize(
@@ -52,7 +62,8 @@ def test_diag_motor_limits_are_accepted(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     report = json.loads(run.stdout)
     assert len(report["motors"]) == 9
-    assert all("current_ma" in motor for motor in report["motors"])  # none refused
+    assert all(motor["refused"] is None for motor in report["motors"])  # none refused
+    assert all(motor["ms"] == 1 for motor in report["motors"])
 
 
 def test_diag_faults_counts_the_last_ones(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ import pytest
 from cli import EXIT_BROKEN_PIPE, build_parser
 from controller import __version__
 from controller.api.client import ApiClient
+from firmware.config import Timings
 from protocol.messages import PROTO_MAJOR, PROTO_MINOR
 from tests.support.commands import ROOT, mjtable
 from tests.support.fake_controller import WAIT
@@ -285,7 +286,8 @@ def test_diag_speaks_in_words_and_moves_no_motor_unless_asked(tmp_path: Path) ->
     assert "  board        firmware 1.0.0, build " in text
     assert "  state        idle: waiting for a command\n" in text
     assert "  fault        none\n" in text
-    assert "motors: not tested (mjtable diag --motors runs each for 300 ms)" in text
+    default = Timings().motor_test_ms
+    assert f"motors: not tested (mjtable diag --motors runs each for {default} ms)" in text
     assert "mA" not in text  # no motor ran
     report = json.loads(mjtable("diag", "--sim", "--json", timeout=60).stdout)
     assert "motors" not in report
@@ -305,6 +307,7 @@ def test_diag_with_motors_tests_each_and_reads_an_audit_log(tmp_path: Path) -> N
     text = done.stdout
     assert not PYTHON_REPR.search(text), PYTHON_REPR.search(text)
     tests = [line for line in text.splitlines() if re.match(r"  \[\d/9\] ", line)]
-    assert len(tests) == 9 and all(line.endswith(" mA  ok") for line in tests), tests
+    verdict = re.compile(r" \d+ mA  ok \(strain level \d+ mA, limit \d+ mA\)$")
+    assert len(tests) == 9 and all(verdict.search(line) for line in tests), tests
     assert "  verdict      the chain holds: 1 record(s), 0 cycle(s)" in text
     assert "HEAD_JAM: the head jammed\n      check: look" in text

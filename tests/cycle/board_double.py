@@ -6,7 +6,8 @@ rules of which command each place allows: ``firmware.places`` (``shuffle_block``
 applies them; the controller's guard (controller/cycle/places.py) applies the same rules to the
 places the board reported, so what is checked is that it plans from that report. Every command it
 would have refused for where the sets are, for a fault or for a motion running is kept in
-``impossible``. Motions end at once; a board reported moving (a set BUILDING) stops on STOP.
+``impossible``. Motions end at once (a motor test: every motor healthy, the dice motor refused,
+as a board without dice unit); a board reported moving (a set BUILDING) stops on STOP.
 
 ``Bench`` is a controller on that board through a link that queues what the controller sends;
 ``pump`` hands the board's answers back, in order, until nothing is left.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import random
 from collections import deque
+from dataclasses import fields
 from typing import Any, cast
 
 from controller.cycle.controller import CycleController
@@ -45,7 +47,7 @@ PARTIAL, BUILT, UP, UNKNOWN = (
 )
 PLACES = (DISC, SHUFFLED, BUILDING, PARTIAL, BUILT, UP, UNKNOWN)
 #: long enough never to pass during a unit test
-PATIENT = Deadlines(*(600.0,) * 8)
+PATIENT = Deadlines(*(600.0,) * len(fields(Deadlines)))
 
 
 def physical(places: tuple[int, int]) -> bool:
@@ -158,6 +160,11 @@ class ReferenceBoard:
             return [m.Done(msg.TYPE, codes.RESULT_OK)]
         if isinstance(msg, m.DisplayDice):
             return [m.Done(msg.TYPE, codes.RESULT_OK)]
+        if isinstance(msg, m.MotorTest) and msg.motor == codes.MOTOR_DICE:
+            return [m.Refused(msg.TYPE, codes.REFUSE_UNSUPPORTED, 0)]  # no dice unit fitted
+        if isinstance(msg, m.Sensors):
+            currents = [0] * codes.MOTOR_COUNT
+            return [m.SensorData(self.state, self.fault, 0, (0, 0, 0, 0), 0, 0x1F, currents, 240)]
         if isinstance(msg, m.ReadManifest):
             if set_block(self.sets, manifest_block, msg.tile_set):
                 return self._refuse(msg, codes.REFUSE_BAD_STATE, 4, "set not built")
@@ -199,6 +206,8 @@ class ReferenceBoard:
             self.state = codes.STATE_IDLE
         elif isinstance(msg, m.RollDice):
             return [m.Dice(msg.tag, [self._rng.randint(1, 6) for _ in range(msg.count)])]
+        elif isinstance(msg, m.MotorTest):  # a healthy motor, at half its limit
+            return [m.MotorResult(msg.motor, 400, 1)]
         return [m.Done(msg.TYPE, codes.RESULT_OK)]
 
 

@@ -52,7 +52,10 @@ def drive(bench: Bench, state: str) -> None:
         bench.board.put((UNKNOWN, DISC))
     bench.link_up()
     bench.pump()
-    if state in ("idle", "restoring"):
+    if state in ("idle", "restoring", "testing"):
+        if state == "testing":  # a technician's motor tests, the first one under way
+            assert bench.controller.diagnose(True, None, "cli").accepted
+            bench.pump(until="testing")
         if state == "restoring":
             assert bench.press("clear_fault")
             bench.pump(until="restoring")

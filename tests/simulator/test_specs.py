@@ -37,6 +37,7 @@ def test_every_kind_parses_with_its_default_phase_and_round_trips() -> None:
         "reboot": "reboot@lift",
         "noise": "noise:error=0.01",
         "cut": "cut@build:seconds=4,at=20",
+        "strain": "strain:motor=3,hold=1",
     }
     assert set(examples) == set(FAULT_KINDS)
     for text in examples.values():
@@ -68,6 +69,8 @@ def test_every_kind_parses_with_its_default_phase_and_round_trips() -> None:
         ("noise:error=2", "out of range"),
         ("cut:seconds=0", "out of range"),
         ("estop:at=30", "unknown key 'at'"),
+        ("strain@lift:motor=3", "cannot strike in phase lift"),
+        ("strain:at=20", "unknown key 'at'"),
         ("dice:hold=-1", "out of range"),
         ("dice:at=100", "out of range"),
         ("short@build:at=50", "unknown key 'at'"),

@@ -22,6 +22,8 @@ from controller.cycle.reports import (
     Answered,
     CommandResult,
     DealtEvent,
+    DiagEvent,
+    DiagStarted,
     Event,
     FaultClearedEvent,
     FaultEvent,
@@ -164,6 +166,17 @@ class FakeTable:
             state=self.state,
             cycle=self.cycle,
         )
+
+    def diagnose(self, motors: bool, motor_ms: int | None, source: Source) -> DiagStarted:
+        """A diagnosis that ends at once (its ``done`` event follows the answer)."""
+        with self._lock:
+            self.requests.append(("diag", source))  # type: ignore[arg-type]
+            state = self.state
+        if motors and state != "idle":
+            message = f"motor tests need the table at rest, and it is {state}"
+            return DiagStarted(accepted=False, test=None, message=message, state=state)
+        self.emit(DiagEvent(at=now(), test="diag-1", step="done", ok=True, message="read"))
+        return DiagStarted(accepted=True, test="diag-1", message="reading", state=state)
 
     def last_dealt(self) -> DealtState | None:
         with self._lock:

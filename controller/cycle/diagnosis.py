@@ -1,0 +1,142 @@
+"""The board's own reports as a technician reads them: identity, places, sensors, motor tests.
+
+One translation of the board's messages into the models of reports.py (``BoardIdentity``,
+``BoardPlaces``, ``SensorReport``, ``MotorReport``), for both ways of diagnosing a board:
+``mjtable diag`` on a port of its own, and the service's ``diag`` operation (testing.py)
+while the service holds the port. The names and words are the protocol's (protocol/codes.py);
+each motor's limits are the board's firmware's (firmware/config.py: its over-current limit and
+its strain level), so the verdict of a motor test says the current beside them.
+"""
+
+from __future__ import annotations
+
+import protocol.codes as codes
+import protocol.messages as m
+from controller.cycle.reports import BoardIdentity, BoardPlaces, MotorReport, SensorReport
+from firmware.config import Timings
+
+#: The board's limits, as its firmware declares them.
+LIMITS = Timings()
+
+
+def default_motor_ms() -> int:
+    """How long each motor test runs unless a technician says otherwise (the firmware's)."""
+    return LIMITS.motor_test_ms
+
+
+def max_motor_ms() -> int:
+    """The longest motor test the board accepts (the firmware's)."""
+    return LIMITS.max_motor_test_ms
+
+
+def identity(reply: m.HelloReply) -> BoardIdentity:
+    fitted = {
+        codes.CAP_READER: "tile reader",
+        codes.CAP_DICE: "dice unit",
+        codes.CAP_BUTTONS: "seat buttons",
+    }
+    return BoardIdentity(
+        protocol=f"{reply.proto_major}.{reply.proto_minor}",
+        firmware=f"{reply.fw_major}.{reply.fw_minor}.{reply.fw_patch}",
+        build=reply.status.build_hash,
+        serial=reply.serial,
+        session=f"{reply.session_id:08x}",
+        capabilities=codes.flag_names(reply.capabilities, codes.CAPABILITIES),
+        fitted=[words for bit, words in fitted.items() if reply.capabilities & bit],
+        tile_sets=reply.tile_sets,
+        tiles=reply.tiles,
+        stacks_per_wall=reply.stacks_per_wall,
+        seed=reply.seed if reply.capabilities & codes.CAP_SEEDED else None,
+    )
+
+
+def places(
+    places: tuple[int, ...] | list[int], laid: tuple[int, ...] | list[int], reset: int, motions: int
+) -> BoardPlaces:
+    """Where the sets are (the board's places and tiles laid), why it started, its motions."""
+    sets: dict[str, str] = {}
+    for name, place, count in zip("AB", places, laid, strict=False):
+        words = codes.PLACES.get(place, (None, f"unknown place {place}"))[1]
+        sets[name] = f"{words}, {count} tiles in walls" if count else words
+    return BoardPlaces(
+        tile_sets=sets,
+        reset_cause=codes.RESET_CAUSES.get(reset, ("", f"unknown cause {reset}"))[1],
+        motions=motions,
+    )
+
+
+def _words(table: dict[int, tuple[str, str, str]], bits: int) -> list[str]:
+    return [words for bit, (_name, words, _advice) in sorted(table.items()) if bits & bit]
+
+
+def sensors(data: m.SensorData) -> SensorReport:
+    fault = None
+    advice = None
+    if data.fault:
+        name, what, advice = codes.fault_info(data.fault)
+        fault = f"{name}: {what}"
+    state_name, state_words, _ = codes.STATES.get(data.state, (f"{data.state}", "unknown", ""))
+    return SensorReport(
+        state=f"{state_name.lower()}: {state_words}",
+        fault=fault,
+        advice=advice or None,
+        switches=_words(codes.SENSOR_FLAGS, data.flags),
+        wall_tiles=dict(zip("ESWN", data.wall_tiles, strict=True)),
+        lifts_up=_words(codes.LIFT_BITS, data.lift_up),
+        lifts_down=_words(codes.LIFT_BITS, data.lift_down),
+        currents={
+            codes.MOTORS.get(i, ("", f"motor {i}", ""))[1]: current
+            for i, current in enumerate(data.currents_ma)
+        },
+        temperature_c=data.temperature_dc / 10,
+    )
+
+
+def motor_verdict(motor: int, current: int, ok: bool) -> str:
+    """The verdict of a test in words: what the current (said beside it) was against the
+    motor's limits."""
+    limit = LIMITS.current_limit_ma[motor]
+    strain = LIMITS.strain_ma(motor)
+    if ok:
+        return f"ok (strain level {strain} mA, limit {limit} mA)"
+    trip = f"{LIMITS.stall_trip_ms / 1000:g} s"
+    if current > limit:
+        return f"NOT OK, seized or blocked: over its limit of {limit} mA for {trip}"
+    if current > strain:
+        return (
+            f"NOT OK, straining: over its strain level of {strain} mA for {trip} "
+            f"({LIMITS.strain_pct} % of its limit of {limit} mA; a free motor draws about half)"
+        )
+    return f"NOT OK: the board stopped the test (strain level {strain} mA, limit {limit} mA)"
+
+
+def motor_result(motor: int, ms: int, result: m.MotorResult | m.Refused) -> MotorReport:
+    """One motor test's report: the board's result, or its refusal, in words."""
+    name, words, advice = codes.MOTORS.get(motor, (f"MOTOR_{motor}", f"motor {motor}", ""))
+    if isinstance(result, m.Refused):
+        refused, why, _ = codes.refusal_info(result.reason)
+        return MotorReport(
+            motor=name,
+            words=words,
+            ms=ms,
+            ok=None,
+            current_ma=None,
+            limit_ma=None,
+            strain_ma=None,
+            verdict=f"refused: {why}",
+            advice=None,
+            refused=refused,
+        )
+    ok = bool(result.ok)
+    return MotorReport(
+        motor=name,
+        words=words,
+        ms=ms,
+        ok=ok,
+        current_ma=result.current_ma,
+        limit_ma=LIMITS.current_limit_ma[motor],
+        strain_ma=LIMITS.strain_ma(motor),
+        verdict=motor_verdict(motor, result.current_ma, ok),
+        advice=None if ok else advice or None,
+        refused=None,
+    )
