@@ -117,6 +117,11 @@ class FakeTable:
     def enter_dice(self, dice: list[int], source: Any) -> CommandResult:
         return self.request("throw", source)
 
+    def set_leader(self, seat: Any, source: Any) -> CommandResult:
+        return CommandResult(
+            action="set_leader", accepted=True, message="fake", state=self.state, cycle=None
+        )
+
     def diagnose(self, motors: bool, motor_ms: int | None, source: Any) -> DiagStarted:
         return DiagStarted(accepted=False, test=None, message="fake", state=self.state)
 

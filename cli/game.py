@@ -43,7 +43,7 @@ LOCK = "follow.lock"
 POLL = 0.2
 RETRY = 1.0
 
-Item = tuple[str, Any]  # ("table", DealtState) | ("floor", str) | ("say", str)
+Item = tuple[str, Any]  # ("table", DealtState) | ("floor", str) | ("say", str) | ("connected", "")
 
 
 def register(subparsers: Any) -> None:
@@ -199,6 +199,7 @@ def _table(socket: str, items: queue.Queue[Item], stop: threading.Event, holder:
         holder[:] = [client]
         try:
             client.subscribe()
+            items.put(("connected", ""))  # the table may have forgotten who leads next
             last = client.last_dealt()
             if down:
                 items.put(("say", f"the table answers again on {socket}"))
@@ -316,6 +317,7 @@ def _run(
           f"{follower.lines} floor lines taken so far", flush=True)  # fmt: skip
     for reader in readers:
         reader.start()
+    told: str | None = None  # the Leader the table was last told
     try:
         while not stop.is_set():
             try:
@@ -325,6 +327,10 @@ def _run(
             if kind == "say":
                 print(item, flush=True)
                 continue
+            if kind == "connected":
+                told = None
+                told = _tell_leader(socket, follower, told)
+                continue
             if isinstance(item, DealtState) and item.cycle_id in follower.cycles:
                 continue  # the last dealt state again, after a reconnection
             journal.append(item)
@@ -333,6 +339,7 @@ def _run(
             else:
                 notices = follower.floor_line(item)
             _say(notices, args.lang, args.verbose)
+            told = _tell_leader(socket, follower, told)
     finally:
         stop.set()
         for client in holder:
@@ -341,6 +348,27 @@ def _run(
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return 0
+
+
+def _tell_leader(socket: str, follower: Follower, told: str | None) -> str | None:
+    """Tell the table who leads the next deal when the game knows and the table was not told
+    (it passes the role on after each deal; a Wenzhou Leader who wins keeps it); what it was
+    told. A table that cannot be asked now is asked again at its next connection."""
+    from controller.api.client import ApiClient, ClientError  # lazy: as in _table
+
+    leader = follower.record.next_leader()
+    if leader is None or leader == told:
+        return told
+    try:
+        with ApiClient(socket, timeout=10.0) as client:
+            result = client.set_leader(leader)
+    except ClientError as exc:
+        words = f"the table could not be told that {leader} leads next ({exc})"
+        print(f"mjtable game follow: {words}; it is told again when it answers",
+              file=sys.stderr, flush=True)  # fmt: skip
+        return told
+    print(f"the table is told: {result.message}", flush=True)
+    return leader
 
 
 # --------------------------------------------------------------------------- show

@@ -159,6 +159,21 @@ class GameRecord:
             return "seating"
         return "dealt"
 
+    def next_leader(self) -> Seat | None:
+        """The Leader the next dealt state must have, when the record knows it: the game's
+        Leader (kept after a Wenzhou Leader's win, passed on otherwise), or the next game's
+        when the seats stay. None while a hand is in play, before the first deal of a game
+        whose seats are not drawn, and in the simplified rules (the dice choose player A)."""
+        rule_set = self.rule_set
+        if rule_set is None or rule_set is RuleSet.SIMPLIFIED or self.expects() != "dealt":
+            return None
+        game = self.game
+        if game is None:
+            return None
+        if not game.turn.over:
+            return game.turn.leader
+        return next_game_leader(rule_set, game.turn)
+
     # ----------------------------------------------------------------- events
 
     def apply(self, event: GameEvent) -> None:

@@ -318,6 +318,11 @@ class ApiClient:
     def stop(self) -> CommandResult:
         return CommandResult.model_validate(self.call("stop"))
 
+    def set_leader(self, seat: str) -> CommandResult:
+        """Who leads the next deal (the rules layer's word: a Wenzhou Leader who wins keeps
+        the role)."""
+        return CommandResult.model_validate(self.call("set_leader", seat=seat))
+
     def throw(self, dice: list[int]) -> CommandResult:
         """Enter the dice of a throw made by hand (dice.source = dealer)."""
         return CommandResult.model_validate(self.call("throw", dice=list(dice)))

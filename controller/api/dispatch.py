@@ -33,6 +33,7 @@ from controller.api.messages import (
     ErrorResponse,
     GetCycleRequest,
     LastDealtRequest,
+    SetLeaderRequest,
     ShuffleRequest,
     StatusRequest,
     StatusResponse,
@@ -101,6 +102,8 @@ def answer(
                 ),
             )
         return DealtResponse(id=rid, result=dealt)
+    if isinstance(request, SetLeaderRequest):
+        return CommandResponse(id=rid, result=table.set_leader(request.seat, "api"))
     if isinstance(request, DiagRequest):
         return DiagResponse(id=rid, result=table.diagnose(request.motors, request.motor_ms, "api"))
     if isinstance(request, SubscribeRequest):

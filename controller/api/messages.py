@@ -39,6 +39,7 @@ from controller.cycle.reports import FaultEvent as FaultEvent
 from controller.cycle.reports import Status as Status
 from controller.cycle.reports import utc_now as utc_now
 from rules.dealt import DealtState
+from rules.words import Seat
 
 # --- requests -------------------------------------------------------------------
 
@@ -139,6 +140,15 @@ class DiagRequest(BaseRequest):
     )
 
 
+class SetLeaderRequest(BaseRequest):
+    """Who leads the next deal, from the rules layer: the cycle under way's Leader until its
+    dice are thrown, else the next cycle's (the table passes the role on after each deal; a
+    Wenzhou Leader who wins keeps it). Full socket only."""
+
+    op: Literal["set_leader"]
+    seat: Seat = Field(description="the seat that leads: E, S, W or N")
+
+
 class SubscribeRequest(BaseRequest):
     """Start receiving events on this connection."""
 
@@ -163,6 +173,7 @@ REQUEST_MODELS: dict[str, type[BaseRequest]] = {
     "subscribe": SubscribeRequest,
     "unsubscribe": UnsubscribeRequest,
     "diag": DiagRequest,
+    "set_leader": SetLeaderRequest,
 }
 OPS: tuple[str, ...] = tuple(REQUEST_MODELS)
 
@@ -177,7 +188,8 @@ Request = Annotated[
     | GetCycleRequest
     | SubscribeRequest
     | UnsubscribeRequest
-    | DiagRequest,
+    | DiagRequest
+    | SetLeaderRequest,
     Field(discriminator="op"),
 ]
 

@@ -60,6 +60,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "fault": ("code", "message"),
     "fault_cleared": ("code",),
     "button": ("button", "source", "accepted"),
+    "leader_set": ("leader", "source", "applies_to"),
     "motor_tests": ("test", "source", "ms"),
     "motor_test": ("test", "motor", "ok"),
     "torn_tail": ("file", "bytes", "sha256", "offset", "lines"),

@@ -55,7 +55,7 @@ from protocol.events import LinkDown, LinkUp, PeerRebooted, ProtocolMismatch
 from rules.dealt import DealtState
 from rules.dice import next_throw
 from rules.seating import next_leader
-from rules.words import TileSetName
+from rules.words import Seat, TileSetName
 
 log = logging.getLogger("mjtable.controller")
 
@@ -158,6 +158,7 @@ class CycleController(CycleSteps, LinkWatch, BoardTests):
                 fault=self._fault,
                 last_cycle=self._last_dealt.cycle_id if self._last_dealt else None,
                 cycles_dealt=self._cycles_dealt,
+                leader=cycle.leader if cycle is not None and self.state != DICE else self._leader,
                 allowed=self._allowed(),
                 audit=self._audit_head() if self._audit_head is not None else None,
             )
@@ -254,6 +255,26 @@ class CycleController(CycleSteps, LinkWatch, BoardTests):
             result = self._result(
                 "throw", refusal is None, refusal or f"throw {'+'.join(map(str, dice))} taken"
             )
+            self._check_audit()
+        self._flush()
+        return result
+
+    def set_leader(self, seat: Seat, source: Source) -> CommandResult:
+        """Who leads the next deal (ApiBackend.set_leader); one ``leader_set`` record."""
+        with self._lock:
+            cycle = self._cycle or self._ready
+            if cycle is not None and self.state != DICE:
+                cycle.leader = seat  # its deal_started record, written after the lift, says so
+                applies = cycle.cycle_id
+                message = f"{seat} leads the deal of cycle {applies}"
+            else:
+                applies = None
+                message = f"{seat} leads the next deal"
+                if cycle is not None:
+                    message += f" (the dice of cycle {cycle.cycle_id} are already being thrown)"
+            self._leader = seat
+            self._record("leader_set", {"leader": seat, "source": source, "applies_to": applies})
+            result = self._result("set_leader", True, message)
             self._check_audit()
         self._flush()
         return result

@@ -23,8 +23,9 @@ def utc_now() -> str:
 
 
 Action = Literal["shuffle", "deal", "stop", "clear_fault"]
-#: Everything a CommandResult can answer: the four buttons, and dice entered by the dealer.
-Command = Literal["shuffle", "deal", "stop", "clear_fault", "throw"]
+#: Everything a CommandResult can answer: the four buttons, dice entered by the dealer, and
+#: the leader of the next deal set by the rules layer.
+Command = Literal["shuffle", "deal", "stop", "clear_fault", "throw", "set_leader"]
 Source = Literal["panel", "board", "api", "cli", "controller"]
 #: Where a fault comes from (controller/cycle/faults.py declares the controller's own).
 FaultSource = Literal["board", "deadline", "link", "reboot", "controller"]
@@ -247,6 +248,12 @@ class Status(BaseModel):
     fault: FaultEvent | None = None
     last_cycle: str | None = None
     cycles_dealt: int = 0
+    leader: Seat | None = Field(
+        default=None,
+        description="who leads the next deal (the cycle under way's, until its dice are thrown); "
+        "the table passes the role on after each deal unless the rules layer says otherwise "
+        "(set_leader)",
+    )
     allowed: list[Action] = Field(description="actions that make sense in this state")
     audit: AuditRef | None = Field(
         default=None, description="the audit chain's head (null: the table keeps no audit log)"
@@ -312,6 +319,12 @@ class ApiBackend(Protocol):
 
     def enter_dice(self, dice: list[int], source: Source) -> CommandResult:
         """The dice of a throw made by hand, when the table waits for one (throw_wanted)."""
+        ...
+
+    def set_leader(self, seat: Seat, source: Source) -> CommandResult:
+        """Who leads the next deal: the cycle under way's Leader until its dice are thrown,
+        else the next cycle's (a Wenzhou Leader who wins keeps the role: the rules layer
+        knows, the table does not)."""
         ...
 
     def diagnose(self, motors: bool, motor_ms: int | None, source: Source) -> DiagStarted:

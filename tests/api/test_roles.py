@@ -38,6 +38,7 @@ REQUESTS: dict[str, dict[str, Any]] = {
     "subscribe": {},
     "unsubscribe": {},
     "diag": {"motors": False},
+    "set_leader": {"seat": "E"},
 }
 
 

@@ -152,6 +152,8 @@ def test_a_game_followed_live_through_restarts_gives_the_standings_of_its_replay
     follower.err.wait(lambda line: line.startswith("mjtable game follow: line 2: not a game"))
     follower.err.wait(lambda line: "line 3: not a game event: draw.seat" in line)
     follower.out.wait(lambda line: line == "line 4: wind_draw")
+    # the seats drawn, the table is told who leads (it cannot know a Wenzhou Leader keeps it)
+    follower.out.wait(lambda line: line == "the table is told: E leads the next deal")
 
     # hand 1: half its play, then the follower is killed in the middle of the hand
     first = table.deal()
@@ -181,9 +183,20 @@ def test_a_game_followed_live_through_restarts_gives_the_standings_of_its_replay
     follower.out.wait(lambda line: line.startswith("the table is not reachable ("))
     service.start()
     follower.out.wait(lambda line: line == f"the table answers again on {service.socket}")
+    # a restarted table has forgotten what it was told: it is told again
     table = Table(service)
     third = table.deal()
     follower.out.wait(lambda line: line == f"cycle {third.cycle_id}: hand 3 of game 1, W leading")
+    told = [
+        line[len("the table is told: ") :]
+        for line in follower.out.lines
+        if line.startswith("the table is told: ")
+    ]
+    # S once hand 1 was over (and again if the table's connection came after it), W once
+    # hand 2 was over, and W again once the restarted table answered
+    assert (
+        set(told[:-2]) == {"S leads the next deal"} and told[-2:] == ["W leads the next deal"] * 2
+    ), told
     plays = play_out_events(start(third))
     write(floor, list(plays))
     played += [Dealt(dealt=third), *plays]

@@ -60,8 +60,11 @@ def test_wenzhou_game_ended_by_four_leader_wins_then_new_seats_and_retention() -
     heavenly = {"E": "123m 456m 789m 123p 456p 99s"}  # five sets and a pair, dealt complete
     waiting = {"E": "123m 456m 789m 123p 456p 9s N"}  # throws N, waits on 9s
     # hand 1: the Leader's dealt hand is complete (self-drawn: all pay 1 x 2 no jokers)
+    assert game.next_leader() == "E"  # the seats drawn: E leads the first deal
     game.apply(Dealt(dealt=arranged("wenzhou", heavenly, joker="C", cycle_id="c-1")))
+    assert game.next_leader() is None  # a hand in play: the next Leader is not known yet
     game.apply(Win(seat="E"))
+    assert game.next_leader() == "E"  # the Leader won: he keeps the role (the table is told)
     # hand 2: E throws N, the others draw and throw, E draws his 9s (x2 for his streak of 1)
     game.apply(Dealt(dealt=arranged("wenzhou", waiting, live="1m 2m 3m 9s", joker="C")))
     apply_all(game, [Discard(seat="E", tile="N")])
@@ -81,6 +84,7 @@ def test_wenzhou_game_ended_by_four_leader_wins_then_new_seats_and_retention() -
 
     first = game.games[0]
     assert first.turn.over and first.turn.end == "four_wins" and first.turn.streak == 4
+    assert game.next_leader() is None  # the next game's seats are not drawn yet
     assert [h.balance()["Bo"] for h in first.hands] == [6, 12, 6, 24]
     assert first.hands[2].result.payments == (Payment("S", "E", 6, "discard"),)
     assert first.balance() == {"Bo": 48, "Ana": -20, "Di": -14, "Cy": -14}
@@ -224,7 +228,7 @@ def test_wsom_the_role_passes_every_hand_even_after_a_leader_win() -> None:
     assert first.turn.leader == "E"
     game.apply(Dealt(dealt=arranged("wsom", {"E": "19m 19p 19s ESWN CFB B"})))
     game.apply(Win(seat="E"))
-    assert game.games[0].turn.leader == "S"
+    assert game.games[0].turn.leader == "S" and game.next_leader() == "S"
     table = standings(game)
     assert table.hands[0].winners == [game.games[0].seats["E"]]
     assert all(p.units == 0 and p.net is None for p in table.players)  # WSOM pays nothing

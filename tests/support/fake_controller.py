@@ -36,6 +36,7 @@ from controller.cycle.reports import (
 from rules.deal import deal
 from rules.dealt import DealtState, Throw
 from rules.profiles import load_profile
+from rules.words import Seat
 from tests.support.deals import shuffled_manifest
 
 
@@ -67,6 +68,7 @@ class FakeTable:
         self.last: str | None = None
         self.fault: FaultEvent | None = None
         self.requests: list[tuple[Action, Source]] = []
+        self.leaders: list[tuple[Seat, Source]] = []
         self.callbacks_started = 0
         self.callbacks_returned = 0
         # When set, status() waits on it: lets a test hold the API thread still.
@@ -117,6 +119,14 @@ class FakeTable:
             message="taken" if state == "dice" else f"no throw is expected (table {state})",
             state=state,
             cycle=cycle,
+        )
+
+    def set_leader(self, seat: Seat, source: Source) -> CommandResult:
+        with self._lock:
+            self.leaders.append((seat, source))
+            state, cycle = self.state, self.cycle
+        return CommandResult(
+            action="set_leader", accepted=True, message=f"{seat} leads", state=state, cycle=cycle
         )
 
     def request(

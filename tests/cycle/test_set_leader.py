@@ -1,0 +1,52 @@
+"""Who leads the next deal is the rules layer's to say: the table passes the role on after each
+deal, and ``set_leader`` changes it (a Wenzhou Leader who wins keeps the role), for the cycle
+under way until its dice are thrown, else for the next one; each is a ``leader_set`` record."""
+
+from __future__ import annotations
+
+from controller.service.embedded import EmbeddedTable
+from tests.cycle.test_controller import Log
+
+
+def _leader_sets(log: Log) -> list[dict[str, object]]:
+    return [d for k, d, _ in log.records if k == "leader_set"]
+
+
+def test_the_table_passes_the_role_on_unless_the_rules_layer_keeps_it() -> None:
+    log = Log()
+    with EmbeddedTable("wenzhou", seed=4, recorder=log) as table:
+        c = table.controller
+        first = table.run_cycle(timeout=60)
+        assert first["leader"] == "E"
+        assert c.status().leader == "S"  # passed on by the table
+
+        kept = c.set_leader("E", "api")  # E won his hand: he leads again
+        assert kept.accepted and kept.message == "E leads the next deal", kept
+        assert c.status().leader == "E"
+        second = table.run_cycle(timeout=60)
+        assert second["leader"] == "E"
+        assert c.status().leader == "S"
+    assert _leader_sets(log) == [{"leader": "E", "source": "api", "applies_to": None}]
+    # the deal's own record says who led it, as replay reads it
+    started = [d for k, d, cy in log.records if k == "deal_started" and cy == second["cycle_id"]]
+    assert started == [{"leader": "E"}]
+
+
+def test_a_cycle_under_way_takes_the_leader_until_its_dice_are_thrown() -> None:
+    log = Log()
+    with EmbeddedTable("wenzhou", seed=5, recorder=log) as table:
+        c = table.controller
+        runner = table.runner
+        assert c.request("shuffle", "api").accepted
+        runner.wait_state("ready", 60)  # the walls are up, the deal not pressed
+        cycle = c.status().cycle
+        assert cycle is not None and c.status().leader == "E"
+        moved = c.set_leader("W", "api")
+        assert moved.message == f"W leads the deal of cycle {cycle}"
+        assert c.status().leader == "W"
+        assert c.request("deal", "api").accepted
+        runner.wait_state("dealt", 60)
+        dealt = c.last_dealt()
+        assert dealt is not None and dealt.cycle_id == cycle and dealt.leader == "W"
+        assert c.status().leader == "N"  # and the role passes on from W
+    assert _leader_sets(log) == [{"leader": "W", "source": "api", "applies_to": cycle}]
