@@ -38,6 +38,7 @@ from controller.service.commands import Recorder, Runner, Step, StepFailed, run_
 from controller.service.install_files import (
     BOARD_DROPIN,
     CONFIG,
+    CONFIG_GROUP,
     DEFAULT_EXEC,
     DROPIN,
     DROPIN_DIR,
@@ -213,6 +214,8 @@ def _steps(*, start: bool, gateway: bool) -> list[Step]:
     units = (_SERVICE, _GATEWAY) if gateway else (_SERVICE,)
     steps = [
         Step(("systemd-sysusers", f"/{SYSUSERS}"), "the user and group mjtable"),
+        Step(("chgrp", CONFIG_GROUP, f"/{CONFIG}"), "the configuration for its readers alone"),
+        Step(("chmod", "0640", f"/{CONFIG}"), "no one else reads it (the broker's password)"),
         Step(("udevadm", "control", "--reload"), "udev reads the new rule"),
         Step(
             (
@@ -320,7 +323,7 @@ def install(
     section = _section(config, "gateway")
     full_role = gateway and ("rules_layer" in section or "web" in section)
     changes = [
-        FileChange(CONFIG, example, keep=True),
+        FileChange(CONFIG, example, keep=True, mode=0o640),
         FileChange(SYSUSERS, (src / "mjtable.sysusers").read_text(encoding="utf-8")),
         FileChange(RULES, rules),
         FileChange(UNIT, render_unit((src / _SERVICE).read_text(encoding="utf-8"), program)),

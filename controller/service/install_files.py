@@ -31,6 +31,9 @@ DROPIN = DROPIN_DIR / "network.conf"
 BOARD_DROPIN = DROPIN_DIR / "board.conf"
 """The drop-in that lets the service open a board that is not on native USB."""
 SYSUSERS = Path("etc/sysusers.d/mjtable.conf")
+CONFIG_GROUP = "mjtable-config"
+"""The configuration's group (udev/mjtable.sysusers): the service and the floor gateway read
+it, nobody else (it may hold the floor broker's password)."""
 
 _BOARD_SERIAL = 'ATTRS{serial}=="*"'
 _BLOCK_START = re.compile(r"#\s*@board\s+(\S+)\s*$")
@@ -163,6 +166,7 @@ class FileChange:
     content: str | None
     keep: bool = False
     why: str = ""
+    mode: int = 0o644
 
     def plan(self, root: Path) -> InstallAction:
         """What applying it would do, without touching anything."""
@@ -182,7 +186,7 @@ class FileChange:
         return InstallAction(target, "updated", f"the previous one is {target.name}.bak")
 
     def apply(self, root: Path) -> InstallAction:
-        """Do it: write atomically (mode 0644), keeping a replaced file as FILE.bak."""
+        """Do it: write atomically (with its ``mode``), keeping a replaced file as FILE.bak."""
         action = self.plan(root)
         target = action.path
         if action.what == "removed":
@@ -199,7 +203,7 @@ class FileChange:
                 handle.write(self.content)
                 handle.flush()
                 os.fsync(handle.fileno())
-            os.chmod(tmp, 0o644)
+            os.chmod(tmp, self.mode)
             os.replace(tmp, target)
         except OSError as exc:
             raise InstallError(f"cannot write {target}: {exc.strerror or exc}") from None

@@ -36,7 +36,8 @@ def test_install_puts_every_file_in_place(
         target = tmp_path / relative
         assert target.is_file(), relative
         assert f"created   {target}" in out
-        assert target.stat().st_mode & 0o777 == 0o644
+        # the configuration may hold the broker's password: no one but its readers' group
+        assert target.stat().st_mode & 0o777 == (0o640 if relative == CONFIG else 0o644)
     assert not (tmp_path / DROPIN).exists()
     assert (tmp_path / CONFIG).read_text() == (UDEV / "config.example.toml").read_text()
     assert (tmp_path / SYSUSERS).read_text() == (UDEV / "mjtable.sysusers").read_text()
@@ -45,8 +46,10 @@ def test_install_puts_every_file_in_place(
     assert check_rules((tmp_path / RULES).read_text()) == []
     # The next steps, in the order that works (the group before udev uses it).
     steps = out[out.index("next, on the table:") :].splitlines()[1:]
-    assert [s.strip() for s in steps[:6]] == [
+    assert [s.strip() for s in steps[:8]] == [
         "sudo systemd-sysusers /etc/sysusers.d/mjtable.conf",
+        "sudo chgrp mjtable-config /etc/mjtable/config.toml",
+        "sudo chmod 0640 /etc/mjtable/config.toml",
         "sudo udevadm control --reload",
         "sudo udevadm trigger --subsystem-match=tty --subsystem-match=usb --subsystem-match=hidraw",
         "sudo udevadm settle --timeout=30",

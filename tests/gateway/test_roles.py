@@ -34,10 +34,10 @@ def test_the_status_role_unless_the_gateway_forwards_or_draws_dealt_states() -> 
     assert needs(GATEWAY, WEB)
 
 
-def test_the_unit_joins_the_status_group_only() -> None:
+def test_the_unit_joins_the_status_group_and_the_configuration_readers_only() -> None:
     unit = (ROOT / "udev" / "mjtable-gateway.service").read_text(encoding="utf-8")
     groups = [line for line in unit.splitlines() if line.startswith("SupplementaryGroups=")]
-    assert groups == ["SupplementaryGroups=mjtable-status"]
+    assert groups == ["SupplementaryGroups=mjtable-status mjtable-config"]
 
 
 def installed(tmp_path: Path, *sections: str) -> Path:

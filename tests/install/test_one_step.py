@@ -34,6 +34,8 @@ PROGRAM = Path(sys.executable).parent / "mjtable"
 
 SEQUENCE = [
     ("systemd-sysusers", "/etc/sysusers.d/mjtable.conf"),
+    ("chgrp", "mjtable-config", "/etc/mjtable/config.toml"),
+    ("chmod", "0640", "/etc/mjtable/config.toml"),
     ("udevadm", "control", "--reload"),
     (
         "udevadm",
@@ -156,6 +158,9 @@ def test_the_runner_runs_real_programs(tmp_path: Path) -> None:
     run_command([sysusers, f"--root={tmp_path}", str(tmp_path / SYSUSERS)])
     passwd = (tmp_path / "etc/passwd").read_text()
     assert re.search(r"^mjtable:x:\d+:\d+:", passwd, re.M)
+    # the configuration's readers: the service's user in their group
+    group = (tmp_path / "etc/group").read_text()
+    assert re.search(r"^mjtable-config:x:\d+:mjtable$", group, re.M), group
     with pytest.raises(InstallError, match="not on this system"):
         run_command(["mjtable-no-such-program"])
     with pytest.raises(InstallError, match=r"`false` failed \(exit status 1\)"):
