@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -135,7 +136,21 @@ def socket_path(args: argparse.Namespace) -> str:
             return load_config(config_file).api.socket
         except ConfigError as exc:
             raise UsageError(f"{config_file}: {exc}") from None
-    return DEFAULT_SOCKET_PATH
+    return _simulated() or DEFAULT_SOCKET_PATH
+
+
+def _simulated() -> str | None:
+    """The socket of the simulated table `mjtable run --sim` started for this user, when the
+    table's own socket is not there (controller/service/simpointer.py); said on stderr."""
+    if os.path.exists(DEFAULT_SOCKET_PATH):
+        return None
+    from controller.service.simpointer import pointed  # lazy: see _status
+
+    socket = pointed()
+    if socket is not None:
+        print(f"mjtable: no table service at {DEFAULT_SOCKET_PATH}: asking the simulated table "
+              f"of mjtable run --sim at {socket}", file=sys.stderr)  # fmt: skip
+    return socket
 
 
 def status_socket_paths(args: argparse.Namespace) -> tuple[str, str | None]:
@@ -155,6 +170,9 @@ def status_socket_paths(args: argparse.Namespace) -> tuple[str, str | None]:
         except ConfigError as exc:
             raise UsageError(f"{config_file}: {exc}") from None
         return api.status_path(), api.socket
+    simulated = _simulated()
+    if simulated is not None:
+        return str(PurePosixPath(simulated).with_name(STATUS_SOCKET_NAME)), simulated
     return DEFAULT_STATUS_SOCKET_PATH, DEFAULT_SOCKET_PATH
 
 

@@ -128,10 +128,23 @@ def _existing_config(path: str) -> str:
     if not found:
         raise UsageError(
             f"no configuration at {path}: create one with `sudo mjtable install --prefix /` "
-            f"(it writes {DEFAULT_CONFIG_PATH}) or copy udev/config.example.toml and edit it "
+            f"(it writes {DEFAULT_CONFIG_PATH}) or copy {_example()} and edit it "
             "(docs/config.md); `mjtable run --sim` runs without one"
         )
     return path
+
+
+def _example() -> str:
+    """Where this installation's example configuration is (a checkout's udev/, or the copy a
+    wheel installs under PREFIX/share/mjtable/udev)."""
+    # lazy: the installation's files, only to name one
+    from controller.service.install import source_dir
+    from controller.service.install_files import InstallError
+
+    try:
+        return str(source_dir() / "config.example.toml")
+    except InstallError:
+        return "the example configuration of docs/config.md"
 
 
 def _sim_config(variant: str) -> Config:
@@ -206,6 +219,7 @@ def run(args: argparse.Namespace) -> int:
     # lazy: the whole service (controller, drivers, simulator), only for `mjtable run`
     from controller.service.config import ConfigError, with_changes
     from controller.service.runner import SimOptions, run_service
+    from controller.service.simpointer import forget, point_at
     from controller.service.systemd import setup_logging
 
     sim = None
@@ -235,9 +249,13 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"mjtable run: the simulated table's files are in {temporary}, {what}", file=sys.stderr
         )
+    # the other commands find this simulated table without --socket (simpointer.py)
+    pointer = point_at(config.api.socket) if temporary is not None else None
     try:
         setup_logging(config.logging.level)
         return run_service(config, sim)
     finally:
+        if pointer is not None:
+            forget(config.api.socket)
         if temporary is not None and not args.keep:
             shutil.rmtree(temporary, ignore_errors=True)

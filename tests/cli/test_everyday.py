@@ -19,6 +19,7 @@ import pytest
 from cli import EXIT_BROKEN_PIPE, build_parser
 from controller import __version__
 from controller.api.client import ApiClient
+from controller.service.paths import DEFAULT_SOCKET_PATH
 from firmware.config import Timings
 from protocol.messages import PROTO_MAJOR, PROTO_MINOR
 from tests.support.commands import ROOT, mjtable
@@ -311,3 +312,63 @@ def test_diag_with_motors_tests_each_and_reads_an_audit_log(tmp_path: Path) -> N
     assert len(tests) == 9 and all(verdict.search(line) for line in tests), tests
     assert "  verdict      the chain holds: 1 record(s), 0 cycle(s)" in text
     assert "HEAD_JAM: the head jammed\n      check: look" in text
+
+
+def test_the_other_commands_find_the_simulated_table_without_socket(sockdir: Path) -> None:
+    """`mjtable run --sim` on temporary files leaves its socket's path in a pointer of its
+    user's own (here in TMPDIR/mjtable-UID, mode 0700); `status` and `shuffle` find it without
+    --socket and say so; the pointer goes with the service."""
+    assert not Path(DEFAULT_SOCKET_PATH).exists(), "a table service runs on this machine"
+    tmp_path = sockdir
+    (tmp_path / "tmpdir").mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
+    env |= {"TMPDIR": str(tmp_path / "tmpdir"), "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cli", "run", "--sim"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    pointer = tmp_path / "tmpdir" / f"mjtable-{os.getuid()}" / "mjtable-sim.socket"
+    try:
+        assert proc.stdout is not None
+        socket = json.loads(proc.stdout.readline())["socket"]
+        assert pointer.read_text().strip() == socket
+        assert pointer.parent.stat().st_mode & 0o777 == 0o700
+        with ApiClient(socket) as client:
+            wait_for(lambda: client.status().link_up, WAIT, "the board's link")
+
+        def command(*words: str) -> subprocess.CompletedProcess[str]:
+            argv = [sys.executable, "-m", "cli", *words]
+            return subprocess.run(
+                argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=WAIT
+            )
+
+        status = command("status")
+        assert status.returncode == 0, status.stderr
+        assert "asking the simulated table of mjtable run --sim at " + socket in status.stderr
+        assert "state      idle" in status.stdout
+        shuffled = command("shuffle")
+        assert shuffled.returncode == 0 and "shuffle accepted" in shuffled.stdout
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+        if proc.stderr is not None:
+            proc.stderr.close()
+    assert not pointer.exists()  # gone with its table
+    gone = subprocess.run(
+        [sys.executable, "-m", "cli", "status"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+    )
+    assert gone.returncode != 0 and "simulated table" not in gone.stderr
