@@ -79,10 +79,9 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(f"--timeout: expected seconds, more than 0, at most 3600: {timeout}")
     try:
         if args.action != "build":
-            from controller.firmware.board import check_port
+            from controller.firmware.board import can_open
 
-            check_port(args.port)  # before minutes of building: is there a board at all?
-            _port_free(args.port)  # and is it free: a held port is known at once
+            can_open(args.port)  # before minutes of building: the tool, the port, free
         if args.action == "build":
             built = _build(args, args.out)
             print(
@@ -101,13 +100,6 @@ def _run(args: argparse.Namespace) -> int:
     except FirmwareError as exc:
         print(f"mjtable firmware: {exc}", file=sys.stderr)
         return 1
-
-
-def _port_free(port: str) -> None:
-    """PortHeld when another program holds the board's port (the service, diag)."""
-    from controller.firmware.board import held_port  # lazy: as in _run
-
-    held_port(port)
 
 
 def _build(args: argparse.Namespace, out: Path) -> Build:

@@ -87,6 +87,14 @@ def _mpremote() -> tuple[Any, type[Exception], type[Exception]]:
     )
 
 
+def can_open(port: str) -> None:
+    """What can be known before minutes of building: mpremote is there (FirmwareError), the
+    port exists and is ours to open (FirmwareError), no other program holds it (PortHeld)."""
+    _mpremote()
+    check_port(port)
+    held_port(port)
+
+
 def held_port(port: str) -> None:
     """PortHeld when another program holds ``port`` exclusively."""
     found = lockers(port)
