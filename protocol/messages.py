@@ -1050,7 +1050,7 @@ class SensorData(Message):
 
 
 class MotorResult(Message):
-    """Result of MOTOR_TEST: the motor, its peak current, ok (1) or not (0)."""
+    """Result of MOTOR_TEST: the motor, its mean current while it turned, ok (1) or not (0)."""
 
     TYPE = 0x1A
     NAME = "MOTOR_RESULT"
