@@ -77,6 +77,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         _add_target(parser)
         parser.set_defaults(func=_command, action=action)
 
+    dealt = subparsers.add_parser(
+        "dealt",
+        help="show a dealt table: the walls and the hands (on the running service)",
+        description="Show the last dealt state of the running service (or cycle ID's) as the "
+        "picture mjtable deal prints: the walls, the breach, the joker and each hand. Needs "
+        "the full socket (its group): the hands are not for the status group. Exit 1 if "
+        "nothing was dealt yet (or no such cycle).",
+    )
+    dealt.add_argument("cycle", nargs="?", metavar="ID", help="a cycle id (default: the last)")
+    dealt.add_argument("--glyphs", action="store_true", help="draw the tiles as mahjong glyphs")
+    _add_target(dealt)
+    dealt.set_defaults(func=_dealt)
+
     throw = subparsers.add_parser(
         "throw",
         help="enter the dice of a throw made by hand (on the running service)",
@@ -86,6 +99,28 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     throw.add_argument("dice", metavar="A+B", help="the faces, e.g. 3+4, or 5 for one die")
     _add_target(throw)
     throw.set_defaults(func=_throw)
+
+
+def _dealt(args: argparse.Namespace) -> int:
+    from cli.inputs import clip
+    from cli.picture import render_text
+    from controller.api.client import ApiClient, ClientError  # lazy: see _status
+
+    try:
+        with ApiClient(socket_path(args)) as client:
+            state = client.get_cycle(args.cycle) if args.cycle else client.last_dealt()
+    except ClientError as exc:
+        return _fail("dealt", exc)
+    if state is None:
+        what = (
+            f"no cycle {clip(args.cycle)} is known to the table"
+            if args.cycle
+            else ("nothing was dealt yet: press SHUFFLE, then DEAL")
+        )
+        print(f"mjtable dealt: {what}", file=sys.stderr)
+        return EXIT_REFUSED
+    print(state.model_dump_json() if args.json else render_text(state, args.glyphs))
+    return 0
 
 
 def _throw(args: argparse.Namespace) -> int:

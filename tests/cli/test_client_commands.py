@@ -296,3 +296,45 @@ def test_status_names_the_cycle_in_play_and_counts_in_words(
     lines = dict(line.split(None, 1) for line in cmd_client.format_status(status).splitlines())
     assert lines["cycle"] == shown
     assert lines["dealt"].startswith({0: "0 cycles", 1: "1 cycle,", 2: "2 cycles,"}[dealt])
+
+
+def test_dealt_shows_the_table_as_dealt(tmp_path: Path) -> None:
+    """`mjtable dealt` prints the last dealt state (or a cycle's) as `mjtable deal` draws it,
+    from the running service's full socket; nothing dealt yet is one line and status 1."""
+    from controller.api.client import ApiClient
+    from tests.support.sim_service import Service
+    from tests.support.waiting import wait_for
+
+    service = Service(tmp_path)
+    try:
+        service.start()
+
+        def dealt(*words: str) -> subprocess.CompletedProcess[str]:
+            argv = [sys.executable, "-m", "cli", "dealt", "--socket", service.socket, *words]
+            return subprocess.run(argv, capture_output=True, text=True, timeout=WAIT)
+
+        before = dealt()
+        assert before.returncode == 1
+        assert before.stderr == "mjtable dealt: nothing was dealt yet: press SHUFFLE, then DEAL\n"
+        with ApiClient(service.socket) as client:
+            service.press("SHUFFLE")
+            wait_for(lambda: client.status().state == "ready", WAIT, "the walls")
+            service.press("DEAL")
+            wait_for(lambda: client.last_dealt() is not None, WAIT, "the deal")
+            state = client.last_dealt()
+        assert state is not None and state.cycle_id is not None
+        shown = dealt()
+        assert shown.returncode == 0, shown.stderr
+        assert shown.stdout.startswith(
+            f"wenzhou (profile wenzhou 1), tile set A, cycle {state.cycle_id}"
+        )
+        assert "E (leader, 17)" in shown.stdout
+        as_json = dealt(state.cycle_id, "--json")
+        assert as_json.returncode == 0 and json.loads(as_json.stdout) == json.loads(
+            state.model_dump_json()
+        )
+        unknown = dealt("7-nope")
+        assert unknown.returncode == 1
+        assert unknown.stderr == "mjtable dealt: no cycle '7-nope' is known to the table\n"
+    finally:
+        service.cleanup()
