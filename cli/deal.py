@@ -1,7 +1,7 @@
 """`mjtable deal`: the dealt state for a manifest and dice throws, computed without hardware.
 
-    mjtable deal --variant V --leader SEAT --throws A+B[,C+D...] --manifest FILE [--json]
-    mjtable deal --variant V --random [--seed N] [--leader SEAT] [--json]
+    mjtable deal [--variant V] --leader SEAT --throws A+B[,C+D...] --manifest FILE [--json]
+    mjtable deal [--variant V] --random [--seed N] [--leader SEAT] [--json]
     mjtable deal --schema
     mjtable deal --socket PATH [--json]       (press DEAL on the running service)
 
@@ -42,7 +42,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--variant",
         metavar="V",
-        help="wenzhou, sichuan, wsom, simplified, or the path of a profile .toml",
+        help="wenzhou (the default, as for demo and run), sichuan, wsom, simplified, or the "
+        "path of a profile .toml",
     )
     parser.add_argument("--leader", metavar="SEAT", help="the leader's seat: E, S, W or N")
     parser.add_argument(
@@ -142,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
 
         return deal_via_service(args.socket, args.json)
     if not args.variant:
-        raise UsageError("--variant is required (wenzhou, sichuan, wsom, simplified or a .toml)")
+        args.variant = "wenzhou"  # as demo and run --sim (None above: --socket takes no rules)
     try:
         state = _compute(args)
     except DealError as exc:

@@ -1,6 +1,6 @@
 """`mjtable hand`: is a hand a win, how does it read, what is it worth, what does it wait on.
 
-    mjtable hand --variant V TILES... [--melds "123m, EEE, [7777s]"]
+    mjtable hand [--variant V] TILES... [--melds "123m, EEE, [7777s]"]
                  [--win TILE --from discard|wall|kong|robbed] [--joker FACE]
                  [--waits] [--json] [variant options]
 
@@ -44,7 +44,10 @@ def register(subparsers: Any) -> None:
         ),
     )
     parser.add_argument(
-        "--variant", required=True, metavar="V", help="wenzhou, sichuan, wsom or simplified"
+        "--variant",
+        default="wenzhou",
+        metavar="V",
+        help="wenzhou (the default, as for demo and run), sichuan, wsom or simplified",
     )
     parser.add_argument("tiles", nargs="+", metavar="TILES", help="tiles standing in the hand")
     parser.add_argument(

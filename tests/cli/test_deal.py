@@ -140,7 +140,7 @@ def test_random_is_deterministic_per_seed(capsys: pytest.CaptureFixture[str]) ->
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--leader", "E"], "--variant is required"),
+        (["--leader", "E"], "give --manifest FILE and --throws A+B[,C+D...], or --random"),
         (["--variant", "mahjong"], "unknown profile 'mahjong'"),
         (["--variant", "wenzhou", "--leader", "X", "--throws", "3+4,5+6", "--manifest", "M"],
          "unknown seat 'X'"),
@@ -221,3 +221,10 @@ def test_schema_file_is_what_the_model_generates(capsys: pytest.CaptureFixture[s
     assert {"variant", "leader", "throws", "breach", "hands", "live_wall"} <= set(
         schema["required"]
     )
+
+
+def test_the_variant_defaults_to_wenzhou_as_for_demo_and_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out, _ = run(capsys, "--random", "--seed", "3")
+    assert status == 0 and out.startswith("wenzhou (profile wenzhou 1)")

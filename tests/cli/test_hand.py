@@ -297,3 +297,10 @@ def test_une_tuile_follows_the_builtin_profile(capsys: pytest.CaptureFixture[str
     assert "une Tuile non annoncée" in out and "score: 0" in out
     _, out, _ = run(capsys, *one_face)
     assert "score: 105" in out
+
+
+def test_the_variant_defaults_to_wenzhou_as_for_demo_and_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    tiles = ("123m 456m 789p 111s 99s EE", "--joker", "F", "--win", "E")
+    assert run(capsys, *tiles) == run(capsys, "--variant", "wenzhou", *tiles)
