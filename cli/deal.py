@@ -142,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
         from cli.client import deal_via_service
 
         return deal_via_service(args.socket, args.json)
-    if not args.variant:
+    if args.variant is None:
         args.variant = "wenzhou"  # as demo and run --sim (None above: --socket takes no rules)
     try:
         state = _compute(args)

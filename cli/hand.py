@@ -211,6 +211,11 @@ def run(args: argparse.Namespace) -> int:
     rule = None
     if result.won and result.points is not None and hand.win_from is not None:
         rule = payment_rule(hand.rule_set, hand.win_from, result.points)
+    if money is not None and rule is None:
+        raise UsageError(
+            "--point values a win's payments, and this hand pays nothing: give the winning "
+            "tile and where it came from (--win TILE --from discard|wall|kong|robbed)"
+        )
 
     if args.json:
         print(json.dumps(_as_json(hand, result, readings, waits, rule, money), ensure_ascii=False))

@@ -304,3 +304,14 @@ def test_the_variant_defaults_to_wenzhou_as_for_demo_and_run(
 ) -> None:
     tiles = ("123m 456m 789p 111s 99s EE", "--joker", "F", "--win", "E")
     assert run(capsys, *tiles) == run(capsys, "--variant", "wenzhou", *tiles)
+
+
+def test_point_without_a_win_is_refused_not_ignored(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run(capsys, "123m 456m 789p 111s 99s EE", "--joker", "F", "--point", "0.5")
+    assert status == 2 and out == ""
+    assert err == (
+        "mjtable hand: --point values a win's payments, and this hand pays nothing: give the "
+        "winning tile and where it came from (--win TILE --from discard|wall|kong|robbed)\n"
+    )
+    won = run(capsys, "123m 456m 789p 111s 99s EE", "--joker", "F", "--win", "E", "--point", "0.5")
+    assert won[0] == 0 and "= 1.0 EUR each" in won[1]
