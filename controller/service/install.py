@@ -355,6 +355,12 @@ def install(
     current = _current_note(program)
     if current is not None:
         report.notes.append(current)
+    if not live and exec_path is None and program != Path(DEFAULT_EXEC):
+        report.notes.append(
+            f"the units run {program}, the program this install runs from: staged for another "
+            f"machine, give its path there (--exec {DEFAULT_EXEC}, the layout of "
+            "docs/install.md)"
+        )
     steps = _steps(start=start, gateway=gateway)
     if live:
         execute = Recorder() if dry_run else runner if runner is not None else run_command

@@ -163,3 +163,19 @@ def test_the_table_itself_is_the_default_prefix() -> None:
     parsed here; tests/install/test_one_step.py runs it against a recording runner."""
     args = build_parser().parse_args(["install", "--dry-run"])
     assert args.prefix == Path("/") and args.dry_run and args.start
+
+
+def test_staging_says_which_program_the_units_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--prefix without --exec writes the running program's path into the units: said, with
+    the path to give for the table instead."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    assert run(["install", "--prefix", str(tmp_path / "a")]) == 0
+    out = capsys.readouterr().out
+    program = Path(sys.executable).parent / "mjtable"
+    assert f"note: the units run {program}, the program this install runs from: staged" in out
+    assert "--exec /opt/mjtable/current/bin/mjtable" in out
+    assert run(["install", "--prefix", str(tmp_path / "b"), "--exec", str(PROGRAM)]) == 0
+    assert "the program this install runs from" not in capsys.readouterr().out
