@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from cli.errors import UsageError
+
 
 def register(subparsers: Any) -> None:
     config = subparsers.add_parser(
@@ -29,7 +31,15 @@ def register(subparsers: Any) -> None:
             "1 with every problem listed otherwise."
         ),
     )
-    check.add_argument("file", metavar="FILE", help="the configuration file, e.g. config.toml")
+    check.add_argument(
+        "file", nargs="?", metavar="FILE", help="the configuration file, e.g. config.toml"
+    )
+    check.add_argument(
+        "--profile",
+        metavar="PROFILE",
+        help="check a rule-set profile instead (a .toml file, or a built-in name): every problem "
+        "listed, one a line",
+    )
     check.add_argument(
         "--prefix",
         default=Path("/"),
@@ -41,7 +51,32 @@ def register(subparsers: Any) -> None:
     check.set_defaults(func=_check)
 
 
+def _check_profile(given: str) -> int:
+    # lazy: the profiles' models, only when one is checked
+    from cli.inputs import InputError, read_toml
+    from rules.profiles import BUILTIN_PROFILES, ProfileError, load_profile
+
+    try:
+        if given not in BUILTIN_PROFILES:
+            read_toml(given, "--profile")  # a regular file within the bounds, strict UTF-8
+        profile = load_profile(given)
+    except (InputError, ProfileError) as exc:
+        problems = getattr(exc, "problems", [str(exc)])
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        count = len(problems)
+        print(f"{given}: not valid ({count} problem{'s' if count != 1 else ''})", file=sys.stderr)
+        return 1
+    print(f"{given}: valid: profile {profile.name} {profile.version}, rule set "
+          f"{profile.variant.value}, {int(profile.tile_set)} tiles")  # fmt: skip
+    return 0
+
+
 def _check(args: argparse.Namespace) -> int:
+    if (args.file is None) == (args.profile is None):
+        raise UsageError("give a configuration FILE, or --profile PROFILE (one of them)")
+    if args.profile is not None:
+        return _check_profile(args.profile)
     # lazy: pydantic and the configuration's models, only when a file is checked
     from cli.inputs import InputError, load_config
     from controller.service.config import ConfigError, check_environment

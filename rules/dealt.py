@@ -190,15 +190,25 @@ def manifest_from_data(data: Any) -> Manifest:
         raise ManifestError("manifest: " + first_error(exc)) from None
 
 
-def first_error(exc: ValidationError) -> str:
-    """The first error of a pydantic report as ``field.path: message`` (one line)."""
-    err = exc.errors()[0]
-    loc = ".".join(str(part) for part in err["loc"])
-    ctx = err.get("ctx") or {}
-    msg = str(ctx["error"]) if err["type"] == "value_error" and "error" in ctx else err["msg"]
-    more = len(exc.errors()) - 1
-    tail = f" (and {more} more)" if more else ""
-    return f"{loc}: {msg}{tail}" if loc else f"{msg}{tail}"
+def all_errors(exc: ValidationError) -> list[str]:
+    """Every error of a pydantic report as ``field.path: message``, one line each."""
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(part) for part in err["loc"])
+        ctx = err.get("ctx") or {}
+        value_error = err["type"] == "value_error" and "error" in ctx
+        msg = str(ctx["error"]) if value_error else err["msg"]
+        lines.append(f"{loc}: {msg}" if loc else msg)
+    return lines
+
+
+def first_error(exc: ValidationError, more_words: str = "") -> str:
+    """The first error of a pydantic report as ``field.path: message`` (one line), with how
+    many more there are (``more_words``: where to read them all)."""
+    lines = all_errors(exc)
+    more = len(lines) - 1
+    tail = f" (and {more} more{more_words})" if more else ""
+    return lines[0] + tail
 
 
 class ProfileRef(BaseModel):

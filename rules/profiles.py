@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from rules.dealt import DealError, RuleSetField, first_error
+from rules.dealt import DealError, RuleSetField, all_errors, first_error
 from rules.words import RULE_SETS, SEATS, RuleSet, Seat
 
 #: The most tiles a profile can place: the largest tile set (simplified, 144). Every count of
@@ -46,7 +46,12 @@ PROFILE_DIR = Path(__file__).resolve().parent / "profiles"
 
 
 class ProfileError(DealError):
-    """A profile that cannot be read or cannot work; the text names the field."""
+    """A profile that cannot be read or cannot work; the text names the field (the first
+    when there are several); ``problems`` holds every one."""
+
+    def __init__(self, message: str, problems: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.problems = problems if problems is not None else [message]
 
 
 class _Frozen(BaseModel):
@@ -375,7 +380,9 @@ def profile_from_data(data: dict[str, Any], where: str = "data") -> Profile:
     try:
         return Profile.model_validate(data)
     except ValidationError as exc:
-        raise ProfileError(f"profile {where}: {first_error(exc)}") from None
+        problems = [f"profile {where}: {line}" for line in all_errors(exc)]
+        more = f": mjtable config check --profile {where} lists them all"
+        raise ProfileError(f"profile {where}: {first_error(exc, more)}", problems) from None
 
 
 @cache

@@ -89,9 +89,34 @@ def test_unusable_files_exit_1(
 
 
 def test_check_needs_a_file(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as caught:
-        run(["config", "check"])
-    assert caught.value.code == 2
+    assert run(["config", "check"]) == 2
+    assert capsys.readouterr().err == (
+        "mjtable config: give a configuration FILE, or --profile PROFILE (one of them)\n"
+    )
     with pytest.raises(SystemExit) as caught:
         run(["config"])
     assert caught.value.code == 2
+
+
+def test_every_problem_of_a_profile_can_be_seen(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A profile's first problem comes with how many more and the command that lists them;
+    `mjtable config check --profile FILE` lists every one."""
+    profile = tmp_path / "casino7.toml"
+    profile.write_text('name = "casino7"\nversion = 1\nvariant = "wenzhou"\n[deal]\nleader = 9\n')
+    assert run(["deal", "--variant", str(profile), "--random"]) == 2
+    err = capsys.readouterr().err
+    more = f": mjtable config check --profile {profile} lists them all)"
+    assert err.startswith(f"mjtable deal: profile {profile}: version: ") and more in err
+    count = int(err.split(" (and ")[1].split(" more")[0]) + 1
+    assert run(["config", "check", "--profile", str(profile)]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == count + 1 and lines[-1] == f"{profile}: not valid ({count} problems)"
+    assert all(line.startswith(f"profile {profile}: ") for line in lines[:-1])
+    assert f"profile {profile}: deal.leader: Extra inputs are not permitted" in lines
+    assert run(["config", "check", "--profile", "sichuan"]) == 0
+    assert (
+        capsys.readouterr().out
+        == "sichuan: valid: profile sichuan 1, rule set sichuan, 108 tiles\n"
+    )
