@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 import random
 import re
+import secrets
 import shutil
 import tempfile
 import threading
@@ -39,7 +40,7 @@ from typing import Any, TypeVar
 
 from drivers.ioloop import EVENT_READ, IoLoop
 from simulator.chip.exchange import CAUSE_WATCHDOG, POWER_CUT, Outputs, Runner, shared_folder
-from simulator.chip.flash import write_flash_file
+from simulator.chip.flash import flash_build_hash, write_flash_file
 from simulator.chip.wiring import ChipTable
 from simulator.config import TILE_COUNTS
 from simulator.hardware import SimHal
@@ -54,6 +55,8 @@ T = TypeVar("T")
 
 #: the chip's console (MicroPython's USB REPL) kept, at most (bytes)
 CONSOLE_KEPT = 65536
+#: what MicroPython prints when its REPL starts: main.py has ended (the firmware stopped)
+REPL_BANNER = b'Type "help()" for more information.'
 
 
 @dataclass(frozen=True)
@@ -100,8 +103,9 @@ def build_tiles(build: Path) -> int | None:
 class ChipBoard:
     """The firmware on the emulated chip and the simulated table, served by one thread."""
 
-    def __init__(self, config: ChipConfig) -> None:
+    def __init__(self, config: ChipConfig, on_console: Callable[[str], None] | None = None) -> None:
         self.config = config
+        self._on_console = on_console
         tiles = build_tiles(config.build)
         fresh = config.flash is None or not config.flash.exists()
         if fresh and tiles is not None and tiles != config.tiles:
@@ -123,6 +127,8 @@ class ChipBoard:
             self.flash = config.flash
         if not self.flash.exists():
             write_flash_file(config.build, self.flash)
+        #: the build hash of the firmware on the flash (its manifest's), "" when it has none
+        self.build_hash = flash_build_hash(self.flash)
         self._runner: Runner | None = None
         self._loop: IoLoop | None = None
         self._stopped = False
@@ -137,8 +143,10 @@ class ChipBoard:
         self._boots_reported: int | None = None
         self.slices = 0
         self.console = bytearray()
-        self._console_seen = 0
+        self._partial = bytearray()
         self.failure: str | None = None
+        #: main.py ended: MicroPython's REPL came up on the console (the firmware stopped)
+        self.at_repl = False
 
     # --- transports (as SimulatedBoard's) -------------------------------------------------------
 
@@ -176,7 +184,9 @@ class ChipBoard:
             self._check_fresh()
             if not self.transport.opened:
                 raise SimulatorError("open a transport first: open_pty() or listen_tcp()")
-            runner = Runner(self.flash, self.table.wiring(), self._shared)
+            seed = self.config.seed
+            entropy = seed if seed is not None else secrets.randbits(32)
+            runner = Runner(self.flash, self.table.wiring(), self._shared, entropy)
             loop = IoLoop("chip-board", tick=self._service, lock=self._lock, logger=log)
             self.transport.attach(loop, self._receive)
             loop.register(runner, EVENT_READ, self._on_runner)
@@ -277,13 +287,23 @@ class ChipBoard:
             self._loop.unregister(runner)
 
     def _take_console(self, data: bytearray) -> None:
+        """The chip's console: kept (the last CONSOLE_KEPT bytes), each line logged and given
+        to ``on_console``."""
         self.console += data
-        data.clear()
         if len(self.console) > CONSOLE_KEPT:
             del self.console[: len(self.console) - CONSOLE_KEPT]
-        for line in bytes(self.console[self._console_seen :]).split(b"\n")[:-1]:
-            log.info("chip: %s", line.decode("utf-8", "replace").rstrip())
-        self._console_seen = self.console.rfind(b"\n") + 1
+        self._partial += data
+        data.clear()
+        *lines, rest = self._partial.split(b"\n")
+        self._partial = bytearray(rest[-CONSOLE_KEPT:])
+        for line in lines:
+            text = line.decode("utf-8", "replace").rstrip()
+            log.info("chip: %s", text)
+            if self._on_console is not None:
+                self._on_console(text)
+            if REPL_BANNER in line and not self.at_repl:
+                self.at_repl = True
+                log.error("the firmware ended on the chip: MicroPython's REPL is up")
 
     def _slice_done(self, out: Outputs) -> None:
         self.slices += 1

@@ -152,7 +152,7 @@ class Runner:
     """The runner's process: started with the flash file and the wiring; ``send`` a slice's
     inputs, then feed what comes out of ``fileno()`` to ``take`` until it gives the outputs."""
 
-    def __init__(self, fs_file: Path, wiring: str, shared: Path) -> None:
+    def __init__(self, fs_file: Path, wiring: str, shared: Path, entropy: int) -> None:
         node = node_program()
         to_r, to_w = os.pipe()
         from_r, from_w = os.pipe()
@@ -169,6 +169,8 @@ class Runner:
                     f"{to_r},{from_w}",
                     "--wiring",
                     wiring,
+                    "--entropy",
+                    str(entropy & 0xFFFFFFFF),
                 ],
                 pass_fds=(to_r, from_w),
                 stdin=subprocess.DEVNULL,

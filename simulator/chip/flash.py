@@ -11,6 +11,7 @@ littlefs-python (PyPI) makes it; it is a development dependency, imported here o
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -108,3 +109,17 @@ def read_files(image: bytes) -> dict[str, bytes]:
             with fs.open(path, "rb") as f:
                 files[path] = bytes(f.read())
     return files
+
+
+def flash_build_hash(path: Path) -> str:
+    """The build hash in the manifest of the firmware a flash file holds ("" without one)."""
+    try:
+        image = path.read_bytes()
+    except OSError as exc:
+        raise SimulatorError(f"cannot read the chip's flash {path}: {exc.strerror}") from None
+    try:
+        manifest = json.loads(read_files(image).get("/" + MANIFEST, b"{}"))
+    except ValueError:
+        return ""
+    digest = manifest.get("build_hash") if isinstance(manifest, dict) else None
+    return digest if isinstance(digest, str) else ""

@@ -11,6 +11,8 @@
 //               MJTABLE_RP2040_DIR; default: ../shared/rp2040 beside the checkout); both are
 //               checked against the folder's SHA256SUMS.
 // --fds IN,OUT  the descriptors of the exchange (default 3,4)
+// --entropy N   seeds the ring oscillator's random bit (with the boot's number: each boot of the
+//               chip draws other bits, the same ones for the same N)
 // --wiring JSON the I2C devices and the ADC multiplexer (see WIRING below).
 //
 // The exchange: IN carries the inputs of each slice from the host, OUT the outputs of the chip
@@ -49,6 +51,8 @@
 //   6. The watchdog fires forever: the chip is reset here (new core and peripherals, the flash,
 //      the watchdog's reason and scratch registers kept), so machine.reset_cause() reads
 //      WDT_RESET.
+// Also: the ring oscillator (ROSC), which rp2040js leaves out, is there with its random bit, so
+// the session id MicroPython draws from it differs at each boot, as on a real board.
 // Rising edges are given one at a time, each after the chip has had time to take the interrupt;
 // UART bytes arrive at the rate of the UART's baud rate (RX); TX and I2C take no bus time.
 import { RP2040, USBCDC } from "rp2040js";
@@ -86,6 +90,7 @@ const [IN, OUT] = (option("--fds") ?? "3,4").split(",").map(Number);
 // WIRING: {"i2c": [{"address": 32, "kind": "mcp23017"}, {"address": 48, "kind": "bytes"}],
 //          "mux": {"adc": 0, "address": 33, "shift": 8, "bits": 4}}
 const wiring = JSON.parse(option("--wiring") ?? '{"i2c": []}');
+const entropy = Number(option("--entropy") ?? 1) >>> 0;
 
 function sharedFile(name) {
   const path = join(shared, name);
@@ -277,6 +282,34 @@ function powerDevices() {
 }
 powerDevices();
 
+// The ring oscillator: running and stable, its RANDOMBIT from a xorshift32 of the boot's seed.
+class Rosc {
+  constructor(seed) {
+    this.state = seed >>> 0 || 0x2545f491;
+    this.ctrl = 0xfab000; // enabled
+  }
+  readUint32(offset) {
+    switch (offset & 0xfff) {
+      case 0x00:
+        return this.ctrl;
+      case 0x18:
+        return 0x80001000; // STATUS: STABLE, ENABLED
+      case 0x1c: {
+        let x = this.state;
+        x ^= x << 13;
+        x ^= x >>> 17;
+        x ^= x << 5;
+        this.state = x >>> 0;
+        return this.state & 1;
+      }
+    }
+    return 0;
+  }
+  writeUint32Atomic(offset, value) {
+    if ((offset & 0xfff) === 0) this.ctrl = value;
+  }
+}
+
 // --- the chip ------------------------------------------------------------------------------------
 
 const logger = {
@@ -326,6 +359,7 @@ function boot(cause, keep) {
   if (chip) clockBase += chip.clock.nanos;
   chip = new RP2040();
   chip.logger = logger;
+  chip.peripherals[0x40060] = new Rosc(Math.imul(entropy ^ 0x9e3779b9, boots + 1));
   chip.loadBootrom(new Uint32Array(bootrom.buffer, bootrom.byteOffset, bootrom.length / 4));
   chip.flash.set(old, 0);
   flash = chip.flash.subarray(0, FLASH_SIZE);

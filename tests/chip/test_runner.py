@@ -1,0 +1,63 @@
+"""The runner's answers to rp2040js's gaps, each seen by a small MicroPython program on the chip:
+the flash keeps what the chip wrote across a power cut, a watchdog that is not fed resets the
+chip and ``machine.reset_cause()`` reads WDT_RESET, an I2C address nobody acknowledges is EIO (as
+on a real board, not a timeout), a device that answers is read, UART0 sends, and the ring
+oscillator gives each boot other random bytes."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.chip.conftest import ProgramFactory
+
+pytestmark = pytest.mark.xdist_group("chip")
+
+#: MicroPython's rp2 reset causes
+PWRON_RESET = 1
+WDT_RESET = 3
+
+MAIN = b"""
+import machine, os, time
+time.sleep_ms(150)  # the USB console is up after about 107 ms
+try:
+    with open("boots.txt") as f:
+        n = int(f.read())
+except OSError:
+    n = 0
+with open("boots.txt", "w") as f:
+    f.write(str(n + 1))
+i2c = machine.I2C(0, sda=machine.Pin(20), scl=machine.Pin(21), freq=400_000)
+try:
+    i2c.writeto(0x50, b"x")
+    nak = "acked"
+except OSError as e:
+    nak = e.errno
+dev = list(i2c.readfrom(0x30, 3))
+uart = machine.UART(0, 115200, tx=machine.Pin(0), rx=machine.Pin(1))
+uart.write(b"uart %d" % n)
+print("boot", n, "cause", machine.reset_cause(), "nak", nak, "dev", dev, "rnd", os.urandom(4).hex())
+if n == 1:
+    machine.WDT(timeout=100)  # never fed
+while True:
+    time.sleep_ms(10)
+"""
+
+LINE = r"boot {n} cause (\d+) nak (\S+) dev \[([\d, ]*)\] rnd (\w+)"
+
+
+def test_the_flash_the_watchdog_i2c_and_uart_on_the_chip(chip_program: ProgramFactory) -> None:
+    chip = chip_program({"/main.py": MAIN}, {0x30: bytes([4, 5, 6])})
+    first = chip.run_until(LINE.format(n=0), chip_ms=3000)
+    assert first.group(1) == str(PWRON_RESET)
+    assert first.group(2) == "5", "an address nobody acknowledges is EIO on a real board"
+    assert first.group(3) == "4, 5, 6"
+    assert chip.uart0 == b"uart 0"
+
+    chip.cut_power()
+    second = chip.run_until(LINE.format(n=1), chip_ms=3000)  # the flash kept boots.txt
+    assert second.group(1) == str(PWRON_RESET)
+    assert second.group(4) != first.group(4), "each boot draws other random bytes"
+
+    third = chip.run_until(LINE.format(n=2), chip_ms=3000)  # the watchdog was not fed
+    assert third.group(1) == str(WDT_RESET)
+    assert chip.last is not None and chip.last.boots == 3 and chip.last.cause == 1
