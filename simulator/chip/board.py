@@ -125,10 +125,15 @@ class ChipBoard:
             self.flash = self._tmp / "flash.lfs"
         else:
             self.flash = config.flash
-        if not self.flash.exists():
-            write_flash_file(config.build, self.flash)
-        #: the build hash of the firmware on the flash (its manifest's), "" when it has none
-        self.build_hash = flash_build_hash(self.flash)
+        try:
+            if not self.flash.exists():
+                write_flash_file(config.build, self.flash)
+            #: the build hash of the firmware on the flash (its manifest's), "" without one
+            self.build_hash = flash_build_hash(self.flash)
+        except BaseException:
+            if self._tmp is not None:
+                shutil.rmtree(self._tmp, ignore_errors=True)
+            raise
         self._runner: Runner | None = None
         self._loop: IoLoop | None = None
         self._stopped = False

@@ -101,7 +101,10 @@ def read_files(image: bytes) -> dict[str, bytes]:
     """Every file of a flash file system image ({"/main.py": b"..."}): what the board holds."""
     if len(image) != FS_SIZE:
         raise SimulatorError(f"a flash file system is {FS_SIZE} bytes, not {len(image)}")
-    fs = _mount(image)
+    try:
+        fs = _mount(image)
+    except Exception as exc:  # littlefs's own errors: no file system there
+        raise SimulatorError(f"no littlefs file system in the flash ({exc})") from None
     files: dict[str, bytes] = {}
     for top, _dirs, names in fs.walk("/"):
         for name in names:
@@ -113,13 +116,17 @@ def read_files(image: bytes) -> dict[str, bytes]:
 
 def flash_build_hash(path: Path) -> str:
     """The build hash in the manifest of the firmware a flash file holds ("" without one)."""
+    if not path.is_file():
+        raise SimulatorError(f"the chip's flash {path} is not a file")
     try:
         image = path.read_bytes()
     except OSError as exc:
         raise SimulatorError(f"cannot read the chip's flash {path}: {exc.strerror}") from None
+    if len(image) != FS_SIZE:
+        raise SimulatorError(f"the chip's flash {path} holds {len(image)} bytes, not {FS_SIZE}")
     try:
         manifest = json.loads(read_files(image).get("/" + MANIFEST, b"{}"))
-    except ValueError:
-        return ""
+    except (SimulatorError, ValueError):
+        return ""  # an erased flash (MicroPython formats it at boot), or no manifest on it
     digest = manifest.get("build_hash") if isinstance(manifest, dict) else None
     return digest if isinstance(digest, str) else ""
