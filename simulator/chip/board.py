@@ -150,6 +150,7 @@ class ChipBoard:
         self.console = bytearray()
         self._partial = bytearray()
         self.failure: str | None = None
+        self._failed = threading.Event()
         #: main.py ended: MicroPython's REPL came up on the console (the firmware stopped)
         self.at_repl = False
 
@@ -229,6 +230,15 @@ class ChipBoard:
         return self._loop is not None and self._loop.running and self.failure is None
 
     @property
+    def runner_pid(self) -> int | None:
+        """The runner's process id, once started."""
+        return self._runner.process.pid if self._runner is not None else None
+
+    def wait_failed(self, timeout: float) -> bool:
+        """Wait until the runner has stopped (``loop_error`` says why); False on timeout."""
+        return self._failed.wait(timeout)
+
+    @property
     def loop_error(self) -> str | None:
         """Why the board stopped: the runner's own words, or the thread's exception."""
         if self.failure is not None:
@@ -287,7 +297,8 @@ class ChipBoard:
             self._take_console(runner.console)
         if runner.ended and self.failure is None:
             self.failure = runner.failure
-            log.error("the emulated chip stopped: %s", self.failure)
+            self._failed.set()
+            log.info("the emulated chip stopped: %s", self.failure)
             assert self._loop is not None
             self._loop.unregister(runner)
 

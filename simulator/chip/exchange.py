@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import struct
 import subprocess
 from dataclasses import dataclass, field
@@ -242,8 +243,13 @@ class Runner:
             with contextlib.suppress(OSError):
                 error = self.process.stderr.read() or b""
         lines = error.decode("utf-8", "replace").strip().splitlines()
-        why = lines[-1] if lines else f"exit status {status}"
-        self.failure = f"the chip's runner stopped: {why}"
+        if lines:
+            why = lines[-1]
+        elif status is not None and status < 0:
+            why = f"killed by {signal.Signals(-status).name}"
+        else:
+            why = f"exit status {status}"
+        self.failure = f"the chip's runner stopped ({why}); start the simulator again"
 
     @property
     def ended(self) -> bool:

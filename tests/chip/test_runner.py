@@ -6,9 +6,14 @@ oscillator gives each boot other random bytes."""
 
 from __future__ import annotations
 
+import os
+import signal
+from pathlib import Path
+
 import pytest
 
-from tests.chip.conftest import ProgramFactory
+from simulator.chip.board import ChipBoard, ChipConfig
+from tests.chip.conftest import SLICE_LIMIT, ProgramFactory, need_chip
 
 pytestmark = pytest.mark.xdist_group("chip")
 
@@ -61,3 +66,20 @@ def test_the_flash_the_watchdog_i2c_and_uart_on_the_chip(chip_program: ProgramFa
     third = chip.run_until(LINE.format(n=2), chip_ms=3000)  # the watchdog was not fed
     assert third.group(1) == str(WDT_RESET)
     assert chip.last is not None and chip.last.boots == 3 and chip.last.cause == 1
+
+
+def test_a_runner_that_dies_is_named_by_the_board(firmware_build: Path) -> None:
+    board = ChipBoard(ChipConfig(build=firmware_build, speed=0, shared=need_chip()))
+    try:
+        board.open_pty()
+        board.start()
+        pid = board.runner_pid
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)  # the runner is ours: its own pid
+        assert board.wait_failed(SLICE_LIMIT), "the board did not see its runner die"
+        assert not board.running
+        assert board.loop_error == (
+            "the chip's runner stopped (killed by SIGKILL); start the simulator again"
+        )
+    finally:
+        board.stop()
