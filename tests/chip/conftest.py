@@ -69,8 +69,9 @@ class ChipProgram:
         self.runner = Runner(self.flash, wiring, need_chip(), entropy=1)
         self.last: Outputs | None = None
         self.command = 0
-        #: what the chip sent on UART0 so far
+        #: what the chip sent on UART0 so far, and the most it sent in one slice
         self.uart0 = bytearray()
+        self.uart0_most = 0
 
     def console(self) -> str:
         return self.runner.console.decode("utf-8", "replace")
@@ -99,6 +100,7 @@ class ChipProgram:
             if done:
                 self.last = done[-1]
                 self.uart0 += self.last.uart0
+                self.uart0_most = max(self.uart0_most, len(self.last.uart0))
                 return self.last
             select.select([self.runner], [], [], 1.0)
 

@@ -1,8 +1,8 @@
 """The runner's answers to rp2040js's gaps, each seen by a small MicroPython program on the chip:
 the flash keeps what the chip wrote across a power cut, a watchdog that is not fed resets the
 chip and ``machine.reset_cause()`` reads WDT_RESET, an I2C address nobody acknowledges is EIO (as
-on a real board, not a timeout), a device that answers is read, UART0 sends, and the ring
-oscillator gives each boot other random bytes."""
+on a real board, not a timeout), a device that answers is read, UART0 sends every byte at its
+baud rate, and the ring oscillator gives each boot other random bytes."""
 
 from __future__ import annotations
 
@@ -38,8 +38,10 @@ try:
 except OSError as e:
     nak = e.errno
 dev = list(i2c.readfrom(0x30, 3))
-uart = machine.UART(0, 115200, tx=machine.Pin(0), rx=machine.Pin(1))
+uart = machine.UART(0, 115200, tx=machine.Pin(0), rx=machine.Pin(1), txbuf=1024)
 uart.write(b"uart %d" % n)
+if n == 0:
+    uart.write(bytes(range(256)) * 4)
 print("boot", n, "cause", machine.reset_cause(), "nak", nak, "dev", dev, "rnd", os.urandom(4).hex())
 if n == 1:
     machine.WDT(timeout=100)  # never fed
@@ -56,7 +58,10 @@ def test_the_flash_the_watchdog_i2c_and_uart_on_the_chip(chip_program: ProgramFa
     assert first.group(1) == str(PWRON_RESET)
     assert first.group(2) == "5", "an address nobody acknowledges is EIO on a real board"
     assert first.group(3) == "4, 5, 6"
-    assert chip.uart0 == b"uart 0"
+    for _ in range(120):  # 1030 bytes at 115200 baud: 89 ms on the line
+        chip.step()
+    assert chip.uart0 == b"uart 0" + bytes(range(256)) * 4
+    assert chip.uart0_most <= 12, "UART0 sends faster than 115200 baud (11.5 bytes a ms)"
 
     chip.cut_power()
     second = chip.run_until(LINE.format(n=1), chip_ms=3000)  # the flash kept boots.txt

@@ -39,8 +39,9 @@
 // What rp2040js 1.4.1 lacks, and what this runner does about it (the shared folder's README):
 //   1. WFI/WFE with no timer armed does not advance the clock: the clock goes to the next event
 //      (an edge, a UART byte) or the slice's end.
-//   2. UART TX interrupt raised at every register access: raised when a byte is written, cleared
-//      by UARTICR, as the silicon's TX FIFO (which takes no wire time here) would.
+//   2. UART TX interrupt raised at every register access, and no TX FIFO: a 32-byte FIFO that
+//      sends a byte each character time at the baud rate set, its interrupt raised when it
+//      drains to half full and cleared by UARTICR or by a write that fills it above that.
 //   3. No flash behind the SSI: the boot ROM's flash_range_erase and flash_range_program are
 //      intercepted at their entry, applied to the flash and to the file, charged the time a
 //      W25Q16JV takes (45 ms a 4 KiB sector, 0.4 ms a 256-byte page), and return to LR.
@@ -54,7 +55,7 @@
 // Also: the ring oscillator (ROSC), which rp2040js leaves out, is there with its random bit, so
 // the session id MicroPython draws from it differs at each boot, as on a real board.
 // Rising edges are given one at a time, each after the chip has had time to take the interrupt;
-// UART bytes arrive at the rate of the UART's baud rate (RX); TX and I2C take no bus time.
+// UART bytes arrive and leave at the UART's baud rate; I2C takes no bus time.
 import { RP2040, USBCDC } from "rp2040js";
 import { createHash } from "node:crypto";
 import { closeSync, existsSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
@@ -69,6 +70,16 @@ const FS_SIZE = FLASH_SIZE - FS_OFFSET;
 const SECTOR_ERASE_NS = 45e6;
 const PAGE_PROGRAM_NS = 0.4e6;
 const EDGE_GAP_NS = 40e3; // between two edges of a pin: the interrupt handler runs in between
+// the PL011 UART: its TX FIFO, the level its TX interrupt fires at (IFLS's reset value, 1/2),
+// the flags and the interrupt bit
+const TX_FIFO = 32;
+const TX_TRIGGER = 16;
+const TXFE = 1 << 7;
+const RXFF = 1 << 6;
+const TXFF = 1 << 5;
+const RXFE = 1 << 4;
+const BUSY = 1 << 3;
+const TXINTR = 1 << 5;
 
 // --- arguments and files -------------------------------------------------------------------------
 
@@ -391,15 +402,38 @@ function wire() {
     watchdog.timer.enable = false;
     watchdog.alarm.enable = false;
   };
-  // gap 2: the TX interrupt when a byte is written, until UARTICR clears it
+  // gap 2: a TX FIFO that sends one character time per byte; its interrupt is raised when the
+  // FIFO drains to its trigger level and cleared by UARTICR or by a write that fills it above
   chip.uart.forEach((uart, n) => {
+    const fifo = [];
     uart.checkInterrupts = function () {
       this.rp2040.setInterrupt(this.irq, !!(this.interruptStatus & this.interruptMask));
     };
+    const depth = () => (uart.fifosEnabled ? TX_FIFO : 1);
+    Object.defineProperty(uart, "flags", {
+      get() {
+        const rx = (uart.rxFIFO.full ? RXFF : 0) | (uart.rxFIFO.empty ? RXFE : 0);
+        const full = fifo.length >= depth() ? TXFF : 0;
+        return rx | full | (fifo.length ? BUSY : TXFE);
+      },
+    });
+    const send = () => {
+      const before = fifo.length;
+      uartTx[n].push(fifo.shift());
+      if (before > TX_TRIGGER && fifo.length <= TX_TRIGGER) {
+        uart.interruptStatus |= TXINTR;
+        uart.checkInterrupts();
+      }
+      if (fifo.length) at(chip.clock.nanos + charNs(uart), send);
+    };
     uart.onByte = (value) => {
-      uartTx[n].push(value);
-      uart.interruptStatus |= 1 << 5;
-      uart.checkInterrupts();
+      if (fifo.length >= depth()) return; // written while full: lost, as on the silicon
+      fifo.push(value);
+      if (fifo.length > TX_TRIGGER && uart.interruptStatus & TXINTR) {
+        uart.interruptStatus &= ~TXINTR;
+        uart.checkInterrupts();
+      }
+      if (fifo.length === 1) at(chip.clock.nanos + charNs(uart), send);
     };
   });
   // I2C0: the devices of the wiring, at register level
@@ -581,17 +615,24 @@ function applyInputs(r, newLevels, sliceNs) {
 }
 
 // UART bytes arrive one character time apart (start, 8 data bits, stop)
+// a character's time on the line: start bit, data bits, parity, stop bits
+function charNs(uart) {
+  const baud = uart.baudDivider ? uart.baudRate : 115200;
+  const lcr = uart.lineCtrlRegister;
+  const bits = 1 + uart.wordLength + (lcr & 2 ? 1 : 0) + (lcr & 8 ? 2 : 1);
+  return (bits * 1e9) / baud;
+}
+
 function scheduleRx(n, sliceEnd) {
   const uart = chip.uart[n];
-  const baud = uart.baudDivider ? uart.baudRate : 115200;
-  const charNs = 1e10 / baud;
+  const step = charNs(uart);
   let t = Math.max(chip.clock.nanos, rxNext[n]);
   while (uartRx[n].length && t < sliceEnd) {
     const value = uartRx[n].shift();
     at(t, () => {
       if (uart.enabled && uart.rxEnabled && !uart.rxFIFO.full) uart.feedByte(value);
     });
-    t += charNs;
+    t += step;
   }
   rxNext[n] = t;
 }
