@@ -1,7 +1,8 @@
 """The board's firmware on its chip: the build of the sources on MicroPython's stock Pico image,
 on the emulated RP2040 wired to the simulated table, reached over a pty by the controller's own
 link (drivers/board.py): it boots, imports, sets up its I2C expanders, brings the link up,
-answers the host's HELLO with its version and build, and a status is read."""
+answers the host's HELLO with its version and build, and a status is read; a RESET goes through
+the store on its flash and the chip's watchdog, and the board comes back with a new session."""
 
 from __future__ import annotations
 
@@ -66,6 +67,14 @@ def test_the_firmware_boots_on_the_chip_and_answers_the_host(firmware_build: Pat
         assert event.fault == 0
         assert event.places == (codes.PLACE_DISC, codes.PLACE_DISC)
         assert event.build_hash == reply.status.build_hash
+
+        # RESET: the firmware records that it asked, and the watchdog restarts the chip
+        link.send(m.Reset())
+        event = next_event(events, board, deadline)
+        while not (isinstance(event, LinkUp) and event.hello_reply.session_id != reply.session_id):
+            event = next_event(events, board, deadline)
+        assert event.hello_reply.status.reset_cause == codes.RESET_SOFT
+        assert event.hello_reply.status.places == (codes.PLACE_DISC, codes.PLACE_DISC)
     finally:
         link.stop()
         board.stop()
@@ -74,4 +83,4 @@ def test_the_firmware_boots_on_the_chip_and_answers_the_host(firmware_build: Pat
     assert inputs.reg[GPPUA : GPPUA + 2] == b"\xff\xff"
     assert outputs.reg[IODIRA : IODIRA + 2] == b"\x00\x00"
     assert "Traceback" not in board.console_text()
-    assert board.boots == 1 and board.watchdog_resets == 0
+    assert board.boots == 2 and board.watchdog_resets == 1
