@@ -22,7 +22,9 @@ from simulator.chip.board import ChipBoard, ChipConfig
 from simulator.chip.expander import GPPUA, IODIRA
 from tests.chip.conftest import WALL_LIMIT, need_chip
 
-pytestmark = pytest.mark.xdist_group("chip")
+#: the emulator takes a core: one worker for the chip, and one Python (the chip is the same
+#: under each; the host's side runs under each in test_parts and test_cli)
+pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once]
 
 
 def next_event(events: queue.Queue[BoardEvent], board: ChipBoard, deadline: float) -> BoardEvent:

@@ -15,7 +15,9 @@ import pytest
 from simulator.chip.board import ChipBoard, ChipConfig
 from tests.chip.conftest import SLICE_LIMIT, ProgramFactory, need_chip
 
-pytestmark = pytest.mark.xdist_group("chip")
+#: the emulator takes a core: one worker for the chip, and one Python (the chip is the same
+#: under each; the host's side runs under each in test_parts and test_cli)
+pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once]
 
 #: MicroPython's rp2 reset causes
 PWRON_RESET = 1
