@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from drivers.ioloop import EVENT_READ, IoLoop
 from simulator.chip.exchange import CAUSE_WATCHDOG, POWER_CUT, Outputs, Runner, shared_folder
@@ -50,8 +50,6 @@ from simulator.transport import SimulatorError, Transport
 __all__ = ["ChipBoard", "ChipConfig", "SimulatorError"]
 
 log = logging.getLogger("mjtable.simulator.chip")
-
-T = TypeVar("T")
 
 #: the chip's console (MicroPython's USB REPL) kept, at most (bytes)
 CONSOLE_KEPT = 65536
@@ -151,6 +149,7 @@ class ChipBoard:
         self._partial = bytearray()
         self.failure: str | None = None
         self._failed = threading.Event()
+        self._printed = threading.Condition(self._lock)
         #: main.py ended: MicroPython's REPL came up on the console (the firmware stopped)
         self.at_repl = False
 
@@ -248,15 +247,6 @@ class ChipBoard:
 
     # --- acting on it from any thread ------------------------------------------------------------
 
-    def act(self, action: Callable[[SimHal], T]) -> T:
-        """``action(hal)`` on the table under the lock (the chip sees it at the next slice)."""
-        with self._lock:
-            return action(self.hal)
-
-    def look(self, query: Callable[[ChipBoard], T]) -> T:
-        with self._lock:
-            return query(self)
-
     def power_cut(self) -> None:
         """The board loses its power: the chip starts again from its flash at the next slice."""
         with self._lock:
@@ -265,6 +255,14 @@ class ChipBoard:
     def console_text(self) -> str:
         with self._lock:
             return self.console.decode("utf-8", "replace")
+
+    def wait_console(self, text: str, timeout: float) -> bool:
+        """Wait until the chip's console holds ``text`` (or the runner stopped); False on
+        timeout."""
+        with self._printed:
+            return self._printed.wait_for(
+                lambda: text in self.console_text() or self.failure is not None, timeout
+            )
 
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
@@ -298,6 +296,7 @@ class ChipBoard:
         if runner.ended and self.failure is None:
             self.failure = runner.failure
             self._failed.set()
+            self._printed.notify_all()
             log.info("the emulated chip stopped: %s", self.failure)
             assert self._loop is not None
             self._loop.unregister(runner)
@@ -308,6 +307,7 @@ class ChipBoard:
         self.console += data
         if len(self.console) > CONSOLE_KEPT:
             del self.console[: len(self.console) - CONSOLE_KEPT]
+        self._printed.notify_all()
         self._partial += data
         data.clear()
         *lines, rest = self._partial.split(b"\n")

@@ -90,3 +90,25 @@ def test_a_runner_that_dies_is_named_by_the_board(firmware_build: Path) -> None:
         )
     finally:
         board.stop()
+
+
+def test_a_power_cut_restarts_the_board_with_its_flash(tmp_path: Path) -> None:
+    build = tmp_path / "build"  # a build of one small main.py, as the flasher puts it
+    build.mkdir()
+    (build / "main.py").write_bytes(
+        b"import time\ntime.sleep_ms(150)\ntry:\n    n = int(open('n').read())\n"
+        b"except OSError:\n    n = 0\nwith open('n', 'w') as f:\n    f.write(str(n + 1))\n"
+        b"print('boot', n)\nwhile True:\n    time.sleep_ms(10)\n"
+    )
+    (build / "manifest.json").write_text('{"build_hash": "c41b"}')
+    board = ChipBoard(ChipConfig(build=build, speed=0, shared=need_chip()))
+    assert board.build_hash == "c41b"
+    try:
+        board.open_pty()
+        board.start()
+        assert board.wait_console("boot 0", SLICE_LIMIT), board.console_text()
+        board.power_cut()
+        assert board.wait_console("boot 1", SLICE_LIMIT), board.console_text()
+        assert board.boots == 2 and board.watchdog_resets == 0
+    finally:
+        board.stop()
