@@ -252,11 +252,9 @@ def run_chip(args: argparse.Namespace) -> int:
         raise UsageError("--serial does not go with --chip: the chip reports its own")
     if args.speed not in (0, 1):
         raise UsageError(
-            f"--speed {args.speed:g} with --chip: 1 (the chip's clock never ahead of real time) "
-            "or 0 (as fast as it emulates); the chip's link keeps its own time"
+            f"--speed {args.speed:g} with --chip: 1 (the clock of the chip never runs ahead of "
+            "real time) or 0 (as fast as it emulates); its link keeps the time of the chip"
         )
-    if args.tiles not in (108, 136, 144):
-        raise UsageError(f"--tiles {args.tiles}: must be one of 108, 136, 144")
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -267,13 +265,8 @@ def run_chip(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="mjchip-build-") as tmp:
         try:
             try:
-                if args.build is not None:
-                    where = Path(args.build)
-                    if not where.is_dir():
-                        raise UsageError(f"--build {args.build}: no such directory")
-                else:
-                    where = build(default_source_root(), Path(tmp) / "firmware").directory
-                config = ChipConfig(
+                where = Path(args.build) if args.build is not None else Path(tmp) / "firmware"
+                config = ChipConfig(  # checked before the build
                     build=where,
                     flash=Path(args.flash) if args.flash is not None else None,
                     tiles=args.tiles,
@@ -281,6 +274,10 @@ def run_chip(args: argparse.Namespace) -> int:
                     speed=float(args.speed),
                     shared=Path(args.rp2040) if args.rp2040 is not None else None,
                 )
+                if args.build is None:
+                    build(default_source_root(), where)
+                elif not where.is_dir():
+                    raise UsageError(f"--build {args.build}: no such directory")
                 board = ChipBoard(config, on_console=_console)
                 if args.tcp is not None:
                     host, port = board.listen_tcp(
@@ -297,7 +294,8 @@ def run_chip(args: argparse.Namespace) -> int:
             seed = "CSPRNG" if config.seed is None else f"seed {config.seed}"
             print(
                 f"mjtable sim: the emulated RP2040 (MicroPython v1.27.0), firmware build "
-                f"{board.build_hash[:16]}, {config.tiles} tiles, {seed}, speed {config.speed:g}, "
+                f"{board.build_hash[:16] or 'unknown (no manifest on the flash)'}, "
+                f"{config.tiles} tiles, {seed}, speed {config.speed:g}, "
                 f"flash {board.flash}",
                 file=sys.stderr,
                 flush=True,

@@ -79,10 +79,13 @@ class ChipConfig:
     def __post_init__(self) -> None:
         if self.tiles not in TILE_COUNTS:
             raise SimulatorError(f"tiles = {self.tiles!r}: must be one of 108, 136, 144")
+        seed = self.seed
+        if seed is not None and (isinstance(seed, bool) or not 0 <= seed <= 0xFFFFFFFF):
+            raise SimulatorError(f"seed {seed!r}: must be an integer 0..4294967295")
         if self.speed not in (0, 1):
             raise SimulatorError(
                 f"speed {self.speed:g}: the chip runs at speed 1 (its clock never ahead of real "
-                "time) or 0 (as fast as it emulates); its link keeps the chip's own time"
+                "time) or 0 (as fast as it emulates); its link keeps the time of the chip"
             )
         if not 1 <= self.slice_ms <= 100:
             raise SimulatorError(f"slice {self.slice_ms} ms: must be 1..100")
@@ -108,8 +111,8 @@ class ChipBoard:
         fresh = config.flash is None or not config.flash.exists()
         if fresh and tiles is not None and tiles != config.tiles:
             raise SimulatorError(
-                f"the firmware build in {config.build} drives {tiles} tiles (main.py's "
-                f"TILES), not {config.tiles}: the table must be the board's"
+                f"the firmware build in {config.build} drives {tiles} tiles (TILES in its "
+                f"main.py), not {config.tiles}: give the tiles of the build"
             )
         self._shared = shared_folder(config.shared)
         self._lock = threading.RLock()

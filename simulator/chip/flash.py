@@ -34,7 +34,7 @@ def _littlefs() -> Any:
         import littlefs
     except ImportError:
         raise SimulatorError(
-            "littlefs-python, which makes the chip's file system, is not installed: "
+            "littlefs-python, which makes the file system of the chip, is not installed: "
             "pip install littlefs-python (a development dependency: pip install -e '.[dev]')"
         ) from None
     return littlefs

@@ -22,6 +22,7 @@ def refusal(argv: list[str]) -> str:
         status = main(argv)
     lines = err.getvalue().splitlines()
     assert (status, out.getvalue(), len(lines)) == (2, "", 1), (status, out.getvalue(), lines)
+    assert "characters)" not in lines[0], f"the line was clipped: {lines[0]}"
     return lines[0]
 
 
@@ -34,6 +35,8 @@ def refusal(argv: list[str]) -> str:
         (["--chip", "--serial", "X"], "--serial does not go with --chip"),
         (["--chip", "--speed", "0.5"], "--speed 0.5 with --chip"),
         (["--chip", "--build", "/no/such/dir"], "--build /no/such/dir: no such directory"),
+        (["--chip", "--tiles", "100"], "tiles = 100: must be one of 108, 136, 144"),
+        (["--chip", "--seed", "-1"], "seed -1: must be an integer 0..4294967295"),
     ],
 )
 def test_what_the_chip_does_not_take(argv: list[str], said: str) -> None:
