@@ -7,7 +7,9 @@ RUNTIME := $(VENV)/.runtime
 DEV := $(VENV)/.dev
 CI ?=
 
-NPM_STAMP := tools/micropython/node_modules/.installed
+# The project's npm packages (tools/package.json and its lock): MicroPython's WebAssembly port and
+# rp2040js, the RP2040 emulator.
+NPM_STAMP := tools/node_modules/.installed
 
 # `make wheelhouse`: the wheels for the table's Raspberry Pi (64-bit Raspberry Pi OS: Bookworm
 # has CPython 3.11 and glibc 2.36, Trixie CPython 3.13 and a newer glibc), taken from the lock.
@@ -26,7 +28,7 @@ need = { command -v $(2) >/dev/null 2>&1 || { \
 	if [ "$(CI)" = true ]; then echo "make $(1): FAILED: $(2) not found: install $(3)" >&2; exit 1; fi; \
 	echo "make $(1): SKIPPED: $(2) not found: install $(3)" >&2; false; }; }
 
-.PHONY: demo test test-all lint typecheck mpy micropython micropython-run unit pythons \
+.PHONY: demo test test-all lint typecheck mpy npm micropython micropython-run unit pythons \
 	pythons-rest bench lock \
 	wheelhouse pi-wheels pi-check clean
 
@@ -63,6 +65,12 @@ typecheck: $(DEV)
 mpy: $(DEV)
 	$(BIN)/python tools/mpcheck.py --compile
 
+# The project's npm packages, installed from the lock file.
+npm:
+	@if $(call need,npm,node,Node.js and npm (Debian: apt-get install nodejs npm)) && \
+		$(call need,npm,npm,npm (Debian: apt-get install npm)); then \
+		$(MAKE) --no-print-directory $(NPM_STAMP); fi
+
 # The protocol run by the real MicroPython (its WebAssembly port, from the npm registry).
 micropython:
 	@if $(call need,micropython,node,Node.js and npm (Debian: apt-get install nodejs npm)) && \
@@ -73,12 +81,15 @@ micropython-run: $(NPM_STAMP)
 	node tools/micropython/run.mjs tools/micropython/check_protocol.py
 	node tools/micropython/run.mjs tools/micropython/check_firmware.py
 
-$(NPM_STAMP): tools/micropython/package.json tools/micropython/package-lock.json
-	cd tools/micropython && npm ci --silent --no-audit --no-fund
+$(NPM_STAMP): tools/package.json tools/package-lock.json
+	cd tools && npm ci --silent --no-audit --no-fund
 	touch $@
 
-# The suite under this venv's Python (the wheel's tests share one worker: loadgroup).
+# The suite under this venv's Python (the wheel's tests share one worker: loadgroup). The npm
+# packages first when Node.js is here: tests/chip runs the firmware on the emulated RP2040.
 unit: $(DEV)
+	@if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then \
+		$(MAKE) --no-print-directory $(NPM_STAMP); fi
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -q
 
 # The suite under the Pi's other Python (noxfile.py), less the tests that do not depend on the
@@ -133,4 +144,4 @@ pi-check:
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .nox build *.egg-info $(WHEELHOUSE) \
-		tools/micropython/node_modules
+		tools/node_modules

@@ -80,9 +80,9 @@ def cpython_run(tiles: int, cycles: int, traced: bool) -> dict[str, float]:
 def micropython_run(tiles: int, cycles: int) -> dict[str, float] | str:
     """The run under MicroPython's WebAssembly port; a sentence when it cannot run."""
     node = shutil.which("node")
-    modules = ROOT / "tools" / "micropython" / "node_modules"
+    modules = ROOT / "tools" / "node_modules"
     if node is None or not modules.is_dir():
-        return "MicroPython not run: no Node.js or no node_modules (run make micropython first)"
+        return "MicroPython not run: no Node.js or no node_modules (run make npm first)"
     proc = subprocess.run(
         [
             node,

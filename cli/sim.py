@@ -3,10 +3,15 @@
     mjtable sim --pty [--link PATH] | --tcp HOST:PORT [--allow-remote]
                 [--seed N] [--speed X] [--tiles N] [--no-reader] [--no-dice]
                 [--fault SPEC]... [--scenario FILE] [--control PATH]
+    mjtable sim --chip --pty [--link PATH] | --tcp HOST:PORT [--allow-remote]
+                [--seed N] [--speed 1|0] [--tiles N] [--build DIR] [--flash FILE] [--rp2040 DIR]
 
 The first line on stdout is the device path (pty) or ``socket://HOST:PORT`` (tcp); the board
 serves until SIGINT or SIGTERM, then stops cleanly (the --link symlink and the control socket are
 removed). ``mjtable sim --diagram`` prints the firmware's state diagram (mermaid) and exits.
+With ``--chip`` the board is the firmware's build on MicroPython on an emulated RP2040
+(simulator/chip/, docs/chip.md) over the same simulated table; what the chip prints on its USB
+REPL goes to stderr.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import math
 import os
 import signal
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from types import FrameType
@@ -68,6 +74,29 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--diagram", action="store_true", help="print the firmware's state diagram and exit"
     )
+    chip = parser.add_argument_group("the emulated chip (--chip)")
+    chip.add_argument(
+        "--chip",
+        action="store_true",
+        help="run the firmware on MicroPython on an emulated RP2040 (needs Node.js and the "
+        "shared rp2040 folder)",
+    )
+    chip.add_argument(
+        "--build",
+        metavar="DIR",
+        help="the firmware build to put on the chip's flash (default: built from the sources)",
+    )
+    chip.add_argument(
+        "--flash",
+        metavar="FILE",
+        help="keep the chip's flash file system in FILE (used as it is when it exists)",
+    )
+    chip.add_argument(
+        "--rp2040",
+        metavar="DIR",
+        help="the folder with MicroPython's Pico image and the RP2040 boot ROM (default: "
+        "$MJTABLE_RP2040_DIR, else ../shared/rp2040 beside the checkout)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -114,6 +143,9 @@ def run(args: argparse.Namespace) -> int:
     if args.diagram:
         sys.stdout.write(state_diagram())
         return 0
+    chip_only = [o for o in ("build", "flash", "rp2040") if getattr(args, o) is not None]
+    if chip_only and not args.chip:
+        raise UsageError(f"--{chip_only[0]} only goes with --chip")
     if not args.pty and args.tcp is None:
         raise UsageError("choose where to serve: --pty or --tcp HOST:PORT")
     if args.link and not args.pty:
@@ -128,6 +160,8 @@ def run(args: argparse.Namespace) -> int:
         socket_path(args.control, "--control")
     if args.link is not None:
         _check_link(args.link)
+    if args.chip:
+        return run_chip(args)
     faults: list[str | FaultSpec] = []
     try:
         if args.scenario is not None:
@@ -191,3 +225,102 @@ def run(args: argparse.Namespace) -> int:
             board.stop()
         for sig, handler in old.items():
             signal.signal(sig, handler)
+
+
+#: what the emulated chip does not take yet, and why
+_NOT_ON_THE_CHIP = {
+    "fault": "faults are not wired to the chip yet",
+    "scenario": "faults are not wired to the chip yet",
+    "control": "the control channel is not wired to the chip yet",
+    "no_reader": "the board's main.py fits a tile reader",
+    "no_dice": "the board's main.py fits a dice unit",
+}
+
+
+def run_chip(args: argparse.Namespace) -> int:
+    """`mjtable sim --chip`: the firmware's build on the emulated RP2040."""
+    # lazy: the build (mpy-cross) and the chip's modules, only for --chip
+    from controller.firmware import FirmwareError
+    from controller.firmware.build import build, default_source_root
+    from simulator.chip.board import ChipBoard, ChipConfig
+    from simulator.transport import SimulatorError
+
+    for option, why in _NOT_ON_THE_CHIP.items():
+        if getattr(args, option):
+            raise UsageError(f"--{option.replace('_', '-')} does not go with --chip: {why}")
+    if args.serial != "MJSIM-0001":
+        raise UsageError("--serial does not go with --chip: the chip reports its own")
+    if args.speed not in (0, 1):
+        raise UsageError(
+            f"--speed {args.speed:g} with --chip: 1 (the clock of the chip never runs ahead of "
+            "real time) or 0 (as fast as it emulates); its link keeps the time of the chip"
+        )
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    board: ChipBoard | None = None
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    with tempfile.TemporaryDirectory(prefix="mjchip-build-") as tmp:
+        try:
+            try:
+                where = Path(args.build) if args.build is not None else Path(tmp) / "firmware"
+                config = ChipConfig(  # checked before the build
+                    build=where,
+                    flash=Path(args.flash) if args.flash is not None else None,
+                    tiles=args.tiles,
+                    seed=args.seed,
+                    speed=float(args.speed),
+                    shared=Path(args.rp2040) if args.rp2040 is not None else None,
+                )
+                if args.build is None:
+                    build(default_source_root(), where)
+                elif not where.is_dir():
+                    raise UsageError(f"--build {args.build}: no such directory")
+                board = ChipBoard(config, on_console=_console)
+                if args.tcp is not None:
+                    host, port = board.listen_tcp(
+                        *_parse_tcp(args.tcp), allow_remote=args.allow_remote
+                    )
+                    shown = f"[{host}]" if ":" in host else host
+                    served = f"socket://{shown}:{port}"
+                else:
+                    served = board.open_pty(link=args.link)
+                board.start()
+            except (SimulatorError, FirmwareError) as exc:
+                raise UsageError(str(exc)) from None
+            print(served, flush=True)
+            seed = "CSPRNG" if config.seed is None else f"seed {config.seed}"
+            print(
+                f"mjtable sim: the emulated RP2040 (MicroPython v1.27.0), firmware build "
+                f"{board.build_hash[:16] or 'unknown (no manifest on the flash)'}, "
+                f"{config.tiles} tiles, {seed}, speed {config.speed:g}, "
+                f"flash {board.flash}",
+                file=sys.stderr,
+                flush=True,
+            )
+            said = False
+            while not stop.wait(0.5):
+                if not board.running:
+                    print(f"mjtable sim: the chip stopped: {board.loop_error}", file=sys.stderr)
+                    return 1
+                if board.at_repl and not said:
+                    said = True
+                    print(
+                        "mjtable sim: the firmware ended on the chip (its error is above); "
+                        "MicroPython's REPL is up, nothing answers on the line",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+            return 0
+        finally:
+            if board is not None:
+                board.stop()
+            for sig, handler in old.items():
+                signal.signal(sig, handler)
+
+
+def _console(line: str) -> None:
+    """A line the chip printed on its USB REPL (MicroPython's own, a traceback...)."""
+    print(f"mjtable sim: chip: {line}", file=sys.stderr, flush=True)

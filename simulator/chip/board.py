@@ -1,0 +1,364 @@
+"""The board's firmware on its emulated chip, wired to the simulated table and served on a pty or
+a TCP port: the chip-level twin of simulator/server.py's SimulatedBoard.
+
+    board = ChipBoard(ChipConfig(build=Path("build/firmware")))
+    path = board.open_pty()              # or: host, port = board.listen_tcp("127.0.0.1", 0)
+    board.start()
+    ...                                  # the controller opens `path` with pyserial
+    board.stop()
+
+One IoLoop thread serves the transport (simulator/transport.py, the same as SimulatedBoard's:
+pty or TCP, noise and cuts) and the runner's pipe (simulator/chip/exchange.py). Time goes in
+lock-step, one slice of ``slice_ms`` of chip time after another: the runner runs the chip for the
+slice with the inputs it was given and answers with the outputs the chip drove; the table
+(simulator/chip/wiring.py over simulator/hardware.py's SimHal) takes those outputs, moves for the
+slice and gives the next inputs, with the bytes the host sent meanwhile. With ``speed`` 1 the
+chip's clock never runs ahead of real time (its link timers face a host on the real clock); it
+falls behind when the emulation is slower than the chip (about three times slower on a free
+core). With ``speed`` 0 no slice waits.
+
+The chip's flash file system is a file on the host (``flash``: kept when given, else a temporary
+one removed at stop), made from a firmware build when it does not exist (simulator/chip/flash.py);
+the runner writes every erase and program through to it, so a power cut (``power_cut()``, or the
+runner killed) keeps what the chip wrote.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import re
+import secrets
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from drivers.ioloop import EVENT_READ, IoLoop
+from simulator.chip.exchange import CAUSE_WATCHDOG, POWER_CUT, Outputs, Runner, shared_folder
+from simulator.chip.flash import flash_build_hash, write_flash_file
+from simulator.chip.wiring import ChipTable
+from simulator.config import TILE_COUNTS
+from simulator.hardware import SimHal
+from simulator.line import Line
+from simulator.transport import SimulatorError, Transport
+
+__all__ = ["ChipBoard", "ChipConfig", "SimulatorError"]
+
+log = logging.getLogger("mjtable.simulator.chip")
+
+#: the chip's console (MicroPython's USB REPL) kept, at most (bytes)
+CONSOLE_KEPT = 65536
+#: what MicroPython prints when its REPL starts: main.py has ended (the firmware stopped)
+REPL_BANNER = b'Type "help()" for more information.'
+
+
+@dataclass(frozen=True)
+class ChipConfig:
+    """What the emulated board is. ``build``: a `mjtable firmware build` directory, put on the
+    flash when ``flash`` does not exist yet. ``flash``: the flash file system's file (None: a
+    temporary one). ``tiles``: the table's, which must be the build's (main.py's TILES).
+    ``seed``: the table's shuffles and dice. ``speed``: 1, the chip's clock never ahead of real
+    time; 0, as fast as the emulation runs. ``shared``: the folder with MicroPython's image and
+    the boot ROM (None: $MJTABLE_RP2040_DIR, else ../shared/rp2040 beside the checkout)."""
+
+    build: Path
+    flash: Path | None = None
+    tiles: int = 136
+    seed: int | None = None
+    reader: bool = True
+    dice: bool = True
+    speed: float = 1.0
+    shared: Path | None = None
+    slice_ms: int = 1
+
+    def __post_init__(self) -> None:
+        if self.tiles not in TILE_COUNTS:
+            raise SimulatorError(f"tiles = {self.tiles!r}: must be one of 108, 136, 144")
+        seed = self.seed
+        if seed is not None and (isinstance(seed, bool) or not 0 <= seed <= 0xFFFFFFFF):
+            raise SimulatorError(f"seed {seed!r}: must be an integer 0..4294967295")
+        if self.speed not in (0, 1):
+            raise SimulatorError(
+                f"speed {self.speed:g}: the chip runs at speed 1 (its clock never ahead of real "
+                "time) or 0 (as fast as it emulates); its link keeps the time of the chip"
+            )
+        if not 1 <= self.slice_ms <= 100:
+            raise SimulatorError(f"slice {self.slice_ms} ms: must be 1..100")
+
+
+def build_tiles(build: Path) -> int | None:
+    """The tile sets the build's main.py drives (its ``TILES = N``), None when it says none."""
+    try:
+        text = (build / "main.py").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    found = re.search(r"^TILES\s*=\s*(\d+)\s*$", text, re.MULTILINE)
+    return int(found.group(1)) if found else None
+
+
+class ChipBoard:
+    """The firmware on the emulated chip and the simulated table, served by one thread."""
+
+    def __init__(self, config: ChipConfig, on_console: Callable[[str], None] | None = None) -> None:
+        self.config = config
+        self._on_console = on_console
+        tiles = build_tiles(config.build)
+        fresh = config.flash is None or not config.flash.exists()
+        if fresh and tiles is not None and tiles != config.tiles:
+            raise SimulatorError(
+                f"the firmware build in {config.build} drives {tiles} tiles (TILES in its "
+                f"main.py), not {config.tiles}: give the tiles of the build"
+            )
+        self._shared = shared_folder(config.shared)
+        self._lock = threading.RLock()
+        self.hal = SimHal(config.tiles, config.seed, config.reader, config.dice, buttons=False)
+        self.table = ChipTable(self.hal)
+        self.line = Line(random.Random(), self._wall_ms)
+        self.transport = Transport(self.line)
+        self._tmp: Path | None = None
+        if config.flash is None:
+            self._tmp = Path(tempfile.mkdtemp(prefix="mjchip-"))
+            self.flash = self._tmp / "flash.lfs"
+        else:
+            self.flash = config.flash
+        try:
+            if not self.flash.exists():
+                write_flash_file(config.build, self.flash)
+            #: the build hash of the firmware on the flash (its manifest's), "" without one
+            self.build_hash = flash_build_hash(self.flash)
+        except BaseException:
+            if self._tmp is not None:
+                shutil.rmtree(self._tmp, ignore_errors=True)
+            raise
+        self._runner: Runner | None = None
+        self._loop: IoLoop | None = None
+        self._stopped = False
+        self._t0 = 0.0
+        self._rx = bytearray()
+        self._due: float | None = None  # monotonic time the next slice may be sent at
+        self._power_cut = False
+        #: chip time reached (us), boots of the chip so far, and the last one's cause
+        self.chip_us = 0.0
+        self.boots = 0
+        self.watchdog_resets = 0
+        self._boots_reported: int | None = None
+        self.slices = 0
+        self.console = bytearray()
+        self._partial = bytearray()
+        self.failure: str | None = None
+        self._failed = threading.Event()
+        self._printed = threading.Condition(self._lock)
+        #: main.py ended: MicroPython's REPL came up on the console (the firmware stopped)
+        self.at_repl = False
+
+    # --- transports (as SimulatedBoard's) -------------------------------------------------------
+
+    def open_pty(self, link: str | None = None) -> str:
+        with self._lock:
+            self._check_fresh()
+            return self.transport.open_pty(link)
+
+    def listen_tcp(
+        self, host: str = "127.0.0.1", port: int = 0, *, allow_remote: bool = False
+    ) -> tuple[str, int]:
+        with self._lock:
+            self._check_fresh()
+            return self.transport.listen_tcp(host, port, allow_remote)
+
+    @property
+    def path(self) -> str | None:
+        return self.transport.path
+
+    @property
+    def address(self) -> tuple[str, int] | None:
+        return self.transport.address
+
+    def _check_fresh(self) -> None:
+        if self._stopped:
+            raise SimulatorError("this chip board was stopped; create a new ChipBoard")
+        if self._loop is not None:
+            raise SimulatorError("the chip board is running already: open transports first")
+
+    # --- life cycle ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the runner and the thread that serves it and the transport."""
+        with self._lock:
+            self._check_fresh()
+            if not self.transport.opened:
+                raise SimulatorError("open a transport first: open_pty() or listen_tcp()")
+            seed = self.config.seed
+            entropy = seed if seed is not None else secrets.randbits(32)
+            runner = Runner(self.flash, self.table.wiring(), self._shared, entropy)
+            loop = IoLoop("chip-board", tick=self._service, lock=self._lock, logger=log)
+            self.transport.attach(loop, self._receive)
+            loop.register(runner, EVENT_READ, self._on_runner)
+            self._runner = runner
+            self._loop = loop
+            self._t0 = time.monotonic()
+            runner.send(self.table.inputs(0, b""))  # a slice of nothing: the chip at power-on
+            loop.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the thread and the runner, close every descriptor, remove a temporary flash.
+        Idempotent."""
+        loop = self._loop
+        if loop is not None and not loop.stop(timeout):  # pragma: no cover - it wakes at once
+            raise SimulatorError(f"the chip board's thread did not stop within {timeout} s")
+        with self._lock:
+            self._stopped = True
+            if self._runner is not None:
+                self._runner.stop()
+            self.transport.close()
+            if self._tmp is not None:
+                shutil.rmtree(self._tmp, ignore_errors=True)
+                self._tmp = None
+
+    close = stop
+
+    def __enter__(self) -> ChipBoard:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def running(self) -> bool:
+        return self._loop is not None and self._loop.running and self.failure is None
+
+    @property
+    def runner_pid(self) -> int | None:
+        """The runner's process id, once started."""
+        return self._runner.process.pid if self._runner is not None else None
+
+    def wait_failed(self, timeout: float) -> bool:
+        """Wait until the runner has stopped (``loop_error`` says why); False on timeout."""
+        return self._failed.wait(timeout)
+
+    @property
+    def loop_error(self) -> str | None:
+        """Why the board stopped: the runner's own words, or the thread's exception."""
+        if self.failure is not None:
+            return self.failure
+        fatal = self._loop.fatal if self._loop is not None else None
+        return repr(fatal) if fatal is not None else None
+
+    # --- acting on it from any thread ------------------------------------------------------------
+
+    def power_cut(self) -> None:
+        """The board loses its power: the chip starts again from its flash at the next slice."""
+        with self._lock:
+            self._power_cut = True
+
+    def console_text(self) -> str:
+        with self._lock:
+            return self.console.decode("utf-8", "replace")
+
+    def wait_console(self, text: str, timeout: float) -> bool:
+        """Wait until the chip's console holds ``text`` (or the runner stopped); False on
+        timeout."""
+        with self._printed:
+            return self._printed.wait_for(
+                lambda: text in self.console_text() or self.failure is not None, timeout
+            )
+
+    def snapshot(self) -> dict[str, Any]:
+        with self._lock:
+            return {
+                "chip_ms": round(self.chip_us / 1000, 3),
+                "boots": self.boots,
+                "watchdog_resets": self.watchdog_resets,
+                "slices": self.slices,
+                "wall_s": round(time.monotonic() - self._t0, 3) if self._t0 else 0.0,
+                "table_ms": self.hal.now,
+                "failure": self.failure,
+                "flash": str(self.flash),
+                "path": self.path,
+            }
+
+    # --- the loop --------------------------------------------------------------------------------
+
+    def _wall_ms(self) -> int:
+        return int((time.monotonic() - self._t0) * 1000) if self._t0 else 0
+
+    def _receive(self, data: bytes) -> None:
+        self._rx += data
+
+    def _on_runner(self, mask: int) -> None:
+        runner = self._runner
+        assert runner is not None
+        for out in runner.take():
+            self._slice_done(out)
+        if runner.console:
+            self._take_console(runner.console)
+        if runner.ended and self.failure is None:
+            self.failure = runner.failure
+            self._failed.set()
+            self._printed.notify_all()
+            log.info("the emulated chip stopped: %s", self.failure)
+            assert self._loop is not None
+            self._loop.unregister(runner)
+
+    def _take_console(self, data: bytearray) -> None:
+        """The chip's console: kept (the last CONSOLE_KEPT bytes), each line logged and given
+        to ``on_console``."""
+        self.console += data
+        if len(self.console) > CONSOLE_KEPT:
+            del self.console[: len(self.console) - CONSOLE_KEPT]
+        self._printed.notify_all()
+        self._partial += data
+        data.clear()
+        *lines, rest = self._partial.split(b"\n")
+        self._partial = bytearray(rest[-CONSOLE_KEPT:])
+        for line in lines:
+            text = line.decode("utf-8", "replace").rstrip()
+            log.info("chip: %s", text)
+            if self._on_console is not None:
+                self._on_console(text)
+            if REPL_BANNER in line and not self.at_repl:
+                self.at_repl = True
+                log.error("the firmware ended on the chip: MicroPython's REPL is up")
+
+    def _slice_done(self, out: Outputs) -> None:
+        self.slices += 1
+        new = (out.boots - (self._boots_reported or 0)) & 0xFF
+        self._boots_reported = out.boots
+        self.boots += new
+        if new and out.cause == CAUSE_WATCHDOG:
+            self.watchdog_resets += 1
+        self.chip_us = out.time_us
+        if out.uart0:
+            self.transport.send(out.uart0)
+        self.table.apply(out)
+        speed = self.config.speed
+        ahead = (self.chip_us / 1e6 + self.config.slice_ms / 1000) * speed
+        self._due = self._t0 + ahead if speed else 0.0
+        self._send_due()
+
+    def _send_due(self) -> None:
+        if self._due is None or time.monotonic() < self._due:
+            return
+        self._due = None
+        runner = self._runner
+        assert runner is not None
+        ms = self.config.slice_ms
+        self.hal.advance(ms)
+        data = bytes(self._rx)
+        self._rx.clear()
+        inputs = self.table.inputs(ms, data)
+        if self._power_cut:
+            self._power_cut = False
+            self.table.power_cut()
+            inputs.command = POWER_CUT
+        runner.send(inputs)
+
+    def _service(self) -> float | None:
+        self._send_due()
+        if self._due is None:
+            return None
+        return max(0.0, self._due - time.monotonic())

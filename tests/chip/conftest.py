@@ -1,0 +1,129 @@
+"""The emulated chip's fixtures: Node.js (or one loud skip outside CI), the firmware built once,
+and a small program run on the chip slice by slice.
+
+The chip is MicroPython's stock Pico image on rp2040js (tools/chip/runner.mjs), with the shared
+rp2040 folder ($MJTABLE_RP2040_DIR, else ../shared/rp2040 beside the checkout). Node.js missing
+skips these tests with one line saying what to install, except under CI=true, where it fails
+them; rp2040js not installed (make npm) or the shared folder missing fails them. The tests that
+run the chip share one xdist group: the emulator takes a whole core.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from simulator.chip.exchange import Inputs, Outputs, Runner, node_program, shared_folder
+from simulator.chip.flash import file_system
+from simulator.transport import SimulatorError
+
+#: how long (s) a test waits on the chip at most, and on one slice: the emulation is about three
+#: times slower than the chip on a free core, and a machine's cores may be shared
+WALL_LIMIT = 240.0
+SLICE_LIMIT = 30.0
+
+
+def need_chip() -> Path:
+    """Node.js, rp2040js and the shared folder; the folder. A missing Node.js skips (fails
+    under CI=true); anything else missing fails, naming it."""
+    if shutil.which("node") is None:
+        message = (
+            "node (Node.js) is missing: the emulated chip runs in it; install Node.js and npm "
+            "(Debian: apt-get install nodejs npm)"
+        )
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    try:
+        node_program()
+        return shared_folder()
+    except SimulatorError as exc:
+        pytest.fail(str(exc))
+
+
+@pytest.fixture(scope="session")
+def firmware_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`mjtable firmware build` of the sources, once."""
+    from controller.firmware.build import build, default_source_root
+
+    return build(default_source_root(), tmp_path_factory.mktemp("chip") / "firmware").directory
+
+
+class ChipProgram:
+    """A small program (``files`` on the chip's flash, ``/main.py`` first) run slice by slice
+    on the emulated chip, with no table behind its pins (I2C devices from ``devices``)."""
+
+    def __init__(self, where: Path, files: dict[str, bytes], devices: dict[int, bytes]) -> None:
+        self.flash = where / "flash.lfs"
+        self.flash.write_bytes(file_system(files))
+        wiring = json.dumps({"i2c": [{"address": a, "kind": "bytes"} for a in devices]})
+        self.devices = devices
+        self.runner = Runner(self.flash, wiring, need_chip(), entropy=1)
+        self.last: Outputs | None = None
+        self.command = 0
+        #: what the chip sent on UART0 so far, and the most it sent in one slice
+        self.uart0 = bytearray()
+        self.uart0_most = 0
+
+    def console(self) -> str:
+        return self.runner.console.decode("utf-8", "replace")
+
+    def run_until(self, pattern: str, chip_ms: int) -> re.Match[str]:
+        """Run the chip until its console matches ``pattern``, within ``chip_ms`` of chip time
+        (and WALL_LIMIT seconds)."""
+        deadline = time.monotonic() + WALL_LIMIT
+        for _ in range(chip_ms):
+            found = re.search(pattern, self.console())
+            if found:
+                return found
+            self.step()
+            assert time.monotonic() < deadline, f"{pattern!r} not seen: {self.console()!r}"
+        raise AssertionError(f"{pattern!r} not seen in {chip_ms} ms: {self.console()!r}")
+
+    def step(self) -> Outputs:
+        """One slice of 1 ms; the power is cut first when ``cut_power()`` asked for it."""
+        self.runner.send(Inputs(1000, 0, self.command, devices=dict(self.devices)))
+        self.command = 0
+        deadline = time.monotonic() + SLICE_LIMIT
+        while True:
+            assert not self.runner.ended, self.runner.failure
+            assert time.monotonic() < deadline, f"a slice took over {SLICE_LIMIT} s: stuck"
+            done = self.runner.take()
+            if done:
+                self.last = done[-1]
+                self.uart0 += self.last.uart0
+                self.uart0_most = max(self.uart0_most, len(self.last.uart0))
+                return self.last
+            select.select([self.runner], [], [], 1.0)
+
+    def cut_power(self) -> None:
+        self.command = 1
+
+    def stop(self) -> None:
+        self.runner.stop()
+
+
+ProgramFactory = Callable[[dict[str, bytes], dict[int, bytes]], ChipProgram]
+
+
+@pytest.fixture
+def chip_program(tmp_path: Path) -> Iterator[ProgramFactory]:
+    """Run a small program on the chip: ``chip_program(files, devices)``; stopped after."""
+    made: list[ChipProgram] = []
+
+    def make(files: dict[str, bytes], devices: dict[int, bytes]) -> ChipProgram:
+        program = ChipProgram(tmp_path, files, devices)
+        made.append(program)
+        return program
+
+    yield make
+    for program in made:
+        program.stop()

@@ -1,0 +1,704 @@
+// The board's RP2040, emulated: the stock MicroPython image for the Raspberry Pi Pico running on
+// rp2040js, its flash file system kept in a file on the host, driven time slice by time slice by
+// the simulated table on the other end of two pipes (simulator/chip/, docs/chip.md).
+//
+//   node tools/chip/runner.mjs --fs FILE [--fds IN,OUT] [--shared DIR] [--wiring JSON]
+//
+// --fs FILE     the flash file system (littlefs, FS_SIZE bytes, made on the host): read at start,
+//               every erase and program the chip makes is written through to it, so a power cut
+//               (the runner killed, or the "power cut" command) keeps what was written.
+// --shared DIR  where RPI_PICO-v1.27.0.bin and bootrom-rp2040-b1.bin are (also
+//               MJTABLE_RP2040_DIR; default: ../shared/rp2040 beside the checkout); both are
+//               checked against the folder's SHA256SUMS.
+// --fds IN,OUT  the descriptors of the exchange (default 3,4)
+// --entropy N   seeds the ring oscillator's random bit (with the boot's number: each boot of the
+//               chip draws other bits, the same ones for the same N)
+// --wiring JSON the I2C devices and the ADC multiplexer (see WIRING below).
+//
+// The exchange: IN carries the inputs of each slice from the host, OUT the outputs of the chip
+// back; stdout and stderr are free for diagnostics. Every message is a u32 length (little-endian)
+// and that many bytes, the first a type:
+//
+//   host -> chip  "I" inputs, then the chip runs the slice and answers "S":
+//                   u32 slice_us, u32 levels (input level of GP0..GP29), u8 command
+//                   (0 run, 1 power cut: the chip and its I2C devices start again, the flash
+//                   as it was; 2 end: the runner exits), u8 n + n x (u8 gpio,
+//                   u8 rising edges to give during the slice), u8 n + n x (u8 adc channel, u8 mux
+//                   channel or 255, u16 value 0..4095), u8 n + n x (u8 i2c address, u8 length,
+//                   state: an expander's u16 input pins, a byte device's bytes; an address not
+//                   listed does not answer), u16 n + UART0 bytes, u16 n + UART1 bytes
+//   chip -> host  "S" slice done: f64 chip time (us since the runner started), u8 boots (resets
+//                   since start, modulo 256), u8 last reset cause (0 power, 1 watchdog),
+//                   u32 output levels, u32 output enables (GP0..GP29 driven by SIO), 8 PWM slices
+//                   x (u8 enabled, u16 top, u16 level A, u16 level B), u8 n + n x (u8 i2c address,
+//                   u8 length, bytes: a write transaction, register first), u16 n + UART0 bytes,
+//                   u16 n + UART1 bytes
+//                 "C" console: bytes MicroPython wrote on its USB REPL
+//                 "E" a fault of the runner, in words; the runner then exits with status 1
+//
+// What rp2040js 1.4.1 lacks, and what this runner does about it (the shared folder's README):
+//   1. WFI/WFE with no timer armed does not advance the clock: the clock goes to the next event
+//      (an edge, a UART byte) or the slice's end.
+//   2. UART TX interrupt raised at every register access, and no TX FIFO: a 32-byte FIFO that
+//      sends a byte each character time at the baud rate set, its interrupt raised when it
+//      drains to half full and cleared by UARTICR or by a write that fills it above that.
+//   3. No flash behind the SSI: the boot ROM's flash_range_erase and flash_range_program are
+//      intercepted at their entry, applied to the flash and to the file, charged the time a
+//      W25Q16JV takes (45 ms a 4 KiB sector, 0.4 ms a 256-byte page), and return to LR.
+//   4. USB CDC reads answered at once, empty: the console only reads the device (IN) and never
+//      answers an OUT transfer, so the REPL waits instead of spinning.
+//   5. No "TX empty" after an unacknowledged address: set, so MicroPython reports EIO as a real
+//      board does instead of ETIMEDOUT.
+//   6. The watchdog fires forever: the chip is reset here (new core and peripherals, the flash,
+//      the watchdog's reason and scratch registers kept), so machine.reset_cause() reads
+//      WDT_RESET.
+// Also: the ring oscillator (ROSC), which rp2040js leaves out, is there with its random bit, so
+// the session id MicroPython draws from it differs at each boot, as on a real board.
+// Rising edges are given one at a time, each after the chip has had time to take the interrupt;
+// UART bytes arrive and leave at the UART's baud rate; I2C takes no bus time.
+import { RP2040, USBCDC } from "rp2040js";
+import { createHash } from "node:crypto";
+import { closeSync, existsSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const IMAGE = "RPI_PICO-v1.27.0.bin";
+const BOOTROM = "bootrom-rp2040-b1.bin";
+const FLASH_SIZE = 2 * 1024 * 1024; // the Pico's W25Q16JV
+const FS_OFFSET = 0xa0000; // MICROPY_HW_FLASH_STORAGE_BYTES (1408 KiB) from the end
+const FS_SIZE = FLASH_SIZE - FS_OFFSET;
+const SECTOR_ERASE_NS = 45e6;
+const PAGE_PROGRAM_NS = 0.4e6;
+const EDGE_GAP_NS = 40e3; // between two edges of a pin: the interrupt handler runs in between
+// the PL011 UART: its TX FIFO, the level its TX interrupt fires at (IFLS's reset value, 1/2),
+// the flags and the interrupt bit
+const TX_FIFO = 32;
+const TX_TRIGGER = 16;
+const TXFE = 1 << 7;
+const RXFF = 1 << 6;
+const TXFF = 1 << 5;
+const RXFE = 1 << 4;
+const BUSY = 1 << 3;
+const TXINTR = 1 << 5;
+
+// --- arguments and files -------------------------------------------------------------------------
+
+function fail(text) {
+  send("E", Buffer.from(text));
+  process.exit(1);
+}
+
+const args = process.argv.slice(2);
+function option(name) {
+  const at = args.indexOf(name);
+  return at >= 0 ? args[at + 1] : undefined;
+}
+const checkout = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const shared =
+  option("--shared") ?? process.env.MJTABLE_RP2040_DIR ?? join(checkout, "..", "shared", "rp2040");
+const fsPath = option("--fs");
+const [IN, OUT] = (option("--fds") ?? "3,4").split(",").map(Number);
+// WIRING: {"i2c": [{"address": 32, "kind": "mcp23017"}, {"address": 48, "kind": "bytes"}],
+//          "mux": {"adc": 0, "address": 33, "shift": 8, "bits": 4}}
+const wiring = JSON.parse(option("--wiring") ?? '{"i2c": []}');
+const entropy = Number(option("--entropy") ?? 1) >>> 0;
+
+function sharedFile(name) {
+  const path = join(shared, name);
+  if (!existsSync(path)) {
+    fail(
+      `no ${name} in ${shared}: give the folder that holds the MicroPython image and the ` +
+        "RP2040 boot ROM (--shared DIR or MJTABLE_RP2040_DIR)",
+    );
+  }
+  const data = readFileSync(path);
+  const sums = join(shared, "SHA256SUMS");
+  if (existsSync(sums)) {
+    // sha256sum's lines: the digest, two spaces (or a space and "*"), the file's name
+    const expected = readFileSync(sums, "utf8")
+      .split("\n")
+      .map((l) => l.trim().split(/\s+\*?/))
+      .find(([, file]) => file === name)?.[0];
+    const digest = createHash("sha256").update(data).digest("hex");
+    if (expected && expected !== digest) {
+      fail(`${path} does not match its SHA-256 in ${sums}: copy the shared folder again`);
+    }
+  }
+  return data;
+}
+
+if (!fsPath) {
+  fail("no --fs FILE: the chip needs its flash file system (made by the simulator)");
+}
+const image = sharedFile(IMAGE);
+const bootrom = sharedFile(BOOTROM);
+if (!existsSync(fsPath)) {
+  fail(`no flash file system at ${fsPath}`);
+}
+const fsData = readFileSync(fsPath);
+if (fsData.length !== FS_SIZE) {
+  fail(`${fsPath} holds ${fsData.length} bytes; the Pico's file system is ${FS_SIZE}`);
+}
+const initialFlash = new Uint8Array(FLASH_SIZE).fill(0xff);
+initialFlash.set(image, 0);
+initialFlash.set(fsData, FS_OFFSET);
+const fsFile = openSync(fsPath, "r+");
+
+// --- the exchange --------------------------------------------------------------------------------
+
+function send(type, payload) {
+  const head = Buffer.alloc(5);
+  head.writeUInt32LE(payload.length + 1, 0);
+  head.write(type, 4, "latin1");
+  const data = Buffer.concat([head, payload]);
+  let done = 0;
+  while (done < data.length) {
+    done += writeSync(OUT, data, done);
+  }
+}
+
+function readExactly(n) {
+  const buf = Buffer.alloc(n);
+  let got = 0;
+  while (got < n) {
+    let k;
+    try {
+      k = readSync(IN, buf, got, n - got, null);
+    } catch (err) {
+      if (err.code === "EAGAIN") continue;
+      throw err;
+    }
+    if (k === 0) return null; // the host went away
+    got += k;
+  }
+  return buf;
+}
+
+class Reader {
+  constructor(buf) {
+    this.buf = buf;
+    this.at = 0;
+  }
+  u8() {
+    return this.buf[this.at++];
+  }
+  u16() {
+    const v = this.buf.readUInt16LE(this.at);
+    this.at += 2;
+    return v;
+  }
+  u32() {
+    const v = this.buf.readUInt32LE(this.at);
+    this.at += 4;
+    return v;
+  }
+  bytes(n) {
+    const v = this.buf.subarray(this.at, this.at + n);
+    this.at += n;
+    return v;
+  }
+}
+
+class Writer {
+  constructor() {
+    this.parts = [];
+  }
+  u8(v) {
+    this.parts.push(Buffer.from([v & 0xff]));
+  }
+  u16(v) {
+    const b = Buffer.alloc(2);
+    b.writeUInt16LE(v & 0xffff);
+    this.parts.push(b);
+  }
+  u32(v) {
+    const b = Buffer.alloc(4);
+    b.writeUInt32LE(v >>> 0);
+    this.parts.push(b);
+  }
+  f64(v) {
+    const b = Buffer.alloc(8);
+    b.writeDoubleLE(v);
+    this.parts.push(b);
+  }
+  bytes(v) {
+    this.parts.push(Buffer.from(v));
+  }
+  done() {
+    return Buffer.concat(this.parts);
+  }
+}
+
+// --- the I2C devices -----------------------------------------------------------------------------
+
+// An MCP23017 at register level (IOCON.BANK = 0, sequential addressing): its inputs are the pin
+// levels the host gives, its outputs the latch.
+class Mcp23017 {
+  constructor() {
+    this.reg = new Uint8Array(0x16);
+    this.reg[0] = this.reg[1] = 0xff; // IODIR: every pin an input at power-on
+    this.pins = 0xffff;
+    this.pointer = 0;
+  }
+  set state(bytes) {
+    this.pins = bytes[0] | (bytes[1] << 8);
+  }
+  read() {
+    const r = this.pointer;
+    this.pointer = (this.pointer + 1) % 0x16;
+    if (r === 0x12 || r === 0x13) {
+      const port = r - 0x12;
+      const iodir = this.reg[port];
+      const pins = (this.pins >> (8 * port)) & 0xff;
+      return ((pins ^ this.reg[2 + port]) & iodir) | (this.reg[0x14 + port] & ~iodir & 0xff);
+    }
+    return this.reg[r];
+  }
+  write(value, first) {
+    if (first) {
+      this.pointer = value % 0x16;
+      return;
+    }
+    const r = this.pointer;
+    this.pointer = (this.pointer + 1) % 0x16;
+    this.reg[r === 0x12 || r === 0x13 ? r + 2 : r] = value; // GPIO writes the latch
+  }
+  output(port) {
+    return this.reg[0x14 + port] & ~this.reg[port] & 0xff; // the latch, on the pins set as outputs
+  }
+}
+
+// A device that answers reads with its bytes and takes writes (the dice unit).
+class ByteDevice {
+  constructor() {
+    this.data = new Uint8Array(0);
+    this.at = 0;
+  }
+  set state(bytes) {
+    this.data = Uint8Array.from(bytes);
+  }
+  read() {
+    return this.at < this.data.length ? this.data[this.at++] : 0xff;
+  }
+  write() {}
+}
+
+// the devices on I2C0, at power-on (a power cut resets them; a watchdog reset of the chip does not)
+const devices = new Map();
+function powerDevices() {
+  for (const d of wiring.i2c ?? []) {
+    const model = d.kind === "mcp23017" ? new Mcp23017() : new ByteDevice();
+    devices.set(d.address, { model, present: false });
+  }
+}
+powerDevices();
+
+// The ring oscillator: running and stable, its RANDOMBIT from a xorshift32 of the boot's seed.
+class Rosc {
+  constructor(seed) {
+    this.state = seed >>> 0 || 0x2545f491;
+    this.ctrl = 0xfab000; // enabled
+  }
+  readUint32(offset) {
+    switch (offset & 0xfff) {
+      case 0x00:
+        return this.ctrl;
+      case 0x18:
+        return 0x80001000; // STATUS: STABLE, ENABLED
+      case 0x1c: {
+        let x = this.state;
+        x ^= x << 13;
+        x ^= x >>> 17;
+        x ^= x << 5;
+        this.state = x >>> 0;
+        return this.state & 1;
+      }
+    }
+    return 0;
+  }
+  writeUint32Atomic(offset, value) {
+    if ((offset & 0xfff) === 0) this.ctrl = value;
+  }
+}
+
+// --- the chip ------------------------------------------------------------------------------------
+
+const logger = {
+  debug() {},
+  info() {},
+  warn() {},
+  error(component, message) {
+    process.stderr.write(`rp2040js [${component}] ${message}\n`);
+  },
+};
+
+let chip;
+let clockBase = 0; // ns of chip time before the current boot
+let boots = 0;
+let lastCause = 0;
+let stallUntil = 0; // ns (this boot's clock): the core waits for the flash
+let pendingReset = null;
+const events = []; // [ns, fn] of this boot's clock, sorted
+const uartRx = [[], []];
+const uartTx = [[], []];
+const i2cWrites = [];
+let edgeBusy = new Map(); // gpio -> ns when its last edge was given
+let flash; // the current chip's flash (its first FLASH_SIZE bytes are the Pico's)
+let eraseAt = -1; // the boot ROM's flash_range_erase and flash_range_program
+let programAt = -1;
+let levels = 0; // the input levels of GP0..GP29
+const adcValues = [0, 0, 0, 0, 0];
+const muxValues = new Map();
+const rxNext = [0, 0]; // ns (this boot's clock): the next UART byte may arrive then
+
+function romFunction(code) {
+  const rom = chip.bootrom;
+  const half = (addr) => (rom[addr >> 2] >>> ((addr & 2) * 8)) & 0xffff;
+  let at = half(0x14);
+  for (;;) {
+    const c = half(at);
+    if (!c) return -1;
+    if (c === code) return half(at + 2) & ~1;
+    at += 4;
+  }
+}
+
+// A new chip: core and peripherals as at power-on, the flash as it was. ``keep``: what the
+// watchdog keeps across its reset (its reason and scratch registers).
+function boot(cause, keep) {
+  const old = chip ? flash : initialFlash;
+  if (chip) clockBase += chip.clock.nanos;
+  chip = new RP2040();
+  chip.logger = logger;
+  chip.peripherals[0x40060] = new Rosc(Math.imul(entropy ^ 0x9e3779b9, boots + 1));
+  chip.loadBootrom(new Uint32Array(bootrom.buffer, bootrom.byteOffset, bootrom.length / 4));
+  chip.flash.set(old, 0);
+  flash = chip.flash.subarray(0, FLASH_SIZE);
+  if (keep) {
+    chip.peripherals[0x40058].reason = keep.reason;
+    chip.peripherals[0x40058].scratchData.set(keep.scratch);
+  }
+  const code = (a, b) => a.charCodeAt(0) | (b.charCodeAt(0) << 8);
+  eraseAt = romFunction(code("R", "E"));
+  programAt = romFunction(code("R", "P"));
+  stallUntil = 0;
+  events.length = 0;
+  edgeBusy = new Map();
+  uartRx[0].length = uartRx[1].length = 0;
+  rxNext[0] = rxNext[1] = 0;
+  boots += 1;
+  lastCause = cause;
+  wire();
+  for (let gpio = 0; gpio < 30; gpio++) setLevel(gpio, !!((levels >> gpio) & 1));
+  chip.adc.channelValues.splice(0, adcValues.length, ...adcValues);
+  chip.core.PC = 0x10000000; // boot2, at the start of the flash
+}
+
+function wire() {
+  const watchdog = chip.peripherals[0x40058];
+  watchdog.onWatchdogTrigger = () => {
+    const keep = { reason: watchdog.reason, scratch: Uint32Array.from(watchdog.scratchData) };
+    pendingReset = { cause: 1, keep };
+    watchdog.timer.enable = false;
+    watchdog.alarm.enable = false;
+  };
+  // gap 2: a TX FIFO that sends one character time per byte; its interrupt is raised when the
+  // FIFO drains to its trigger level and cleared by UARTICR or by a write that fills it above
+  chip.uart.forEach((uart, n) => {
+    const fifo = [];
+    uart.checkInterrupts = function () {
+      this.rp2040.setInterrupt(this.irq, !!(this.interruptStatus & this.interruptMask));
+    };
+    const depth = () => (uart.fifosEnabled ? TX_FIFO : 1);
+    Object.defineProperty(uart, "flags", {
+      get() {
+        const rx = (uart.rxFIFO.full ? RXFF : 0) | (uart.rxFIFO.empty ? RXFE : 0);
+        const full = fifo.length >= depth() ? TXFF : 0;
+        return rx | full | (fifo.length ? BUSY : TXFE);
+      },
+    });
+    const send = () => {
+      const before = fifo.length;
+      uartTx[n].push(fifo.shift());
+      if (before > TX_TRIGGER && fifo.length <= TX_TRIGGER) {
+        uart.interruptStatus |= TXINTR;
+        uart.checkInterrupts();
+      }
+      if (fifo.length) at(chip.clock.nanos + charNs(uart), send);
+    };
+    uart.onByte = (value) => {
+      if (fifo.length >= depth()) return; // written while full: lost, as on the silicon
+      fifo.push(value);
+      if (fifo.length > TX_TRIGGER && uart.interruptStatus & TXINTR) {
+        uart.interruptStatus &= ~TXINTR;
+        uart.checkInterrupts();
+      }
+      if (fifo.length === 1) at(chip.clock.nanos + charNs(uart), send);
+    };
+  });
+  // I2C0: the devices of the wiring, at register level
+  const i2c = chip.i2c[0];
+  let target = null;
+  let first = false;
+  let written = null;
+  const flushWrite = () => {
+    if (written && written.length > 1) i2cWrites.push([target, written]);
+    written = null;
+  };
+  i2c.onStart = () => i2c.completeStart();
+  i2c.onConnect = (address, mode) => {
+    flushWrite();
+    const device = devices.get(address);
+    if (!device || !device.present) {
+      target = null;
+      i2c.completeConnect(false);
+      i2c.setInterrupts(1 << 4); // gap 5: TX empty, as the silicon shows after a NAK
+      return;
+    }
+    target = address;
+    first = mode === 0;
+    written = mode === 0 ? [] : null;
+    if (mode !== 0 && device.model instanceof ByteDevice) device.model.at = 0;
+    i2c.completeConnect(true);
+  };
+  i2c.onWriteByte = (value) => {
+    devices.get(target).model.write(value, first);
+    first = false;
+    written.push(value);
+    i2c.completeWrite(true);
+  };
+  i2c.onReadByte = () => i2c.completeRead(devices.get(target).model.read());
+  i2c.onStop = () => {
+    flushWrite();
+    i2c.completeStop();
+  };
+  // the ADC: a multiplexed channel reads the input the expander's outputs select
+  const adc = chip.adc;
+  const read = adc.onADCRead;
+  adc.onADCRead = (channel) => {
+    const mux = wiring.mux;
+    if (mux && channel === mux.adc) {
+      const expander = devices.get(mux.address)?.model;
+      const outputs =
+        expander instanceof Mcp23017 ? expander.output(0) | (expander.output(1) << 8) : 0;
+      const selected = (outputs >> mux.shift) & ((1 << mux.bits) - 1);
+      adc.channelValues[channel] = muxValues.get(selected) ?? 0;
+    }
+    read.call(adc, channel);
+  };
+  // gap 4: the console reads what MicroPython writes, and never answers its reads
+  const cdc = new USBCDC(chip.usbCtrl);
+  cdc.onSerialData = (data) => send("C", Buffer.from(data));
+  chip.usbCtrl.onEndpointRead = () => {};
+}
+
+function at(ns, fn) {
+  let i = events.length;
+  while (i > 0 && events[i - 1][0] > ns) i--;
+  events.splice(i, 0, [ns, fn]);
+}
+
+// gap 3: the boot ROM's flash functions, on the flash and the file
+function romCall(erase) {
+  const core = chip.core;
+  const [a, b, c] = [core.registers[0] >>> 0, core.registers[1] >>> 0, core.registers[2] >>> 0];
+  let ns;
+  if (erase) {
+    const start = a & ~0xfff;
+    const end = Math.min((a + b + 0xfff) & ~0xfff, FLASH_SIZE);
+    flash.fill(0xff, start, end);
+    ns = ((end - start) / 4096) * SECTOR_ERASE_NS;
+    store(start, end);
+  } else {
+    for (let i = 0; i < c && a + i < FLASH_SIZE; i++) {
+      flash[a + i] &= chip.readUint8(b + i); // NOR: a program only clears bits
+    }
+    ns = Math.ceil(c / 256) * PAGE_PROGRAM_NS;
+    store(a, Math.min(a + c, FLASH_SIZE));
+  }
+  core.PC = core.LR & ~1;
+  stallUntil = chip.clock.nanos + ns;
+}
+
+function store(start, end) {
+  const from = Math.max(start, FS_OFFSET);
+  if (end > from) writeSync(fsFile, flash, from, end - from, from - FS_OFFSET);
+}
+
+function runUntil(target) {
+  const clock = chip.clock;
+  const core = chip.core;
+  while (clock.nanos < target && !pendingReset) {
+    while (events.length && events[0][0] <= clock.nanos) events.shift()[1]();
+    const next = events.length && events[0][0] < target ? events[0][0] : target;
+    if (stallUntil > clock.nanos) {
+      clock.tick(Math.min(stallUntil, next) - clock.nanos);
+      continue;
+    }
+    const cycleNs = 1e9 / chip.clkSys;
+    while (clock.nanos < next && !pendingReset) {
+      if (core.waiting) {
+        // gap 1: no alarm armed, the clock still goes on to the next event
+        const alarm = clock.nextAlarm ? clock.nextAlarm.nanos : next;
+        clock.tick(Math.max(0, Math.min(alarm, next) - clock.nanos));
+        if (core.waiting && clock.nanos >= next) break;
+        continue;
+      }
+      const pc = core.PC;
+      if (pc === eraseAt || pc === programAt) {
+        romCall(pc === eraseAt);
+        break;
+      }
+      clock.tick(core.executeInstruction() * cycleNs);
+    }
+  }
+  if (pendingReset) {
+    const { cause, keep } = pendingReset;
+    pendingReset = null;
+    const left = target - chip.clock.nanos;
+    boot(cause, keep);
+    if (left > 0) runUntil(left);
+  }
+}
+
+// --- the inputs of a slice -----------------------------------------------------------------------
+
+function setLevel(gpio, value) {
+  const pin = chip.gpio[gpio];
+  if (pin.rawInputValue !== value) pin.setInputValue(value);
+}
+
+function applyInputs(r, newLevels, sliceNs) {
+  const now = chip.clock.nanos;
+  const pulses = new Map();
+  for (let n = r.u8(); n > 0; n--) pulses.set(r.u8(), r.u8());
+  for (let gpio = 0; gpio < 30; gpio++) {
+    const level = !!((newLevels >> gpio) & 1);
+    const count = pulses.get(gpio) ?? 0;
+    if (!count) {
+      setLevel(gpio, level);
+      continue;
+    }
+    // `count` rising edges spread over the slice, each after the last one's interrupt ran
+    let t = Math.max(now, edgeBusy.get(gpio) ?? 0);
+    const gap = Math.min(EDGE_GAP_NS, sliceNs / (2 * count + 1));
+    for (let i = 0; i < count; i++) {
+      at(t, () => setLevel(gpio, false));
+      at(t + gap, () => setLevel(gpio, true));
+      t += 2 * gap;
+    }
+    at(t, () => setLevel(gpio, level));
+    edgeBusy.set(gpio, t);
+  }
+  levels = newLevels;
+  for (let n = r.u8(); n > 0; n--) {
+    const channel = r.u8();
+    const mux = r.u8();
+    const value = r.u16();
+    if (mux === 255) adcValues[channel] = chip.adc.channelValues[channel] = value;
+    else muxValues.set(mux, value);
+  }
+  for (const device of devices.values()) device.present = false;
+  for (let n = r.u8(); n > 0; n--) {
+    const address = r.u8();
+    const state = r.bytes(r.u8());
+    const device = devices.get(address);
+    if (device) {
+      device.present = true;
+      device.model.state = state;
+    }
+  }
+  for (const n of [0, 1]) {
+    const data = r.bytes(r.u16());
+    uartRx[n].push(...data);
+  }
+}
+
+// UART bytes arrive one character time apart (start, 8 data bits, stop)
+// a character's time on the line: start bit, data bits, parity, stop bits
+function charNs(uart) {
+  const baud = uart.baudDivider ? uart.baudRate : 115200;
+  const lcr = uart.lineCtrlRegister;
+  const bits = 1 + uart.wordLength + (lcr & 2 ? 1 : 0) + (lcr & 8 ? 2 : 1);
+  return (bits * 1e9) / baud;
+}
+
+function scheduleRx(n, sliceEnd) {
+  const uart = chip.uart[n];
+  const step = charNs(uart);
+  let t = Math.max(chip.clock.nanos, rxNext[n]);
+  while (uartRx[n].length && t < sliceEnd) {
+    const value = uartRx[n].shift();
+    at(t, () => {
+      if (uart.enabled && uart.rxEnabled && !uart.rxFIFO.full) uart.feedByte(value);
+    });
+    t += step;
+  }
+  rxNext[n] = t;
+}
+
+// --- the outputs of a slice ----------------------------------------------------------------------
+
+function outputs() {
+  const w = new Writer();
+  w.f64((clockBase + chip.clock.nanos) / 1000);
+  w.u8(boots);
+  w.u8(lastCause);
+  let out = 0;
+  let enable = 0;
+  for (let gpio = 0; gpio < 30; gpio++) {
+    const pin = chip.gpio[gpio];
+    if (pin.functionSelect === 5 && pin.outputEnable) {
+      enable |= 1 << gpio;
+      if (pin.outputValue) out |= 1 << gpio;
+    }
+  }
+  w.u32(out);
+  w.u32(enable);
+  for (const channel of chip.pwm.channels) {
+    w.u8(channel.csr & 1);
+    w.u16(channel.top);
+    w.u16(channel.cc & 0xffff);
+    w.u16(channel.cc >>> 16);
+  }
+  w.u8(i2cWrites.length);
+  for (const [address, bytes] of i2cWrites.splice(0)) {
+    w.u8(address);
+    w.u8(bytes.length);
+    w.bytes(bytes);
+  }
+  for (const n of [0, 1]) {
+    const data = uartTx[n].splice(0);
+    w.u16(data.length);
+    w.bytes(data);
+  }
+  return w.done();
+}
+
+// --- the loop ------------------------------------------------------------------------------------
+
+boot(0, null);
+for (;;) {
+  const head = readExactly(4);
+  if (!head) break;
+  const body = readExactly(head.readUInt32LE(0));
+  if (!body) break;
+  if (body[0] !== 0x49) fail(`unknown message ${body[0]} from the host`);
+  const r = new Reader(body.subarray(1));
+  const sliceNs = r.u32() * 1000;
+  const newLevels = r.u32();
+  const command = r.u8();
+  if (command === 2) break;
+  if (command === 1) {
+    // a power cut: the chip and the expanders start again; the flash keeps what was written
+    powerDevices();
+    boot(0, null);
+  }
+  applyInputs(r, newLevels, sliceNs);
+  const end = chip.clock.nanos + sliceNs;
+  scheduleRx(0, end);
+  scheduleRx(1, end);
+  runUntil(end);
+  send("S", outputs());
+}
+closeSync(fsFile);
