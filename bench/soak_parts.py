@@ -295,6 +295,10 @@ class Memory:
             bottom += sum((x - mx) ** 2 for x, _ in points)
         return top / bottom if bottom else 0.0
 
+    def highest(self) -> tuple[int, int, int, int]:
+        """The sample of the highest PSS (zeros before any)."""
+        return max(self.samples, key=lambda sample: sample[2], default=(0, 0, 0, 0))
+
     def longest_life(self) -> tuple[int, int]:
         """The growth of the longest-lived process of the service (KiB of PSS) and the
         disruptions it lived through."""
@@ -376,7 +380,7 @@ def report_text(figures: dict[str, Any]) -> str:
         "",
         f"dealt: {figures['dealt']['api']} announced on the API, {figures['dealt']['audit']} "
         f"in the audit log, {figures['dealt']['floor']} on the rules layer's topic; "
-        f"published twice: {figures['dealt']['twice'] or 'none'}",
+        f"published twice or not in the log: {figures['dealt']['wrong'] or 'none'}",
         f"audit log: verified with the key {figures['audit']['verified']} time(s), "
         f"{figures['audit']['result']}",
     ]
@@ -388,8 +392,9 @@ def report_text(figures: dict[str, Any]) -> str:
             f"{memory['end_rss_kib'] / 1024:.1f}; slope within a life "
             f"{memory['slope_pss_kib_per_100']:+.0f} KiB PSS per 100 disruptions "
             f"({memory['lives']} lives; the longest, {memory['longest_life_disruptions']} "
-            f"disruptions, grew {memory['longest_life_growth_kib']:+d} KiB); bound: "
-            f"{memory['bound_mib']} MiB over the run: {memory['verdict']}"
+            f"disruptions, grew {memory['longest_life_growth_kib']:+d} KiB); highest "
+            f"{memory['highest_pss_kib'] / 1024:.1f} MiB (after #{memory['highest_at']}), "
+            f"bound: start + {memory['bound_mib']:g} MiB: {memory['verdict']}"
         )
     lines.append(
         f"gateway memory (RSS, MiB): start {memory['gateway_start_rss_kib'] / 1024:.1f}, "
