@@ -365,8 +365,8 @@ def report_text(figures: dict[str, Any]) -> str:
         f"(x0/x1/x2+)  deal again p50 / p99 (s)",
     ]
     for kind, row in figures["kinds"].items():
-        clears = row["clears"]
-        more = sum(n for c, n in clears.items() if int(c) >= 2)
+        clears = {int(c): n for c, n in row["clears"].items()}  # keys are text in JSON
+        more = sum(n for c, n in clears.items() if c >= 2)
         lines.append(
             f"{kind:8} {row['disruptions']:5} {row['recovered']:9} {row['missed']:6}  "
             f"{clears.get(0, 0):5}/{clears.get(1, 0)}/{more:<11}"
