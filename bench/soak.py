@@ -32,7 +32,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from bench.procstat import process_pss_kib, process_rss_kib
 from bench.soak_parts import (
@@ -502,8 +502,14 @@ class Soak:
         }
 
 
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        """Bad input: one line naming what is wrong (no usage block), exit status 2."""
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (--help lists the options)\n")
+
+
 def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="python -m bench.soak",
         description="The chaos soak: disruptions against a whole table (docs/performance.md).",
         epilog="kinds: " + "; ".join(f"{k}: {w}" for k, w in KIND_WORDS.items()),
@@ -543,6 +549,8 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     ):
         if value < least:
             parser.error(f"{name}: expected at least {least}, got {value}")
+    if not 0 <= args.seed < 2**32:
+        parser.error(f"--seed: expected 0 to 4294967295 (the simulated board's), got {args.seed}")
     if not 0 < args.speed <= 1:
         parser.error(f"--speed: expected more than 0 and at most 1, got {args.speed:g}")
     if args.timeout <= 0 or args.max_growth <= 0:

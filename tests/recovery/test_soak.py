@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from bench.soak_parts import KINDS, PHASES, plan
 from tests.gateway.conftest import need_mosquitto
 
@@ -36,6 +38,22 @@ def test_a_disruption_is_drawn_from_the_seed_and_its_index_alone() -> None:
     assert [plan(SEED, i, KINDS) for i in range(7)] != [plan(SEED + 1, i, KINDS) for i in range(7)]
     alone = plan(SEED, 5, ["cut"])
     assert alone.kind == "cut" and 0.5 <= alone.seconds <= 10
+
+
+@pytest.mark.parametrize(
+    ("option", "named"),
+    [(["--kinds", "kill,flood"], "flood"), (["--seed", "-1"], "--seed"), (["--start", "x"], "x")],
+)
+def test_bad_options_get_one_line_naming_them(option: list[str], named: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.soak", *option],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert len(done.stderr.splitlines()) == 1 and named in done.stderr, done.stderr
 
 
 def test_the_short_soak_recovers_from_every_disruption() -> None:
