@@ -50,6 +50,7 @@ from bench.soak_parts import (
     report_text,
 )
 from bench.table import ROOT, SPEED, Dealer, Table, TableError, deal_again, drive_to
+from controller.api.client import ClientError
 from controller.audit.sealing import format_key, generate
 from controller.cycle.reports import Status
 from gateway.mosquitto import INSTALL_HINT, Mosquitto, mosquitto_path, passwd_path
@@ -64,6 +65,8 @@ RULES_TOPIC = "mjtable-rules/5/dealt"
 #: How long the gateway has to come online at the start.
 START_S = 60.0
 EXIT_FAILED, EXIT_USAGE, EXIT_TIMEOUT = 1, 2, 3
+#: What a disruption may leave behind that fails it (and not the soak).
+TROUBLE = (TableError, ClientError, OSError, subprocess.SubprocessError)
 
 
 class Strike:
@@ -389,7 +392,7 @@ class Soak:
             d = plan(args.seed, index, self.kinds)
             try:
                 outcome = self.one(d, deadline)
-            except (TableError, OSError) as exc:
+            except TROUBLE as exc:
                 if time.monotonic() > deadline:
                     self.stopped_by_timeout = True
                     break
@@ -406,6 +409,7 @@ class Soak:
             for problem in problems:
                 self.fail(d, problem)
             if problems and not args.keep_going:
+                self.progress(done, outcome, started)
                 break
             if problems:
                 self.restore()
@@ -571,7 +575,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             world.start()
             soak.run(started)
-        except (TableError, OSError, RuntimeError) as exc:  # the table never came up
+        except (*TROUBLE, RuntimeError) as exc:  # the table never came up, or restore failed
             soak.failures.append(f"the soak could not go on: {exc}")
         finally:
             world.stop()
