@@ -1,8 +1,8 @@
 """The board goes on while the host is gone: a service killed, a line cut, a board reset.
 
 The board is `mjtable sim --pty` in its own process and keeps moving whatever happens to the
-service (tests/recovery/table.py). In every phase of the cycle (shuffle, build, read manifest,
-collect, lift, dice):
+service (bench/table.py, which the chaos soak runs too). In every phase of the cycle (shuffle,
+build, read manifest, collect, lift, dice):
 
 - the service is killed (SIGKILL) and started again: the board's first report decides;
 - the line is cut for 2.5 s (a `cut@PHASE` fault, or the control channel's `cut_line` while
@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
+from bench.table import Table, deal_again, drive_to
 from controller.audit.verify import verify
-from tests.recovery.table import Table, deal_again, drive_to
 
 PHASES = ("shuffling", "building", "reading", "collecting", "lifting", "dice")
 #: the simulator's phase words (docs/simulator.md, "The spec language"); READ_MANIFEST has none
