@@ -382,7 +382,8 @@ def report_text(figures: dict[str, Any]) -> str:
         f"in the audit log, {figures['dealt']['floor']} on the rules layer's topic; "
         f"published twice or not in the log: {figures['dealt']['wrong'] or 'none'}",
         f"audit log: verified with the key {figures['audit']['verified']} time(s), "
-        f"{figures['audit']['result']}",
+        f"{figures['audit']['result']} ({figures['audit'].get('warnings', 0)} warning(s) at the "
+        "last check: the unclean ends the kills and power cuts left)",
     ]
     memory = figures["memory"]
     if memory["start_pss_kib"] is not None:
