@@ -168,8 +168,12 @@ def test_format_event_lines() -> None:
     assert fmt({"type": "novel", "at": at, "x": 1}).endswith('novel         {"x":1}')
 
 
+# Ctrl-C reaches `mjtable watch` as SIGINT. A process started in the background of a
+# non-interactive shell (a CI runner's job, `nohup ... &`) inherits SIGINT ignored, and Python
+# then leaves it ignored: the child puts back the handler a terminal's Ctrl-C would find.
 WATCH_SCRIPT = """
-import argparse, sys
+import argparse, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from cli import client as cmd_client
 parser = argparse.ArgumentParser(prog="mjtable")
 sub = parser.add_subparsers(dest="command", required=True)
