@@ -17,6 +17,7 @@ import serial
 
 from controller.api.client import ApiClient
 from controller.audit.files import iter_records
+from drivers.board import SHARED_QUIET_S
 from drivers.portlock import EXIT_HELD, lockers
 from tests.support.commands import mjtable
 from tests.support.port_service import BoardOnPty, PortService, Watcher
@@ -203,9 +204,15 @@ def test_a_program_that_ignores_the_lock_never_leaves_the_status_saying_link_up(
             assert time.monotonic() < deadline, "the status kept saying link up"
             steal(thief)
             seen.append(client.status().link_up)
-        for _ in range(200):  # and as long as the program is at it, it never says up
+        # and as long as the program is at it, it never says up: "at it" is a status answered
+        # well within the service's quiet window after the program's last bytes (on a machine
+        # so loaded that the answer comes later, the service rightly finds the line quiet)
+        for _ in range(200):
             steal(thief)
-            assert not client.status().link_up
+            stolen = time.monotonic()
+            up = client.status().link_up
+            if time.monotonic() - stolen < SHARED_QUIET_S / 2:
+                assert not up
         thief.close()
         while not client.status().link_up:  # once it is gone, the link is up again
             assert time.monotonic() < deadline + 60, "the link never came back"
