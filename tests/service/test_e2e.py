@@ -13,44 +13,8 @@ from controller.api.client import ApiClient
 from controller.audit.files import iter_records
 from controller.audit.replay import replay
 from controller.audit.verify import verify
+from tests.support.api_watcher import Watcher
 from tests.support.sim_service import Service
-
-
-class Watcher:
-    """A real API client subscribed to the event stream, in a thread."""
-
-    def __init__(self, path: str) -> None:
-        self.client = ApiClient(path)
-        self.client.subscribe()
-        self.events: list[Any] = []
-        self.cond = threading.Condition()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        try:
-            for event in self.client.events():
-                with self.cond:
-                    self.events.append(event)
-                    self.cond.notify_all()
-        except Exception:  # the stream ends when the service stops
-            return
-
-    def mark(self) -> int:
-        """Index of the next event: wait(..., since=mark) ignores what came before."""
-        with self.cond:
-            return len(self.events)
-
-    def wait(self, predicate: Any, timeout: float = 60, since: int = 0) -> Any:
-        with self.cond:
-            ok = self.cond.wait_for(
-                lambda: any(predicate(e) for e in self.events[since:]), timeout=timeout
-            )
-            assert ok, f"no matching event in {[e.type for e in self.events[since:]]}"
-            return next(e for e in self.events[since:] if predicate(e))
-
-    def close(self) -> None:
-        self.client.close()
 
 
 class Seen(NamedTuple):

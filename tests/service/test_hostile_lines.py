@@ -24,7 +24,7 @@ from typing import Any, cast
 from bench.hostile import HOSTILE_LINES, send_hostile
 from controller.api.client import ApiClient
 from controller.api.limits import MAX_LINE_BYTES, STATUS_SOCKET_NAME
-from tests.service.test_e2e import Watcher
+from tests.support.api_watcher import Watcher
 from tests.support.fake_controller import WAIT
 from tests.support.sim_service import Service
 

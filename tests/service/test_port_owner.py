@@ -19,8 +19,9 @@ from controller.api.client import ApiClient
 from controller.audit.files import iter_records
 from drivers.board import SHARED_QUIET_S
 from drivers.portlock import EXIT_HELD, lockers
+from tests.support.api_watcher import Watcher
 from tests.support.commands import mjtable
-from tests.support.port_service import BoardOnPty, PortService, Watcher
+from tests.support.port_service import BoardOnPty, PortService
 from tests.support.simhost import SimHost
 
 

@@ -14,11 +14,8 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from controller.api.client import ApiClient
 from tests.support.commands import ROOT
@@ -106,34 +103,3 @@ class PortService:
         if self.proc is not None and self.proc.stdout is not None:
             self.proc.stdout.close()
         shutil.rmtree(self.dir, ignore_errors=True)
-
-
-class Watcher:
-    """A subscribed API client in a thread; ``events`` is every event it received."""
-
-    def __init__(self, path: str) -> None:
-        self.client = ApiClient(path)
-        self.client.subscribe()
-        self.events: list[Any] = []
-        self.cond = threading.Condition()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        try:
-            for event in self.client.events():
-                with self.cond:
-                    self.events.append(event)
-                    self.cond.notify_all()
-        except Exception:  # the stream ends when the service stops or the test closes it
-            return
-
-    def wait(self, predicate: Callable[[Any], bool], timeout: float = 60) -> Any:
-        with self.cond:
-            ok = self.cond.wait_for(lambda: any(predicate(e) for e in self.events), timeout)
-            assert ok, f"no matching event in {[e.type for e in self.events]}"
-            return next(e for e in self.events if predicate(e))
-
-    def of(self, kind: str) -> list[Any]:
-        with self.cond:
-            return [e for e in self.events if e.type == kind]
