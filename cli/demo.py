@@ -136,7 +136,11 @@ def run(args: argparse.Namespace) -> int:
         )
     except SimConfigError as exc:
         raise UsageError(f"the simulated board refuses the options: {exc}") from None
-    # Everything the table started is stopped on every way out; a failure is one line.
+    # Everything the table started is stopped on every way out; a failure is one line. The
+    # service's warnings go to err, marked as the demo's, until the table has stopped.
+    handler = _log_handler(err)
+    logger = logging.getLogger("mjtable")
+    logger.addHandler(handler)
     try:
         try:
             table.start()
@@ -155,6 +159,7 @@ def run(args: argparse.Namespace) -> int:
         return _deal(table, args, err)
     finally:
         table.stop()
+        logger.removeHandler(handler)
 
 
 class _NotShownAsEvent(logging.Filter):
@@ -165,22 +170,16 @@ class _NotShownAsEvent(logging.Filter):
         return not (record.name == "mjtable.controller" and record.msg.startswith("FAULT "))
 
 
-def _deal(table: EmbeddedTable, args: argparse.Namespace, err: TextIO) -> int:
-    """Run the cycles on a started table: 0 when all were dealt, 1 (one line said) if not;
-    the service's warnings meanwhile on ``err``."""
+def _log_handler(err: TextIO) -> logging.Handler:
+    """The service's warnings on ``err``, marked as the demo's, less the faults."""
     handler = logging.StreamHandler(err)
     handler.setLevel(logging.WARNING)
     handler.setFormatter(logging.Formatter("mjtable demo: %(message)s"))
     handler.addFilter(_NotShownAsEvent())
-    logger = logging.getLogger("mjtable")
-    logger.addHandler(handler)
-    try:
-        return _cycles(table, args, err)
-    finally:
-        logger.removeHandler(handler)
+    return handler
 
 
-def _cycles(table: EmbeddedTable, args: argparse.Namespace, err: TextIO) -> int:
+def _deal(table: EmbeddedTable, args: argparse.Namespace, err: TextIO) -> int:
     """Run the cycles on a started table: 0 when all were dealt, 1 (one line said) if not."""
     # lazy: as in run()
     from cli.picture import render_text

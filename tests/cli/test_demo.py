@@ -84,9 +84,11 @@ def test_demo_with_a_fault_says_what_to_check() -> None:
     assert run.stdout == ""  # nothing published for a faulted cycle
     # the fault is told once, with what to check, and the last line points at it
     assert run.stderr.count("a tile was never picked up") == 1
-    assert run.stderr.splitlines()[-1] == (
-        "mjtable demo: cycle 1 ended in the fault above (SORT_TIMEOUT)"
-    )
+    lines = run.stderr.splitlines()
+    assert "mjtable demo: cycle 1 ended in the fault above (SORT_TIMEOUT)" in lines
+    # whatever the service says meanwhile is marked as the demo's (its report after the fault
+    # may come last, as the table stops)
+    assert all(line.startswith(("mjtable demo: ", "  ", "cycle ")) for line in lines), lines
     unseeded = mjtable("demo", "--speed", "0")
     assert "shuffles and dice drawn at random" in unseeded.stderr and "None" not in unseeded.stderr
 
