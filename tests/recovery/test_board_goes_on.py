@@ -21,18 +21,10 @@ from typing import Any
 
 import pytest
 
+from bench.soak_parts import PHASES, SPEC_PHASE
 from bench.table import Table, deal_again, drive_to
 from controller.audit.verify import verify
 
-PHASES = ("shuffling", "building", "reading", "collecting", "lifting", "dice")
-#: the simulator's phase words (docs/simulator.md, "The spec language"); READ_MANIFEST has none
-SPEC_PHASE = {
-    "shuffling": "shuffle",
-    "building": "build",
-    "collecting": "collect",
-    "lifting": "lift",
-    "dice": "dice",
-}
 CUT_S = 2.5  # over the link's 2 s timeout: the host sees the link down
 FIGURES: list[tuple[str, str, int, bool]] = []
 
