@@ -19,7 +19,8 @@ Another program on the same line breaks the link without closing anything: a rea
 takes the board's bytes (the port reports data, then has none), or a host that says HELLO to
 the board (its answers to that host reach this port; the board drops this link's session and
 takes the other's). Either is a ``PortDown`` saying so, and the port is reported up again
-(``PortUp``) only once ``shared_quiet_s`` have passed without either: the link is not up,
+(``PortUp``) only once ``shared_quiet_s`` have passed without either, or a loss of the link
+(while another program is suspected, every loss is taken for its doing): the link is not up,
 whatever the protocol engine believes between two of its losses, while someone else is at
 the board.
 """
@@ -221,6 +222,7 @@ class BoardLink:
         self._shared_until = 0.0
         self._empty_read = False  # the last loss: the port had data, then none
         self._ignored = 0  # the engine's count of answers to another host
+        self._downs = 0  # the engine's count of its link's losses
 
     # ----------------------------------------------------------------- public
 
@@ -393,13 +395,20 @@ class BoardLink:
         ends the suspicion."""
         with self._lock:
             ignored = self._conn.stats["ignored"]
+            downs = self._conn.stats["link_downs"]
             answered = self._conn.peer is not None
+        lost, self._downs = downs > self._downs, downs
         if ignored > self._ignored:  # the board answered another host's HELLO on this line
             self._ignored = ignored
             # (before this link's first HELLO is answered, it may be the answer to a
             # controller that stopped just before)
             if answered:
                 self._note_shared("the board answered another host's HELLO on it")
+        elif lost and self.shared is not None:
+            # while another program is suspected, each loss of the link is its doing too (the
+            # board's NO SESSION answers to its frames, or to ours once it took the session):
+            # the quiet that ends the suspicion starts after the last one
+            self._shared_until = time.monotonic() + self.shared_quiet_s
         elif self.shared is not None and time.monotonic() >= self._shared_until:
             self.shared = None
             if self._port is not None:
