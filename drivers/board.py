@@ -218,10 +218,10 @@ class BoardLink:
         self.bytes_out = 0
         #: why the line looks shared with another program (None: it does not)
         self.shared: str | None = None
-        self.shared_quiet_s = SHARED_QUIET_S
+        self.shared_quiet_s = SHARED_QUIET_S * link_timeout_ms / LINK_TIMEOUT_MS
         self._shared_until = 0.0
         self._empty_read = False  # the last loss: the port had data, then none
-        self._ignored = 0  # the engine's count of answers to another host
+        self._ignored = 0  # the engine's count of the board's answers to another host's HELLO
         self._downs = 0  # the engine's count of its link's losses
 
     # ----------------------------------------------------------------- public
@@ -394,7 +394,7 @@ class BoardLink:
         """After the engine's events: a sign of another host on the line, or the quiet that
         ends the suspicion."""
         with self._lock:
-            ignored = self._conn.stats["ignored"]
+            ignored = self._conn.stats["foreign_replies"]
             downs = self._conn.stats["link_downs"]
             answered = self._conn.peer is not None
         lost, self._downs = downs > self._downs, downs

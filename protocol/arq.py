@@ -138,6 +138,7 @@ class GoBackN:
             "out_of_order": 0,
             "bad_messages": 0,
             "ignored": 0,
+            "foreign_replies": 0,
             "hellos_sent": 0,
             "hello_replies_sent": 0,
             "heartbeats_sent": 0,

@@ -366,8 +366,12 @@ class Connection(GoBackN):
             self._resume(now)
 
     def _host_on_reply(self, reply: HelloReply, now: int) -> None:
-        if reply.host_session != self.session or self.state == IDLE or self.state == MISMATCH:
-            self._counters["ignored"] += 1  # an answer to another host, or nobody asked
+        if reply.host_session != self.session:
+            self._counters["ignored"] += 1  # an answer to another host's HELLO
+            self._counters["foreign_replies"] += 1
+            return
+        if self.state == IDLE or self.state == MISMATCH:
+            self._counters["ignored"] += 1  # nobody asked
             return
         self._last_rx = now
         if reply.proto_major != PROTO_MAJOR:

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import queue
+import select
 import time
+import tty
 from pathlib import Path
 from typing import Any
 
 from controller.cycle.controller import CycleController
 from drivers.board import BoardEvent, BoardLink, PortDown, PortUp
+from protocol import codes
 from protocol import messages as m
-from protocol.events import LinkUp, PeerRebooted
+from protocol.connection import BOARD, UP, Connection
+from protocol.events import LinkDown, LinkUp, PeerRebooted
+from protocol.examples import example_identity
 from rules.profiles import load_profile
 from simulator.server import SimConfig, SimulatedBoard
 
@@ -194,3 +200,64 @@ def test_a_glitch_shorter_than_the_link_timeout_keeps_the_session() -> None:
         link.stop()
         proxy.close()
         board.stop()
+
+
+class HandBoard:
+    """The board's protocol engine on a pty's master end, run by the test one step at a time."""
+
+    def __init__(self) -> None:
+        self.master, slave = os.openpty()
+        tty.setraw(slave)
+        self.path = os.ttyname(slave)
+        self.slave = slave
+        self.conn = Connection(BOARD, identity=example_identity(session_id=0x5EED))
+        self.t0 = time.monotonic()
+
+    def now(self) -> int:
+        return int((time.monotonic() - self.t0) * 1000)
+
+    def answer(self) -> None:
+        """Read what the host sent, let the engine answer it, write the answer."""
+        while select.select([self.master], [], [], 0)[0]:
+            self.conn.receive_data(os.read(self.master, 4096), self.now())
+        self.conn.tick(self.now())
+        self.send_out()
+
+    def send_out(self) -> None:
+        out = self.conn.data_to_send()
+        if out:
+            os.write(self.master, out)
+
+    def close(self) -> None:
+        os.close(self.master)
+        os.close(self.slave)
+
+
+def test_the_board_speaking_while_the_link_is_down_is_not_another_program() -> None:
+    # A board that sends its events while the host's link has timed out (a slow board, a
+    # loaded host): the host leaves them unacknowledged until its HELLO is answered; that is
+    # not the sign of another program on the line (the board's answer to another host's HELLO).
+    board = HandBoard()
+    events = Events()
+    link = BoardLink(board.path, events, link_timeout_ms=300, heartbeat_ms=100)
+    link.start()
+    try:
+        end = time.monotonic() + 20
+        while link.link_state != UP:  # the HELLO exchange, the board answering as it comes
+            assert time.monotonic() < end, "the link never came up"
+            board.answer()
+            select.select([board.master], [], [], 0.02)
+        events.wait(LinkUp)
+        events.wait(LinkDown)  # the board says nothing for longer than the link's timeout
+        board.conn.send(m.Progress(m.Shuffle.TYPE, codes.PHASE_SHUFFLE, 50, 0), board.now())
+        board.send_out()  # an event while the host's link is down, and then its HELLO answered
+        while link.link_state != UP:
+            assert time.monotonic() < end, "the link never came back"
+            board.answer()
+            select.select([board.master], [], [], 0.02)
+        events.wait(LinkUp)
+        assert link.shared is None
+        assert not [e for e in events.seen if isinstance(e, PortDown)]
+    finally:
+        link.stop()
+        board.close()

@@ -825,6 +825,10 @@ def test_host_ignores_board_events_before_the_session_is_confirmed() -> None:
     host.receive_data(encode_frame(Done.TYPE, 0, Done(6, 0).encode()), 1)
     assert host.events() == [] and host.data_to_send() == b""  # not ACKed: board will resend
     assert host.stats["ignored"] == 1
+    assert host.stats["foreign_replies"] == 0  # not a sign of another host on the line
+    other = example_identity(session_id=BOARD_SESSION, host_session=HOST_SESSION + 1)
+    host.receive_data(encode_frame(HelloReply.TYPE, 0, other.encode()), 2)
+    assert host.events() == [] and host.stats["foreign_replies"] == 1
 
 
 def test_transition_table_is_consistent() -> None:
