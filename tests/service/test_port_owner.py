@@ -132,8 +132,10 @@ def test_without_motors_diag_reads_the_sensors_through_the_service(
 
 @pytest.fixture
 def slow_service() -> Iterator[PortService]:
-    """A service on a board that moves as a real table does (a shuffle takes 18 s)."""
-    board = BoardOnPty(speed=1.0)
+    """A service on a board that moves four times slower than a real table (a shuffle takes
+    72 s): on a loaded machine, a command line started in the middle of a shuffle still finds it
+    under way."""
+    board = BoardOnPty(speed=4.0)
     service = PortService(board.path)
     try:
         service.start()
