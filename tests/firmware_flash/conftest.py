@@ -35,7 +35,7 @@ TREE = {
         "def answer():\n    return codes.VALUE + FW_MAJOR\n"
     ),
     "firmware/main.py": (
-        "from firmware.app import answer\n\n\ndef main():\n"
+        "from firmware.app import answer\n\nTILES = 136\n\n\ndef main():\n"
         "    from firmware.hal.board import start  # the board's own modules load only here\n\n"
         "    start(answer())\n\n\nif __name__ == '__main__':\n    main()\n"
     ),

@@ -144,3 +144,16 @@ def test_this_checkouts_firmware_builds(tmp_path: Path) -> None:
     paths = {e.path for e in built.manifest.files}
     assert "main.py" in paths and "protocol/messages.mpy" in paths and "firmware/app.mpy" in paths
     assert "protocol/examples.mpy" not in paths and "firmware/harness.mpy" not in paths
+
+
+def test_the_build_drives_the_table_it_is_made_for(source: Path, tmp_path: Path) -> None:
+    default = build(source, tmp_path / "136")
+    big = build(source, tmp_path / "144", tiles=144)
+    text = (tmp_path / "144" / "main.py").read_text()
+    assert text == TREE["firmware/main.py"].replace("TILES = 136", "TILES = 144")
+    assert big.manifest.build_hash != default.manifest.build_hash  # the hash covers the table
+    with pytest.raises(FirmwareError, match=r"^a table has 108, 136, 144 tiles, not 100$"):
+        build(source, tmp_path / "100", tiles=100)
+    (source / "firmware" / "main.py").write_text("def main():\n    pass\n")
+    with pytest.raises(FirmwareError, match=r"must set TILES on one line of its own"):
+        build(source, tmp_path / "none")
