@@ -29,7 +29,7 @@ need = { command -v $(2) >/dev/null 2>&1 || { \
 	echo "make $(1): SKIPPED: $(2) not found: install $(3)" >&2; false; }; }
 
 .PHONY: demo test test-all lint typecheck mpy npm micropython micropython-run unit pythons \
-	pythons-rest bench lock \
+	pythons-rest chip-cycles bench lock \
 	wheelhouse pi-wheels pi-check clean
 
 $(RUNTIME): pyproject.toml
@@ -102,6 +102,12 @@ pythons: $(DEV)
 # The same under the supported Pythons that are not the Pi's (3.12).
 pythons-rest: $(DEV)
 	$(BIN)/python noxfile.py --rest $(PYTHONS_ARGS)
+
+# Whole deal cycles on the emulated chip through `mjtable run` (108, 136 and 144 tiles, a jam, a
+# power cut): minutes each, so not part of `make test`; `.ci/run` runs them (docs/chip.md).
+chip-cycles: $(DEV)
+	@$(MAKE) --no-print-directory $(NPM_STAMP)
+	$(BIN)/python -m pytest -n 0 -q -p no:randomly tests/chipcycles
 
 bench: $(DEV)
 	$(BIN)/python -m bench.protocol

@@ -272,6 +272,16 @@ class BoardLink:
     def port_open(self) -> bool:
         return self._port_open
 
+    def engine_timing(self) -> dict[str, int]:
+        """The protocol engine's timers (ms): retransmission, link timeout, heartbeat."""
+        with self._lock:
+            conn = self._conn
+            return {
+                "rto_ms": conn.rto_ms,
+                "link_timeout_ms": conn.link_timeout_ms,
+                "heartbeat_ms": conn.heartbeat_ms,
+            }
+
     def stats(self) -> dict[str, int]:
         with self._lock:
             stats = dict(self._conn.stats)

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 log = logging.getLogger("mjtable.controller")
 
@@ -49,11 +49,19 @@ class Deadlines:
     #: a technician's motor test: what it may take beyond the time it was asked to run
     test: float = 5.0
 
+    def scaled(self, factor: float) -> Deadlines:
+        """Each deadline ``factor`` times as long: for a board whose clock runs slower than real
+        time (the emulated chip; ``[board] wait_factor``)."""
+        return Deadlines(**{name: getattr(self, name) * factor for name in DEADLINE_NAMES})
+
     def seconds(self, name: DeadlineName) -> float:
         """The seconds of the deadline ``name``."""
         value: float = getattr(self, name)
         return value
 
+
+#: Every deadline's name, in the order of the fields.
+DEADLINE_NAMES: tuple[DeadlineName, ...] = get_args(DeadlineName)
 
 #: The defaults, for the service's configuration and the docs.
 DEFAULT_DEADLINES = Deadlines()

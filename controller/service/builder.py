@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TypedDict
 
 from drivers.board import BoardLink, EventCallback
+from protocol.arq import LINK_TIMEOUT_MS, RTO_MS
 from simulator.config import SimConfig
 from simulator.server import SimulatedBoard
 
@@ -43,6 +44,9 @@ class SerialPort:
 
     url: str
     baudrate: int | None = None
+    #: every wait on the board this many times longer (``[board] wait_factor``): a board
+    #: whose clock runs slower than real time, the emulated chip
+    wait_factor: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -92,8 +96,8 @@ class BoardConnection:
             if self.simulated is not None:
                 self.simulated.open_pty()
                 self.simulated.start()
-            baudrate = self.target.baudrate if isinstance(self.target, SerialPort) else None
-            self.link = _link(self.url, on_event, baudrate, self._reopen_interval)
+            port = self.target if isinstance(self.target, SerialPort) else SerialPort(self.url)
+            self.link = _link(port, on_event, self._reopen_interval)
         except BaseException:
             self.close()
             raise
@@ -114,17 +118,20 @@ class _LinkOptions(TypedDict, total=False):
 
     baudrate: int
     reopen_interval: float
+    rto_ms: int
+    link_timeout_ms: int
 
 
-def _link(
-    url: str, on_event: EventCallback, baudrate: int | None, reopen_interval: float | None
-) -> BoardLink:
+def _link(port: SerialPort, on_event: EventCallback, reopen_interval: float | None) -> BoardLink:
     options: _LinkOptions = {}
-    if baudrate is not None:
-        options["baudrate"] = baudrate
+    if port.baudrate is not None:
+        options["baudrate"] = port.baudrate
     if reopen_interval is not None:
         options["reopen_interval"] = reopen_interval
-    return BoardLink(url, on_event, **options)
+    if port.wait_factor != 1.0:
+        options["rto_ms"] = round(RTO_MS * port.wait_factor)
+        options["link_timeout_ms"] = round(LINK_TIMEOUT_MS * port.wait_factor)
+    return BoardLink(port.url, on_event, **options)
 
 
 def serve_simulated_board(

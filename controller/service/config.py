@@ -76,6 +76,17 @@ class BoardSection(Section):
         le=4_000_000,
         description="a baud rate in bits per second from 1 to 4000000, e.g. 115200",
     )
+    wait_factor: float = Field(
+        default=1.0,
+        ge=1.0,
+        le=100.0,
+        description=(
+            "how many times longer than for a real board every wait on the board lasts (its "
+            "link's timeout and retransmissions, the phases' deadlines), from 1 to 100: 1 for a "
+            "real board; 10 for the emulated chip (mjtable sim --chip), whose clock runs at "
+            "0.1 to 0.3 of real time"
+        ),
+    )
 
     @field_validator("port")
     @classmethod

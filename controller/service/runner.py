@@ -143,7 +143,7 @@ class Service:
             profile,
             table=str(table_number),
             dice_source=config.dice.source,
-            deadlines=config.deadlines.cycle(),
+            deadlines=config.deadlines.cycle().scaled(self._wait_factor),
             recorder=self._record,
             audit_head=self._audit_head,
         )
@@ -175,7 +175,9 @@ class Service:
             config.audit.path,
         )
         sd_notify(f"READY=1\nSTATUS=table {table_number}: waiting for the board")
-        self._hello_watch = threading.Timer(config.deadlines.hello, self._check_hello, args=(url,))
+        self._hello_watch = threading.Timer(
+            config.deadlines.hello * self._wait_factor, self._check_hello, args=(url,)
+        )
         self._hello_watch.daemon = True
         self._hello_watch.start()
         self._start_watchdog()
@@ -234,11 +236,17 @@ class Service:
                 "powered and runs its firmware, the line speed (board.baud = %s), and the cable "
                 "(on the Pi's UART: TX to RX, RX to TX, a common ground); the service keeps trying",
                 url,
-                self.config.deadlines.hello,
+                self.config.deadlines.hello * self._wait_factor,
                 self.config.board.baud if self.config.board is not None else "-",
             )
             words = "does not answer"
         sd_notify(f"STATUS=table {self.config.table.number}: the board {words} on {url}")
+
+    @property
+    def _wait_factor(self) -> float:
+        """``[board] wait_factor``: 1 without a board section (the simulated board keeps time)."""
+        board = self.config.board
+        return 1.0 if board is None or self.sim is not None else board.wait_factor
 
     def _board_target(self, profile: Profile) -> BoardTarget:
         """With --sim, the simulated board, holding the rule set's tiles; else the board.port."""
@@ -255,7 +263,8 @@ class Service:
             raise RuntimeError(
                 "no [board] section in the configuration: give the board's port, or run with --sim"
             )
-        return SerialPort(self.config.board.port, self.config.board.baud)
+        board = self.config.board
+        return SerialPort(board.port, board.baud, board.wait_factor)
 
     def _start_panel(self) -> None:
         section = self.config.panel

@@ -58,15 +58,24 @@ class BoardOnPty:
 class PortService:
     """`mjtable run --config FILE` on the board's ``port``, with its own short paths."""
 
-    def __init__(self, port: str, name: str = "one") -> None:
+    def __init__(
+        self,
+        port: str,
+        name: str = "one",
+        *,
+        profile: str = "wenzhou",
+        wait_factor: float = 1.0,
+        start_s: float | None = None,
+    ) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="mjport-"))
         self.socket = str(self.dir / "api.sock")
         self.audit = self.dir / "audit" / "audit.jsonl"
         self.config = self.dir / f"{name}.toml"
+        self.start_s = START_S if start_s is None else start_s
         self.config.write_text(
             "[table]\nnumber = 7\n"
-            '[rules]\nprofile = "wenzhou"\n'
-            f'[board]\nport = "{port}"\n'
+            f'[rules]\nprofile = "{profile}"\n'
+            f'[board]\nport = "{port}"\nwait_factor = {wait_factor!r}\n'
             f'[api]\nsocket = "{self.socket}"\n'
             f'[audit]\npath = "{self.audit}"\n'
         )
@@ -88,7 +97,7 @@ class PortService:
         assert line, f"the service exited: {self.log.read_text()[-3000:]}"
         assert json.loads(line)["ready"] is True
         with ApiClient(self.socket) as client:
-            deadline = time.monotonic() + START_S
+            deadline = time.monotonic() + self.start_s
             while not ((status := client.status()).link_up and status.state == "idle"):
                 assert time.monotonic() < deadline, f"the table never came to rest: {status}"
                 time.sleep(0.05)

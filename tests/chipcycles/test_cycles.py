@@ -1,0 +1,160 @@
+"""Whole deal cycles on the emulated chip, through the real controller over a pty.
+
+The board is the firmware's build for the table's tiles on MicroPython's stock Pico image, on
+the emulated RP2040 wired to the simulated table (simulator/chip/); the host is `mjtable run
+--config` in its own process, opening the chip's pty as it opens a board's port, with
+``[board] wait_factor`` for a chip that runs slower than real time. Each test deals a cycle to
+the end: a shuffle, the walls built, DEAL, the walls lifted, the dice, the dealt state; the
+faults strike the table's mechanics or the board's power and the table deals again with at most
+one CLEAR FAULT.
+
+A cycle takes minutes here (the emulation runs the chip at 0.1 to 0.3 of real time), so these
+are not part of `make test`: `make chip-cycles` runs them, and `.ci/run` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from controller.api.client import ApiClient
+from controller.audit.verify import verify
+from controller.firmware.build import build, default_source_root
+from rules.dealt import DealtState
+from simulator.chip.board import ChipBoard, ChipConfig
+from tests.chip.conftest import need_chip
+from tests.support.api_watcher import Watcher
+from tests.support.port_service import PortService
+
+pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once, pytest.mark.timeout(3600)]
+
+#: the host's waits on the chip, times a real board's (docs/chip.md)
+WAIT_FACTOR = 30.0
+#: wall seconds a phase may take here at most (a build: 22 s of chip time)
+PHASE_S = 1200.0
+#: the profile of each table
+PROFILES = {108: "sichuan", 136: "wenzhou", 144: "simplified"}
+
+
+class ChipTable:
+    """The chip (in this process, its mechanics at hand) and the service on its pty."""
+
+    def __init__(self, where: Path, tiles: int, seed: int) -> None:
+        firmware = build(default_source_root(), where / "firmware", tiles=tiles).directory
+        self.board = ChipBoard(
+            ChipConfig(build=firmware, tiles=tiles, seed=seed, speed=1, shared=need_chip())
+        )
+        path = self.board.open_pty()
+        self.board.start()
+        self.service = PortService(
+            path, profile=PROFILES[tiles], wait_factor=WAIT_FACTOR, start_s=PHASE_S
+        )
+        self.watcher: Watcher | None = None
+        self.clears = 0
+
+    def start(self) -> Watcher:
+        self.service.start()
+        self.watcher = Watcher(self.service.socket)
+        return self.watcher
+
+    def stop(self) -> None:
+        if self.watcher is not None:
+            self.watcher.close()
+        self.service.stop()
+        self.board.stop()
+
+    def client(self) -> ApiClient:
+        return ApiClient(self.service.socket)
+
+    def deal(self, since: int = 0) -> DealtState:
+        """Shuffle, wait for the walls, DEAL, wait for the dealt state; return it."""
+        assert self.watcher is not None
+        with self.client() as client:
+            shuffle = client.shuffle()
+            assert shuffle.accepted, shuffle
+            self.watcher.wait(lambda e: e.type == "phase" and e.state == "ready", PHASE_S, since)
+            deal = client.deal()
+            assert deal.accepted, deal
+            event = self.watcher.wait(lambda e: e.type == "dealt", PHASE_S, since)
+            dealt = client.last_dealt()
+        assert dealt is not None and dealt.cycle_id == event.cycle
+        return dealt
+
+    def clear_fault(self) -> None:
+        with self.client() as client:
+            self.clears += 1
+            result = client.clear_fault()
+            assert result.accepted, result
+
+
+@pytest.fixture
+def table_of(tmp_path: Path) -> Iterator[Callable[..., ChipTable]]:
+    made: list[ChipTable] = []
+
+    def make(tiles: int, seed: int = 11) -> ChipTable:
+        table = ChipTable(tmp_path, tiles, seed)
+        made.append(table)
+        return table
+
+    try:
+        yield make
+    finally:
+        for table in made:
+            table.stop()
+
+
+@pytest.mark.parametrize("tiles", sorted(PROFILES))
+def test_the_table_deals_on_the_chip(table_of: Callable[..., ChipTable], tiles: int) -> None:
+    table = table_of(tiles)
+    watcher = table.start()
+    dealt = table.deal()
+    hands = sum(len(hand) for hand in dealt.hands.values())
+    walls = len(dealt.live_wall) + len(dealt.colline)
+    assert hands + walls == tiles
+    assert dealt.profile.name == PROFILES[tiles]
+    with table.client() as client:
+        status = client.status()
+    assert status.state == "dealt" and status.fault is None
+    assert watcher.of("fault") == []
+    chain = verify(table.service.audit)
+    assert chain.ok, str(chain)
+
+
+def test_a_jam_on_the_chip_is_cleared_with_one_press(table_of: Callable[..., ChipTable]) -> None:
+    table = table_of(136)
+    watcher = table.start()
+    with table.client() as client:
+        assert client.shuffle().accepted
+    watcher.wait(lambda e: e.type == "phase" and e.state == "building", PHASE_S)
+    table.board.hal.jam_feed()  # a tile sticks between the disc and the head
+    fault = watcher.wait(lambda e: e.type == "fault", PHASE_S)
+    assert fault.code == "SORT_TIMEOUT", fault
+    table.board.hal.unjam_feed()  # the technician frees it
+    mark = watcher.mark()
+    table.clear_fault()
+    table.deal(since=mark)
+    assert table.clears == 1
+
+
+def test_a_power_cut_on_the_chip_mid_shuffle_deals_again(
+    table_of: Callable[..., ChipTable],
+) -> None:
+    table = table_of(136)
+    watcher = table.start()
+    with table.client() as client:
+        assert client.shuffle().accepted
+    watcher.wait(lambda e: e.type == "progress", PHASE_S)
+    table.board.power_cut()
+    # the board comes back from its flash, with a new session: the host tells
+    watcher.wait(lambda e: e.type == "link" and not e.up, PHASE_S)
+    back = watcher.wait(lambda e: e.type == "link" and e.up, PHASE_S)
+    mark = watcher.mark()
+    with table.client() as client:
+        status = client.status()
+    if "clear_fault" in status.allowed:
+        table.clear_fault()
+    assert back.up
+    table.deal(since=mark)
+    assert table.clears <= 1
