@@ -1,7 +1,7 @@
 """A table in processes: the board in one, the service in another.
 
 The board is `mjtable sim --pty` with its control channel (docs/simulator.md, "The control
-channel"); the service is `mjtable run` on the board's pty, as it runs on /dev/mjtable-board,
+channel"); the service is `mjtable run` on the board's pty, as it runs on /dev/serial0,
 and can be killed and started again while the board goes on. Whoever drives it speaks to the
 board only through its protocol (what the service logs of its reports) and its documented
 control verbs, so what they find holds when the simulated board runs the firmware.

@@ -1,8 +1,9 @@
 """`mjtable config check FILE`: validate a service configuration without starting anything.
 
-Exit status: 0 the file is valid (warnings about this machine may follow: among them, an
-installed udev rule or unit that does not let the service open board.port), 1 it is not
-(every problem printed, one per line, naming the key).
+Exit status: 0 the file is valid (warnings about this machine may follow: among them, a
+board.port that is the Pico's USB REPL rather than the Pi's UART, the Pi's serial console on
+the board's UART, an installed udev rule or unit that does not let the service open
+board.port), 1 it is not (every problem printed, one per line, naming the key).
 """
 
 from __future__ import annotations
@@ -45,8 +46,10 @@ def register(subparsers: Any) -> None:
         default=Path("/"),
         type=Path,
         metavar="DIR",
-        help="where the udev rule and the unit are installed, to check that they let the "
-        "service open board.port (default: /)",
+        help="the table's root file system: where the udev rule and the unit are installed, "
+        "to check that they let the service open board.port, and whose /sys, /dev and /boot "
+        "say whether board.port is the Pico's USB REPL or carries the Pi's serial console "
+        "(default: /)",
     )
     check.set_defaults(func=_check)
 
@@ -80,6 +83,7 @@ def _check(args: argparse.Namespace) -> int:
     # lazy: pydantic and the configuration's models, only when a file is checked
     from cli.inputs import InputError, load_config
     from controller.service.config import ConfigError, check_environment
+    from controller.service.link_checks import link_problems
     from controller.service.ports import board_port, installed_problems
 
     try:
@@ -129,6 +133,7 @@ def _check(args: argparse.Namespace) -> int:
         print(f"  {key:<10} {value}")
     warnings = check_environment(config)
     if config.board is not None:
+        warnings += link_problems(config.board.port, args.prefix)
         warnings += installed_problems(board_port(config.board.port, args.prefix), args.prefix)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)

@@ -5,14 +5,15 @@ The board's port has one owner (drivers/portlock.py). While the service runs, di
 sensors and, with ``--motors`` and the table at rest, runs the motor tests while the table is
 ``testing``. Without a service (``--port``, ``--sim``, or a configuration whose service does
 not answer), diag opens the port itself and says HELLO; a port another program holds is one
-line naming it (status 4). Either way it reports in words (diag_report.py) the versions of the
-controller, of the protocol and of the board's firmware and build, what the board has fitted
-and where its tile sets are, and every sensor; with ``--motors`` each motor's test, its
-current beside its limits (no motor moves without it); then it lists the last faults recorded
-in the audit log with their advice, and whether the log's chain verifies. Exit status: 0 all
-is well, 1 the board did not answer, the service refused, a motor is not OK or the audit log
-does not verify, 2 bad input, 3 the service's socket cannot be used, 4 the port is held by
-another program.
+line naming it (status 4), and a Pico's USB port (MicroPython's REPL, not the protocol's
+UART) is refused in one line (status 2). Either way it reports in words (diag_report.py) the
+versions of the controller, of the protocol and of the board's firmware and build, what the
+board has fitted and where its tile sets are, and every sensor; with ``--motors`` each motor's
+test, its current beside its limits (no motor moves without it); then it lists the last faults
+recorded in the audit log with their advice, and whether the log's chain verifies. Exit
+status: 0 all is well, 1 the board did not answer, the service refused, a motor is not OK or
+the audit log does not verify, 2 bad input, 3 the service's socket cannot be used, 4 the port
+is held by another program.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from cli.errors import UsageError
 
 if TYPE_CHECKING:
     from controller.api.client import ApiClient
-    from controller.service.builder import BoardTarget
+    from controller.service.builder import BoardTarget, SerialPort
     from controller.service.config import Config
 
 #: Beyond a motor test's own time: how long an answer may take, through a service or not.
@@ -146,10 +147,30 @@ def _board_target(args: argparse.Namespace, config: Config | None) -> BoardTarge
         except SimConfigError as exc:
             raise UsageError(f"the simulated board refuses the options: {exc}") from None
     if args.port:
-        return SerialPort(str(args.port))
+        return _checked(SerialPort(str(args.port)))
     if config is not None and config.board is not None:
-        return SerialPort(config.board.port, config.board.baud)
+        return _checked(SerialPort(config.board.port, config.board.baud))
     raise UsageError("give --port URL, --config FILE with a [board] section, or --sim")
+
+
+def _checked(port: SerialPort) -> SerialPort:
+    """``port``, unless it is a Pico's USB REPL (refused: one line, status 2); what else would
+    keep the link from working on this machine (the Pi's serial console on it, a Pi 5's debug
+    UART) is one warning line each on stderr."""
+    # lazy: the checks of the board's link, only when a port is opened
+    from controller.service import link_checks
+
+    root = link_checks.TABLE_ROOT
+    refused = link_checks.repl_problem(port.url, root, use=link_checks.USE_OPTION)
+    if refused is not None:
+        raise UsageError(refused)
+    for problem in (
+        link_checks.debug_uart_problem(port.url, root),
+        link_checks.console_problem(port.url, root),
+    ):
+        if problem is not None:
+            print(f"mjtable diag: warning: {problem}", file=sys.stderr)
+    return port
 
 
 def _versions(hello: dict[str, Any]) -> dict[str, Any]:

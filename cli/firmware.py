@@ -45,7 +45,9 @@ def register(subparsers: Any) -> None:
     ):
         action = sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
         action.add_argument(
-            "--port", required=True, help="the board's serial port, e.g. /dev/ttyACM0"
+            "--port",
+            required=True,
+            help="the Pico's USB port (MicroPython's REPL), e.g. /dev/ttyACM0",
         )
         action.add_argument(
             "--build",

@@ -49,11 +49,6 @@ def register(subparsers: Any) -> None:
         help="the mjtable program the units run (default: the one running this command, "
         "through /opt/mjtable/current when versions sit side by side)",
     )
-    parser.add_argument(
-        "--board-serial",
-        metavar="SERIAL",
-        help="the board's USB serial: only that board gets the name /dev/mjtable-board",
-    )
     parser.set_defaults(func=_install)
 
 
@@ -65,7 +60,6 @@ def _install(args: argparse.Namespace) -> int:
         report = install(
             args.prefix,
             exec_path=args.exec_path,
-            board_serial=args.board_serial,
             dry_run=args.dry_run,
             start=args.start,
         )

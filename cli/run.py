@@ -116,6 +116,15 @@ def build_config(args: argparse.Namespace) -> Config:
         raise UsageError(
             "the configuration has no [board] section: give board.port, or run with --sim"
         )
+    if config.board is not None and not args.sim:
+        # lazy: the checks of the board's link, only for a real board
+        from controller.service import link_checks
+
+        refused = link_checks.repl_problem(
+            config.board.port, link_checks.TABLE_ROOT, use=link_checks.USE_CONFIG
+        )
+        if refused is not None:
+            raise UsageError(f"board.port: {refused}")
     return config
 
 

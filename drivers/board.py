@@ -2,9 +2,9 @@
 
 One place decides what the controller talks to: ``BoardLink(url)`` opens it with
 pyserial's ``serial_for_url``, exclusively (drivers/portlock.py: a second program that opens
-the port is refused, and told who holds it), so ``/dev/mjtable-board``, ``/dev/ttyACM0``, a pty
-printed by ``mjtable sim --pty`` and ``socket://127.0.0.1:5000`` are all the same
-to everything above this module.
+the port is refused, and told who holds it), so ``/dev/serial0`` (the Pi's UART, wired to the
+board's), a USB-serial adapter's ``/dev/ttyUSB0``, a pty printed by ``mjtable sim --pty`` and
+``socket://127.0.0.1:5000`` are all the same to everything above this module.
 
 The link owns one I/O thread (a ``drivers.ioloop.IoLoop``). It waits in ``select``
 on the port and on a wake-up socket, with the protocol engine's next deadline as
@@ -163,10 +163,10 @@ def open_failure(url: str, exc: BaseException) -> OpenFailure:
     if code in (errno.ENOENT, errno.ENODEV, errno.ENXIO):
         return OpenFailure(
             "missing",
-            f"cannot open {shown}: no such device: is the board plugged in "
-            "(ls -l /dev/serial/by-id/), "
-            "and is board.port its name? /dev/mjtable-board is made by the udev rule "
-            "(`sudo mjtable install`)",
+            f"cannot open {shown}: no such device: is board.port its name? The Pi's UART, "
+            "/dev/serial0, is there once enabled (enable_uart=1 in /boot/firmware/config.txt, "
+            "then reboot; docs/firmware.md, Wiring); a USB-serial adapter: "
+            "ls -l /dev/serial/by-id/",
         )
     return OpenFailure("other", f"cannot open {url}: {exc}")
 

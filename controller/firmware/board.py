@@ -27,7 +27,8 @@ from drivers.portlock import PortHeld, held_reason, lockers
 #: What to do when another program holds the board's port.
 HELD_ADVICE = (
     "the firmware is flashed and verified with the port free: stop that program first "
-    "(the service: sudo systemctl stop mjtable), run this again, then start it again"
+    "(a REPL such as mpremote's; the service, if board.port names this port: sudo systemctl "
+    "stop mjtable), run this again, then start it again"
 )
 
 #: bytes written per exec on the board (mpremote's own chunk)

@@ -3,7 +3,7 @@
 The host always talks to its board through a :class:`drivers.board.BoardLink` on a
 pyserial URL. What lies at the far end is decided here, and nowhere else:
 
-- :class:`SerialPort`: a real board, on a device path (``/dev/mjtable-board``) or a
+- :class:`SerialPort`: a real board, on a device path (``/dev/serial0``, the Pi's UART) or a
   pyserial URL (``socket://127.0.0.1:5000``: a board on the network, or
   ``mjtable sim --tcp`` in another process);
 - :class:`SimulatedPty`: the simulated board, started in this process on a new

@@ -42,7 +42,8 @@ from controller.service.config_fields import (
 from controller.service.config_gateway import GatewaySection
 from controller.service.config_problems import ConfigError as ConfigError
 from controller.service.config_problems import problems
-from controller.service.paths import DEFAULT_AUDIT_PATH
+from controller.service.paths import DEFAULT_AUDIT_PATH, DEFAULT_BOARD_PORT
+from controller.service.ports import board_port
 from drivers.board import DEFAULT_BAUDRATE
 from drivers.panel import DEFAULT_DEBOUNCE_MS
 from rules.profiles import BUILTIN_PROFILES, ProfileError, load_profile
@@ -65,10 +66,11 @@ class TableSection(Section):
 
 class BoardSection(Section):
     port: str = Field(
+        default=DEFAULT_BOARD_PORT,
         description=(
-            "a device path such as /dev/mjtable-board "
+            f"a device path such as {DEFAULT_BOARD_PORT} (the Pi's UART) "
             "or a pyserial URL such as socket://127.0.0.1:5000"
-        )
+        ),
     )
     baud: int = Field(
         default=DEFAULT_BAUDRATE,
@@ -107,7 +109,7 @@ class BoardSection(Section):
             return value
         if not value.startswith("/"):
             raise ValueError(
-                f"{expected}, got {value!r}: a device path is absolute, e.g. /dev/mjtable-board"
+                f"{expected}, got {value!r}: a device path is absolute, e.g. {DEFAULT_BOARD_PORT}"
             )
         return value
 
@@ -379,10 +381,14 @@ def check_environment(config: Config) -> list[str]:
         warnings.append(f"audit.path: the directory {audit_dir} does not exist")
     port = config.board.port if config.board is not None else None
     if port is not None and "://" not in port and not Path(port).exists():
-        warnings.append(
-            f"board.port: {port} does not exist now "
-            "(is the board plugged in? see docs/install.md for the udev rule)"
-        )
+        hint = "is the board plugged in? see docs/install.md for the udev rule"
+        if board_port(port).kind == "uart":
+            hint = (
+                "is the Pi's UART on? enable_uart=1 in /boot/firmware/config.txt, or on a "
+                "Raspberry Pi 5 dtparam=uart0=on and /dev/ttyAMA0, then reboot; "
+                "docs/firmware.md, Wiring"
+            )
+        warnings.append(f"board.port: {port} does not exist now ({hint})")
     if config.board is None:
         warnings.append("board: no [board] section; only `mjtable run --sim` can start")
     return warnings

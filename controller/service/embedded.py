@@ -4,7 +4,7 @@
 ``CycleRunner`` drives cycles on any controller (the cycle benchmark's too). The
 controller side is the production code unchanged: the builder (builder.py) starts the
 simulated board on a pty and gives the controller a link that opens the pty's path with
-pyserial exactly as it would open /dev/mjtable-board; only the board is simulated.
+pyserial exactly as it would open /dev/serial0; only the board is simulated.
 """
 
 from __future__ import annotations

@@ -6,15 +6,15 @@ staging directory otherwise):
 - ``etc/mjtable/config.toml``: the example configuration, only when there is none (an
   existing configuration is never overwritten);
 - ``etc/sysusers.d/mjtable.conf``: the service's user and group;
-- ``etc/udev/rules.d/99-mjtable.rules``: the board's stable name and device access for group
-  ``mjtable``, with the block for the configuration's board port (a USB-serial adapter, the
-  Pi's UART), the panel's ids from the configuration and the board's serial from
-  ``board_serial``;
+- ``etc/udev/rules.d/99-mjtable.rules``: device access for group ``mjtable``: the Pi's UART
+  (the board's link), a Pico's USB port (for flashing only), the block for the
+  configuration's board port when it is another (a USB-serial adapter), the panel's ids from
+  the configuration;
 - ``etc/systemd/system/mjtable.service`` and ``mjtable-gateway.service``: the units, their
   ``ExecStart`` on the ``mjtable`` program given (by default the one running, through the
   ``current`` link when versions live side by side under one folder);
 - ``etc/systemd/system/mjtable.service.d/board.conf``: the device the unit must also allow
-  when the board is not on native USB; ``network.conf``: the one address a board on the
+  when the board is not on the Pi's UART; ``network.conf``: the one address a board on the
   network (``socket://``) may be reached at. Each is removed when no longer needed.
 
 A file of ours that differs from what is installed is replaced and the old one kept as
@@ -28,7 +28,6 @@ changes nothing and lists every file it would write and every command it would r
 from __future__ import annotations
 
 import os
-import re
 import sys
 import tomllib
 from dataclasses import dataclass, field
@@ -54,6 +53,7 @@ from controller.service.install_files import (
     render_rules,
     render_unit,
 )
+from controller.service.link_checks import link_problems
 from controller.service.paths import DEFAULT_CONFIG_PATH
 from controller.service.ports import KIND_WORDS, BoardPort, board_port
 from drivers.panel import DEFAULT_PRODUCT_ID, DEFAULT_VENDOR_ID
@@ -78,7 +78,6 @@ __all__ = [
     "source_dir",
 ]
 
-_SERIAL_OK = re.compile(r"[A-Za-z0-9._:-]{1,126}")
 #: present when systemd runs this system (sd_booted()): the commands need it
 SYSTEMD_RUNNING = Path("/run/systemd/system")
 _SERVICE = "mjtable.service"
@@ -169,7 +168,7 @@ def _read_config(path: Path, report: InstallReport) -> dict[str, object]:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         report.notes.append(
             f"{path} could not be read as TOML ({exc}): the udev rule keeps the default "
-            "panel ids and the board's native USB port; run `mjtable config check` on it"
+            "panel ids and the board on the Pi's UART; run `mjtable config check` on it"
         )
         return {}
     return data
@@ -236,9 +235,7 @@ def _steps(*, start: bool, gateway: bool) -> list[Step]:
     return steps
 
 
-def _board_changes(
-    port: BoardPort | None, report: InstallReport, board_serial: str | None
-) -> list[FileChange]:
+def _board_changes(port: BoardPort | None, report: InstallReport) -> list[FileChange]:
     """The drop-ins for the board's port, and the notes about it."""
     network_text, board_text = None, None
     if port is not None and port.kind == "network":
@@ -249,19 +246,15 @@ def _board_changes(
         board_text = board_dropin(port.port, KIND_WORDS[port.kind], port.dropin_allow)
     if port is not None and port.kind == "other":
         report.notes.append(
-            f"board.port = {port.port}: not a kind of port the installation knows (ttyACM, "
-            "ttyUSB, ttyAMA, ttyS0, serial0, their /dev/serial links, socket://): the unit "
-            "allows native USB (ttyACM) only; add the device with DeviceAllow= in a drop-in"
+            f"board.port = {port.port}: not a kind of port the installation knows (ttyAMA, "
+            "ttyS0, serial0, ttyUSB, ttyACM, their /dev/serial links, socket://): the unit "
+            "allows the Pi's UART only; add the device with DeviceAllow= in a drop-in"
         )
-    native = port is None or port.kind == "usb-acm"
-    if board_serial is None and native and (port is None or port.port == "/dev/mjtable-board"):
-        report.notes.append(
-            "the udev rule names any board with the ids 2e8a:0005 /dev/mjtable-board: "
-            "give --board-serial to name only this table's board"
-        )
+    if port is not None:
+        report.notes.extend(link_problems(port.port, report.prefix))
     return [
         FileChange(DROPIN, network_text, why="the board is not on the network"),
-        FileChange(BOARD_DROPIN, board_text, why="the board is on native USB"),
+        FileChange(BOARD_DROPIN, board_text, why="the board is on the Pi's UART"),
     ]
 
 
@@ -269,7 +262,6 @@ def install(
     prefix: Path | str = "/",
     *,
     exec_path: Path | str | None = None,
-    board_serial: str | None = None,
     source: Path | None = None,
     dry_run: bool = False,
     start: bool = True,
@@ -281,11 +273,6 @@ def install(
     root = Path(prefix)
     if not root.is_dir():
         raise InstallError(f"the prefix {root} is not a directory")
-    if board_serial is not None and not _SERIAL_OK.fullmatch(board_serial):
-        raise InstallError(
-            f"board serial {board_serial!r}: expected letters, digits and . _ : - only "
-            "(as `udevadm info` shows ATTRS{serial})"
-        )
     live = root.resolve() == Path("/") if commands is None else commands
     if live and not dry_run and runner is None:
         if not SYSTEMD_RUNNING.is_dir():
@@ -315,7 +302,6 @@ def install(
         (src / "99-mjtable.rules").read_text(encoding="utf-8"),
         vendor_id=vendor,
         product_id=product,
-        serial=board_serial,
         board_block=port.udev_block if port is not None else None,
         panel_ids=(DEFAULT_VENDOR_ID, DEFAULT_PRODUCT_ID),
     )
@@ -335,7 +321,7 @@ def install(
             FULL_ROLE_DROPIN if full_role else None,
             why="the gateway needs only the status role",
         ),
-        *_board_changes(port, report, board_serial),
+        *_board_changes(port, report),
     ]
     planned = [change.plan(root) for change in changes]
     if dry_run:

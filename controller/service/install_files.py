@@ -29,13 +29,12 @@ DROPIN_DIR = Path("etc/systemd/system/mjtable.service.d")
 DROPIN = DROPIN_DIR / "network.conf"
 """The drop-in for a board on the network."""
 BOARD_DROPIN = DROPIN_DIR / "board.conf"
-"""The drop-in that lets the service open a board that is not on native USB."""
+"""The drop-in that lets the service open a board that is not on the Pi's UART."""
 SYSUSERS = Path("etc/sysusers.d/mjtable.conf")
 CONFIG_GROUP = "mjtable-config"
 """The configuration's group (udev/mjtable.sysusers): the service and the floor gateway read
 it, nobody else (it may hold the floor broker's password)."""
 
-_BOARD_SERIAL = 'ATTRS{serial}=="*"'
 _BLOCK_START = re.compile(r"#\s*@board\s+(\S+)\s*$")
 _BLOCK_END = re.compile(r"#\s*@end\s*$")
 
@@ -49,12 +48,11 @@ def render_rules(
     *,
     vendor_id: int,
     product_id: int,
-    serial: str | None,
     board_block: str | None = None,
     panel_ids: tuple[int, int],
 ) -> str:
-    """The rules file: the panel's ids and the board's serial filled in, and of the
-    ``# @board KIND`` ... ``# @end`` blocks only ``board_block``'s (without its markers)."""
+    """The rules file: the panel's ids filled in, and of the ``# @board KIND`` ... ``# @end``
+    blocks only ``board_block``'s (without its markers)."""
     old = (f'=="{panel_ids[0]:04x}"', f'=="{panel_ids[1]:04x}"')
     out: list[str] = []
     block: str | None = None
@@ -71,12 +69,9 @@ def render_rules(
             continue
         if block is not None and block != board_block:
             continue
-        if not stripped.startswith("#"):
-            if old[0] in line and old[1] in line:
-                line = line.replace(old[0], f'=="{vendor_id:04x}"')
-                line = line.replace(old[1], f'=="{product_id:04x}"')
-            if serial is not None and _BOARD_SERIAL in line:
-                line = line.replace(_BOARD_SERIAL, f'ATTRS{{serial}}=="{serial}"')
+        if not stripped.startswith("#") and old[0] in line and old[1] in line:
+            line = line.replace(old[0], f'=="{vendor_id:04x}"')
+            line = line.replace(old[1], f'=="{product_id:04x}"')
         out.append(line)
     text = re.sub(r"\n{3,}", "\n\n", "".join(out))
     return text
@@ -122,7 +117,7 @@ def board_dropin(port: str, words: str, allow: tuple[str, ...]) -> str:
     """The drop-in that adds ``allow`` to the unit's device list (``DevicePolicy=closed``)."""
     lines = [
         f"# Written by `mjtable install`: the board is on {words}",
-        f"# (board.port = {port}); the unit itself allows native USB (ttyACM) only.",
+        f"# (board.port = {port}); the unit itself allows the Pi's UART only.",
         "[Service]",
         *(f"DeviceAllow={entry}" for entry in allow),
     ]

@@ -12,3 +12,5 @@ DEFAULT_CONFIG_PATH = "/etc/mjtable/config.toml"
 DEFAULT_SOCKET_PATH = "/run/mjtable/api.sock"
 #: The audit log (audit.path).
 DEFAULT_AUDIT_PATH = "/var/lib/mjtable/audit.jsonl"
+#: The board's port (board.port): the Pi's own UART, wired to the Pico's UART0 (docs/firmware.md).
+DEFAULT_BOARD_PORT = "/dev/serial0"

@@ -1,20 +1,23 @@
 """Which kind of port the board is on, and what the unit and the udev rule must allow for it.
 
-The board may be on any of these (``board.port`` in the configuration):
+The board speaks the protocol on its UART0, wired to the Pi's own UART (docs/firmware.md,
+"Wiring"): ``/dev/serial0``, the default of ``board.port``. It may also be on any of these:
 
-- ``usb-acm``: ``ttyACM*``, a Pico or another board's native USB; the unit's own
-  ``DeviceAllow=char-ttyACM rw``; the rules file's unconditional board rules;
-- ``usb-serial``: ``ttyUSB*``, an FTDI, CH340 or CP210x adapter; ``char-ttyUSB rw``; the
-  rules file's ``# @board usb-serial`` block;
-- ``uart``: ``ttyAMA*`` (the PL011), ``ttyS0`` (the mini UART), ``/dev/serial0``;
-  ``char-ttyAMA rw`` or ``/dev/ttyS0 rw``; the ``# @board uart`` block;
+- ``uart``: ``ttyAMA*`` (the PL011), ``ttyS0`` (the mini UART), ``/dev/serial0``; the unit's
+  own ``DeviceAllow=char-ttyAMA rw`` and ``DeviceAllow=/dev/ttyS0 rw``; the rules file's
+  unconditional UART rule;
+- ``usb-serial``: ``ttyUSB*``, an FTDI, CH340 or CP210x adapter; ``char-ttyUSB rw``; the rules
+  file's ``# @board usb-serial`` block;
+- ``usb-acm``: ``ttyACM*``, a board's native USB; ``char-ttyACM rw`` in a drop-in. A Pico's USB
+  port is MicroPython's REPL, for flashing only: ``controller.service.link_checks`` refuses it
+  as the board's port;
 - ``network``: ``socket://``, ``rfc2217://``; the network drop-in (install_files.py);
 - ``other``: a pty, ``loop://``, an unknown path: nothing more.
 
 ``/dev/ttyS0`` is allowed by its path, not by its driver's class: the mini UART's major (4)
-is the consoles' too. A link (``/dev/serial/by-id/...``, ``/dev/serial0``,
-``/dev/mjtable-board``) is followed when it exists under the root given (the table's own
-``/`` at install time, a staging directory in tests); otherwise its name says the kind.
+is the consoles' too. A link (``/dev/serial/by-id/...``, ``/dev/serial0``) is followed when it
+exists under the root given (the table's own ``/`` at install time, a staging directory in
+tests); otherwise its name says the kind.
 
 :func:`installed_problems` reads the installed rule and unit (with its drop-ins) under a
 root and says, in words, what they do not allow for the configured port: `mjtable config
@@ -52,8 +55,8 @@ KIND_WORDS: dict[PortKind, str] = {
     "network": "network address",
     "other": "port of no known kind",
 }
-#: the unit template's own device allowance for the board (udev/mjtable.service)
-UNIT_BOARD_ALLOW = "char-ttyACM rw"
+#: the unit template's own device allowance for the board (udev/mjtable.service): the Pi's UART
+UNIT_BOARD_ALLOW = ("char-ttyAMA rw", "/dev/ttyS0 rw")
 #: the node a kind's udev rule is checked against when the port's own node is not known
 _SAMPLE_NODES: dict[PortKind, tuple[str, ...]] = {
     "usb-acm": ("ttyACM0",),
@@ -73,9 +76,9 @@ class BoardPort:
 
     @property
     def device_allow(self) -> tuple[str, ...]:
-        """The unit's ``DeviceAllow=`` values this port needs (``char-ttyACM rw`` included)."""
+        """The unit's ``DeviceAllow=`` values this port needs (the unit's own included)."""
         if self.kind == "usb-acm":
-            return (UNIT_BOARD_ALLOW,)
+            return ("char-ttyACM rw",)
         if self.kind == "usb-serial":
             return ("char-ttyUSB rw",)
         if self.kind != "uart":
@@ -89,12 +92,12 @@ class BoardPort:
     @property
     def dropin_allow(self) -> tuple[str, ...]:
         """What the board's drop-in adds to the unit's own allowance."""
-        return tuple(a for a in self.device_allow if a != UNIT_BOARD_ALLOW)
+        return tuple(a for a in self.device_allow if a not in UNIT_BOARD_ALLOW)
 
     @property
     def udev_block(self) -> str | None:
         """The rules file's ``# @board KIND`` block this port needs (None: the file's own)."""
-        return self.kind if self.kind in ("usb-serial", "uart") else None
+        return self.kind if self.kind == "usb-serial" else None
 
     @property
     def nodes(self) -> tuple[str, ...]:
@@ -153,8 +156,6 @@ def _by_name(port: str) -> BoardPort:
         # udev's 60-serial.rules end the links of usb-serial ports (which have a port
         # number) with -portN; a CDC ACM port's link ends with its interface, -ifNN
         return BoardPort(port, "usb-serial" if re.search(r"-port\d+$", port) else "usb-acm")
-    if port == "/dev/mjtable-board":  # the udev rule gives this name to a native USB board
-        return BoardPort(port, "usb-acm")
     return BoardPort(port, "other")
 
 

@@ -301,7 +301,6 @@ VALUES: tuple[tuple[tuple[str, ...], str, tuple[str, ...], tuple[int, ...], bool
     (("audit", "verify", "@L"), "--key", (LONG, "", "zz"), (2,), False),
     (("audit", "verify", "@L"), "--table", (LONG, NOT_UTF8, "0"), (2,), False),
     (("audit", "replay", "@L"), "--cycle", (LONG, ""), (2,), False),
-    (("install", "--prefix", "@T/inst"), "--board-serial", (LONG, "", "a b", 'a"b'), (2,), False),
     (("gateway", "--config", "@T/none.toml"), "--socket", (LONG,), (2,), True),
     (FLOOR, "--tables", (*INT, "0", "-1", "1001"), (2,), True),
     (FLOOR, "--broker", (LONG, "x", "h:0", "h:99999"), (2,), True),

@@ -22,6 +22,7 @@ from controller.service.install import (
 )
 from tests.support.install_files import check_rules, rule_tokens, unit_options
 from tests.support.programs import need
+from tests.support.table_root import plug_pico
 
 UDEV = Path(__file__).resolve().parents[2] / "udev"
 PROGRAM = Path(sys.executable).parent / "mjtable"
@@ -77,26 +78,28 @@ def test_existing_config_is_kept_and_gives_the_panel_ids(tmp_path: Path) -> None
     assert report.action_for(CONFIG).what == "kept"
     assert config.read_text() == mine
     rules = rule_tokens((tmp_path / RULES).read_text())
-    panel = rules[2:]  # after the board's rule and the rule of any MicroPython Pico
+    panel = rules[2:]  # after the board's UART and the rule of any MicroPython Pico
     ids = {(t.attr, t.value) for rule in panel for t in rule if t.key.startswith("ATTR")}
     assert ids == {("idVendor", "16c0"), ("idProduct", "00f3")}
-    board_ids = {(t.attr, t.value) for t in rules[0] if t.key == "ATTRS"}
-    assert ("idVendor", "2e8a") in board_ids  # the board's ids are not the panel's
+    pico_ids = {(t.attr, t.value) for t in rules[1] if t.key == "ATTRS"}
+    assert ("idVendor", "2e8a") in pico_ids  # the Pico's ids are not the panel's
 
 
-def test_board_serial_narrows_the_rule(tmp_path: Path) -> None:
-    report = install(tmp_path, exec_path=PROGRAM, board_serial="E6614103E7452D2F")
-    serial = [t for t in rule_tokens((tmp_path / RULES).read_text())[0] if t.attr == "serial"]
-    assert [t.value for t in serial] == ["E6614103E7452D2F"]
-    assert not any("--board-serial" in n for n in report.notes)
-    without = install(tmp_path / ".", exec_path=PROGRAM)
-    assert any("--board-serial" in n for n in without.notes)
-
-
-def test_bad_board_serial_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(["install", "--prefix", str(tmp_path), "--board-serial", 'x", MODE="0666']) == 2
-    assert "board serial" in capsys.readouterr().err
-    assert not (tmp_path / RULES).exists()  # nothing half-done
+def test_a_picos_usb_port_as_board_port_is_noted(tmp_path: Path) -> None:
+    """The Pico's USB port is MicroPython's REPL: installed for it, the table would reset
+    its board at every 0x03 byte. The installation says so, and what to wire instead."""
+    config = tmp_path / CONFIG
+    config.parent.mkdir(parents=True)
+    text = (UDEV / "config.example.toml").read_text()
+    config.write_text(text.replace('"/dev/serial0"', '"/dev/ttyACM0"'))
+    plug_pico(tmp_path, "ttyACM0")
+    report = install(tmp_path, exec_path=PROGRAM)
+    (note,) = [n for n in report.notes if "2e8a:0005" in n]
+    assert note.startswith("board.port: /dev/ttyACM0 is a Raspberry Pi Pico's USB port")
+    assert "GPIO 14 (TX) to the Pico's GP1" in note and 'board.port = "/dev/serial0"' in note
+    # on the Pi's UART (the example's port): nothing to say about the link
+    config.write_text(text)
+    assert not [n for n in install(tmp_path, exec_path=PROGRAM).notes if "board.port" in n]
 
 
 def test_second_run_changes_nothing_and_backs_up_local_edits(tmp_path: Path) -> None:
@@ -115,13 +118,13 @@ def test_network_board_gets_a_narrow_dropin(tmp_path: Path) -> None:
     config = tmp_path / CONFIG
     config.parent.mkdir(parents=True)
     text = (UDEV / "config.example.toml").read_text()
-    config.write_text(text.replace('"/dev/mjtable-board"', '"socket://192.0.2.10:5000"'))
+    config.write_text(text.replace('"/dev/serial0"', '"socket://192.0.2.10:5000"'))
     install(tmp_path, exec_path=PROGRAM)
     dropin = unit_options((tmp_path / DROPIN).read_text())["Service"]
     assert dropin["RestrictAddressFamilies"] == ["AF_INET AF_INET6"]
     assert dropin["IPAddressAllow"] == ["192.0.2.10"]
     # By name: allowed, with a note that it cannot be narrowed.
-    config.write_text(text.replace('"/dev/mjtable-board"', '"socket://board.local:5000"'))
+    config.write_text(text.replace('"/dev/serial0"', '"socket://board.local:5000"'))
     report = install(tmp_path, exec_path=PROGRAM)
     assert unit_options((tmp_path / DROPIN).read_text())["Service"]["IPAddressDeny"] == [""]
     assert any("not an IP address" in n for n in report.notes)
@@ -136,7 +139,7 @@ def test_dropin_is_accepted_by_systemd(tmp_path: Path) -> None:
     config = tmp_path / CONFIG
     config.parent.mkdir(parents=True)
     text = (UDEV / "config.example.toml").read_text()
-    config.write_text(text.replace('"/dev/mjtable-board"', '"socket://192.0.2.10:5000"'))
+    config.write_text(text.replace('"/dev/serial0"', '"socket://192.0.2.10:5000"'))
     install(tmp_path, exec_path=PROGRAM)
     analyze = need("systemd-analyze")
     done = subprocess.run(

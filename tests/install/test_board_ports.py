@@ -1,6 +1,6 @@
 """`mjtable install` for a board on each kind of port, and `mjtable config check` on what
-is installed: the technician's case of a board on a USB-serial adapter or on the Pi's UART,
-which the rule and the unit of native USB alone block."""
+is installed: the board on the Pi's UART (the unit's own), and the technician's case of a
+board on a USB-serial adapter, which the rule and the unit of the UART alone block."""
 
 from __future__ import annotations
 
@@ -22,13 +22,12 @@ FTDI = "/dev/serial/by-id/usb-FTDI_FT232R_USB_UART_A50285BI-if00-port0"
 
 #: board.port -> the drop-in's DeviceAllow= (None: no drop-in) and the rules' adapter ids
 CASES = {
-    "/dev/mjtable-board": (None, set()),
-    "/dev/ttyACM0": (None, set()),
+    "/dev/serial0": (None, set()),
+    "/dev/ttyAMA0": (None, set()),
+    "/dev/ttyS0": (None, set()),
+    "/dev/ttyACM0": (["char-ttyACM rw"], set()),
     FTDI: (["char-ttyUSB rw"], {"0403:6001", "0403:6015", "1a86:7523", "10c4:ea60"}),
     "/dev/ttyUSB0": (["char-ttyUSB rw"], {"0403:6001", "0403:6015", "1a86:7523", "10c4:ea60"}),
-    "/dev/ttyAMA0": (["char-ttyAMA rw"], set()),
-    "/dev/ttyS0": (["/dev/ttyS0 rw"], set()),
-    "/dev/serial0": (["char-ttyAMA rw", "/dev/ttyS0 rw"], set()),
 }
 
 
@@ -36,7 +35,7 @@ def configure(root: Path, port: str) -> Path:
     config = root / CONFIG
     config.parent.mkdir(parents=True, exist_ok=True)
     text = (UDEV / "config.example.toml").read_text()
-    config.write_text(text.replace('"/dev/mjtable-board"', f'"{port}"'))
+    config.write_text(text.replace('"/dev/serial0"', f'"{port}"'))
     return config
 
 
@@ -61,12 +60,9 @@ def test_each_port_gets_its_rule_and_its_device(tmp_path: Path, port: str) -> No
     assert not re.search(r"^#\s*@(board|end)\b", rules, re.M)  # no marker left
     board = _board_lines(rules)
     assert all(group == "mjtable" for _, _, group in board)
-    # native USB (the Pico) always; the adapters' and the UART's only for their port
-    assert [k for k, _, _ in board[:2]] == ["ttyACM[0-9]*", "ttyACM[0-9]*"]
+    # the Pi's UART first, then a Pico's USB (flashing only), always; the adapters' for theirs
+    assert [k for k, _, _ in board[:2]] == ["ttyAMA[0-9]*|ttyS0", "ttyACM[0-9]*"]
     assert {ids for k, ids, _ in board if k == "ttyUSB[0-9]*"} == adapters
-    assert any(k == "ttyAMA[0-9]*|ttyS0" for k, _, _ in board) == (
-        "ttyAMA" in str(allow) or "ttyS0" in str(allow)
-    )
     dropin = tmp_path / BOARD_DROPIN
     if allow is None:
         assert not dropin.exists()
@@ -95,7 +91,7 @@ def test_changing_the_port_follows_and_removes_the_dropin(tmp_path: Path) -> Non
     configure(tmp_path, "/dev/ttyUSB0")
     install(tmp_path, exec_path=PROGRAM)
     assert (tmp_path / BOARD_DROPIN).exists()
-    configure(tmp_path, "/dev/ttyACM0")
+    configure(tmp_path, "/dev/serial0")
     report = install(tmp_path, exec_path=PROGRAM)
     assert report.action_for(BOARD_DROPIN).what == "removed"
     assert "ttyUSB" not in (tmp_path / RULES).read_text().split("# --- The dealer's")[0]
@@ -104,10 +100,10 @@ def test_changing_the_port_follows_and_removes_the_dropin(tmp_path: Path) -> Non
 def test_config_check_warns_about_an_older_installation(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The technician's case: the files of native USB only, a board on an FTDI adapter.
+    """The technician's case: the files of the Pi's UART only, a board on an FTDI adapter.
     config check said "valid" and nothing else; it now names both files."""
     old = {
-        RULES: 'SUBSYSTEM=="tty", KERNEL=="ttyACM[0-9]*", GROUP="mjtable", MODE="0660"\n',
+        RULES: 'SUBSYSTEM=="tty", KERNEL=="ttyAMA[0-9]*|ttyS0", GROUP="mjtable", MODE="0660"\n',
         UNIT: (UDEV / "mjtable.service").read_text(),
     }
     for relative, text in old.items():
@@ -135,7 +131,7 @@ def test_config_check_warns_about_an_older_installation(
     assert installed_warnings(tmp_path) == []
 
 
-@pytest.mark.parametrize("port", [FTDI, "/dev/ttyS0", "/dev/serial0"])
+@pytest.mark.parametrize("port", [FTDI, "/dev/ttyACM0"])
 def test_systemd_accepts_the_board_dropin(tmp_path: Path, port: str) -> None:
     analyze = need("systemd-analyze")
     configure(tmp_path, port)

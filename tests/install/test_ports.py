@@ -25,7 +25,7 @@ PICO = "/dev/serial/by-id/usb-MicroPython_Board_in_FS_mode_e6614103e7452d2f-if00
     ("port", "kind", "node", "allow"),
     [
         ("/dev/ttyACM0", "usb-acm", "ttyACM0", ("char-ttyACM rw",)),
-        ("/dev/mjtable-board", "usb-acm", None, ("char-ttyACM rw",)),
+        ("/dev/mjtable-board", "other", None, ()),  # an older rule's name, made no more
         (PICO, "usb-acm", None, ("char-ttyACM rw",)),
         ("/dev/ttyUSB1", "usb-serial", "ttyUSB1", ("char-ttyUSB rw",)),
         (FTDI, "usb-serial", None, ("char-ttyUSB rw",)),
@@ -47,7 +47,8 @@ def test_the_kind_from_the_name(
     found = board_port(port, tmp_path)  # an empty root: no link to follow, the name tells
     assert (found.kind, found.node, found.resolved) == (kind, node, False)
     assert found.device_allow == allow
-    assert "char-ttyACM rw" not in found.dropin_allow  # the unit has it already
+    # the unit has the Pi's UART already: the drop-in adds anything else
+    assert found.dropin_allow == (() if kind == "uart" else allow)
 
 
 def _link(root: Path, path: str, target: str) -> None:
@@ -68,7 +69,7 @@ def test_links_are_followed_to_the_node(tmp_path: Path) -> None:
     _node(tmp_path, "ttyACM2")
     _link(tmp_path, FTDI, "../../ttyUSB0")
     _link(tmp_path, "/dev/serial0", "ttyS0")
-    # the name says usb-acm, the link says ttyUSB: the link wins
+    # the name says nothing, the link says ttyUSB: the link wins
     _link(tmp_path, "/dev/mjtable-board", "serial/by-id/" + FTDI.rsplit("/", 1)[-1])
     _link(tmp_path, PICO, "/dev/ttyACM2")  # an absolute link stays inside the root
     assert board_port(FTDI, tmp_path) == BoardPort(FTDI, "usb-serial", "ttyUSB0", resolved=True)
@@ -90,7 +91,7 @@ def test_links_are_followed_to_the_node(tmp_path: Path) -> None:
 def _rules(block: str | None) -> str:
     ids = (DEFAULT_VENDOR_ID, DEFAULT_PRODUCT_ID)
     return render_rules(
-        TEMPLATE, vendor_id=ids[0], product_id=ids[1], serial=None, board_block=block, panel_ids=ids
+        TEMPLATE, vendor_id=ids[0], product_id=ids[1], board_block=block, panel_ids=ids
     )
 
 
@@ -100,9 +101,9 @@ def _rules(block: str | None) -> str:
         ("/dev/ttyACM0", None),
         (FTDI, "usb-serial"),
         ("/dev/ttyUSB0", "usb-serial"),
-        ("/dev/ttyAMA0", "uart"),
-        ("/dev/ttyS0", "uart"),
-        ("/dev/serial0", "uart"),
+        ("/dev/ttyAMA0", None),
+        ("/dev/ttyS0", None),
+        ("/dev/serial0", None),
     ],
 )
 def test_the_rule_for_a_port_covers_it_and_only_its_kind(
@@ -112,12 +113,11 @@ def test_the_rule_for_a_port_covers_it_and_only_its_kind(
     assert found.udev_block == block
     text = _rules(block)
     assert rules_allow(text, found)
-    others = [p for p in ("/dev/ttyUSB0", "/dev/ttyAMA0", "/dev/ttyS0") if p != port]
-    for other in others:
-        kind = board_port(other, tmp_path)
-        assert rules_allow(text, kind) == (kind.udev_block == block), other
-    # the native USB board's rules are always there (a spare Pico is flashed without sudo)
-    assert rules_allow(text, board_port("/dev/ttyACM0", tmp_path))
+    # the adapters' rules only for a board on an adapter
+    assert rules_allow(text, board_port("/dev/ttyUSB0", tmp_path)) == (block == "usb-serial")
+    # the Pi's UART (the board's link) and a Pico's USB (flashing without sudo): always
+    for always in ("/dev/ttyAMA0", "/dev/ttyS0", "/dev/serial0", "/dev/ttyACM0"):
+        assert rules_allow(text, board_port(always, tmp_path)), always
 
 
 def test_a_rule_must_give_the_group_read_and_write(tmp_path: Path) -> None:
@@ -130,9 +130,11 @@ def test_a_rule_must_give_the_group_read_and_write(tmp_path: Path) -> None:
     assert not rules_allow(line.format(g="mjtable", m="0660").replace("tty", "usb", 1), port)
 
 
-def test_the_unit_alone_allows_native_usb_only(tmp_path: Path) -> None:
-    assert unit_allows([UNIT], board_port("/dev/ttyACM0", tmp_path))
-    for port in ("/dev/ttyUSB0", FTDI, "/dev/ttyAMA0", "/dev/ttyS0", "/dev/serial0"):
+def test_the_unit_alone_allows_the_pis_uart_only(tmp_path: Path) -> None:
+    for port in ("/dev/serial0", "/dev/ttyAMA0", "/dev/ttyAMA10", "/dev/ttyS0"):
+        assert unit_allows([UNIT], board_port(port, tmp_path)), port
+    # a Pico's USB port is MicroPython's REPL, for flashing only: the service may not open it
+    for port in ("/dev/ttyACM0", PICO, "/dev/ttyUSB0", FTDI, "/dev/ttyS1"):
         assert not unit_allows([UNIT], board_port(port, tmp_path)), port
     assert not unit_allows([UNIT], board_port("socket://192.0.2.1:5000", tmp_path))
 
@@ -142,10 +144,11 @@ def test_dropins_add_to_the_unit_and_an_empty_line_resets(tmp_path: Path) -> Non
     assert unit_allows([UNIT, "[Service]\nDeviceAllow=char-ttyUSB rw\n"], usb)
     assert not unit_allows([UNIT, "[Service]\nDeviceAllow=char-ttyUSB r\n"], usb)  # read only
     reset = "[Service]\nDeviceAllow=\nDeviceAllow=char-usb_device rw\n"
-    assert not unit_allows([UNIT, reset], board_port("/dev/ttyACM0", tmp_path))
+    assert not unit_allows([UNIT, reset], board_port("/dev/ttyAMA0", tmp_path))
     # the mini UART by its path: major 4 is the consoles' too, never the whole class
     s0 = board_port("/dev/ttyS0", tmp_path)
-    assert unit_allows([UNIT, "[Service]\nDeviceAllow=/dev/ttyS0 rw\n"], s0)
-    assert not unit_allows([UNIT, "[Service]\nDeviceAllow=/dev/ttyS1 rw\n"], s0)
+    policy = "[Service]\nDevicePolicy=closed\n"
+    assert unit_allows([policy + "DeviceAllow=/dev/ttyS0 rw\n"], s0)
+    assert not unit_allows([policy + "DeviceAllow=/dev/ttyS1 rw\n"], s0)
     # a unit without any device policy allows every device
     assert unit_allows(["[Service]\nExecStart=/bin/true\n"], s0)

@@ -56,7 +56,7 @@ def dump(data: dict[str, dict[str, Any]]) -> bytes:
 def base() -> dict[str, dict[str, Any]]:
     return {
         "table": {"number": 7, "name": "Table 7"},
-        "board": {"port": "/dev/mjtable-board", "baud": 115200},
+        "board": {"port": "/dev/serial0", "baud": 115200},
         "panel": {"vendor_id": 0x1209, "product_id": 0x4D4A, "debounce_ms": 30},
         "rules": {"profile": "wenzhou"},
         "dice": {"source": "board"},
@@ -72,7 +72,7 @@ def test_documented_example_loads(tmp_path: Path) -> None:
     path.write_text(docs_example(), encoding="utf-8")
     config = load_config(path)
     assert config.table.number == 7 and config.table.display_name == "Table 7"
-    assert config.board is not None and config.board.port == "/dev/mjtable-board"
+    assert config.board is not None and config.board.port == "/dev/serial0"
     assert config.panel is not None and config.panel.vendor_id == 0x1209
     assert config.rules.profile == "wenzhou" and config.rules.builtin
     assert config.api.mode == 0o660 and config.api.group == "mjtable"
@@ -96,6 +96,9 @@ def test_minimal_file_takes_the_defaults() -> None:
     assert config.api.mode == 0o660 and config.api.group is None
     assert config.audit.path == "/var/lib/mjtable/audit.jsonl"
     assert config.logging.level == "INFO"
+    # a [board] that names no port: the Pi's UART, wired to the Pico's UART0
+    board = parse_config(b'[table]\nnumber = 3\n[rules]\nprofile = "sichuan"\n[board]\n').board
+    assert board is not None and board.port == "/dev/serial0" and board.baud == 115200
 
 
 def test_values_in_their_accepted_forms() -> None:
@@ -125,7 +128,6 @@ BAD: list[tuple[str, str, object, str, str]] = [
     ("table", "number", "7", "table.number", "got '7'"),
     ("table", "name", "", "table.name", "expected a name of 1 to 64 characters"),
     ("table", "colour", "red", "table.colour", "unknown key; expected one of: number, name"),
-    ("board", "port", DELETE, "board.port", "missing; expected a device path"),
     ("board", "port", "", "board.port", "expected a device path or a pyserial URL, got ''"),
     ("board", "port", "ttyACM0", "board.port", "a device path is absolute"),
     ("board", "port", "foo://x", "board.port", "pyserial knows no 'foo':// URLs"),

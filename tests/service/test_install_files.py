@@ -90,33 +90,35 @@ def test_rules_file_syntax() -> None:
             assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_rules_give_the_board_its_name_and_the_group_its_access() -> None:
+def test_rules_give_the_group_the_boards_uart_and_the_picos_usb_for_flashing() -> None:
     ids = (0x1209, 0x4D4A)
-    native = render_rules(
+    installed = render_rules(
         RULES.read_text(encoding="utf-8"),
-        vendor_id=ids[0], product_id=ids[1], serial=None, board_block=None, panel_ids=ids,
+        vendor_id=ids[0], product_id=ids[1], board_block=None, panel_ids=ids,
     )  # fmt: skip
-    assert check_rules(native) == []
-    rules = rule_tokens(native)
-    assert len(rules) == 4  # a board on native USB: no adapter's rule, no UART's
+    assert check_rules(installed) == []
+    rules = rule_tokens(installed)
+    assert len(rules) == 4  # a board on the Pi's UART: no adapter's rule
 
     def find(tokens: list[Token], key: str, attr: str | None = None) -> Token:
         return next(t for t in tokens if t.key == key and t.attr == attr)
 
-    board, pico, usb, hidraw = rules
-    assert find(board, "SUBSYSTEM").value == "tty"
-    assert find(board, "ATTRS", "idVendor").op == "=="
-    assert find(board, "ATTRS", "serial").op == "=="
-    assert find(board, "SYMLINK") == Token("SYMLINK", None, "+=", "mjtable-board")
-    # any Pico running MicroPython (Raspberry Pi's vendor id, MicroPython's product id), named
-    # or not: ModemManager keeps away from it, the group may open it to flash it
-    for rule in (board, pico):
-        assert find(rule, "ATTRS", "idVendor") == Token("ATTRS", "idVendor", "==", "2e8a")
-        assert find(rule, "ATTRS", "idProduct") == Token("ATTRS", "idProduct", "==", "0005")
+    uart, pico, usb, hidraw = rules
+    # first, the board's link: the Pi's UART (serial0 is a link to one of these), no USB ids
+    assert find(uart, "SUBSYSTEM").value == "tty"
+    assert find(uart, "KERNEL").value.split("|") == ["ttyAMA[0-9]*", "ttyS0"]
+    assert not [t for t in uart if t.key == "ATTRS" or t.key == "SYMLINK"]
+    # then any Pico running MicroPython (Raspberry Pi's vendor id, MicroPython's product id):
+    # its USB port is the REPL, for flashing only, so it gets no name the service would open
+    assert find(pico, "KERNEL").value == "ttyACM[0-9]*"
+    assert find(pico, "ATTRS", "idVendor") == Token("ATTRS", "idVendor", "==", "2e8a")
+    assert find(pico, "ATTRS", "idProduct") == Token("ATTRS", "idProduct", "==", "0005")
+    assert not [t for t in installed.split() if "SYMLINK" in t]
+    # ModemManager keeps away from both (its AT probes would break into either)
+    for rule in (uart, pico):
         assert find(rule, "ENV", "ID_MM_DEVICE_IGNORE") == Token(
             "ENV", "ID_MM_DEVICE_IGNORE", "=", "1"
         )
-    assert not [t for t in pico if t.key == "SYMLINK" or t.attr == "serial"]
     for rule in rules:
         assert find(rule, "GROUP").value == "mjtable"
         assert find(rule, "MODE").value == "0660"
@@ -144,7 +146,7 @@ def test_the_board_blocks_of_the_rules_file() -> None:
         elif current is not None and line and not line.startswith("#"):
             blocks[current].append(line)
     assert current is None, "a block without # @end"
-    assert sorted(blocks) == ["uart", "usb-serial"]
+    assert sorted(blocks) == ["usb-serial"]  # the Pi's UART and a Pico's USB: always
     adapters = set()
     for tokens in rule_tokens("\n".join(blocks["usb-serial"])):
         values = {(t.key, t.attr): t for t in tokens}
@@ -155,9 +157,6 @@ def test_the_board_blocks_of_the_rules_file() -> None:
             f"{values[('ATTRS', 'idVendor')].value}:{values[('ATTRS', 'idProduct')].value}"
         )
     assert adapters == {"0403:6001", "0403:6015", "1a86:7523", "10c4:ea60"}  # FTDI, CH340, CP210x
-    (uart,) = rule_tokens("\n".join(blocks["uart"]))
-    kernel = next(t for t in uart if t.key == "KERNEL")
-    assert kernel.value.split("|") == ["ttyAMA[0-9]*", "ttyS0"]
 
 
 # ---------------------------------------------------------------- the unit
@@ -183,7 +182,13 @@ def test_unit_has_the_required_options() -> None:
     assert one("CapabilityBoundingSet") == ""
     assert one("RestrictAddressFamilies").split() == ["AF_UNIX", "AF_NETLINK"]
     assert one("DevicePolicy") == "closed"
-    assert sorted(service["DeviceAllow"]) == ["char-ttyACM rw", "char-usb_device rw"]
+    # the board on the Pi's UART (the mini UART by its path: major 4 is the consoles' too);
+    # a Pico's USB port (ttyACM), MicroPython's REPL, is not the service's to open
+    assert sorted(service["DeviceAllow"]) == [
+        "/dev/ttyS0 rw",
+        "char-ttyAMA rw",
+        "char-usb_device rw",
+    ]
     assert one("StateDirectory") == "mjtable"
     assert one("RuntimeDirectory") == "mjtable"
     assert one("ExecStart") == f"{DEFAULT_EXEC} run --config /etc/mjtable/config.toml"
@@ -193,7 +198,7 @@ def test_unit_has_the_required_options() -> None:
     config = load_config(EXAMPLE)
     assert config.audit.path.startswith(f"/var/lib/{one('StateDirectory')}/")
     assert config.api.socket.startswith(f"/run/{one('RuntimeDirectory')}/")
-    assert config.board is not None and config.board.port == "/dev/mjtable-board"
+    assert config.board is not None and config.board.port == "/dev/serial0"
     assert config.api.group == one("Group")
 
 

@@ -1,7 +1,7 @@
 """A service restart while the board keeps running: the board's report says where the sets are.
 
 The board here is `mjtable sim --pty` in its own process and the service opens its pty
-through `board.port`, as it opens /dev/mjtable-board: killing the service leaves the board
+through `board.port`, as it opens /dev/serial0: killing the service leaves the board
 (and the walls it built) as they were, and the restarted service takes them from the board's
 first report (its HELLO_REPLY), not from its own log. tests/recovery/ kills it in every phase.
 """

@@ -50,7 +50,7 @@ def test_mjtable_sim_pty_full_cycle_and_clean_stop(tmp_path: Path) -> None:
     ) as (proc, path):
         assert path.startswith("/dev/")
         assert os.path.realpath(link) == os.path.realpath(path)
-        host = SimHost(str(link))  # opened through the symlink, as /dev/mjtable-board
+        host = SimHost(str(link))  # opened through the symlink, as /dev/serial0
         try:
             reply = host.connect()
             assert (reply.tiles, reply.stacks_per_wall, reply.seed, reply.tile_sets) == (

@@ -1,0 +1,151 @@
+"""The board's link on this machine: what would keep the protocol from reaching the firmware.
+
+The firmware speaks the protocol on the Pico's UART0 (GP0/GP1), wired to the Pi's own UART
+(``/dev/serial0``); the Pico's USB port is MicroPython's REPL, for flashing only
+(docs/firmware.md, "Wiring"). Three things on the Pi's side break that link, each said here in
+one line with what to do:
+
+- ``board.port`` is a Pico's USB port, recognised by its USB ids (2e8a:0005) in sysfs: a 0x03
+  byte in a frame is Ctrl-C there, which stops the firmware (:func:`repl_problem`);
+- on a Raspberry Pi 5, ``/dev/serial0`` is the debug connector's UART (``ttyAMA10``), not
+  GPIO 14/15 (:func:`debug_uart_problem`);
+- the Pi's serial console (``console=serial0`` in ``cmdline.txt``) is on the board's UART: the
+  kernel's messages and a login prompt share the line (:func:`console_problem`).
+
+Every function reads the machine under ``root`` (``/`` on the table, a directory in tests):
+``/dev``, ``/sys/class/tty`` and ``/boot``. Nothing found there means nothing to say: the
+configuration may be checked off the table.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from controller.service.paths import DEFAULT_BOARD_PORT
+from controller.service.ports import board_port, follow
+
+#: MicroPython's USB ids on the RP2040 (Raspberry Pi's vendor id, MicroPython's product id)
+PICO_USB_IDS = ("2e8a", "0005")
+#: the name an older udev rule of this project gave the Pico's USB port
+OLD_BOARD_NAME = "/dev/mjtable-board"
+#: the kernel command line, where Raspberry Pi OS keeps it (Bookworm and later, then earlier)
+CMDLINES = ("boot/firmware/cmdline.txt", "boot/cmdline.txt")
+#: the Raspberry Pi 5's debug connector UART, where its /dev/serial0 points
+PI5_DEBUG_UART = "ttyAMA10"
+
+#: the table's root file system, for the commands that check the machine they run on
+TABLE_ROOT = Path("/")
+
+#: how a configuration names the UART instead
+USE_CONFIG = f'set board.port = "{DEFAULT_BOARD_PORT}"'
+#: how the command line names it
+USE_OPTION = f"give --port {DEFAULT_BOARD_PORT}"
+
+WIRING = (
+    "wire the Pi's GPIO 14 (TX) to the Pico's GP1, GPIO 15 (RX) to GP0, GND to GND "
+    "(docs/firmware.md, Wiring)"
+)
+
+
+def usb_ids(node: str, root: Path | str = "/") -> tuple[str, str] | None:
+    """The USB vendor and product ids of the tty ``node`` (``ttyACM0``) as sysfs shows them
+    under ``root``: the nearest USB device above it; None when it is not a USB device or not
+    there."""
+    top = Path(root) / "sys"
+    try:
+        here = (top / "class" / "tty" / node / "device").resolve(strict=True)
+        top = top.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return None
+    while top in here.parents:
+        vendor, product = here / "idVendor", here / "idProduct"
+        if vendor.is_file() and product.is_file():
+            try:
+                return (vendor.read_text().strip().lower(), product.read_text().strip().lower())
+            except (OSError, UnicodeDecodeError):
+                return None
+        here = here.parent
+    return None
+
+
+def repl_problem(port: str, root: Path | str = "/", *, use: str) -> str | None:
+    """One line when ``port`` is a Pico's USB port, MicroPython's REPL (or the name an older
+    rule gave it, no longer made); ``use`` ends it: how to name the UART instead."""
+    if port == OLD_BOARD_NAME and follow(Path(root), port) is None:
+        return (
+            f"{port} was the name an older udev rule gave the Pico's USB port, MicroPython's "
+            f"REPL, for flashing only. The board speaks on its UART0: {WIRING}, then {use} "
+            "and run `sudo mjtable install` again"
+        )
+    found = board_port(port, root)
+    if found.kind != "usb-acm" or found.node is None:
+        return None
+    if usb_ids(found.node, root) != PICO_USB_IDS:
+        return None
+    shown = port if port.endswith("/" + found.node) else f"{port} ({found.node})"
+    return (
+        f"{shown} is a Raspberry Pi Pico's USB port (2e8a:0005): MicroPython's REPL, for "
+        "flashing only; a 0x03 byte in a frame is Ctrl-C there and stops the firmware. The "
+        f"board speaks on its UART0: {WIRING}, then {use}"
+    )
+
+
+def debug_uart_problem(port: str, root: Path | str = "/") -> str | None:
+    """One line when ``port`` is a Raspberry Pi 5's debug connector UART, where its
+    /dev/serial0 points, and not GPIO 14/15."""
+    found = board_port(port, root)
+    if found.node != PI5_DEBUG_UART:
+        return None
+    return (
+        f"{port} is {PI5_DEBUG_UART}, a Raspberry Pi 5's debug connector, not GPIO 14/15 where "
+        "the board is wired: on a Pi 5 set dtparam=uart0=on in /boot/firmware/config.txt, "
+        'reboot, and name the UART of GPIO 14/15: board.port = "/dev/ttyAMA0"'
+    )
+
+
+def _consoles(text: str) -> list[str]:
+    """The devices of the ``console=`` options of a kernel command line (``serial0``)."""
+    return [
+        word.split("=", 1)[1].split(",", 1)[0]
+        for word in text.split()
+        if word.startswith("console=")
+    ]
+
+
+def console_problem(port: str, root: Path | str = "/") -> str | None:
+    """One line when the Pi's serial console is on ``port`` (a ``console=`` of cmdline.txt
+    names its node, or serial0 when the port is serial0)."""
+    found = board_port(port, root)
+    if found.kind != "uart":
+        return None
+    base = Path(root)
+    for relative in CMDLINES:
+        try:
+            text = (base / relative).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        names = {port.rsplit("/", 1)[-1], found.node}
+        for console in _consoles(text):
+            real = follow(base, "/dev/" + console)
+            node = real.rsplit("/", 1)[-1] if real is not None else console
+            if console in names or node in names:
+                return (
+                    f"the Pi's serial console is on {port} (console={console} in /{relative}): "
+                    "the kernel's messages and a login prompt would share the board's line; "
+                    "turn it off with `sudo raspi-config nonint do_serial_cons 1` (or "
+                    "raspi-config: Interface Options, Serial Port, login shell No, serial port "
+                    "hardware Yes), then reboot"
+                )
+        return None
+    return None
+
+
+def link_problems(port: str, root: Path | str = "/") -> list[str]:
+    """Everything above that holds for ``port`` on the machine under ``root``, one line
+    each, in the words of `mjtable config check` (board.port)."""
+    found = [
+        repl_problem(port, root, use=USE_CONFIG),
+        debug_uart_problem(port, root),
+        console_problem(port, root),
+    ]
+    return [f"board.port: {line}" for line in found if line is not None]
