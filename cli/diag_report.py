@@ -53,7 +53,14 @@ def board_lines(where: str, hello: dict[str, Any], status: dict[str, Any]) -> li
 
 def sensor_lines(sensors: dict[str, Any]) -> list[str]:
     walls = ", ".join(f"{seat} {count}" for seat, count in sensors["wall_tiles"].items())
-    drawing = [f"{motor} {ma} mA" for motor, ma in sensors["currents"].items() if ma]
+    drawing = [
+        f"{motor} {ma} mA"
+        if ma is not None
+        else f"{motor}: no reading (its current sense is broken)"
+        for motor, ma in sensors["currents"].items()
+        if ma != 0
+    ]
+    celsius = sensors["temperature_c"]
     lines = [
         "sensors",
         row("state", sensors["state"]),
@@ -67,7 +74,12 @@ def sensor_lines(sensors: dict[str, Any]) -> list[str]:
         row("lifts up", listed(sensors["lifts_up"])),
         row("lifts down", listed(sensors["lifts_down"])),
         row("currents", listed(drawing, "no motor draws current")),
-        row("temperature", f"{sensors['temperature_c']:.1f} °C"),
+        row(
+            "temperature",
+            f"{celsius:.1f} °C"
+            if celsius is not None
+            else "no reading: the heat-sink NTC is open or shorted",
+        ),
     ]
     return lines
 

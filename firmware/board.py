@@ -10,7 +10,8 @@ motion shares, in order (the rules of docs/simulator.md, which runs this firmwar
 
     E-stop held (state ESTOP)   ESTOP_HELD, 11        a motion running   BUSY, its TYPE
     state FAULT                 FAULTED, fault code    cover open         BAD_STATE, COVER_OPEN
-    no session (state BOOT)     BAD_STATE, BOOTING
+    no session (state BOOT)     BAD_STATE, BOOTING     a sensor broken    FAULT SENSOR_BROKEN,
+                                                                          then FAULTED, 15
 
 Every motion begins by writing the persistent record (a motion begun, which set it moves) and
 ends (done, stopped, faulted) by writing it again; a fault cuts every motor before anything

@@ -49,6 +49,13 @@ class Timings:
         #: stall_trip_ms drags against something (a healthy one runs at half its limit)
         self.strain_pct = 60
         self.overheat_dc = 850  # OVERHEAT at 85.0 degC
+        #: at rest too, one more analogue input is read this often, in turn: each motor
+        #: commanded off, then the current sense's own check (all of them within 100 ms)
+        self.sense_every_ms = 10
+        #: a motor commanded off drawing more than this (mA; the smallest motor draws 380 at
+        #: work, an idle channel reads under 30) for short_trip_ms: DRIVER_SHORT
+        self.off_current_ma = 200
+        self.short_trip_ms = 200
         self.overheat_clear_dc = 750  # ... and it stays until the board is below 75.0 degC
 
     def shuffle_ms(self, tiles: int) -> int:

@@ -6,6 +6,7 @@ is physically true now.
 
 from firmware.compat import TYPE_CHECKING
 from firmware.hal import (
+    NO_READING,
     SENSE_BELT_FULL,
     SENSE_CHAIN_HOME,
     SENSE_COVER_CLOSED,
@@ -75,9 +76,12 @@ def sensor_data(board: "Board") -> SensorData:
     currents = []
     for motor in range(c.MOTOR_COUNT):
         ma = hal.current_ma(motor)
-        currents.append(ma if ma < 0xFFFF else 0xFFFF)
+        currents.append(ma if 0 <= ma < c.NO_CURRENT else c.NO_CURRENT)
     temp = hal.temperature_dc()
-    temp = -0x8000 if temp < -0x8000 else 0x7FFF if temp > 0x7FFF else temp
+    if temp == NO_READING or temp < c.NO_TEMPERATURE:
+        temp = c.NO_TEMPERATURE
+    elif temp > 0x7FFF:
+        temp = 0x7FFF
     counts = board.wall_counts
     return SensorData(
         board.state,
@@ -97,8 +101,8 @@ def cause_present(board: "Board") -> bool:
     The E-stop, the cover, the temperature (above overheat_clear_dc), tiles piled behind the
     head or the head away from home (HEAD_JAM), the chain away from home (CHAIN_HOME), the
     reader not answering (READER_FAULT), the dice sensor dark (DICE_FAULT), a current in a motor
-    that is off (MOTOR_STALL). A jam, a plate or a count cannot be seen at rest: the next motion
-    tells.
+    that is off (MOTOR_STALL, DRIVER_SHORT), the sensor named still out of its range
+    (SENSOR_BROKEN). A jam, a plate or a count cannot be seen at rest: the next motion tells.
     """
     hal = board.hal
     code = board.fault_code
@@ -119,4 +123,13 @@ def cause_present(board: "Board") -> bool:
     if code == c.FAULT_MOTOR_STALL:
         motor = board.fault_detail
         return hal.current_ma(motor) > board.timings.current_limit_ma[motor]
+    if code == c.FAULT_DRIVER_SHORT:
+        return hal.current_ma(board.fault_detail) > board.timings.off_current_ma
+    if code == c.FAULT_SENSOR_BROKEN:
+        sensor = board.fault_detail
+        if sensor == c.SENSOR_NTC:
+            return hal.temperature_dc() == NO_READING
+        if sensor == c.SENSOR_MUX:
+            return not hal.current_sense_ok()
+        return hal.current_ma(sensor) == NO_READING
     return False

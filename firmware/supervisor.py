@@ -2,13 +2,22 @@
 
 In this order (the first that trips is the fault):
 
-1. E-stop pressed (any state; the E-stop also cuts the drivers' enable line in hardware);
+1. E-stop pressed (any state; the E-stop also cuts the enable line of every motor in hardware);
 2. cover or trap door open while a motion runs;
-3. temperature at or over the limit (any state);
-4. a motor the firmware runs drawing more than its limit for ``stall_trip_ms``: MOTOR_STALL;
-5. an armed edge watch: a sensor that must tick while a step runs (the disc index while the
+3. the heat-sink NTC outside its physical range (any state): SENSOR_BROKEN; else the
+   temperature at or over the limit: OVERHEAT;
+4. a motor the firmware runs: its current sense outside its range, SENSOR_BROKEN; drawing more
+   than its limit for ``stall_trip_ms``, MOTOR_STALL;
+5. every ``sense_every_ms`` (any state, at rest too), the next of the round: a motor commanded
+   off, whose current sense must read in range (SENSOR_BROKEN) and whose current must not stay
+   over ``off_current_ma`` for ``short_trip_ms`` (DRIVER_SHORT: its driver conducts), or the
+   current sense's own check (SENSOR_BROKEN, the multiplexer);
+6. an armed edge watch: a sensor that must tick while a step runs (the disc index while the
    disc turns, the head's hall sensor while it stacks, a tile at the head while the disc
    feeds, the dice sensor while they tumble) has not ticked for its gap.
+
+``sensor_broken()`` reads every analogue input at once: a motion does not start on a broken
+sensor (commands.py).
 
 Step deadlines (a plate that never reaches its limit switch, a chain that never comes home) are
 the phases' own (phases.py, build.py). Nothing here allocates: the watches live in lists made
@@ -16,13 +25,18 @@ once.
 """
 
 from firmware.compat import TYPE_CHECKING, const
-from firmware.hal import SENSE_COVER_CLOSED, SENSE_ESTOP, ticks_diff
+from firmware.hal import NO_READING, SENSE_COVER_CLOSED, SENSE_ESTOP, ticks_diff
 from protocol.codes import (
     FAULT_COVER_OPEN,
+    FAULT_DRIVER_SHORT,
     FAULT_ESTOP,
     FAULT_MOTOR_STALL,
     FAULT_OVERHEAT,
+    FAULT_SENSOR_BROKEN,
     MOTOR_COUNT,
+    SENSOR_MUX,
+    SENSOR_NTC,
+    SUB_BOARD,
     SUB_CHAIN,
     SUB_DICE,
     SUB_LIFTS,
@@ -68,6 +82,11 @@ class Supervisor:
         #: bit m set: motor m's current is watched by its phase, not here (MOTOR_TEST)
         self.exempt = 0
         self._over_since = [_NEVER] * MOTOR_COUNT
+        #: since when a motor commanded off has drawn current
+        self._off_since = [_NEVER] * MOTOR_COUNT
+        #: the round of the analogue inputs read at rest: slot 0..8 a motor, 9 the sense check
+        self._slot = 0
+        self._sampled = _NEVER
         self._limits = timings.current_limit_ma
         self._w_on = [False] * WATCHES
         self._w_sensor = [0] * WATCHES
@@ -91,6 +110,7 @@ class Supervisor:
         else:
             self.powered &= ~bit
         self._over_since[motor] = _NEVER
+        self._off_since[motor] = _NEVER
 
     def stop(self, motor: int) -> None:
         self.drive(motor, 0, 0)
@@ -138,23 +158,37 @@ class Supervisor:
             return self._trip(FAULT_ESTOP, SUB_SAFETY, 0)
         if moving and not hal.level(SENSE_COVER_CLOSED):
             return self._trip(FAULT_COVER_OPEN, SUB_SAFETY, 0)
-        if hal.temperature_dc() >= self.timings.overheat_dc:
+        temperature = hal.temperature_dc()
+        if temperature == NO_READING:
+            return self._trip(FAULT_SENSOR_BROKEN, SUB_POWER, SENSOR_NTC)
+        if temperature >= self.timings.overheat_dc:
             return self._trip(FAULT_OVERHEAT, SUB_POWER, 0)
-        watched = self.powered & ~self.exempt
-        if watched:
+        powered = self.powered
+        if powered:
+            watched = powered & ~self.exempt
             limits = self._limits
             over = self._over_since
             trip = self.timings.stall_trip_ms
             for m in range(MOTOR_COUNT):
+                if not powered >> m & 1:
+                    continue
+                ma = hal.current_ma(m)
+                if ma == NO_READING:
+                    return self._trip(FAULT_SENSOR_BROKEN, MOTOR_SUBSYSTEM[m], m)
                 if not watched >> m & 1:
                     continue
-                if hal.current_ma(m) > limits[m]:
+                if ma > limits[m]:
                     if over[m] == _NEVER:
                         over[m] = now
                     elif ticks_diff(now, over[m]) >= trip:
                         return self._trip(FAULT_MOTOR_STALL, MOTOR_SUBSYSTEM[m], m)
                 else:
                     over[m] = _NEVER
+        if self._sampled == _NEVER or ticks_diff(now, self._sampled) >= self.timings.sense_every_ms:
+            self._sampled = now
+            code = self._sample(now)
+            if code:
+                return code
         on = self._w_on
         for i in range(WATCHES):
             if not on[i]:
@@ -165,6 +199,43 @@ class Supervisor:
                 self._w_since[i] = now
             elif ticks_diff(now, self._w_since[i]) >= self._w_gap[i]:
                 return self._trip(self._w_code[i], self._w_sub[i], self._w_detail[i])
+        return 0
+
+    def _sample(self, now: int) -> int:
+        """The next analogue input of the round: a motor commanded off (its sense in range, no
+        current through it for long), or the current sense's own check."""
+        slot = self._slot
+        self._slot = slot + 1 if slot < MOTOR_COUNT else 0
+        hal = self.hal
+        if slot == MOTOR_COUNT:
+            if not hal.current_sense_ok():
+                return self._trip(FAULT_SENSOR_BROKEN, SUB_BOARD, SENSOR_MUX)
+            return 0
+        if self.powered >> slot & 1:
+            return 0  # read at every pass while it runs
+        ma = hal.current_ma(slot)
+        if ma == NO_READING:
+            return self._trip(FAULT_SENSOR_BROKEN, MOTOR_SUBSYSTEM[slot], slot)
+        since = self._off_since
+        if ma <= self.timings.off_current_ma:
+            since[slot] = _NEVER
+        elif since[slot] == _NEVER:
+            since[slot] = now
+        elif ticks_diff(now, since[slot]) >= self.timings.short_trip_ms:
+            return self._trip(FAULT_DRIVER_SHORT, MOTOR_SUBSYSTEM[slot], slot)
+        return 0
+
+    def sensor_broken(self) -> int:
+        """Every analogue input read now: 0, or SENSOR_BROKEN (``subsystem`` and ``detail``
+        name the first outside its physical range)."""
+        hal = self.hal
+        if hal.temperature_dc() == NO_READING:
+            return self._trip(FAULT_SENSOR_BROKEN, SUB_POWER, SENSOR_NTC)
+        if not hal.current_sense_ok():
+            return self._trip(FAULT_SENSOR_BROKEN, SUB_BOARD, SENSOR_MUX)
+        for m in range(MOTOR_COUNT):
+            if hal.current_ma(m) == NO_READING:
+                return self._trip(FAULT_SENSOR_BROKEN, MOTOR_SUBSYSTEM[m], m)
         return 0
 
     def _trip(self, code: int, subsystem: int, detail: int) -> int:

@@ -206,6 +206,8 @@ FAULT_ESTOP = 11
 FAULT_TILE_COUNT = 12
 FAULT_READER_FAULT = 13
 FAULT_INTERNAL = 14
+FAULT_SENSOR_BROKEN = 15
+FAULT_DRIVER_SHORT = 16
 
 FAULTS: dict[int, tuple[str, str, str]] = {
     FAULT_SORT_TIMEOUT: (
@@ -278,7 +280,57 @@ FAULTS: dict[int, tuple[str, str, str]] = {
         "board firmware error",
         "note the detail byte, reset the board; report it if it happens again",
     ),
+    FAULT_SENSOR_BROKEN: (
+        "SENSOR_BROKEN",
+        "an analogue sensor reads outside its physical range: open or shorted (detail = "
+        "the sensor: 0..8 a motor's current sense, 9 the heat-sink NTC, 10 the current "
+        "multiplexer)",
+        "check the wires and plug of the sensor the detail names; no motion starts until it "
+        "reads in range, then clear the fault",
+    ),
+    FAULT_DRIVER_SHORT: (
+        "DRIVER_SHORT",
+        "current flows in a motor commanded off: its driver is shorted (detail = motor 0..8)",
+        "switch the table off at its mains switch now (neither the board nor the emergency "
+        "stop can stop a shorted driver) and have that motor's driver replaced",
+    ),
 }
+
+# --- Analogue sensors (FAULT SENSOR_BROKEN's detail) -------------------------------------------
+# detail 0..8: the current sense of that motor (its shunt and amplifier, through the multiplexer)
+
+SENSOR_NTC = 9
+SENSOR_MUX = 10
+
+#: SENSOR_DATA's "no reading": a current sense or the NTC outside its physical range (broken)
+NO_CURRENT = 0xFFFF
+NO_TEMPERATURE = -0x8000
+
+ANALOGUE_SENSORS: dict[int, tuple[str, str, str]] = {
+    SENSOR_NTC: (
+        "HEATSINK_NTC",
+        "the heat-sink temperature sensor (NTC)",
+        "check the NTC's two wires on the drivers' heat sink and its plug on the board",
+    ),
+    SENSOR_MUX: (
+        "CURRENT_MUX",
+        "the current-sense multiplexer",
+        "check the multiplexer's supply and its select lines from the output expander",
+    ),
+}
+
+
+def analogue_sensor_info(detail: int) -> tuple[str, str, str]:
+    """``(NAME, words, what to check)`` of the sensor a SENSOR_BROKEN fault names."""
+    motor = MOTORS.get(detail)
+    if motor is not None:
+        return (
+            "CURRENT_" + motor[0],
+            "the current sense of the " + motor[1],
+            "check the " + motor[1] + "'s shunt, its current-sense amplifier and their wires",
+        )
+    return _lookup(ANALOGUE_SENSORS, detail)
+
 
 # --- Refusal reasons (Refused.reason) ----------------------------------------------------------
 

@@ -239,6 +239,10 @@ def tables_markdown() -> str:
         codes.FAULTS,
         True,
     )
+    sensors = {}
+    for detail in list(codes.MOTORS) + list(codes.ANALOGUE_SENSORS):
+        sensors[detail] = codes.analogue_sensor_info(detail)
+    lines += _table("Analogue sensors (FAULT.detail with SENSOR_BROKEN)", sensors, True)
     lines += _table("Refusal reasons (REFUSED.reason)", codes.REFUSALS, True)
     lines += _table("What blocks a command (REFUSED.detail with BAD_STATE)", codes.BLOCKS, True)
     lines += _table("Command results (DONE.result)", codes.RESULTS, False)

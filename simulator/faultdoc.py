@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from protocol import codes
-from simulator.faults import FAULT_KINDS, PHASE_WORD_OF, STRIKES_AT_A_POINT
+from simulator.faults import BY_MOTOR, FAULT_KINDS, PHASE_WORD_OF, STRIKES_AT_A_POINT
 
 
 def catalogue_markdown() -> str:
@@ -15,7 +15,7 @@ def catalogue_markdown() -> str:
     ]
     for kind in FAULT_KINDS.values():
         code = codes.fault_name(kind.code) if kind.code else "(none)"
-        subsystem = "by motor" if kind.name == "stall" else codes.subsystem_name(kind.subsystem)
+        subsystem = "by motor" if kind.name in BY_MOTOR else codes.subsystem_name(kind.subsystem)
         if kind.code == 0:
             subsystem = "-"
         phases = [kind.default_phase] + [p for p in kind.phases if p != kind.default_phase]

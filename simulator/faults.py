@@ -111,6 +111,10 @@ _ANY_MOTION: tuple[int | None, ...] = MOTION_PHASES
 STRIKES_AT_A_POINT = frozenset({"short", "extra", "lift", "chain", "count", "strain"})
 #: kinds that block the mechanism of one motor (``motor``; in a motor test, the tested one)
 MOTOR_KINDS = frozenset({"stall", "strain"})
+#: kinds whose fault's subsystem is their motor's (MOTOR_SUBSYSTEM)
+BY_MOTOR = frozenset({"stall", "driver", "amp"})
+#: the wire= of an ``ntc`` fault
+NTC_WIRES = ("open", "short")
 COMMON_PHASED = ("at", "nth", "times")
 
 FAULT_KINDS: dict[str, FaultKind] = {
@@ -254,7 +258,8 @@ FAULT_KINDS: dict[str, FaultKind] = {
             None,
             ("hold",),
             3.0,
-            "the emergency stop is pressed: the drivers lose power, FAULT ESTOP, state ESTOP; "
+            "the emergency stop is pressed: every motor loses power (the dice too), FAULT "
+            "ESTOP, state ESTOP; "
             "released after hold seconds (default 3; forever = until released from the control "
             "channel)",
         ),
@@ -280,6 +285,45 @@ FAULT_KINDS: dict[str, FaultKind] = {
             0.0,
             "the reader names one tile of the build as another face: the manifest is not the set, "
             "TILE_COUNT at the end of the build (a board without reader does not notice)",
+        ),
+        FaultKind(
+            "ntc",
+            codes.FAULT_SENSOR_BROKEN,
+            codes.SUB_POWER,
+            (None, *_ANY_MOTION),
+            None,
+            ("wire", "hold"),
+            FOREVER,
+            "the heat-sink NTC's wiring breaks, `wire` open (default: ADC1 reads the pull-up's "
+            "3.3 V, 4,094 of 4,095, which the Beta equation would take for -110 °C) or short (0): "
+            "outside its range of -20..150 °C, SENSOR_BROKEN (detail 9) at the next pass, at rest "
+            "too, and no motion starts; it stays until repaired (hold: seconds, default forever)",
+        ),
+        FaultKind(
+            "amp",
+            codes.FAULT_SENSOR_BROKEN,
+            codes.SUB_SHUFFLER,  # replaced by the motor's subsystem
+            (None, *_ANY_MOTION),
+            None,
+            ("motor", "hold"),
+            FOREVER,
+            "motor `motor`'s current-sense amplifier sticks at its supply rail (default motor 0): "
+            "its channel reads full scale, over the largest stall current, SENSOR_BROKEN "
+            "(detail = motor) within 0.1 s at rest (at the next pass while the motor runs); it "
+            "stays until repaired (hold: seconds, default forever)",
+        ),
+        FaultKind(
+            "driver",
+            codes.FAULT_DRIVER_SHORT,
+            codes.SUB_SHUFFLER,  # replaced by the motor's subsystem
+            (None, *_ANY_MOTION),
+            None,
+            ("motor", "hold"),
+            FOREVER,
+            "motor `motor`'s driver shorts (default motor 0): the motor runs forward at full "
+            "speed and draws its current whatever the firmware, the enable line or the E-stop "
+            "say; once the firmware has it off, the current over 200 mA for 0.2 s is DRIVER_SHORT "
+            "(detail = motor); it stays until repaired (hold: seconds, default forever)",
         ),
         FaultKind(
             "internal",
@@ -340,6 +384,7 @@ KEY_HELP: dict[str, str] = {
     "error": "probability 0..1 that a byte is corrupted",
     "drop": "probability 0..1 that a byte is lost",
     "seconds": "seconds the line stays cut, > 0",
+    "wire": "open or short",
 }
 
 
@@ -360,6 +405,7 @@ class FaultSpec:
     error: float = 0.0
     drop: float = 0.0
     seconds: float = 2.0
+    wire: str = "open"
 
     @property
     def info(self) -> FaultKind:
@@ -371,7 +417,7 @@ class FaultSpec:
 
     @property
     def subsystem(self) -> int:
-        if self.kind == "stall" and self.motor is not None:
+        if self.kind in BY_MOTOR and self.motor is not None:
             return MOTOR_SUBSYSTEM[self.motor]
         return self.info.subsystem
 
@@ -383,7 +429,7 @@ class FaultSpec:
             text += "@" + PHASE_WORD_OF[self.phase]
         keys: list[str] = []
         default = FaultSpec(self.kind, self.phase)
-        for name in ("wall", "motor", "plate", "code", "error", "drop", "seconds"):
+        for name in ("wall", "motor", "plate", "code", "error", "drop", "seconds", "wire"):
             if name in info.keys and getattr(self, name) != getattr(default, name):
                 keys.append(f"{name}={_fmt(getattr(self, name))}")
         if self.phase is not None:

@@ -12,11 +12,13 @@ from pathlib import Path
 
 from protocol import codes
 from simulator.faults import (
+    BY_MOTOR,
     COMMON_PHASED,
     FAULT_KINDS,
     FOREVER,
     KEY_HELP,
     MOTOR_KINDS,
+    NTC_WIRES,
     PHASE_MOTORS,
     PHASE_WORD_OF,
     PHASE_WORDS,
@@ -114,6 +116,8 @@ def parse_fault(spec: str) -> FaultSpec:
                 f"during {PHASE_WORD_OF[phase]} (running: {names})"
             )
         values["motor"] = motor
+    elif kind_word in BY_MOTOR and motor is None:
+        values["motor"] = codes.MOTOR_SHUFFLE_DISC
     if kind_word == "lift" and values.get("plate") == 4 and phase != codes.PHASE_COLLECT:
         raise FaultSpecError(f"fault {spec!r}: plate 4 (the centre lift) only moves during collect")
     if kind_word == "chain" and "wall" not in values:
@@ -148,6 +152,10 @@ def _parse_value(spec: str, key: str, raw: str) -> object:
         return _float(spec, key, raw, 0.0, 1.0, low_open=False)
     if key == "seconds":
         return _float(spec, key, raw, 0.0, 1e6, low_open=True)
+    if key == "wire":
+        if raw.lower() not in NTC_WIRES:
+            raise FaultSpecError(f"fault {spec!r}: wire={raw!r} is not one of {KEY_HELP[key]}")
+        return raw.lower()
     raise FaultSpecError(f"fault {spec!r}: unknown key {key!r}")  # pragma: no cover
 
 

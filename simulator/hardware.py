@@ -15,8 +15,9 @@ limit switches, a tile reader, a dice unit, a store, a UART) with what a simulat
 - the flasher's manifest describes the sources the simulator runs (``source_manifest()``), so
   the firmware reports their build hash, computed by firmware/buildinfo.py's one function;
 - faults are hardware conditions set by simulator/sabotage.py through the Mechanics methods
-  (``block``, ``jam_feed``, ``kill_reader``...), plus ``fail_next_read()`` (a bus error the
-  firmware meets in a HAL call) and ``repair()``, which also cools an overheated board.
+  (``block``, ``jam_feed``, ``kill_reader``, ``short_driver``, ``break_ntc``...), plus
+  ``fail_next_read()`` (a bus error the firmware meets in a HAL call) and ``repair()``, which
+  also cools an overheated board.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from firmware.hal.mechanics import (
     COOL_TAU_MS,
     DICE_THROW_MS,
     HEAT_TAU_MS,
+    NTC_WIRED,
     RUN_RISE_DC,
 )
 from firmware.hal.virtual import VirtualHal
@@ -222,6 +224,18 @@ class SimHal(VirtualHal):
         """The chain moves again, back at home."""
         self.blocked[2] = 0
         self._chain = 0
+
+    def mend_driver(self, motor: int) -> None:
+        """The motor's shorted driver is replaced."""
+        self.shorted[motor] = False
+
+    def mend_ntc(self) -> None:
+        """The heat-sink NTC is wired again."""
+        self.ntc_wire = NTC_WIRED
+
+    def free_amp(self, motor: int) -> None:
+        """The motor's current-sense amplifier reads again."""
+        self.amp_stuck[motor] = False
 
     def unjam_feed(self) -> None:
         self.feed_jammed = False

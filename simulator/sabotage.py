@@ -3,10 +3,11 @@
 The catalogue is simulator/faults.py, the spec language simulator/faultspec.py. Here each armed
 spec waits for the run of its phase (``nth``, ``times``), strikes at its point of that run
 (``at``, ``wall``, ``motor``, ``plate``) by changing the hardware (simulator/hardware.py: a
-mechanism blocked, the feed jammed, a sensor dead, heat, the cover, the E-stop, a bus error, the
-power), and undoes the change ``hold`` seconds after the board reported its fault, or after the
-run ended. The firmware is never told: it finds each fault from what its sensors and currents
-show, as on a real table. docs/simulator.md, "Faults", has the table of what each kind does.
+mechanism blocked, the feed jammed, a sensor dead or broken, a driver shorted, heat, the cover,
+the E-stop, a bus error, the power), and undoes the change ``hold`` seconds after the board
+reported its fault, or after the run ended. The firmware is never told: it finds each fault from
+what its sensors and currents show, as on a real table. docs/simulator.md, "Faults", has the
+table of what each kind does.
 
 ``Saboteur.observe(board, now)`` runs after every pass of the firmware's loop: it learns from
 the board's public state which motion runs (its persistent record: motions begun, the phase and
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from firmware.hal import SENSE_DOWN
-from firmware.hal.mechanics import STALL, STRAIN
+from firmware.hal.mechanics import NTC_OPEN, NTC_SHORTED, STALL, STRAIN
 from protocol import codes
 from simulator.faults import MOTOR_KINDS, FaultSpec
 from simulator.faultspec import parse_fault
@@ -249,7 +250,7 @@ class Saboteur:
             elif kind == "overheat":  # from the run's start, the heat sink warms to the limit
                 due = spec.at * run.nominal // 100
                 self._overheat(run, spec, now, due - elapsed)
-            else:  # dice, cover, estop, internal, reboot, noise, cut: at% of the phase
+            else:  # dice, cover, estop, ntc, amp, driver, internal, reboot, noise, cut: at%
                 if elapsed < spec.at * run.nominal // 100:
                     continue
                 self._strike(spec, now, run)
@@ -320,6 +321,21 @@ class Saboteur:
             assert run is not None
             hal.kill_dice_sensor()
             self._hold(run, spec, "the dice sensor dead", hal.revive_dice_sensor)
+        elif kind == "ntc":
+            hal.break_ntc(NTC_SHORTED if spec.wire == "short" else NTC_OPEN)
+            self._lasting(spec, f"the heat-sink NTC {spec.wire}", now, run, hal.mend_ntc)
+        elif kind in ("amp", "driver"):
+            motor = spec.motor
+            assert motor is not None
+            name = f"motor {motor} ({codes.motor_name(motor)})"
+            if kind == "amp":
+                hal.stick_amp(motor)
+                text = f"the current sense of {name} stuck at its rail"
+                self._lasting(spec, text, now, run, functools.partial(hal.free_amp, motor))
+            else:
+                hal.short_driver(motor)
+                text = f"the driver of {name} shorted"
+                self._lasting(spec, text, now, run, functools.partial(hal.mend_driver, motor))
         elif kind == "internal":
             hal.fail_next_read()
         elif kind == "reboot":
@@ -339,7 +355,7 @@ class Saboteur:
         if within <= 0:
             hal.set_temperature(target)
             return
-        rate = -(-(target - hal.temperature_dc()) * 1000 // within)  # dc per s, rounded up
+        rate = -(-(target - hal.heat_sink_dc()) * 1000 // within)  # dc per s, rounded up
         hal.heat(max(rate, 1))
         self._hold(run, spec, "the drivers' cooling failed", lambda: hal.heat(0))
 
@@ -349,6 +365,16 @@ class Saboteur:
         cond = Condition(spec, text, undo)
         run.conditions.append(cond)
         self.conditions.append(cond)
+
+    def _lasting(
+        self, spec: FaultSpec, text: str, now: int, run: _Run | None, undo: Callable[[], None]
+    ) -> None:
+        """A broken part: ``hold`` s after its run ends, or from now when struck at once
+        (forever by default: until repaired)."""
+        if run is None:
+            self._timed(spec, text, now, undo)
+        else:
+            self._hold(run, spec, text, undo)
 
     def _timed(self, spec: FaultSpec, text: str, now: int, undo: Callable[[], None]) -> None:
         """A condition that lasts ``hold`` s from now (the cover, the E-stop)."""

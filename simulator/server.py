@@ -293,7 +293,7 @@ class SimulatedBoard:
                 "build_hash": board.build_hash,
                 "estop": hal.estop_pressed,
                 "cover_open": hal.cover_open,
-                "temperature_c": round(hal.temperature_dc() / 10, 1),
+                "temperature_c": round(hal.heat_sink_dc() / 10, 1),
                 "pending_faults": [str(s) for s in machine.saboteur.pending()],
                 "noise": {"error_rate": line.error_rate, "drop_rate": line.drop_rate},
                 "line_cut": line.is_cut,

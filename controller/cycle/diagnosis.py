@@ -14,6 +14,7 @@ import protocol.codes as codes
 import protocol.messages as m
 from controller.cycle.reports import BoardIdentity, BoardPlaces, MotorReport, SensorReport
 from firmware.config import Timings
+from protocol.codes import NO_CURRENT, NO_TEMPERATURE
 
 #: The board's limits, as its firmware declares them.
 LIMITS = Timings()
@@ -85,10 +86,12 @@ def sensors(data: m.SensorData) -> SensorReport:
         lifts_up=_words(codes.LIFT_BITS, data.lift_up),
         lifts_down=_words(codes.LIFT_BITS, data.lift_down),
         currents={
-            codes.MOTORS.get(i, ("", f"motor {i}", ""))[1]: current
+            codes.MOTORS.get(i, ("", f"motor {i}", ""))[1]: (
+                None if current == NO_CURRENT else current
+            )
             for i, current in enumerate(data.currents_ma)
         },
-        temperature_c=data.temperature_dc / 10,
+        temperature_c=None if data.temperature_dc == NO_TEMPERATURE else data.temperature_dc / 10,
     )
 
 

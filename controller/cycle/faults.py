@@ -210,8 +210,11 @@ def board_fault_words(code: int, subsystem: int, phase: int, detail: int) -> tup
     what = ""
     if code in (codes.FAULT_WALL_SHORT, codes.FAULT_WALL_EXTRA) and detail < 4:
         what = f"the {SEATS[detail]} wall"
-    elif code == codes.FAULT_MOTOR_STALL and detail in codes.MOTORS:
+    elif code in (codes.FAULT_MOTOR_STALL, codes.FAULT_DRIVER_SHORT) and detail in codes.MOTORS:
         what = f"the {codes.MOTORS[detail][1]}"
+    elif code == codes.FAULT_SENSOR_BROKEN:
+        _name, what, check = codes.analogue_sensor_info(detail)
+        advice = f"{check}; no motion starts until it reads in range, then press CLEAR FAULT"
     elif code == codes.FAULT_LIFT_LIMIT:
         what = f"the {SEATS[detail]} wall's plate" if detail < 4 else "the centre lift"
     elif code == codes.FAULT_INTERNAL and detail:

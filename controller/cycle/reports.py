@@ -166,8 +166,12 @@ class SensorReport(BaseModel):
     wall_tiles: dict[str, int] = Field(description="tiles standing in each wall channel")
     lifts_up: list[str]
     lifts_down: list[str]
-    currents: dict[str, int] = Field(description="each motor's current now, mA")
-    temperature_c: float
+    currents: dict[str, int | None] = Field(
+        description="each motor's current now, mA (null: no reading, its current sense is broken)"
+    )
+    temperature_c: float | None = Field(
+        description="the heat sink's temperature (null: no reading, its NTC is open or shorted)"
+    )
 
 
 class MotorReport(BaseModel):

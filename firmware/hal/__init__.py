@@ -14,7 +14,14 @@ Rules every port keeps (docs/firmware.md, "The HAL contract"):
 - ``motors_off()`` cuts every motor at once AND drops the motor drivers' enable line; the
   firmware calls it before it reports any fault. ``motors_enable()`` raises the enable line
   again (the firmware calls it at the start of each motion). The E-stop also breaks the enable
-  line in hardware: a port cannot make a motor turn while the E-stop is pressed.
+  line in hardware, and that line gates every motor (the dice motor's too): a port cannot make
+  a motor turn while the E-stop is pressed.
+- Every analogue input has a physical range: ``temperature_dc()`` and ``current_ma()`` return
+  ``NO_READING`` when theirs reads outside it (an open or shorted sensor, an amplifier stuck at
+  its rail), never a value that could pass for a true one; ``current_ma()`` reads the motor's
+  current whether the firmware runs the motor or not (current in a motor commanded off is a
+  shorted driver). ``current_sense_ok()`` checks what the port puts between the amplifiers and
+  its ADC (a multiplexer that must switch).
 - ``edges(sensor)`` counts rising edges since boot, counted where they happen (an interrupt
   handler on a real board); the firmware only compares two readings, so the count may wrap at
   any multiple of 2**16.
@@ -72,6 +79,11 @@ RESET_SOFT = codes.RESET_SOFT  # the firmware asked for it (the RESET command)
 RESET_BROWN_OUT = codes.RESET_BROWN_OUT  # the supply dipped
 RESET_PIN = codes.RESET_PIN  # the reset pin or a debugger
 RESET_UNKNOWN = codes.RESET_UNKNOWN  # the chip cannot tell
+
+#: what temperature_dc() and current_ma() return when the sensor reads outside its physical
+#: range (open, shorted, stuck at a rail): the sensor is broken. A small integer, and no
+#: temperature or current a board can have (SENSOR_DATA carries it as -32768 / 0xFFFF)
+NO_READING = const(-32768)
 
 #: the tile reader sees no tile (tile codes are 0x01..0x58)
 TILE_NONE = const(0)
@@ -158,11 +170,11 @@ class Hal:
     # --- motors ----------------------------------------------------------------------------------
 
     def motors_enable(self) -> None:
-        """Raise the motor drivers' enable line (no motor turns until motor() is called)."""
+        """Raise the motors' enable line (no motor turns until motor() is called)."""
         raise NotImplementedError
 
     def motors_off(self) -> None:
-        """Every motor off at once and the drivers' enable line dropped."""
+        """Every motor off at once and the motors' enable line dropped."""
         raise NotImplementedError
 
     def motor(self, motor: int, direction: int, speed: int) -> None:
@@ -170,7 +182,13 @@ class Hal:
         raise NotImplementedError
 
     def current_ma(self, motor: int) -> int:
-        """The motor's current now, in mA (0 when it is off)."""
+        """The motor's current now, in mA, read whether the motor runs or not (0 when no
+        current flows); NO_READING when its sense reads outside its physical range."""
+        raise NotImplementedError
+
+    def current_sense_ok(self) -> bool:
+        """What carries the currents to the ADC works (the reference board: its multiplexer
+        switches to the channel asked for)."""
         raise NotImplementedError
 
     # --- sensors ---------------------------------------------------------------------------------
@@ -184,7 +202,8 @@ class Hal:
         raise NotImplementedError
 
     def temperature_dc(self) -> int:
-        """The hottest temperature the board watches (motor drivers), in tenths of a degree C."""
+        """The hottest temperature the board watches (motor drivers), in tenths of a degree C;
+        NO_READING when its sensor reads outside its physical range."""
         raise NotImplementedError
 
     # --- tile reader and pick-up -----------------------------------------------------------------
@@ -275,6 +294,7 @@ __all__ = [
     "LED_FAULT",
     "LED_HEARTBEAT",
     "NO_BUTTON",
+    "NO_READING",
     "RESET_BROWN_OUT",
     "RESET_PIN",
     "RESET_POWER_ON",

@@ -21,19 +21,26 @@ mechanisms pass, as a board's interrupt handlers would:
 Deterministic: time moves only by ``advance(ms)``; the tile order and the dice come from a
 seeded xorshift generator. The methods under "the physical world" break or repair things at
 the hardware level; the firmware must find out from what the sensors and currents show. The
-E-stop breaks the drivers' enable line here as on the real board.
+E-stop breaks the enable line here as on the real board, and the line gates every motor, the
+dice motor's MOSFET included. A shorted driver is the exception: its output stage conducts
+whatever it is told, enable line and E-stop or not, so its motor runs (FORWARD, full speed) and
+draws its current until it is repaired. A broken sensor (the heat-sink NTC open or shorted, a
+current-sense amplifier stuck at its rail) is a state of the sensor here; each port says what
+the chip then reads (the virtual HAL: NO_READING; the chip's wiring: the ADC's counts).
 """
 
 from firmware.compat import const
 from firmware.config import faces
 from firmware.hal import (
     EDGE_SENSORS,
+    FORWARD,
     SENSE_CHAIN_HOME,
     SENSE_DICE,
     SENSE_DISC_INDEX,
     SENSE_HEAD_HOME,
     SENSE_TILE,
     SENSE_WALL,
+    SPEED_FULL,
     TILE_NONE,
 )
 from protocol.codes import MOTOR_COUNT
@@ -60,6 +67,10 @@ RUN_RISE_DC = const(200)
 HEAT_TAU_MS = const(600000)
 COOL_TAU_MS = const(120000)
 _STEP_MS = const(10)  # advance() moves in steps of at most this
+#: the heat-sink NTC's wiring (Mechanics.ntc_wire)
+NTC_WIRED = const(0)
+NTC_OPEN = const(1)  # the NTC or a wire of it broken: the pull-up alone
+NTC_SHORTED = const(2)  # its two wires touching: the divider's output at ground
 UNIT = const(1000)  # position units per ms of travel at full speed
 
 _DISC = const(0)
@@ -85,6 +96,9 @@ class Mechanics:
         self.blocked = [0] * MOTOR_COUNT
         self._at_stop = [False] * MOTOR_COUNT
         self._run = [False] * MOTOR_COUNT  # turning during the current step
+        self._pace = [0] * MOTOR_COUNT  # the speed it turns at during the current step
+        #: a driver whose output stage conducts whatever it is told (a shorted switch)
+        self.shorted = [False] * MOTOR_COUNT
         # mechanisms, in UNIT units
         self._disc = 0
         self._head = 0
@@ -114,6 +128,10 @@ class Mechanics:
         self._extra = 0
         self._misread = 0
         self.heat_dc_per_s = 0
+        #: the heat-sink NTC's wiring (NTC_WIRED, NTC_OPEN, NTC_SHORTED)
+        self.ntc_wire = NTC_WIRED
+        #: a motor's current-sense amplifier stuck at its supply rail
+        self.amp_stuck = [False] * MOTOR_COUNT
         # inputs
         self.estop_pressed = False
         self.cover_open = False
@@ -133,10 +151,11 @@ class Mechanics:
 
     @property
     def powered(self) -> bool:
-        """Some motor could turn (enable up, E-stop released, a speed set)."""
-        if not self.enabled or self.estop_pressed:
-            return False
-        return max(self.speed) > 0
+        """Some motor turns (enable up, E-stop released, a speed set; or a shorted driver)."""
+        for m in range(MOTOR_COUNT):  # noqa: SIM110 (a generator would allocate in MicroPython)
+            if self.running(m):
+                return True
+        return False
 
     @property
     def driven(self) -> bool:
@@ -144,6 +163,10 @@ class Mechanics:
         return self.enabled and max(self.speed) > 0
 
     def running(self, motor: int) -> bool:
+        """The motor turns: the firmware runs it through the enable line and the E-stop, or its
+        shorted driver runs it whatever they say."""
+        if self.shorted[motor]:
+            return True
         return self.enabled and not self.estop_pressed and self.speed[motor] > 0
 
     def load_ma(self, motor: int) -> int:
@@ -177,6 +200,19 @@ class Mechanics:
         (STALL: over the limit; STRAIN: under it, only the sensors can tell)."""
         self.blocked[motor] = load
 
+    def short_driver(self, motor: int) -> None:
+        """The motor's driver shorts: its motor runs and draws current whatever the firmware,
+        the enable line or the E-stop say."""
+        self.shorted[motor] = True
+
+    def break_ntc(self, wire: int = NTC_OPEN) -> None:
+        """The heat-sink NTC's wiring breaks: NTC_OPEN or NTC_SHORTED."""
+        self.ntc_wire = wire
+
+    def stick_amp(self, motor: int) -> None:
+        """The motor's current-sense amplifier sticks at its supply rail."""
+        self.amp_stuck[motor] = True
+
     def jam_feed(self) -> None:
         """A tile sticks between the disc and the head: no tile reaches the head."""
         self.feed_jammed = True
@@ -203,14 +239,22 @@ class Mechanics:
         """A heat source (a failed fan...) warms the board by dc_per_s tenths of a degree/s."""
         self.heat_dc_per_s = dc_per_s
 
+    def heat_sink_dc(self) -> int:
+        """The heat sink's true temperature (0.1 degC), whatever its sensor reads."""
+        return self._temp // 1000
+
     def set_temperature(self, dc: int) -> None:
         self._temp = dc * 1000
 
     def repair(self) -> None:
         """A technician frees every mechanism, homes the head and the chain, clears the belt,
-        stops the heat; the reader and dice sensor work again."""
+        stops the heat; the reader and dice sensor work again; shorted drivers, the NTC and
+        stuck amplifiers are replaced."""
         for m in range(MOTOR_COUNT):
             self.blocked[m] = 0
+            self.shorted[m] = False
+            self.amp_stuck[m] = False
+        self.ntc_wire = NTC_WIRED
         self.feed_jammed = self.reader_dead = self.dice_dead = self.belt_full = False
         self._drop = self._extra = self._misread = 0
         self.heat_dc_per_s = 0
@@ -233,15 +277,18 @@ class Mechanics:
         while landings and landings[0] <= now:
             landings.pop(0)
             self.edge[SENSE_WALL] += 1
-        on = self.enabled and not self.estop_pressed and max(self.speed) > 0
+        run = self._run
+        speed = self._pace
+        on = False
+        for m in range(MOTOR_COUNT):
+            turning = self.running(m)
+            run[m] = turning
+            speed[m] = SPEED_FULL if self.shorted[m] else self.speed[m] if turning else 0
+            on = on or turning
         if not on:
             self._warm(dt, False)
             return
-        run = self._run
-        speed = self.speed
         blocked = self.blocked
-        for m in range(MOTOR_COUNT):
-            run[m] = speed[m] > 0
         if run[_DISC] and not blocked[_DISC]:
             self._turn_disc(speed[_DISC] * dt)
         if run[_HEAD]:
@@ -255,7 +302,8 @@ class Mechanics:
             m = _LIFT + i
             self._at_stop[m] = False
             if run[m] and not blocked[m]:
-                self._move_lift(i, self.direction[m] * speed[m] * dt)
+                direction = FORWARD if self.shorted[m] else self.direction[m]
+                self._move_lift(i, direction * speed[m] * dt)
         if run[_DICE] and not blocked[_DICE]:
             tick = DICE_TICK_MS * UNIT
             pos = self._dice_pos + speed[_DICE] * dt

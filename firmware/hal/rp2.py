@@ -9,22 +9,43 @@ docs/firmware.md draws it. Choices, with their arithmetic:
   the dice motor has a PWM slice of its own. Duty: ``duty_u16 = speed * 65535 // 1000``
   (speed in per mille of full speed). Only the five lifts reverse; their direction lines are on
   an I/O expander (they change only between steps).
+- The enable line gates every motor: MOTOR_EN (GP15) goes through the E-stop's NC contact to
+  the eight drivers' enable inputs AND to the dice MOSFET's gate driver, whose input is
+  PWM_DICE and-ed with that line (a 74LVC1G08; 10 kOhm pull-down after the contact): pressing
+  the E-stop, or the firmware dropping MOTOR_EN, stops all nine motors in hardware, the dice
+  included, whatever the PWM says.
 - Current: each driver's low-side shunt (50 mOhm) feeds a current-sense amplifier of gain 20
   (INA180A1: 1.0 V per A); the nine outputs go through a 16-channel analog multiplexer
   (CD74HC4067) into ADC0. ``mA = counts * 3300 // 65535`` (3.3 V full scale is 3300 mA, above
   the largest limit, 2300 mA, and the lifts' stall current); SHUNT_MOHM, AMP_GAIN and VREF_MV
-  are the one place these values live.
+  are the one place these values live. Every channel is read whether its motor runs or not: a
+  current in a motor commanded off is a shorted driver.
+- The currents' physical range: the amplifiers run from 3.3 V, so no output passes the ADC's
+  full scale, and no motor draws more than its stall current, the largest being the lifts':
+  24 V over an 8 Ohm winding, 3.0 A (2,990 mA in the simulated table: 1150 mA x 2.6). A reading
+  over CURRENT_MAX_MA (3150 mA: that stall plus 5 %, 62,556 counts) is no motor's current: the
+  channel is broken (its amplifier stuck at the rail, a shunt lead open) and reads NO_READING.
+  The multiplexer is checked with its spare channel MUX_REFERENCE (15), tied to 3.3 V through
+  10 kOhm: selected, it reads full scale, over CURRENT_MAX_COUNTS, which no motor channel can;
+  ADC0 has a 100 kOhm pull-down, so a multiplexer without supply or with its select lines
+  stuck reads something else (current_sense_ok() is False). Near zero there is nothing to
+  tell: 0 mA is a motor at rest.
 - Temperature: a 10 kOhm NTC (B 3950) on the drivers' heat sink, 10 kOhm pull-up to 3.3 V, into
   ADC1. The Beta equation is evaluated once at start into a 65-point table; a reading is an
-  integer interpolation in it (no float on the motion path). A shorted or open NTC reads
-  200.0 degC: a broken sensor stops the board rather than passing for a cool one.
+  integer interpolation in it (no float on the motion path). Its physical range is -20.0 to
+  +150.0 degC: the table stands indoors, and the drivers are long gone past 150 degC (the
+  board stops at 85.0). R(T) = 10 kOhm x exp(3950 x (1/T - 1/298.15 K)): 105.4 kOhm at
+  -20 degC, 199.7 Ohm at +150 degC; counts = 65535 x R / (R + 10 kOhm): 59,855 and 1,283
+  (NTC_COLD_COUNTS, NTC_HOT_COUNTS). Outside them the sensor is broken, open (the pull-up
+  alone: 4,094 of 4,095 on the 12-bit ADC, 65,519 counts, which the Beta equation would read
+  as -110 degC) or shorted (0), and temperature_dc() reads NO_READING: never a cool board.
 - Sensors: the six that count (tile, wall channel, head hall, chain home, disc index, dice) on
   GPIO interrupts: the handler adds one to a list slot (masked to 16 bits, so it never grows
   into a long integer: no allocation in the interrupt). Limit switches and the belt-full sensor
   are on an MCP23017 I/O expander (I2C0 400 kHz, 0x20), read at most every EXPANDER_MS.
-- E-stop: a normally-closed contact wired in series with the drivers' enable line (it cuts the
-  motors in hardware) and a second contact to GP2 (pulled up: a broken wire reads "pressed").
-  ``motors_off()`` also drops the enable line in software.
+- E-stop: a normally-closed contact wired in series with the enable line (it cuts all nine
+  motors in hardware, the dice included) and a second contact to GP2 (pulled up: a broken wire
+  reads "pressed"). ``motors_off()`` also drops the enable line in software.
 - The host: UART0, 115200 baud 8N1, on GP0 (TX) and GP1 (RX), 1 KiB buffers each way.
 - The tile reader: a reader module on UART1 (9600 8N1) that sends the code of the tile under
   its antenna (0 = none) whenever it changes and at least every 100 ms; silent for
@@ -65,6 +86,7 @@ from firmware.hal import (
     LED_FAULT,
     LED_HEARTBEAT,
     NO_BUTTON,
+    NO_READING,
     RESET_POWER_ON,
     RESET_UNKNOWN,
     RESET_WATCHDOG,
@@ -166,6 +188,8 @@ PINS: "dict[str, tuple[int, int, str, int]]" = {
 MOTOR_PWM_HZ = (20000, 20000, 20000, 20000, 20000, 20000, 20000, 20000, 1000)
 #: the current multiplexer's channel of each motor
 MOTOR_MUX_CHANNEL = (0, 1, 2, 3, 4, 5, 6, 7, 8)
+#: the multiplexer's spare channel tied to 3.3 V (10 kOhm): selected, it reads full scale
+MUX_REFERENCE = const(15)
 #: GPIOs the Pico brings out, those with an ADC, and the pins each UART and I2C can use
 PICO_GPIOS = tuple(range(23)) + (25, 26, 27, 28)  # noqa: RUF005 (MicroPython)
 ADC_GPIOS = {26: 0, 27: 1, 28: 2}
@@ -178,11 +202,17 @@ VREF_MV = const(3300)
 ADC_FULL = const(65535)
 #: mA at ADC full scale: VREF / (shunt x gain) = 3.3 V / 1.0 V per A
 MA_FULL_SCALE = VREF_MV * 1000 // (SHUNT_MOHM * AMP_GAIN)
+#: the largest stall current (the lifts': 24 V / 8 Ohm) and 5 %: above it a channel is broken
+CURRENT_MAX_MA = const(3150)
+CURRENT_MAX_COUNTS = CURRENT_MAX_MA * ADC_FULL // MA_FULL_SCALE
 NTC_OHM = 10000
 NTC_BETA = 3950
 PULL_UP_OHM = 10000
-#: what a shorted or open NTC reads: over every limit, so the board stops (OVERHEAT)
-NTC_BROKEN_DC = 2000
+#: the NTC's physical range in counts: -20.0 degC (105.4 kOhm) and +150.0 degC (199.7 Ohm)
+NTC_MIN_DC = const(-200)
+NTC_MAX_DC = const(1500)
+NTC_COLD_COUNTS = const(59855)
+NTC_HOT_COUNTS = const(1283)
 
 HOST_BAUD = const(115200)
 READER_BAUD = const(9600)
@@ -216,10 +246,19 @@ def ma_from_counts(counts: int) -> int:
     return counts * MA_FULL_SCALE // ADC_FULL
 
 
+def current_reading(counts: int) -> int:
+    """A motor's current (mA) from its channel's ADC reading; NO_READING above what any motor
+    can draw (the channel is broken)."""
+    if counts > CURRENT_MAX_COUNTS:
+        return NO_READING
+    return ma_from_counts(counts)
+
+
 def ntc_dc(counts: int) -> int:
-    """Heat-sink temperature in tenths of a degree C from an ADC reading (Beta equation)."""
+    """Heat-sink temperature in tenths of a degree C from an ADC reading (Beta equation);
+    NO_READING at the rails, where no resistance gives it."""
     if counts <= 0 or counts >= ADC_FULL:
-        return NTC_BROKEN_DC  # shorted or open: never taken for a cool board
+        return NO_READING
     ohm = PULL_UP_OHM * counts / (ADC_FULL - counts)
     kelvin = 1.0 / (1.0 / 298.15 + math.log(ohm / NTC_OHM) / NTC_BETA)
     return round((kelvin - 273.15) * 10)
@@ -232,9 +271,10 @@ def ntc_table() -> "list[int]":
 
 
 def interpolate(table: "list[int]", counts: int) -> int:
-    """ntc_dc(counts) from the table: integer arithmetic only."""
-    if counts <= 0 or counts >= ADC_FULL:
-        return NTC_BROKEN_DC
+    """ntc_dc(counts) from the table, integer arithmetic only; NO_READING outside the NTC's
+    physical range (open or shorted)."""
+    if counts > NTC_COLD_COUNTS or counts < NTC_HOT_COUNTS:
+        return NO_READING
     i = counts >> 10
     low = table[i]
     return low + (table[i + 1] - low) * (counts & 1023) // 1024
@@ -367,7 +407,6 @@ class Rp2Hal(Hal):
         self._xin = 0xFFFF  # last expander reading (pull-ups: all high)
         self._xin_at = -EXPANDER_MS
         self._xout = 0  # expander outputs
-        self._speed = [0] * len(MOTOR_PWM_HZ)
         self._setup_expanders()
         self._host = machine.UART(
             0,
@@ -443,31 +482,34 @@ class Rp2Hal(Hal):
         self._enable.value(1)
 
     def motors_off(self) -> None:
-        self._enable.value(0)  # first: the drivers stop whatever the PWM says
+        self._enable.value(0)  # first: all nine motors stop whatever the PWM says
         for m in range(len(self._pwm)):
             self._pwm[m].duty_u16(0)  # type: ignore[attr-defined]
-            self._speed[m] = 0
 
     def motor(self, motor: int, direction: int, speed: int) -> None:
         bit = self._dir_bit[motor]
         if bit:
             self._set_xout(bit - 1, direction < 0)
             self._write_outputs()
-        self._speed[motor] = speed
         self._pwm[motor].duty_u16(duty_u16(speed))  # type: ignore[attr-defined]
 
     def current_ma(self, motor: int) -> int:
-        if not self._speed[motor]:
-            return 0
-        channel = MOTOR_MUX_CHANNEL[motor]
-        xout = self._xout & ~(0xF << 8)
+        return current_reading(self._read_channel(MOTOR_MUX_CHANNEL[motor]))
+
+    def current_sense_ok(self) -> bool:
+        return self._read_channel(MUX_REFERENCE) > CURRENT_MAX_COUNTS
+
+    def _read_channel(self, channel: int) -> int:
+        """ADC0 with the multiplexer on ``channel`` (its select lines written when they
+        change)."""
+        xout = self._xout
         for i in range(4):
-            if channel >> i & 1:
-                xout |= 1 << self._mux_bits[i]
+            bit = 1 << self._mux_bits[i]
+            xout = (xout | bit) if channel >> i & 1 else (xout & ~bit)
         if xout != self._xout:
             self._xout = xout
             self._write_outputs()
-        return ma_from_counts(int(self._adc_current.read_u16()))
+        return int(self._adc_current.read_u16())
 
     # --- sensors ---------------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ link.
 from firmware.hal import (
     LED_COUNT,
     NO_BUTTON,
+    NO_READING,
     RESET_POWER_ON,
     SENSE_BELT_FULL,
     SENSE_CHAIN_HOME,
@@ -31,6 +32,7 @@ from firmware.hal.mechanics import (
     CHAIN_LOOP_MS,
     HEAD_HOME_MS,
     LIFT_TRAVEL_MS,
+    NTC_WIRED,
     TILE_CYCLE_MS,
     UNIT,
     Mechanics,
@@ -121,7 +123,10 @@ class VirtualHal(Mechanics, Hal):
         self.set_motor(motor, direction, speed)
 
     def current_ma(self, motor: int) -> int:
-        return self.load_ma(motor)
+        return NO_READING if self.amp_stuck[motor] else self.load_ma(motor)
+
+    def current_sense_ok(self) -> bool:
+        return True  # each current is read on its own here: no multiplexer to switch
 
     # --- sensors ---------------------------------------------------------------------------------
 
@@ -150,7 +155,7 @@ class VirtualHal(Mechanics, Hal):
         return self.edge[sensor] & 0xFFFF
 
     def temperature_dc(self) -> int:
-        return self._temp // 1000
+        return self.heat_sink_dc() if self.ntc_wire == NTC_WIRED else NO_READING
 
     def reader_ok(self) -> bool:
         return self.fitted_reader and not self.reader_dead

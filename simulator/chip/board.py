@@ -255,6 +255,12 @@ class ChipBoard:
         with self._lock:
             self._power_cut = True
 
+    def alter(self, change: Callable[[SimHal], object]) -> None:
+        """Change the simulated table between two slices (a part broken, a repair):
+        ``change(hal)`` under the board's lock; the chip sees it from the next slice."""
+        with self._lock:
+            change(self.hal)
+
     def console_text(self) -> str:
         with self._lock:
             return self.console.decode("utf-8", "replace")

@@ -13,8 +13,10 @@ enable line, each motor's PWM duty, the lift directions and the pick-up gate on 
 expander, the LEDs, the dice display) are applied to the table, the table moves for ``ms``, and
 the inputs are read from it: the levels of the E-stop, the cover and the counting sensors, their
 rising edges since the last slice, the limit switches on the input expander, each motor's current
-behind the multiplexer and the NTC on the ADC, the dice unit on I2C, the tile reader's bytes on
-UART1.
+behind the multiplexer (and its reference channel, tied to 3.3 V) and the NTC on the ADC (an
+open or shorted NTC, an amplifier stuck at its rail, as the ADC reads them), the dice unit on
+I2C, the tile reader's bytes on UART1. The drivers' enable line gates every motor, the dice
+motor's too, and the E-stop breaks it in the mechanics, as on the board.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any
 
 import firmware.hal
 from firmware.hal import LED_COUNT
+from firmware.hal.mechanics import NTC_OPEN, NTC_SHORTED
 from protocol.codes import MOTOR_COUNT
 from simulator.chip.exchange import Inputs, Outputs
 from simulator.chip.expander import Mcp23017
@@ -36,6 +39,9 @@ from simulator.hardware import SimHal
 RP2 = Path(firmware.hal.__file__).resolve().parent / "rp2.py"
 #: the ADC's 12 bits (MicroPython's read_u16 scales them to 16)
 ADC_MAX = 4095
+#: what ADC1 reads with the NTC open (the pull-up's 3.3 V, less the ADC's offset) or shorted
+NTC_OPEN_RAW = 4094
+NTC_SHORTED_RAW = 0
 #: the tile reader repeats the code it sees at least this often (ms), and whenever it changes
 READER_REPEAT_MS = 100
 KELVIN = 273.15
@@ -78,6 +84,7 @@ class ChipTable:
         self.dice_address: int = b["DICE_I2C"]
         self.expanders = {self.xin: Mcp23017(), self.xout: Mcp23017()}
         self._mux_channel: tuple[int, ...] = tuple(b["MOTOR_MUX_CHANNEL"])
+        self._mux_reference: int = b["MUX_REFERENCE"]
         self._mv_per_ma = int(b["SHUNT_MOHM"]) * int(b["AMP_GAIN"]) / 1000
         self._vref_mv = int(b["VREF_MV"])
         self._ntc_ohm = int(b["NTC_OHM"])
@@ -178,9 +185,13 @@ class ChipTable:
         expander = self.expanders[self.xin]
         expander.pins = xin
         adc: dict[tuple[int, int | None], int] = {}
+        current = self.pins["CURRENT"][3]
         for m, channel in enumerate(self._mux_channel):
-            adc[(self.pins["CURRENT"][3], channel)] = self._current(hal.load_ma(m))
-        adc[(self.pins["HEATSINK_NTC"][3], None)] = self._ntc(hal.temperature_dc())
+            # an amplifier stuck at its rail gives the ADC's full scale
+            raw = ADC_MAX if hal.amp_stuck[m] else self._current(hal.load_ma(m))
+            adc[(current, channel)] = raw
+        adc[(current, self._mux_reference)] = ADC_MAX  # tied to 3.3 V
+        adc[(self.pins["HEATSINK_NTC"][3], None)] = self._ntc_raw()
         devices = {self.xin: expander.state(), self.xout: self.expanders[self.xout].state()}
         if hal.has_dice():
             devices[self.dice_address] = bytes(hal.dice_value(i) for i in range(3))
@@ -198,6 +209,15 @@ class ChipTable:
         """The ADC's reading of a motor's current: shunt x gain into the 3.3 V range."""
         mv = ma * self._mv_per_ma
         return max(0, min(ADC_MAX, round(mv * ADC_MAX / self._vref_mv)))
+
+    def _ntc_raw(self) -> int:
+        """ADC1: the NTC at the heat sink's temperature, or its wiring broken."""
+        wire = self.hal.ntc_wire
+        if wire == NTC_OPEN:
+            return NTC_OPEN_RAW
+        if wire == NTC_SHORTED:
+            return NTC_SHORTED_RAW
+        return self._ntc(self.hal.heat_sink_dc())
 
     def _ntc(self, dc: int) -> int:
         """The ADC's reading of the NTC at ``dc`` tenths of a degree (its divider, Beta)."""

@@ -16,10 +16,13 @@ import pytest
 
 from firmware.hal import (
     LED_BUSY,
+    NO_READING,
     SENSE_COVER_CLOSED,
     SENSE_ESTOP,
     SENSOR_COUNT,
 )
+from firmware.hal.mechanics import NOMINAL_MA, NTC_OPEN, NTC_SHORTED
+from protocol import codes
 from simulator.chip.exchange import PWM_SLICES, Inputs, Outputs
 from simulator.chip.expander import GPIOA, GPPUA, IODIRA, IPOLA, OLATA, Mcp23017
 from simulator.chip.flash import FS_SIZE, build_files, file_system, flash_build_hash, read_files
@@ -151,6 +154,52 @@ def test_the_ntc_reads_back_the_table_temperature(rp2: ModuleType) -> None:
         raw = table._ntc(dc)
         assert 0 < raw < ADC_MAX
         assert abs(rp2.interpolate(ntc, raw << 4 | raw >> 8) - dc) <= 10  # within 1 degC
+
+
+def u16(raw: int) -> int:
+    """MicroPython's read_u16 of a 12-bit reading."""
+    return raw << 4 | raw >> 8
+
+
+def test_broken_sensors_reach_the_adc_as_the_board_reads_them(rp2: ModuleType) -> None:
+    hal = SimHal(136, 1)
+    table = ChipTable(hal)
+    pins = board()["PINS"]
+    current, ntc = pins["CURRENT"][3], pins["HEATSINK_NTC"][3]
+    table_ntc = rp2.ntc_table()
+    given = table.inputs(1, b"")
+    # the multiplexer's reference channel reads over any motor's current: it switched
+    assert u16(given.adc[(current, rp2.MUX_REFERENCE)]) > rp2.CURRENT_MAX_COUNTS
+    assert abs(rp2.interpolate(table_ntc, u16(given.adc[(ntc, None)])) - 240) <= 10
+    for wire in (NTC_OPEN, NTC_SHORTED):
+        hal.break_ntc(wire)
+        raw = table.inputs(1, b"").adc[(ntc, None)]
+        assert rp2.interpolate(table_ntc, u16(raw)) == NO_READING, wire
+    hal.stick_amp(codes.MOTOR_LIFT_E)
+    hal.short_driver(codes.MOTOR_CHAIN)  # the chip drives nothing: the enable line is down
+    hal.advance(10)
+    given = table.inputs(1, b"")
+    assert rp2.current_reading(u16(given.adc[(current, codes.MOTOR_LIFT_E)])) == NO_READING
+    chain = rp2.current_reading(u16(given.adc[(current, codes.MOTOR_CHAIN)]))
+    assert abs(chain - NOMINAL_MA[codes.MOTOR_CHAIN]) <= NOMINAL_MA[codes.MOTOR_CHAIN] // 20
+    assert rp2.current_reading(u16(given.adc[(current, codes.MOTOR_DICE)])) == 0
+
+
+def test_the_estop_and_the_enable_line_stop_the_dice_motor_the_chip_drives() -> None:
+    hal = SimHal(136, 1)
+    table = ChipTable(hal)
+    pins = board()["PINS"]
+    enable, dice = 1 << pins["MOTOR_EN"][1], pins["PWM_DICE"][1]
+    table.apply(outputs(enable, {dice: TOPS[1] + 1}, top=TOPS[1]))  # full speed at 1 kHz
+    hal.advance(10)
+    assert hal.running(codes.MOTOR_DICE) and hal.current_ma(codes.MOTOR_DICE) > 0
+    hal.press_estop()  # the chip still drives PWM_DICE and MOTOR_EN: the contact cuts them
+    assert hal.speed[codes.MOTOR_DICE] == 1000 and not hal.running(codes.MOTOR_DICE)
+    assert table.inputs(1, b"").adc[(pins["CURRENT"][3], codes.MOTOR_DICE)] == 0
+    hal.release_estop()
+    assert hal.running(codes.MOTOR_DICE)
+    table.apply(outputs(0, {dice: TOPS[1] + 1}, top=TOPS[1]))  # MOTOR_EN dropped, PWM left on
+    assert not hal.running(codes.MOTOR_DICE)
 
 
 def test_directions_gate_and_leds_come_from_the_output_expander() -> None:

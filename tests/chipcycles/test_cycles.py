@@ -128,10 +128,10 @@ def test_a_jam_on_the_chip_is_cleared_with_one_press(table_of: Callable[..., Chi
     with table.client() as client:
         assert client.shuffle().accepted
     watcher.wait(lambda e: e.type == "phase" and e.state == "building", PHASE_S)
-    table.board.hal.jam_feed()  # a tile sticks between the disc and the head
+    table.board.alter(lambda hal: hal.jam_feed())  # a tile sticks between the disc and the head
     fault = watcher.wait(lambda e: e.type == "fault", PHASE_S)
     assert fault.code == "SORT_TIMEOUT", fault
-    table.board.hal.unjam_feed()  # the technician frees it
+    table.board.alter(lambda hal: hal.unjam_feed())  # the technician frees it
     mark = watcher.mark()
     table.clear_fault()
     table.deal(since=mark)

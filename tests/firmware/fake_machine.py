@@ -16,6 +16,8 @@ WDT_RESET = 3
 pins: dict[int, Pin] = {}
 pwms: dict[int, PWM] = {}
 adc_counts: dict[int, int] = {}
+#: an ADC pin whose reading a function gives (what a multiplexer before it selects)
+adc_sources: dict[int, Callable[[], int]] = {}
 uarts: dict[int, UART] = {}
 #: I2C: address -> register -> byte; and what plain reads of a device return
 registers: dict[int, dict[int, int]] = {}
@@ -29,6 +31,7 @@ def reset_state() -> None:
     pins.clear()
     pwms.clear()
     adc_counts.clear()
+    adc_sources.clear()
     uarts.clear()
     registers.clear()
     plain.clear()
@@ -89,7 +92,8 @@ class ADC:
         self.pin = pin
 
     def read_u16(self) -> int:
-        return adc_counts.get(self.pin.id, 0)
+        source = adc_sources.get(self.pin.id)
+        return source() if source is not None else adc_counts.get(self.pin.id, 0)
 
 
 class UART:

@@ -7,7 +7,14 @@ from __future__ import annotations
 import pytest
 
 from firmware.config import default_layout
-from firmware.hal.mechanics import DISC_TURN_MS, NOMINAL_MA, STALL, STRAIN
+from firmware.hal.mechanics import (
+    DISC_TURN_MS,
+    NOMINAL_MA,
+    NTC_OPEN,
+    NTC_SHORTED,
+    STALL,
+    STRAIN,
+)
 from firmware.harness import Harness
 from firmware.places import BUILT, DISC, PARTIAL, UP
 from firmware.status import board_status
@@ -297,3 +304,113 @@ def test_an_error_in_the_firmware_is_fault_internal_and_the_loop_goes_on() -> No
     assert h.app.errors == 1
     assert last(h.command(m.Ping(77))) == m.Pong(77)
     assert last(h.command(m.ClearFault())) == m.Done(m.ClearFault.TYPE, 0)
+
+
+@pytest.mark.parametrize(("wire", "reads"), [(NTC_OPEN, "open"), (NTC_SHORTED, "shorted")])
+def test_an_ntc_out_of_its_range_at_rest_is_sensor_broken_and_no_motion_starts(
+    wire: int, reads: str
+) -> None:
+    h = watched()
+    h.hal.break_ntc(wire)
+    fault = wait_fault(h, 100)
+    assert fault == m.Fault(
+        codes.FAULT_SENSOR_BROKEN, codes.SUB_POWER, codes.PHASE_NONE, codes.SENSOR_NTC
+    ), reads
+    begun = h.board.record.motions_begun
+    assert refusal(h.command(m.Shuffle(0))) == (codes.REFUSE_FAULTED, codes.FAULT_SENSOR_BROKEN)
+    sensors = last(h.command(m.Sensors()))
+    assert isinstance(sensors, m.SensorData) and sensors.temperature_dc == -0x8000
+    assert refusal(h.command(m.ClearFault())) == (
+        codes.REFUSE_CAUSE_PRESENT,
+        codes.FAULT_SENSOR_BROKEN,
+    )
+    h.hal.repair()  # the NTC wired again
+    assert last(h.command(m.ClearFault())) == m.Done(m.ClearFault.TYPE, 0)
+    assert last(h.command(m.Shuffle(0))) == m.Done(m.Shuffle.TYPE, 0)
+    assert h.board.record.motions_begun == begun + 1
+
+
+def test_a_sensor_broken_just_before_a_motion_is_found_before_the_motion_begins() -> None:
+    h = watched()
+    h.config.timings.sense_every_ms = 60_000  # the round at rest does not come round to it
+    begun = h.board.record.motions_begun
+    h.hal.stick_amp(codes.MOTOR_CHAIN)  # at the rail: over any current a motor can draw
+    mark = h.send(m.Shuffle(0))
+    h.until(lambda: refusal(h.events[mark:]) is not None, 1000)
+    events = h.events[mark:]
+    assert faults(events) == [
+        m.Fault(codes.FAULT_SENSOR_BROKEN, codes.SUB_CHAIN, codes.PHASE_NONE, codes.MOTOR_CHAIN)
+    ]
+    assert refusal(events) == (codes.REFUSE_FAULTED, codes.FAULT_SENSOR_BROKEN)
+    assert h.board.record.motions_begun == begun  # nothing began, nothing was written
+    assert not any(driven for _data, driven in h.hal.tx_log)
+    sensors = last(h.command(m.Sensors()))
+    assert isinstance(sensors, m.SensorData)
+    assert sensors.currents_ma[codes.MOTOR_CHAIN] == 0xFFFF
+
+
+def test_a_current_sense_stuck_at_its_rail_stops_the_motion_at_once() -> None:
+    h = watched()
+    h.send(m.Shuffle(0))
+    step_until_moving(h, codes.MOTOR_SHUFFLE_DISC)
+    h.wait(500)
+    h.hal.stick_amp(codes.MOTOR_SHUFFLE_DISC)
+    t0 = h.now
+    fault = wait_fault(h)
+    assert fault == m.Fault(
+        codes.FAULT_SENSOR_BROKEN, codes.SUB_SHUFFLER, codes.PHASE_SHUFFLE, codes.MOTOR_SHUFFLE_DISC
+    )
+    assert h.now - t0 <= 2 * h.step_ms  # the next pass, not a stall's 200 ms
+    assert_cut_before_report(h)
+
+
+def test_a_shorted_driver_at_rest_is_driver_short_naming_the_motor() -> None:
+    h = watched()
+    h.wait(200)
+    h.hal.short_driver(codes.MOTOR_DICE)
+    t0 = h.now
+    fault = wait_fault(h, 1000)
+    assert fault == m.Fault(
+        codes.FAULT_DRIVER_SHORT, codes.SUB_DICE, codes.PHASE_NONE, codes.MOTOR_DICE
+    )
+    # over off_current_ma for short_trip_ms, each motor read every 100 ms
+    assert 200 <= h.now - t0 <= 400
+    # the firmware cut what it drives; the shorted driver runs on, E-stop or not
+    assert not h.hal.driven and h.hal.running(codes.MOTOR_DICE)
+    h.hal.press_estop()
+    assert h.hal.current_ma(codes.MOTOR_DICE) > h.config.timings.off_current_ma
+    h.hal.release_estop()
+    h.wait(50)
+    assert refusal(h.command(m.ClearFault())) == (
+        codes.REFUSE_CAUSE_PRESENT,
+        codes.FAULT_DRIVER_SHORT,
+    )
+    h.hal.repair()  # the driver replaced
+    assert last(h.command(m.ClearFault())) == m.Done(m.ClearFault.TYPE, 0)
+
+
+def test_a_driver_shorting_during_a_motion_is_found_on_the_motor_commanded_off() -> None:
+    h = watched()
+    h.send(m.Shuffle(0))
+    step_until_moving(h, codes.MOTOR_SHUFFLE_DISC)
+    h.hal.short_driver(codes.MOTOR_CHAIN)
+    fault = wait_fault(h, 1000)
+    assert fault == m.Fault(
+        codes.FAULT_DRIVER_SHORT, codes.SUB_CHAIN, codes.PHASE_SHUFFLE, codes.MOTOR_CHAIN
+    )
+    assert_cut_before_report(h)
+    assert board_status(h.board).places[0] == DISC
+
+
+def test_the_estop_stops_the_dice_motor_in_hardware_before_the_firmware_reacts() -> None:
+    h = watched()
+    h.send(m.RollDice(3, 2))
+    step_until_moving(h, codes.MOTOR_DICE)
+    h.wait(300)
+    assert h.hal.current_ma(codes.MOTOR_DICE) > 0
+    h.hal.press_estop()  # the enable line, through the contact, gates the dice MOSFET too
+    assert h.hal.speed[codes.MOTOR_DICE] > 0  # the firmware has not seen it yet
+    assert not h.hal.running(codes.MOTOR_DICE) and h.hal.current_ma(codes.MOTOR_DICE) == 0
+    fault = wait_fault(h)
+    assert fault == m.Fault(codes.FAULT_ESTOP, codes.SUB_SAFETY, codes.PHASE_DICE, 0)
+    assert_cut_before_report(h)

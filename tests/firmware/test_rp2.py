@@ -19,6 +19,7 @@ import pytest
 from firmware.config import Timings
 from firmware.hal import (
     LED_FAULT,
+    NO_READING,
     RESET_POWER_ON,
     RESET_UNKNOWN,
     RESET_WATCHDOG,
@@ -100,9 +101,15 @@ def test_pwm_duty_and_current_arithmetic(rp2: ModuleType) -> None:
     assert rp2.MA_FULL_SCALE == 3300  # 3.3 V / (0.050 ohm x 20) = 3.3 A
     assert rp2.ma_from_counts(0) == 0 and rp2.ma_from_counts(65535) == 3300
     assert rp2.ma_from_counts(round(65535 * 1150 / 3300)) in (1149, 1150)
-    # every limit and every stalled motor's current is inside the measuring range
-    assert max(Timings().current_limit_ma) < rp2.MA_FULL_SCALE
-    assert max(NOMINAL_MA) * STALL // 100 < rp2.MA_FULL_SCALE
+    # every limit and every stalled motor's current is inside the physical range, which is
+    # inside the measuring range: a reading over it is no motor's
+    largest_stall = max(NOMINAL_MA) * STALL // 100 * 103 // 100  # with the model's ripple
+    assert max(Timings().current_limit_ma) < largest_stall < rp2.CURRENT_MAX_MA
+    assert rp2.CURRENT_MAX_MA < rp2.MA_FULL_SCALE
+    assert rp2.CURRENT_MAX_MA - 1 <= rp2.current_reading(rp2.CURRENT_MAX_COUNTS) <= 3150
+    assert rp2.current_reading(rp2.CURRENT_MAX_COUNTS + 1) == NO_READING
+    assert rp2.current_reading(65535) == NO_READING  # an amplifier at its rail
+    assert rp2.current_reading(0) == 0
     # and the arithmetic stays in MicroPython's small integers: nothing allocated
     assert 65535 * rp2.MA_FULL_SCALE < 2**30 and 1000 * 65535 < 2**30
 
@@ -116,9 +123,19 @@ def test_the_ntc_table_follows_the_beta_equation(rp2: ModuleType) -> None:
         ohm = rp2.NTC_OHM * math.exp(rp2.NTC_BETA * (1 / kelvin - 1 / 298.15))
         counts = round(65535 * ohm / (ohm + rp2.PULL_UP_OHM))
         assert abs(rp2.interpolate(table, counts) - celsius * 10) <= 5, celsius
-    # a shorted or an open NTC reads hot: the board stops
-    assert rp2.interpolate(table, 0) == rp2.interpolate(table, 65535) == rp2.NTC_BROKEN_DC
-    assert Timings().overheat_dc < rp2.NTC_BROKEN_DC
+    # the physical range, -20..150 degC, in counts by the same equation
+    for dc, counts in ((rp2.NTC_MIN_DC, rp2.NTC_COLD_COUNTS), (rp2.NTC_MAX_DC, rp2.NTC_HOT_COUNTS)):
+        kelvin = dc / 10 + 273.15
+        ohm = rp2.NTC_OHM * math.exp(rp2.NTC_BETA * (1 / kelvin - 1 / 298.15))
+        assert abs(65535 * ohm / (ohm + rp2.PULL_UP_OHM) - counts) < 1
+        # inside: a temperature (within the table's steps of 1024 counts at the hot end)
+        assert abs(rp2.interpolate(table, counts) - dc) <= 30
+    assert rp2.NTC_MIN_DC < 0 and Timings().overheat_dc < rp2.NTC_MAX_DC
+    # outside it the NTC is open or shorted: no reading, never a cool board (an open NTC on
+    # the 12-bit ADC reads 4094: 65519 counts, which the equation would take for -110 degC)
+    open_ntc = 4094 << 4 | 4094 >> 8
+    for counts in (0, 1, rp2.NTC_HOT_COUNTS - 1, rp2.NTC_COLD_COUNTS + 1, open_ntc, 65535):
+        assert rp2.interpolate(table, counts) == NO_READING, counts
 
 
 def test_motors_drive_pwm_and_direction_and_off_drops_the_enable_line(
@@ -136,10 +153,47 @@ def test_motors_drive_pwm_and_direction_and_off_drops_the_enable_line(
     fake_machine.adc_counts[26] = round(65535 * 1200 / 3300)
     assert 1195 <= board.current_ma(codes.MOTOR_LIFT_E) <= 1200
     assert fake_machine.registers[0x21][0x15] & 0x0F == 3  # the multiplexer on channel 3
-    assert board.current_ma(codes.MOTOR_CHAIN) == 0  # not running: not even measured
     board.motors_off()
     assert fake_machine.pins[15].level == 0
     assert all(p.duty == 0 for p in fake_machine.pwms.values())
+
+
+def test_every_current_is_read_its_range_kept_and_the_multiplexer_checked(
+    rp2: ModuleType, board: object
+) -> None:
+    assert isinstance(board, rp2.Rp2Hal)
+    channels = {c: 0 for c in range(16)}
+    channels[rp2.MUX_REFERENCE] = 65535  # tied to 3.3 V
+    stuck = [-1]  # the channel a broken multiplexer stays on (-1: it switches)
+
+    def mux() -> int:
+        selected = fake_machine.registers[0x21][0x15] & 0x0F
+        return channels[stuck[0] if stuck[0] >= 0 else selected]
+
+    fake_machine.adc_sources[26] = mux
+    channels[codes.MOTOR_CHAIN] = round(65535 * 400 / 3300)
+    # a motor the firmware does not run is read all the same: a shorted driver shows
+    assert 395 <= board.current_ma(codes.MOTOR_CHAIN) <= 400
+    assert board.current_ma(codes.MOTOR_DICE) == 0
+    assert board.current_sense_ok()
+    channels[codes.MOTOR_LIFT_N] = 65535  # its amplifier stuck at the rail
+    assert board.current_ma(codes.MOTOR_LIFT_N) == NO_READING
+    assert 395 <= board.current_ma(codes.MOTOR_CHAIN) <= 400  # the others still read
+    stuck[0] = codes.MOTOR_SHUFFLE_DISC  # the select lines do not reach the multiplexer
+    assert not board.current_sense_ok()
+    stuck[0] = -1
+    channels[rp2.MUX_REFERENCE] = 0  # the multiplexer without supply: the pull-down
+    assert not board.current_sense_ok()
+
+
+def test_an_ntc_outside_its_range_reads_no_temperature(rp2: ModuleType, board: object) -> None:
+    assert isinstance(board, rp2.Rp2Hal)
+    fake_machine.adc_counts[27] = 32768
+    assert abs(board.temperature_dc() - 250) <= 2
+    fake_machine.adc_counts[27] = 4094 << 4 | 4094 >> 8  # open: the pull-up alone
+    assert board.temperature_dc() == NO_READING
+    fake_machine.adc_counts[27] = 0  # shorted
+    assert board.temperature_dc() == NO_READING
 
 
 def test_sensors_count_in_the_interrupt_and_keep_nothing(rp2: ModuleType, board: object) -> None:

@@ -58,13 +58,22 @@ def test_tile_aliases_and_errors() -> None:
 
 
 def test_fault_table_has_text_and_advice_for_every_code() -> None:
-    assert sorted(codes.FAULTS) == list(range(1, 15))
+    assert sorted(codes.FAULTS) == list(range(1, 17))
     for code in codes.FAULTS:
         name, text, advice = codes.fault_info(code)
         assert name.isupper() and text and advice
     assert codes.fault_info(codes.FAULT_LIFT_LIMIT)[0] == "LIFT_LIMIT"
     assert codes.fault_name(14) == "INTERNAL"
     assert codes.fault_info(99) == ("UNKNOWN_99", "unknown code 99", "")
+
+
+def test_a_broken_sensor_is_named_in_words() -> None:
+    assert codes.analogue_sensor_info(codes.SENSOR_NTC)[0] == "HEATSINK_NTC"
+    assert codes.analogue_sensor_info(codes.SENSOR_MUX)[0] == "CURRENT_MUX"
+    name, words, advice = codes.analogue_sensor_info(codes.MOTOR_DICE)
+    assert (name, words) == ("CURRENT_DICE", "the current sense of the dice motor")
+    assert "dice motor" in advice
+    assert codes.analogue_sensor_info(200)[0] == "UNKNOWN_200"
 
 
 def test_refusals_states_phases_motors_subsystems() -> None:

@@ -368,3 +368,41 @@ def test_a_fault_while_faulted_keeps_the_first() -> None:
     d.wait(100)
     assert not any(e.code == codes.FAULT_OVERHEAT for e in d.events if isinstance(e, m.Fault))
     assert d.sensors().fault == codes.FAULT_MOTOR_STALL
+
+
+def test_an_open_ntc_at_rest_is_sensor_broken_and_no_shuffle_starts_until_repaired() -> None:
+    d = MachineDriver()
+    d.machine.inject("ntc")
+    fault = fault_of(d.wait(50))
+    assert fault == m.Fault(
+        codes.FAULT_SENSOR_BROKEN, codes.SUB_POWER, codes.PHASE_NONE, codes.SENSOR_NTC
+    )
+    assert d.sensors().temperature_dc == -0x8000
+    assert d.machine.saboteur.describe() == ["the heat-sink NTC open"]
+    assert clear(d) == (codes.REFUSE_CAUSE_PRESENT, codes.FAULT_SENSOR_BROKEN)
+    assert refusal(d.command(m.Shuffle(0))) == (codes.REFUSE_FAULTED, codes.FAULT_SENSOR_BROKEN)
+    d.machine.repair()
+    assert abs(d.sensors().temperature_dc - 240) < 20
+    assert_faulted_then_recovers(d, codes.FAULT_SENSOR_BROKEN)
+
+
+def test_a_current_sense_stuck_in_a_shuffle_stops_it_at_once() -> None:
+    d = MachineDriver(faults=["amp@shuffle:motor=0,at=20"])
+    fault = fault_of(d.command(m.Shuffle(0)))
+    assert fault == m.Fault(codes.FAULT_SENSOR_BROKEN, codes.SUB_SHUFFLER, codes.PHASE_SHUFFLE, 0)
+    assert d.sensors().currents_ma[0] == 0xFFFF
+    assert clear(d) == (codes.REFUSE_CAUSE_PRESENT, codes.FAULT_SENSOR_BROKEN)
+    d.machine.repair()
+    assert_faulted_then_recovers(d, codes.FAULT_SENSOR_BROKEN)
+
+
+def test_a_shorted_dice_driver_is_driver_short_until_it_is_replaced() -> None:
+    d = MachineDriver()
+    d.machine.inject("driver:motor=8")
+    fault = fault_of(d.wait(1_000))
+    assert fault == m.Fault(codes.FAULT_DRIVER_SHORT, codes.SUB_DICE, codes.PHASE_NONE, 8)
+    assert d.sensors().currents_ma[8] > T.off_current_ma  # read, though commanded off
+    assert clear(d) == (codes.REFUSE_CAUSE_PRESENT, codes.FAULT_DRIVER_SHORT)
+    d.machine.repair()
+    assert d.sensors().currents_ma[8] == 0
+    assert clear(d) is None

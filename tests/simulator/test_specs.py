@@ -38,6 +38,9 @@ def test_every_kind_parses_with_its_default_phase_and_round_trips() -> None:
         "noise": "noise:error=0.01",
         "cut": "cut@build:seconds=4,at=20",
         "strain": "strain:motor=3,hold=1",
+        "ntc": "ntc:wire=short",
+        "amp": "amp@lift:motor=4,hold=3",
+        "driver": "driver:motor=8",
     }
     assert set(examples) == set(FAULT_KINDS)
     for text in examples.values():
@@ -47,6 +50,10 @@ def test_every_kind_parses_with_its_default_phase_and_round_trips() -> None:
     assert parse_fault("  JAM@Build : wall = 2 ") == FaultSpec("jam", codes.PHASE_BUILD, wall=2)
     assert parse_fault("estop").phase is None and parse_fault("estop").hold == 3.0
     assert parse_fault("stall@build").motor == codes.MOTOR_STACKER_HEAD
+    broken = parse_fault("ntc")
+    assert (broken.phase, broken.wire, broken.hold) == (None, "open", float("inf"))
+    assert parse_fault("driver").motor == codes.MOTOR_SHUFFLE_DISC
+    assert parse_fault("driver:motor=8").subsystem == codes.SUB_DICE
 
 
 @pytest.mark.parametrize(
@@ -75,6 +82,9 @@ def test_every_kind_parses_with_its_default_phase_and_round_trips() -> None:
         ("dice:at=100", "out of range"),
         ("short@build:at=50", "unknown key 'at'"),
         ("lift@lift:at=10", "unknown key 'at'"),
+        ("ntc:wire=cut", "wire='cut' is not one of open or short"),
+        ("ntc:motor=1", "unknown key 'motor'"),
+        ("driver:motor=9", "motor=9 out of range"),
     ],
 )
 def test_bad_specs_are_refused_with_words(text: str, words: str) -> None:
