@@ -206,6 +206,8 @@ FAULT_ESTOP = 11
 FAULT_TILE_COUNT = 12
 FAULT_READER_FAULT = 13
 FAULT_INTERNAL = 14
+FAULT_MOTION_TIMEOUT = 15
+FAULT_HOST_LOST = 16
 
 FAULTS: dict[int, tuple[str, str, str]] = {
     FAULT_SORT_TIMEOUT: (
@@ -277,6 +279,19 @@ FAULTS: dict[int, tuple[str, str, str]] = {
         "INTERNAL",
         "board firmware error",
         "note the detail byte, reset the board; report it if it happens again",
+    ),
+    FAULT_MOTION_TIMEOUT: (
+        "MOTION_TIMEOUT",
+        "a motion ran past the board's deadline for its phase (detail = the deadline, seconds)",
+        "watch that motion: a mechanism runs slow or slips (a feed that barely keeps up, a worn "
+        "belt); run MOTOR_TEST on its motors, then clear the fault",
+    ),
+    FAULT_HOST_LOST: (
+        "HOST_LOST",
+        "the link to the controller was down during a motion: the board stopped it "
+        "(detail = seconds the link was down)",
+        "check the cable between the controller and the board, and whether the controller's "
+        "service stopped during the motion, then clear the fault",
     ),
 }
 
