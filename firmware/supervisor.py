@@ -8,7 +8,11 @@ In this order (the first that trips is the fault):
 4. a motor the firmware runs drawing more than its limit for ``stall_trip_ms``: MOTOR_STALL;
 5. an armed edge watch: a sensor that must tick while a step runs (the disc index while the
    disc turns, the head's hall sensor while it stacks, a tile at the head while the disc
-   feeds, the dice sensor while they tumble) has not ticked for its gap.
+   feeds, the dice sensor while they tumble) has not ticked for its gap;
+6. the running motion's total deadline (config.py: a multiple of its nominal time plus a
+   slack) has passed: MOTION_TIMEOUT, detail = the deadline in seconds. Each step may keep its
+   own limits and still the motion goes on too long (a feed that brings a tile every 4.9 s
+   never trips the 5 s SORT_TIMEOUT): this bounds the whole.
 
 Step deadlines (a plate that never reaches its limit switch, a chain that never comes home) are
 the phases' own (phases.py, build.py). Nothing here allocates: the watches live in lists made
@@ -20,9 +24,11 @@ from firmware.hal import SENSE_COVER_CLOSED, SENSE_ESTOP, ticks_diff
 from protocol.codes import (
     FAULT_COVER_OPEN,
     FAULT_ESTOP,
+    FAULT_MOTION_TIMEOUT,
     FAULT_MOTOR_STALL,
     FAULT_OVERHEAT,
     MOTOR_COUNT,
+    SUB_BOARD,
     SUB_CHAIN,
     SUB_DICE,
     SUB_LIFTS,
@@ -77,6 +83,9 @@ class Supervisor:
         self._w_detail = [0] * WATCHES
         self._w_count = [0] * WATCHES
         self._w_since = [0] * WATCHES
+        #: the running motion's total deadline (ms after _began); 0: none armed
+        self._limit = 0
+        self._began = 0
         self.subsystem = 0
         self.detail = 0
 
@@ -104,6 +113,12 @@ class Supervisor:
             self._over_since[i] = _NEVER
         for i in range(WATCHES):
             self._w_on[i] = False
+        self._limit = 0
+
+    def deadline(self, now: int, ms: int) -> None:
+        """The motion that starts now must be over within ``ms`` (every motor off disarms it)."""
+        self._began = now
+        self._limit = ms
 
     # --- edge watches ----------------------------------------------------------------------------
 
@@ -165,6 +180,10 @@ class Supervisor:
                 self._w_since[i] = now
             elif ticks_diff(now, self._w_since[i]) >= self._w_gap[i]:
                 return self._trip(self._w_code[i], self._w_sub[i], self._w_detail[i])
+        limit = self._limit
+        if limit and ticks_diff(now, self._began) >= limit:
+            seconds = (limit + 500) // 1000
+            return self._trip(FAULT_MOTION_TIMEOUT, SUB_BOARD, seconds if seconds < 255 else 255)
         return 0
 
     def _trip(self, code: int, subsystem: int, detail: int) -> int:
