@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TypedDict
 
 from drivers.board import BoardLink, EventCallback
-from simulator.config import SimConfig
+from simulator.config import SimConfig, Timings
 from simulator.server import SimulatedBoard
 
 # What the service and the command line take from here: the simulator's configuration and
@@ -33,6 +33,7 @@ __all__ = [
     "SimConfig",
     "SimulatedBoard",
     "SimulatedPty",
+    "Timings",
     "serve_simulated_board",
 ]
 

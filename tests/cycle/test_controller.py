@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 
-from controller.cycle.deadline import Deadlines
 from controller.cycle.places import BoardView, waiting_set
 from controller.cycle.states import mermaid
 from controller.service.embedded import CycleFault, EmbeddedTable
@@ -311,14 +310,6 @@ def test_line_noise_still_delivers_exact_cycles() -> None:
         stats = table.link.stats() if table.link else {}
     assert len({d["cycle_id"] for d in dealt}) == 3
     assert stats["crc_errors"] + stats["header_errors"] > 0 or stats["retransmits"] > 0
-
-
-def test_deadline_faults_a_phase_that_takes_too_long() -> None:
-    slow = EmbeddedTable("wenzhou", seed=1, speed=1.0, deadlines=Deadlines(shuffle=0.3))
-    with slow as table, pytest.raises(CycleFault) as caught:
-        table.run_cycle(timeout=30)
-    assert caught.value.fault.code == "DEADLINE"
-    assert "shuffling" in caught.value.fault.message
 
 
 def test_state_diagram_in_docs_matches_the_code() -> None:
