@@ -139,7 +139,7 @@ class Table:
             lines.append(f'key = "{audit_key}"')
         if rotate_bytes is not None:
             lines.append(f"rotate_bytes = {rotate_bytes}")
-        limits = {"lift": 10.0} if deadlines is None else deadlines
+        limits = deadlines or {}
         lines += ["[deadlines]", *(f"{name} = {value}" for name, value in limits.items())]
         self.config.write_text("\n".join(lines) + "\n" + extra)
         self.service: subprocess.Popen[str] | None = None

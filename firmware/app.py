@@ -27,7 +27,15 @@ from firmware.version import FW_MAJOR, FW_MINOR, FW_PATCH
 from protocol import codes as c
 from protocol.connection import BOARD, Connection
 from protocol.errors import ProtocolError, QueueFull
-from protocol.messages import PROTO_MAJOR, PROTO_MINOR, BoardStatus, Button, HelloReply
+from protocol.linkstate import DOWN
+from protocol.messages import (
+    DEADLINE_PHASES,
+    PROTO_MAJOR,
+    PROTO_MINOR,
+    BoardStatus,
+    Button,
+    HelloReply,
+)
 
 if TYPE_CHECKING:
     from firmware.config import BoardConfig
@@ -45,7 +53,7 @@ WINDOW = const(7)
 
 def identity(hal: "Hal", config: "BoardConfig", session: int, status: BoardStatus) -> HelloReply:
     """The board's HELLO_REPLY (the engine fills in the host's session; the main loop keeps
-    ``status`` current)."""
+    ``status`` current), with the total deadline of each motion (config.py)."""
     caps = 0
     if hal.has_reader():
         caps |= c.CAP_READER
@@ -71,6 +79,7 @@ def identity(hal: "Hal", config: "BoardConfig", session: int, status: BoardStatu
         seed if seed is not None else 0,
         hal.serial_number(),
         status,
+        tuple([config.deadline_ms(phase) for phase in DEADLINE_PHASES]),
     )
 
 
@@ -103,6 +112,8 @@ class App:
         self.errors = 0
         #: events the engine refused (a field out of range: a firmware bug), dropped
         self.dropped = 0
+        #: since when (link ticks) the link to the host is down; None while it is not
+        self._down_at: int | None = None
 
     def step(self) -> bool:
         """One pass of the loop. False once the board must reset (the caller resets it)."""
@@ -123,6 +134,7 @@ class App:
                 handle(board, event, now)
                 event = conn.next_event()
             if not board.reset_requested:
+                self._watch_host(link)
                 board.run(now)
                 if hal.has_buttons():
                     pressed = hal.button_event()
@@ -148,6 +160,21 @@ class App:
             hal.led(LED_HEARTBEAT, self._led)
         hal.watchdog_feed()
         return True
+
+    def _watch_host(self, link: int) -> None:
+        """A motion never runs on unattended: once the link to the host has been down for
+        host_grace_ms (config.py), the board stops it with HOST_LOST; the fault goes out when
+        the host is back (the engine keeps it queued, and the status says it meanwhile)."""
+        if self.conn.state != DOWN:
+            self._down_at = None
+            return
+        if self._down_at is None:
+            self._down_at = link
+            return
+        board = self.board
+        grace = board.timings.host_grace_ms
+        if board.busy and ticks_diff(link, self._down_at) >= grace:
+            board.fail(c.FAULT_HOST_LOST, c.SUB_BOARD, (grace + 500) // 1000)
 
     @property
     def link_due(self) -> "int | None":

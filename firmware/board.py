@@ -232,8 +232,11 @@ class Board:
 
     # --- motions ---------------------------------------------------------------------------------
 
-    def begin(self, command: int, phase: int, trigger: str, gen: "Steps", tile_set: int) -> None:
-        """Write that a motion begins (before any motor turns), then start it."""
+    def begin(
+        self, command: int, phase: int, trigger: str, gen: "Steps", tile_set: int, nominal: int = 0
+    ) -> None:
+        """Write that a motion begins (before any motor turns), then start it, bounded by its
+        total deadline (config.py: from ``nominal`` ms, or the phase's nominal time)."""
         record = self.record
         record.motions_begun += 1
         record.flags |= FLAG_MOTION
@@ -248,6 +251,9 @@ class Board:
         self._phase = phase
         self._set = tile_set
         self._reported = 0
+        t = self.timings
+        limit = t.deadline_ms(nominal) if nominal else self.config.deadline_ms(phase)
+        self.sup.deadline(self.now, limit)
         self.hal.motors_enable()
         self.hal.led(LED_BUSY, True)
 

@@ -238,7 +238,7 @@ def on_motor_test(b: "Board", msg: m.Message) -> None:
         b.refuse(msg.TYPE, c.REFUSE_BAD_ARGUMENT, 1)
         return
     gen = phases.motor_test(b, msg.motor, msg.duration_ms)
-    b.begin(msg.TYPE, c.PHASE_MOTOR_TEST, "start_motor_test", gen, -1)
+    b.begin(msg.TYPE, c.PHASE_MOTOR_TEST, "start_motor_test", gen, -1, msg.duration_ms)
 
 
 #: TYPE code -> handler

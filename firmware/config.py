@@ -4,10 +4,23 @@
 ``Timings`` holds the nominal durations (for progress) and every supervision limit (deadlines,
 current limits, temperatures). The defaults are those of simulator/config.py and
 docs/simulator.md, so the firmware keeps the same limits a real table's board keeps.
+
+Two rules keep a motion from running on unattended (docs/firmware.md, "Motion deadlines and a
+silent host"): each motion has a total deadline, ``deadline_pct`` % of its nominal time plus
+``deadline_slack_ms`` (MOTION_TIMEOUT past it; HELLO_REPLY reports them, and the controller
+derives its own from that report); and a motion stops once the link to the host has been down
+for ``host_grace_ms`` (HOST_LOST).
 """
 
 from firmware.compat import const
-from protocol.codes import TILE_CODES
+from protocol.codes import (
+    PHASE_BUILD,
+    PHASE_COLLECT,
+    PHASE_DICE,
+    PHASE_LIFT,
+    PHASE_SHUFFLE,
+    TILE_CODES,
+)
 
 #: the three tile sets of the table model (108 Sichuan, 136 Wenzhou/WSOM, 144 simplified)
 TILE_COUNTS = (108, 136, 144)
@@ -57,9 +70,38 @@ class Timings:
         self.off_current_ma = 200
         self.short_trip_ms = 200
         self.overheat_clear_dc = 750  # ... and it stays until the board is below 75.0 degC
+        # a motion's total deadline: this percentage of its nominal time, plus the slack: twice
+        # its time leaves room for a table running slow, the slack for the short ones (a lift's
+        # 1 s) and for a motion that starts by homing something (the chain before a build)
+        self.deadline_pct = 200  # past the deadline: MOTION_TIMEOUT (phase = which)
+        self.deadline_slack_ms = 5000
+        #: the link to the host down this long during a motion: the board stops it, HOST_LOST.
+        #: The link is down after the protocol's link timeout (2 s without a frame) or sooner
+        #: (an event unacknowledged after its tries): a motion stops at most 5 s after the
+        #: host's last frame, and a line cut shorter than that costs nothing
+        self.host_grace_ms = 3000
 
     def shuffle_ms(self, tiles: int) -> int:
         return self.shuffle_per_tile_ms * tiles
+
+    def nominal_ms(self, phase: int, tiles: int) -> int:
+        """What a healthy table takes for the motion of ``phase`` on a set of ``tiles`` (0 for a
+        phase that is not one of DEADLINE_PHASES: a motor test's is the time asked)."""
+        if phase == PHASE_SHUFFLE:
+            return self.shuffle_ms(tiles)
+        if phase == PHASE_BUILD:  # the head lays each tile; each wall settles and is pushed
+            return tiles * self.tile_ms + 4 * (self.settle_ms + self.push_ms)
+        if phase == PHASE_LIFT:
+            return self.lift_ms
+        if phase == PHASE_DICE:
+            return self.dice_ms
+        if phase == PHASE_COLLECT:  # plates down, trap open, tiles drop in, trap closed
+            return self.lift_ms + 2 * self.centre_ms + self.drop_ms
+        return 0
+
+    def deadline_ms(self, nominal: int) -> int:
+        """The total deadline of a motion whose nominal time is ``nominal`` ms."""
+        return nominal * self.deadline_pct // 100 + self.deadline_slack_ms
 
     @property
     def motor_test_ms(self) -> int:
@@ -88,6 +130,11 @@ class BoardConfig:
     def stacks_per_wall(self) -> int:
         """Stacks on one wall in the standard layout (a half stack counts as one)."""
         return stacks_per_wall(self.tiles)
+
+    def deadline_ms(self, phase: int) -> int:
+        """The total deadline of this table's motion of ``phase`` (HELLO_REPLY reports it)."""
+        t = self.timings
+        return t.deadline_ms(t.nominal_ms(phase, self.tiles))
 
 
 def stacks_per_wall(tiles: int) -> int:

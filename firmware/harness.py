@@ -86,6 +86,8 @@ class Harness:
         self.keep_events = True
         #: called after each step (a test's probe)
         self.probe: Callable[[], None] | None = None
+        #: the line is cut: what either end writes is lost
+        self.cut = False
 
     @property
     def board(self) -> "Board":
@@ -123,12 +125,14 @@ class Harness:
         now = hal.now
         host = self.host
         data = hal.host_read()
+        if self.cut:
+            data = b""
         if data:
             host.receive_data(data, now)
         if data or self._host_due is None or now >= self._host_due or host.queued:
             self._host_due = host.tick(now)
         out = host.data_to_send()
-        if out:
+        if out and not self.cut:
             hal.host_write(out)
         events = host.events()
         if events:

@@ -14,7 +14,11 @@ In this order (the first that trips is the fault):
    current sense's own check (SENSOR_BROKEN, the multiplexer);
 6. an armed edge watch: a sensor that must tick while a step runs (the disc index while the
    disc turns, the head's hall sensor while it stacks, a tile at the head while the disc
-   feeds, the dice sensor while they tumble) has not ticked for its gap.
+   feeds, the dice sensor while they tumble) has not ticked for its gap;
+6. the running motion's total deadline (config.py: a multiple of its nominal time plus a
+   slack) has passed: MOTION_TIMEOUT, detail = the deadline in seconds. Each step may keep its
+   own limits and still the motion goes on too long (a feed that brings a tile every 4.9 s
+   never trips the 5 s SORT_TIMEOUT): this bounds the whole.
 
 ``sensor_broken()`` reads every analogue input at once: a motion does not start on a broken
 sensor (commands.py).
@@ -30,6 +34,7 @@ from protocol.codes import (
     FAULT_COVER_OPEN,
     FAULT_DRIVER_SHORT,
     FAULT_ESTOP,
+    FAULT_MOTION_TIMEOUT,
     FAULT_MOTOR_STALL,
     FAULT_OVERHEAT,
     FAULT_SENSOR_BROKEN,
@@ -96,6 +101,9 @@ class Supervisor:
         self._w_detail = [0] * WATCHES
         self._w_count = [0] * WATCHES
         self._w_since = [0] * WATCHES
+        #: the running motion's total deadline (ms after _began); 0: none armed
+        self._limit = 0
+        self._began = 0
         self.subsystem = 0
         self.detail = 0
 
@@ -124,6 +132,12 @@ class Supervisor:
             self._over_since[i] = _NEVER
         for i in range(WATCHES):
             self._w_on[i] = False
+        self._limit = 0
+
+    def deadline(self, now: int, ms: int) -> None:
+        """The motion that starts now must be over within ``ms`` (every motor off disarms it)."""
+        self._began = now
+        self._limit = ms
 
     # --- edge watches ----------------------------------------------------------------------------
 
@@ -199,6 +213,10 @@ class Supervisor:
                 self._w_since[i] = now
             elif ticks_diff(now, self._w_since[i]) >= self._w_gap[i]:
                 return self._trip(self._w_code[i], self._w_sub[i], self._w_detail[i])
+        limit = self._limit
+        if limit and ticks_diff(now, self._began) >= limit:
+            seconds = (limit + 500) // 1000
+            return self._trip(FAULT_MOTION_TIMEOUT, SUB_BOARD, seconds if seconds < 255 else 255)
         return 0
 
     def _sample(self, now: int) -> int:

@@ -208,6 +208,8 @@ FAULT_READER_FAULT = 13
 FAULT_INTERNAL = 14
 FAULT_SENSOR_BROKEN = 15
 FAULT_DRIVER_SHORT = 16
+FAULT_MOTION_TIMEOUT = 17
+FAULT_HOST_LOST = 18
 
 FAULTS: dict[int, tuple[str, str, str]] = {
     FAULT_SORT_TIMEOUT: (
@@ -293,6 +295,19 @@ FAULTS: dict[int, tuple[str, str, str]] = {
         "current flows in a motor commanded off: its driver is shorted (detail = motor 0..8)",
         "switch the table off at its mains switch now (neither the board nor the emergency "
         "stop can stop a shorted driver) and have that motor's driver replaced",
+    ),
+    FAULT_MOTION_TIMEOUT: (
+        "MOTION_TIMEOUT",
+        "a motion ran past the board's deadline for its phase (detail = the deadline, seconds)",
+        "watch that motion: a mechanism runs slow or slips (a feed that barely keeps up, a worn "
+        "belt); run MOTOR_TEST on its motors, then clear the fault",
+    ),
+    FAULT_HOST_LOST: (
+        "HOST_LOST",
+        "the link to the controller was down during a motion: the board stopped it "
+        "(detail = seconds the link was down)",
+        "check the cable between the controller and the board, and whether the controller's "
+        "service stopped during the motion, then clear the fault",
     ),
 }
 

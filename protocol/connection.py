@@ -362,7 +362,7 @@ class Connection(GoBackN):
         """Board: a valid frame of the current host session after the link went down."""
         if self.state == DOWN and self.peer_session is not None:
             self._fire("traffic")
-            self._events.append(LinkUp(self._reply_for(self.peer_session)))
+            self._events.append(LinkUp(self._reply_for(self.peer_session, self._peer_minor())))
             self._resume(now)
 
     def _host_on_reply(self, reply: HelloReply, now: int) -> None:
@@ -409,13 +409,18 @@ class Connection(GoBackN):
             return
         self.peer_state = beat.state
 
-    def _reply_for(self, host_session: int) -> HelloReply:
+    def _reply_for(self, host_session: int, host_minor: int = PROTO_MINOR) -> HelloReply:
         ident = self.identity
         assert ident is not None
-        return ident.answer(host_session)  # with the status the board keeps current
+        # with the status the board keeps current, in the layout the host's version reads
+        return ident.answer(host_session, host_minor)
+
+    def _peer_minor(self) -> int:
+        peer = self.peer
+        return peer.proto_minor if peer is not None else PROTO_MINOR
 
     def _board_on_hello(self, hello: Hello, now: int) -> None:
-        reply = self._reply_for(hello.host_session)
+        reply = self._reply_for(hello.host_session, hello.proto_minor)
         self._send_link(reply, 0, now)
         self._counters["hello_replies_sent"] += 1
         if hello.proto_major != PROTO_MAJOR:

@@ -73,7 +73,8 @@ def example_status() -> BoardStatus:
 
 
 def example_identity(session_id: int = BOARD_SESSION, host_session: int = 0) -> HelloReply:
-    """A board's HELLO_REPLY template: reader and dice fitted, two 136-tile sets, 17 stacks."""
+    """A board's HELLO_REPLY template: reader and dice fitted, two 136-tile sets, 17 stacks,
+    the motion deadlines of the reference board's configuration for 136 tiles."""
     return HelloReply(
         PROTO_MAJOR,
         PROTO_MINOR,
@@ -89,6 +90,7 @@ def example_identity(session_id: int = BOARD_SESSION, host_session: int = 0) -> 
         20240601,
         "MJT-000123",
         example_status(),
+        (40360, 49080, 7000, 9000, 10900),
     )
 
 

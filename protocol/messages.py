@@ -17,6 +17,11 @@ from protocol.codes import (
     BUTTONS,
     FAULTS,
     MOTOR_COUNT,
+    PHASE_BUILD,
+    PHASE_COLLECT,
+    PHASE_DICE,
+    PHASE_LIFT,
+    PHASE_SHUFFLE,
     PHASES,
     PLACE_UNKNOWN,
     PLACES,
@@ -44,7 +49,11 @@ if TYPE_CHECKING:
     _M = TypeVar("_M", bound="Message")
 
 PROTO_MAJOR = 2
-PROTO_MINOR = 0
+PROTO_MINOR = 1
+#: the minor version from which HELLO_REPLY carries the board's motion deadlines
+DEADLINES_MINOR = 1
+#: the motions whose total deadline HELLO_REPLY carries, in the order of their phase codes
+DEADLINE_PHASES = (PHASE_SHUFFLE, PHASE_BUILD, PHASE_LIFT, PHASE_DICE, PHASE_COLLECT)
 
 #: most tiles in one MANIFEST_CHUNK
 MAX_CHUNK_TILES = 100
@@ -76,6 +85,7 @@ DURATION = (1, 0xFFFF)
 STACK_HEIGHT = (1, 2)
 PLACE = (0, max(PLACES))
 RESET_CAUSE = (0, max(RESET_CAUSES))
+DEADLINE_MS = (1, 0xFFFFFFFF)
 
 
 def _bad(
@@ -297,12 +307,18 @@ class HelloReply(Message):
     where things stand from the first frame of a session. On the wire it follows the serial,
     without its firmware version (the fixed part carries it; the two must agree).
 
+    ``deadlines_ms`` (from minor version 1): the total deadline the board keeps for each motion,
+    in ms, in the order of DEADLINE_PHASES (SHUFFLE, BUILD, LIFT, DICE, COLLECT); past it the
+    board stops the motion with MOTION_TIMEOUT. None in a reply of minor version 0 (a board that
+    keeps none, or a reply to a host of minor version 0): the status is then the last field.
+
     The first six bytes (proto_major, proto_minor, host_session) are the same in every protocol
     version. A reply of another major version is read no further: its other fields are zero and
     its status says nothing is known (the host refuses the link on its version alone).
 
     A board keeps ``Connection.identity.status`` current (it sets it before handing received bytes
-    to its engine): the engine answers every HELLO with ``identity.answer(host_session)``.
+    to its engine): the engine answers every HELLO with ``identity.answer(host_session,
+    host_minor)``, in the layout of the lower of the two minor versions.
     """
 
     TYPE = 0x02
@@ -324,9 +340,10 @@ class HelloReply(Message):
         "seed",
         "serial",
         "status",
+        "deadlines_ms",
     )
     _FMT = ">BBIIBBBBBBBI"
-    _SIZE = 21  # fixed part; then the serial (u8 length + ASCII), then the status
+    _SIZE = 21  # fixed part; then the serial (u8 length + ASCII), the status, the deadlines
     _BOUNDS = (U8, U8, U32, SESSION, U8, U8, U8, U8, (1, 2), (1, 0xFF), (1, 0xFF), U32)
 
     def __init__(
@@ -345,6 +362,7 @@ class HelloReply(Message):
         seed: int,
         serial: str,
         status: "BoardStatus",
+        deadlines_ms: "tuple[int, ...] | list[int] | None" = None,
     ) -> None:
         self.proto_major = proto_major
         self.proto_minor = proto_minor
@@ -360,6 +378,9 @@ class HelloReply(Message):
         self.seed = seed
         self.serial = serial
         self.status = status
+        if deadlines_ms is not None and type(deadlines_ms) is not tuple:
+            deadlines_ms = _as_ints("HelloReply", "deadlines_ms", 14, deadlines_ms)
+        self.deadlines_ms: tuple[int, ...] | None = deadlines_ms
 
     def check(self, error: "type[FieldError]" = FieldError) -> None:
         Message.check(self, error)
@@ -387,10 +408,16 @@ class HelloReply(Message):
                 "its firmware version differs from fw_major.fw_minor.fw_patch",
                 13,
             )
+        deadlines = self.deadlines_ms
+        if deadlines is not None:
+            n = len(DEADLINE_PHASES)
+            _check_list(error, "HelloReply", "deadlines_ms", 14, deadlines, (n, n), DEADLINE_MS)
 
     def encode(self) -> bytes:
         self.check()
         raw = self.serial.encode()
+        deadlines = self.deadlines_ms
+        tail = b"" if deadlines is None else struct.pack(">IIIII", *deadlines)
         return (
             struct.pack(
                 ">BBIIBBBBBBBI",
@@ -410,6 +437,7 @@ class HelloReply(Message):
             + bytes((len(raw),))
             + raw
             + self.status.encode()[3:]
+            + tail
         )
 
     @classmethod
@@ -419,7 +447,7 @@ class HelloReply(Message):
             return cls(  # type: ignore[call-arg]
                 major, minor, host_session, 0, 0, 0, 0, 0, 0, 0, 0, 0, "", BoardStatus.unknown()
             )
-        _check_length("HelloReply", payload, 22, 22 + MAX_SERIAL + BoardStatus.MAX_SIZE - 3)
+        _check_length("HelloReply", payload, 22, 22 + MAX_SERIAL + BoardStatus.MAX_SIZE - 3 + 20)
         n = payload[21]
         end = 22 + n
         if len(payload) < end + BoardStatus.MIN_SIZE - 3:
@@ -439,8 +467,24 @@ class HelloReply(Message):
             if b < 0x20 or b > 0x7E:
                 raise DecodeError("HelloReply", "serial", raw, "must be printable ASCII", 12)
         fixed = struct.unpack(">BBIIBBBBBBBI", payload[:21])
-        status = BoardStatus.decode(bytes(payload[10:13]) + bytes(payload[end:]))
-        msg = cls(*fixed, raw.decode(), status)  # type: ignore[call-arg]
+        # the status (its firmware version is the fixed part's) ends after its n sets; then, from
+        # minor version 1, the deadlines
+        stop = end + BoardStatus.MIN_SIZE - 3 + 2 * (payload[end + 18] - 1)
+        if payload[end + 18] not in (1, 2) or len(payload) <= stop:
+            stop = len(payload)  # BoardStatus.decode names what is wrong with it, if anything
+        status = BoardStatus.decode(bytes(payload[10:13]) + bytes(payload[end:stop]))
+        deadlines = None
+        if stop < len(payload):
+            if len(payload) - stop != 20:
+                raise DecodeError(
+                    "HelloReply",
+                    "deadlines_ms",
+                    len(payload) - stop,
+                    str(len(payload) - stop) + " bytes after the status: the deadlines are 20",
+                    14,
+                )
+            deadlines = struct.unpack(">IIIII", payload[stop:])
+        msg = cls(*fixed, raw.decode(), status, deadlines)  # type: ignore[call-arg]
         msg.check(DecodeError)
         return msg
 
@@ -448,8 +492,11 @@ class HelloReply(Message):
         """True when the capability bit (codes.CAP_*) is set."""
         return bool(self.capabilities & capability)
 
-    def answer(self, host_session: int) -> "HelloReply":
-        """This reply addressed to the host session ``host_session`` (what the engine sends)."""
+    def answer(self, host_session: int, host_minor: int = PROTO_MINOR) -> "HelloReply":
+        """This reply addressed to the host session ``host_session`` (what the engine sends), in
+        the layout of a host of minor version ``host_minor``: without the deadlines for a host
+        of minor version 0, which could not read them."""
+        deadlines = self.deadlines_ms if host_minor >= DEADLINES_MINOR else None
         return HelloReply(
             self.proto_major,
             self.proto_minor,
@@ -465,6 +512,7 @@ class HelloReply(Message):
             self.seed,
             self.serial,
             self.status,
+            deadlines,
         )
 
 

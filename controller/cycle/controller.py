@@ -43,6 +43,7 @@ from controller.cycle.states import (
     AT_REST,
     AUDIT_UNWRITABLE,
     DICE,
+    NO_DEADLINES,
     NOT_CONNECTED,
     NOT_CONNECTED_CLEAR,
     REPORT_DUE,
@@ -231,16 +232,26 @@ class CycleController(CycleSteps, LinkWatch, BoardTests):
         if action == "clear_fault":
             if action not in row.accepts:
                 return row.refusal(action)
-            return None if self.link_up else NOT_CONNECTED_CLEAR
+            return self._no_deadlines() if self.link_up else NOT_CONNECTED_CLEAR
         if "clear_fault" in row.accepts:
             return row.refusal(action)  # in fault or stopped: the technician comes first
         if not self.link_up:
             return NOT_CONNECTED
+        if (stale := self._no_deadlines()) is not None:
+            return stale
         if action not in row.accepts:
             return row.refusal(action)
         if self._reports_due and self.state in AT_REST:
             return REPORT_DUE  # the board's report of where the sets are is on its way
         return None
+
+    def _no_deadlines(self) -> str | None:
+        """Why nothing may move: the board reported no motion deadlines (firmware of protocol
+        2.0); None when it has reported them."""
+        board = self._board
+        if board is None or board.deadlines_ms is not None:
+            return None
+        return NO_DEADLINES.format(version=f"{board.proto_major}.{board.proto_minor}")
 
     def _allowed(self) -> list[Action]:
         return [a for a in ACTIONS if self._refusal(a) is None]

@@ -24,11 +24,18 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import protocol.codes as codes
 import protocol.messages as m
-from controller.cycle.deadline import DEFAULT_DEADLINES, Deadlines, DeadlineTimer
+from controller.cycle.deadline import (
+    BOARD_DEADLINES,
+    DEFAULT_DEADLINES,
+    DeadlineName,
+    Deadlines,
+    DeadlineTimer,
+    OwnDeadline,
+)
 from controller.cycle.places import MOTIONS, UP, BoardView, blocked, waiting_set
 from controller.cycle.reports import (
     Action,
@@ -86,6 +93,10 @@ class Cycle:
     dice_tag: int = 0
     last_die_ns: int = 0
     shown_dice: list[int] | None = None
+
+
+#: the motions the board bounds by a deadline of its own (HELLO_REPLY's deadlines_ms)
+_BOUNDED = (m.Shuffle, m.BuildWalls, m.LiftWalls, m.Collect, m.RollDice)
 
 
 @dataclass
@@ -242,7 +253,26 @@ class CycleCore:
             "tile_sets": hello.tile_sets,
             "tiles": hello.tiles,
             "seed": hello.seed if hello.capabilities & codes.CAP_SEEDED else None,
+            # the board's own deadline of each motion, in seconds (None: it reports none)
+            "deadlines": (
+                None
+                if hello.deadlines_ms is None
+                else {
+                    name: ms / 1000
+                    for name, ms in zip(BOARD_DEADLINES, hello.deadlines_ms, strict=True)
+                }
+            ),
         }
+
+    def _seconds(self, name: DeadlineName) -> float | None:
+        """The seconds of the deadline ``name``: the controller's own, or for a motion the board
+        bounds, derived from the board's report (None while the board has reported none)."""
+        if name not in BOARD_DEADLINES:
+            return self.deadlines.seconds(cast(OwnDeadline, name))
+        reported = self._board.deadlines_ms if self._board is not None else None
+        if reported is None:
+            return None
+        return self.deadlines.motion(name, reported)
 
     # ------------------------------------------------------------ acting
 
@@ -254,6 +284,8 @@ class CycleCore:
         view = self._view
         if view is None and isinstance(message, (*MOTIONS, m.ReadManifest)):
             raise ImpossibleCommand(message, "the board has not reported where the sets are")
+        if isinstance(message, _BOUNDED) and (self._board is None or not self._board.deadlines_ms):
+            raise ImpossibleCommand(message, "the board has not reported its motion deadlines")
         why = blocked(message, view) if view is not None else None
         if why is not None:
             raise ImpossibleCommand(message, why)

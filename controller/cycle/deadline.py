@@ -1,8 +1,17 @@
 """The controller's phase deadlines: how long each may last, and the one timer thread.
 
-``Deadlines`` holds the seconds of each deadline; its defaults (``DEFAULT_DEADLINES``) are
-written here once, and the service's configuration (``[deadlines]``) takes them from here.
-Which state each deadline bounds is in the state table (controller/cycle/states.py).
+Two kinds of deadline bound the states of the table (its row in controller/cycle/states.py
+names one):
+
+- the motions the board bounds itself (``BOARD_DEADLINES``: shuffle, build, lift, collect, and
+  each roll of the board's dice). The board keeps a total deadline for each and reports them in
+  HELLO_REPLY (docs/protocol.md, "The board's deadlines"); ``motion_deadlines`` turns that
+  report into the controller's own: the board's plus a margin for the link, so the board's
+  fault, in its own words, always comes first. The host keeps no copy of the board's limits;
+  before the board has reported them no motion starts (controller.py refuses it).
+- the controller's own waits (``Deadlines``: the manifest read, the dice of one deal from any
+  source, CLEAR_FAULT and STOP confirmed, a motor test beyond its time), whose defaults
+  (``DEFAULT_DEADLINES``) the service's configuration (``[deadlines]``) takes from here.
 
 A phase arms a deadline; the next phase replaces it. Creating a thread per
 phase (``threading.Timer``) costs more than the rest of a cycle's bookkeeping,
@@ -15,53 +24,84 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+from protocol.arq import LINK_TIMEOUT_MS
+
 log = logging.getLogger("mjtable.controller")
 
-#: Boards declare a shuffle or a build that takes longer than this (seconds) a fault
-#: themselves, and say which part failed.
-BOARD_MOTION_LIMIT_S = 80.0
-#: The controller's own deadline for shuffle and build: past the board's limit, so the
-#: board reports its fault (with its code and detail) before the controller gives up.
-MOTION_DEADLINE_S = BOARD_MOTION_LIMIT_S + 10.0
+#: The motions whose deadline is the board's own, in the order of HELLO_REPLY's deadlines_ms
+#: (protocol.messages.DEADLINE_PHASES: SHUFFLE, BUILD, LIFT, DICE, COLLECT).
+BoardDeadline = Literal["shuffle", "build", "lift", "roll", "collect"]
+BOARD_DEADLINES: tuple[BoardDeadline, ...] = ("shuffle", "build", "lift", "roll", "collect")
+#: The controller's own deadlines: the fields of Deadlines, the keys of ``[deadlines]``.
+OwnDeadline = Literal["manifest", "dice", "clear", "stop", "test"]
+#: Every deadline a state may name.
+DeadlineName = Literal[BoardDeadline, OwnDeadline]
 
-#: The names of the deadlines: the fields of Deadlines, the keys of ``[deadlines]``.
-DeadlineName = Literal[
-    "shuffle", "build", "manifest", "collect", "lift", "dice", "clear", "stop", "test"
-]
+#: What the controller allows beyond the board's deadline of a motion (seconds): the command
+#: may reach the board, and the board's FAULT come back, each up to the link's timeout late
+#: (resent until acknowledged, 2 s at most before the link is declared down), and a second more.
+LINK_MARGIN_S = 2 * LINK_TIMEOUT_MS / 1000 + 1.0
+
+
+def motion_deadlines(
+    reported_ms: Sequence[int], margin: float = LINK_MARGIN_S, board_time: float = 1.0
+) -> dict[BoardDeadline, float]:
+    """The controller's deadline of each motion, in seconds, from the board's own as it reported
+    them (HELLO_REPLY's ``deadlines_ms``): the board's deadline (times ``board_time``, the real
+    seconds of one of the board's) plus ``margin`` for the link. The one place the host turns
+    the board's deadlines into its own."""
+    if len(reported_ms) != len(BOARD_DEADLINES):
+        raise ValueError(
+            f"the board reported {len(reported_ms)} deadlines, one per motion "
+            f"({', '.join(BOARD_DEADLINES)}) was expected"
+        )
+    return {
+        name: ms / 1000 * board_time + margin
+        for name, ms in zip(BOARD_DEADLINES, reported_ms, strict=True)
+    }
 
 
 @dataclass(frozen=True)
 class Deadlines:
-    """Seconds each phase may take before the controller declares a fault."""
+    """Seconds the controller waits in each phase of its own before it declares a fault, and its
+    margin beyond the board's deadline of a motion."""
 
-    shuffle: float = MOTION_DEADLINE_S
-    build: float = MOTION_DEADLINE_S
     manifest: float = 10.0
-    collect: float = 30.0
-    lift: float = 5.0
+    #: the dice of one deal, from any source (the dealer's by hand included); the board's dice
+    #: unit is also bounded roll by roll by the board's deadline (``roll``)
     dice: float = 30.0
     clear: float = 10.0
     stop: float = 5.0
     #: a technician's motor test: what it may take beyond the time it was asked to run
     test: float = 5.0
+    #: beyond the board's own deadline of a motion (motion_deadlines)
+    link_margin: float = LINK_MARGIN_S
+
+    #: real seconds a second of the board's clock takes: 1 for a real board, more for one that
+    #: runs slower than real time (the emulated chip; ``[board] wait_factor``)
+    board_time: float = 1.0
 
     def scaled(self, factor: float) -> Deadlines:
-        """Each deadline ``factor`` times as long: for a board whose clock runs slower than real
-        time (the emulated chip; ``[board] wait_factor``)."""
-        return Deadlines(**{name: getattr(self, name) * factor for name in DEADLINE_NAMES})
+        """Every wait ``factor`` times as long (the controller's own deadlines, the margin, and
+        the board's seconds): for a board whose clock runs slower than real time."""
+        return Deadlines(**{name: getattr(self, name) * factor for name in DEADLINE_FIELDS})
 
-    def seconds(self, name: DeadlineName) -> float:
+    def motion(self, name: BoardDeadline, reported_ms: Sequence[int]) -> float:
+        """The controller's deadline of the motion ``name`` from the board's report."""
+        return motion_deadlines(reported_ms, self.link_margin, self.board_time)[name]
+
+    def seconds(self, name: OwnDeadline) -> float:
         """The seconds of the deadline ``name``."""
         value: float = getattr(self, name)
         return value
 
 
-#: Every deadline's name, in the order of the fields.
-DEADLINE_NAMES: tuple[DeadlineName, ...] = get_args(DeadlineName)
+#: Every field of Deadlines: the controller's own deadlines, its margin and the board's time.
+DEADLINE_FIELDS: tuple[str, ...] = (*get_args(OwnDeadline), "link_margin", "board_time")
 
 #: The defaults, for the service's configuration and the docs.
 DEFAULT_DEADLINES = Deadlines()

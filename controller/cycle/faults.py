@@ -219,6 +219,10 @@ def board_fault_words(code: int, subsystem: int, phase: int, detail: int) -> tup
         what = f"the {SEATS[detail]} wall's plate" if detail < 4 else "the centre lift"
     elif code == codes.FAULT_INTERNAL and detail:
         what = f"firmware error {detail}"
+    elif code == codes.FAULT_MOTION_TIMEOUT and detail:
+        what = f"its deadline {detail} s"
+    elif code == codes.FAULT_HOST_LOST and detail:
+        what = f"down {detail} s"
     where = codes.SUBSYSTEMS.get(subsystem, ("", "", ""))[1]
     when = f"while {codes.PHASES[phase][1]}" if phase in codes.PHASES and phase else ""
     parts = [p for p in (what, where, when) if p]

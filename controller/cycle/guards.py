@@ -76,7 +76,10 @@ class CycleGuards(CycleCore):
         name = name or ROWS[self.state].deadline
         if name is None:
             return
-        seconds = self.deadlines.seconds(name)
+        seconds = self._seconds(name)
+        if seconds is None:
+            # a motion is never sent to a board that reported no deadlines (_send refuses it)
+            return
         gen, state = self._deadline_gen, self.state
         self._deadline.arm(seconds, lambda: self._deadline_passed(gen, state, seconds))
 

@@ -8,7 +8,9 @@ sets are (reconcile.py). What the link's loss and return do is the state's row (
   report (a board that reports a motion is stopped first);
 - in a step the board works on alone (``returning = "wait"``: the motions, the dice, the
   recovery procedure) the loss costs no fault either: the board goes on, its events follow in
-  order once the link is back, and the state's deadline bounds the wait (past it: LINK_DOWN);
+  order once the link is back, and the state's deadline bounds the wait (past it: LINK_DOWN).
+  The board goes on for its own grace only: past it, it stops the motion and its HOST_LOST
+  follows the motion's events;
 - in fault, stopped or recovering, the link's return sends STOP (the board may still run what
   it was last told) and READ_STATUS; elsewhere the loss faults the table (LINK_DOWN);
 - a board restart (a new session) during a step faults it (BOARD_REBOOTED).

@@ -16,7 +16,7 @@ from typing import Any, Final, Literal, NamedTuple
 from transitions import Machine
 
 import protocol.messages as m
-from controller.cycle.deadline import DeadlineName
+from controller.cycle.deadline import BOARD_DEADLINES, LINK_MARGIN_S, DeadlineName
 from controller.cycle.faults import DEADLINE, STOP_UNCONFIRMED, FaultKind
 from controller.cycle.reports import Action
 
@@ -97,6 +97,13 @@ REFUSALS: Mapping[Action, str] = {
 #: Refusals that do not depend on the state.
 NOT_CONNECTED = "the board is not connected"
 NOT_CONNECTED_CLEAR = "the board is not connected; the fault cannot be cleared yet"
+#: any button but STOP while the board's firmware reports no motion deadlines ({version}: its
+#: protocol version): nothing may move without them
+NO_DEADLINES = (
+    "the board's firmware is older than this controller (protocol {version}: it reports no "
+    "motion deadlines), so nothing may move: flash this controller's firmware onto the board "
+    "(mjtable firmware flash) and restart the board"
+)
 #: SHUFFLE or DEAL while the board's report of where the sets are is on its way (READ_STATUS)
 REPORT_DUE = "the board is reporting where the tile sets are: press again in a moment"
 AUDIT_UNWRITABLE = "the audit log cannot be written ({error})"
@@ -141,7 +148,10 @@ class StateRow:
         if self.at_rest:
             return "no fault"
         if self.returning == "wait":
-            return "no fault: the board goes on, its events follow"
+            return (
+                "no fault: the board goes on, its events follow (past the board's grace, it "
+                "stops a motion: `HOST_LOST`)"
+            )
         return "`LINK_DOWN`"
 
     def waits_for(self, command: int) -> bool:
@@ -393,6 +403,8 @@ def table_markdown() -> str:
     ]
     for row in STATE_TABLE:
         deadline = f"`deadlines.{row.deadline}`" if row.deadline else "—"
+        if row.deadline in BOARD_DEADLINES:
+            deadline = f"the board's `{row.deadline}` + {LINK_MARGIN_S:g} s"
         done = " or ".join(f"`{awaited.NAME}`" for awaited in row.done)
         done = f"`DONE` of {done}" if row.done else "—"
         if row.report:

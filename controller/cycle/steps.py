@@ -265,6 +265,7 @@ class CycleSteps(Reconciler):
         cycle.dice_tag = len(cycle.throws) & 0xFF
         has_dice = bool(self._board and self._board.capabilities & codes.CAP_DICE)
         if self.dice_source == "board" and has_dice:
+            self._arm_deadline("roll")  # each roll: the board's deadline and the link's margin
             self._send(m.RollDice(cycle.dice_tag, request.count))
             return
         if self.dice_source == "dealer":

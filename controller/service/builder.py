@@ -22,7 +22,7 @@ from typing import TypedDict
 
 from drivers.board import BoardLink, EventCallback
 from protocol.arq import LINK_TIMEOUT_MS, RTO_MS
-from simulator.config import SimConfig
+from simulator.config import SimConfig, Timings
 from simulator.server import SimulatedBoard
 
 # What the service and the command line take from here: the simulator's configuration and
@@ -34,6 +34,7 @@ __all__ = [
     "SimConfig",
     "SimulatedBoard",
     "SimulatedPty",
+    "Timings",
     "serve_simulated_board",
 ]
 

@@ -20,7 +20,7 @@ import json
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import (
     Field,
@@ -184,16 +184,19 @@ def _seconds(default: float) -> Any:
 
 
 class DeadlinesSection(Section):
-    """The service's HELLO watch, then one key per phase deadline of the cycle, whose
-    defaults are the cycle's (controller/cycle/deadline.py says why shuffle and build get
-    90 s)."""
+    """The service's HELLO watch, then one key per deadline of the controller's own, whose
+    defaults are the cycle's (controller/cycle/deadline.py). The motions' deadlines are the
+    board's: it reports them, and the controller derives its own from that report."""
+
+    #: keys of earlier versions, and why they are no more
+    RETIRED: ClassVar[dict[str, str]] = {
+        key: f"the board keeps the {key} deadline itself and reports it, and the controller "
+        "derives its own from that report (docs/controller.md, 'Deadlines'): remove the key"
+        for key in ("shuffle", "build", "collect", "lift")
+    }
 
     hello: float = _seconds(2.0)
-    shuffle: float = _seconds(DEFAULT_DEADLINES.shuffle)
-    build: float = _seconds(DEFAULT_DEADLINES.build)
     manifest: float = _seconds(DEFAULT_DEADLINES.manifest)
-    collect: float = _seconds(DEFAULT_DEADLINES.collect)
-    lift: float = _seconds(DEFAULT_DEADLINES.lift)
     dice: float = _seconds(DEFAULT_DEADLINES.dice)
     clear: float = _seconds(DEFAULT_DEADLINES.clear)
     stop: float = _seconds(DEFAULT_DEADLINES.stop)

@@ -93,9 +93,13 @@ def problems(exc: ValidationError, root: type[BaseModel]) -> list[str]:
         if kind == "missing":
             found.append(f"{key}: missing; expected {expected}")
         elif kind == "extra_forbidden":
+            retired: dict[str, str] = getattr(parent, "RETIRED", {})
             allowed = ", ".join(parent.model_fields) if parent is not None else ""
             what = "section" if len(loc) == 1 else "key"
-            found.append(f"{key}: unknown {what}; expected one of: {allowed}")
+            if str(loc[-1]) in retired:
+                found.append(f"{key}: {retired[str(loc[-1])]}")
+            else:
+                found.append(f"{key}: unknown {what}; expected one of: {allowed}")
         elif kind == "value_error":
             ctx = error.get("ctx") or {}
             found.append(f"{key}: {ctx.get('error', error['msg'])}")

@@ -19,7 +19,13 @@ from typing import Any
 from controller.cycle.controller import CycleController, Deadlines, Recorder
 from controller.cycle.reports import Action, Event, FaultEvent
 from controller.cycle.states import DEALT, READY
-from controller.service.builder import BoardConnection, SimConfig, SimulatedBoard, SimulatedPty
+from controller.service.builder import (
+    BoardConnection,
+    SimConfig,
+    SimulatedBoard,
+    SimulatedPty,
+    Timings,
+)
 from drivers.board import BoardLink
 from rules.profiles import Profile, load_profile
 from rules.words import DiceSource
@@ -155,6 +161,7 @@ class EmbeddedTable:
         recorder: Recorder | None = None,
         profile: Profile | None = None,
         table_number: int = 1,
+        timings: Timings | None = None,
     ) -> None:
         self.profile = profile or load_profile(variant)
         self.connection = BoardConnection(
@@ -166,6 +173,7 @@ class EmbeddedTable:
                     reader=reader,
                     dice=dice,
                     faults=list(faults or []),
+                    timings=timings or Timings(),
                 )
             )
         )

@@ -15,7 +15,7 @@ import pytest
 
 from cli import UsageError, build_parser
 from cli import run as cmd_run
-from controller.cycle.deadline import BOARD_MOTION_LIMIT_S, Deadlines
+from controller.cycle.deadline import BOARD_DEADLINES, Deadlines
 from controller.service.config import (
     ConfigError,
     DeadlinesSection,
@@ -187,19 +187,17 @@ def test_with_changes_refuses_unknown_keys_and_leaves_the_original() -> None:
     with pytest.raises(ConfigError) as caught:
         with_changes(config, {"api": {"sokcet": "/run/x.sock"}})
     assert str(caught.value).startswith("api.sokcet: unknown key; expected one of: socket")
-    changed = with_changes(config, {"deadlines": {"lift": 7}})
-    assert changed.deadlines.lift == 7.0 and config.deadlines.lift == 5.0
+    changed = with_changes(config, {"deadlines": {"clear": 7}})
+    assert changed.deadlines.clear == 7.0 and config.deadlines.clear == 10.0
     assert changed.sha256 == config.sha256
 
 
-# -- the deadlines of shuffle and build -------------------------------------------------
+# -- the deadlines -----------------------------------------------------------------------
 
 
-def test_motion_deadlines_leave_the_board_room_to_report_first() -> None:
-    defaults = DeadlinesSection()
-    assert BOARD_MOTION_LIMIT_S == 80.0  # TABLE.md section 1: more is a fault on real boards
-    assert defaults.shuffle == 90.0 and defaults.build == 90.0
-    assert defaults.shuffle > BOARD_MOTION_LIMIT_S and defaults.build > BOARD_MOTION_LIMIT_S
+def test_the_motions_deadlines_are_the_boards_not_the_configurations() -> None:
+    # the board keeps and reports them (HELLO_REPLY): no key, no copy on the host
+    assert not set(DeadlinesSection.model_fields) & set(BOARD_DEADLINES)
     # the installed example spells out the defaults
     example = tomllib.loads(EXAMPLE.read_text(encoding="utf-8"))["deadlines"]
     assert example == DeadlinesSection().model_dump()
@@ -208,7 +206,8 @@ def test_motion_deadlines_leave_the_board_room_to_report_first() -> None:
 def test_the_deadlines_are_the_cycles_own_plus_the_hello_watch() -> None:
     cycle = Deadlines()
     section = DeadlinesSection()
-    assert list(section.model_dump()) == ["hello", *asdict(cycle)]
+    own = [name for name in asdict(cycle) if name != "link_margin"]
+    assert list(section.model_dump()) == ["hello", *own]
     assert section.cycle() == cycle  # the defaults are the cycle's, written once
-    changed = with_changes(load_config(EXAMPLE), {"deadlines": {"lift": 7, "hello": 3}})
-    assert changed.deadlines.cycle() == Deadlines(**{**asdict(cycle), "lift": 7.0})
+    changed = with_changes(load_config(EXAMPLE), {"deadlines": {"stop": 7, "hello": 3}})
+    assert changed.deadlines.cycle() == Deadlines(**{**asdict(cycle), "stop": 7.0})

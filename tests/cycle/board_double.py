@@ -75,6 +75,10 @@ class ReferenceBoard:
         #: (command, why) for every command the board refused for places, fault or motion
         self.impossible: list[tuple[m.Message, str]] = []
         self.received: list[m.Message] = []
+        #: no reader (positions only), no dice unit: the controller throws
+        self.capabilities = 0
+        #: the motions' deadlines it reports (HELLO_REPLY), long enough never to pass in a test
+        self.deadlines_ms: tuple[int, ...] | None = (600_000,) * len(m.DEADLINE_PHASES)
         self._rng = random.Random(5)
         self.put(places)
 
@@ -121,13 +125,14 @@ class ReferenceBoard:
             1,
             0,
             0,
-            0,  # no reader (positions only), no dice unit: the controller throws
+            self.capabilities,
             2,
             self.tiles,
             self.tiles // 8,
             0,
             "REF-1",
             self.status(),
+            self.deadlines_ms,
         )
 
     def reboot(self, places: tuple[int, int]) -> None:
@@ -214,15 +219,20 @@ class ReferenceBoard:
 class Bench:
     """A controller on a ReferenceBoard: what it sends waits in ``outbox`` until ``pump``."""
 
-    def __init__(self, board: ReferenceBoard | None = None, variant: str = "wenzhou") -> None:
+    def __init__(
+        self,
+        board: ReferenceBoard | None = None,
+        variant: str = "wenzhou",
+        deadlines: Deadlines = PATIENT,
+    ) -> None:
         self.board = board or ReferenceBoard()
         self.records: list[tuple[str, dict[str, Any], str | None]] = []
         self.events: list[Event] = []
         self.outbox: deque[m.Message] = deque()
         self.controller = CycleController(
             load_profile(variant),
-            deadlines=PATIENT,
-            dice_source="controller",
+            deadlines=deadlines,
+            dice_source="board" if self.board.capabilities & codes.CAP_DICE else "controller",
             recorder=lambda kind, data, cycle: self.records.append((kind, data, cycle)),
         )
         self.controller.attach(self)

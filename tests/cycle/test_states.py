@@ -13,7 +13,14 @@ import pytest
 
 import protocol.messages as m
 from controller.cycle.controller import ACTIONS
-from controller.cycle.deadline import DEFAULT_DEADLINES, DeadlineName, Deadlines
+from controller.cycle.deadline import (
+    BOARD_DEADLINES,
+    DEFAULT_DEADLINES,
+    BoardDeadline,
+    DeadlineName,
+    Deadlines,
+    OwnDeadline,
+)
 from controller.cycle.faults import CATALOGUE, DEADLINE, FaultKind, catalogue_markdown
 from controller.cycle.states import (
     AT_REST,
@@ -60,15 +67,20 @@ def test_the_coverage_check_sees_a_state_added_without_a_row() -> None:
     assert without_row(machine.states, ROWS) == {"pausing"}
 
 
-def test_deadlines_named_by_the_rows_are_fields_of_deadlines() -> None:
-    names = {f.name for f in fields(Deadlines)}
-    assert set(get_args(DeadlineName)) == names
+def test_deadlines_named_by_the_rows_are_the_controllers_own_or_the_boards() -> None:
+    own = {f.name for f in fields(Deadlines)} - {"link_margin"}
+    assert set(get_args(OwnDeadline)) == own
+    assert set(get_args(BoardDeadline)) == set(BOARD_DEADLINES)
+    names = set(get_args(DeadlineName))
+    assert names == own | set(BOARD_DEADLINES)
     named = {row.deadline for row in STATE_TABLE if row.deadline is not None}
-    assert named == names  # every deadline bounds a state, and only known ones
+    # every deadline bounds a state, and only known ones ("roll": each roll in the dice state)
+    assert named | {"roll"} == names
     # each motion state is bounded; the machine never waits forever while something moves
     assert all(row.deadline for row in STATE_TABLE if row.moving or row.motion)
     assert Deadlines() == DEFAULT_DEADLINES
-    assert DEFAULT_DEADLINES.seconds("shuffle") == 90.0 > 80.0  # past the board's own limit
+    # the host keeps no copy of the board's limits: no field for the motions the board bounds
+    assert not own & set(BOARD_DEADLINES)
 
 
 def test_rows_wait_for_commands_and_sets_are_consistent() -> None:

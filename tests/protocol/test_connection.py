@@ -219,7 +219,7 @@ def test_board_major_version_mismatch_is_refused_clearly() -> None:
     (event,) = host.events()
     assert event == ProtocolMismatch(
         PROTO_MAJOR + 1,
-        0,
+        PROTO_MINOR,
         f"board speaks protocol {PROTO_MAJOR + 1}.x, this controller speaks {PROTO_MAJOR}.x: "
         "update the controller or the board firmware",
     )

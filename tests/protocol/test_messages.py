@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol import codes, messages
-from protocol.connection import HOST, MISMATCH, Connection
+from protocol.connection import BOARD, HOST, MISMATCH, Connection
 from protocol.errors import DecodeError, FieldError, ProtocolError, UnknownType
 from protocol.events import ProtocolMismatch
 from protocol.examples import EXAMPLES, example_identity, example_status
@@ -54,6 +54,14 @@ def status(**changes: Any) -> BoardStatus:
     )
     fields.update(changes)
     return BoardStatus(**fields)
+
+
+def reply(**changes: Any) -> HelloReply:
+    """The example HELLO_REPLY with some fields changed."""
+    example = example_identity(host_session=1)
+    fields: dict[str, Any] = dict(zip(HelloReply.FIELDS, example.field_values(), strict=True))
+    fields.update(changes)
+    return HelloReply(**fields)
 
 
 STATUS_BYTES = example_status().encode()
@@ -189,6 +197,9 @@ BAD_FIELDS: list[tuple[Message, str, object]] = [
     (status(places=(5, 7)), "places[1]", 7),
     (status(laid=(136,)), "laid", (136,)),
     (status(laid=(136, 256)), "laid[1]", 256),
+    (reply(deadlines_ms=(1000,) * 4), "deadlines_ms", (1000,) * 4),
+    (reply(deadlines_ms=(1000, 0, 1, 1, 1)), "deadlines_ms[1]", 0),
+    (reply(deadlines_ms=(1000, 1 << 32, 1, 1, 1)), "deadlines_ms[1]", 1 << 32),
 ]
 
 
@@ -277,6 +288,9 @@ BAD_PAYLOADS: list[tuple[type[Message], bytes, str]] = [
     (HelloReply, b"\x02" + bytes(20), "payload"),
     (HelloReply, b"\x02" + bytes(20) + b"\x03ab" + STATUS_TAIL[:-3], "serial"),
     (HelloReply, b"\x02" + bytes(20) + b"\x02a\x01" + STATUS_TAIL, "serial"),
+    (HelloReply, reply().encode() + b"\x00", "deadlines_ms"),
+    (HelloReply, reply().encode()[:-1], "deadlines_ms"),
+    (HelloReply, reply().encode()[:-4] + bytes(4), "deadlines_ms[4]"),
     (BoardStatus, STATUS_BYTES[:20], "payload"),
     (BoardStatus, STATUS_BYTES[:21] + b"\x02\x00\x00", "places"),
     (BoardStatus, STATUS_BYTES[:21] + b"\x01\x07\x00", "places[0]"),
@@ -325,7 +339,7 @@ def layouts(draw: st.DrawFn) -> BuildWalls:
 @st.composite
 def board_statuses(draw: st.DrawFn) -> BoardStatus:
     sets = draw(st.integers(1, 2))
-    fault = draw(st.integers(0, 14))
+    fault = draw(st.integers(0, max(codes.FAULTS)))
     subsystem, phase, detail = (draw(st.integers(0, 8)), draw(st.integers(0, 7)), draw(u8))
     if not fault:
         subsystem = phase = detail = 0
@@ -364,6 +378,7 @@ def hello_replies(draw: st.DrawFn) -> HelloReply:
         draw(u32),
         draw(st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=24)),
         s,
+        draw(st.none() | st.lists(st.integers(1, 0xFFFFFFFF), min_size=5, max_size=5)),
     )
 
 
@@ -383,13 +398,13 @@ MESSAGES = st.one_of(
     st.builds(Refused, command, st.integers(1, 9), u8),
     st.builds(Progress, command, st.integers(0, 7), st.integers(0, 100), u8),
     st.builds(Done, command, u8),
-    st.builds(Fault, st.integers(1, 14), st.integers(0, 8), st.integers(0, 7), u8),
+    st.builds(Fault, st.integers(1, max(codes.FAULTS)), st.integers(0, 8), st.integers(0, 7), u8),
     st.builds(Dice, u8, dice),
     manifest_chunks(),
     st.builds(
         SensorData,
         st.integers(0, 13),
-        st.integers(0, 14),
+        st.integers(0, max(codes.FAULTS)),
         u16,
         st.lists(u8, min_size=4, max_size=4),
         st.integers(0, 31),
@@ -459,9 +474,37 @@ def test_hello_reply_carries_the_status_and_its_firmware_version_agrees() -> Non
     assert info.value.field == "status"
     with pytest.raises(FieldError, match="must be a BoardStatus"):
         HelloReply(2, 0, 7, 9, 1, 4, 2, 0, 2, 136, 17, 0, "s", None).encode()  # type: ignore[arg-type]
-    # the longest reply (serial of 24, two sets) fits in a frame with room to spare
+    # without the deadlines (a reply of minor version 0) the status is the last field
     longest = HelloReply(2, 0, 7, 9, 1, 4, 2, 0, 2, 136, 17, 0, "X" * 24, example_status())
-    assert len(longest.encode()) == 22 + 24 + BoardStatus.MAX_SIZE - 3 <= MAX_PAYLOAD
+    assert len(longest.encode()) == 22 + 24 + BoardStatus.MAX_SIZE - 3
+
+
+def test_hello_reply_carries_the_deadlines_for_a_host_that_reads_them() -> None:
+    ident = example_identity()
+    assert ident.deadlines_ms is not None and len(ident.deadlines_ms) == 5
+    new = ident.answer(0x1234)
+    assert HelloReply.decode(new.encode()).deadlines_ms == ident.deadlines_ms
+    # a host of minor version 0 gets the reply of its version: the status is the last field
+    old = ident.answer(0x1234, host_minor=0)
+    assert old.deadlines_ms is None
+    assert old.encode() == new.encode()[:-20]
+    assert HelloReply.decode(old.encode()) == old  # a board of 2.0, read by this host
+    # the longest reply (serial of 24, two sets, the deadlines) fits in a frame
+    longest = reply(serial="X" * 24)
+    assert len(longest.encode()) == 22 + 24 + BoardStatus.MAX_SIZE - 3 + 20 <= MAX_PAYLOAD
+
+
+@pytest.mark.parametrize(("minor", "deadlines"), [(0, False), (1, True), (7, True)])
+def test_the_board_answers_each_host_in_the_layout_of_its_minor_version(
+    minor: int, deadlines: bool
+) -> None:
+    board = Connection(BOARD, identity=example_identity())
+    board.receive_data(encode_frame(Hello.TYPE, 0, Hello(2, minor, 0x4321).encode()), 0)
+    [(type_code, _, payload)] = FrameDecoder().feed(board.data_to_send())
+    answer = HelloReply.decode(payload)
+    assert type_code == HelloReply.TYPE and answer.host_session == 0x4321
+    assert (answer.deadlines_ms is not None) is deadlines
+    assert len(payload) == len(example_identity().encode()) - (0 if deadlines else 20)
 
 
 def test_answer_addresses_the_reply_and_keeps_the_status() -> None:

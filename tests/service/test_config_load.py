@@ -60,7 +60,7 @@ def base() -> dict[str, dict[str, Any]]:
         "panel": {"vendor_id": 0x1209, "product_id": 0x4D4A, "debounce_ms": 30},
         "rules": {"profile": "wenzhou"},
         "dice": {"source": "board"},
-        "deadlines": {"shuffle": 80.0},
+        "deadlines": {"manifest": 8.0},
         "api": {"socket": "/run/mjtable/api.sock", "mode": "0660", "group": "mjtable"},
         "audit": {"path": "/var/lib/mjtable/audit.jsonl", "rotate_bytes": 1 << 20},
         "logging": {"level": "info"},
@@ -91,7 +91,7 @@ def test_minimal_file_takes_the_defaults() -> None:
     assert config.board is None and config.panel is None
     assert config.table.display_name == "Table 3"
     assert config.dice.source == "board"
-    assert config.deadlines.shuffle == 90.0 and config.deadlines.build == 90.0
+    assert config.deadlines.manifest == 10.0 and config.deadlines.dice == 30.0
     assert config.api.socket == "/run/mjtable/api.sock"
     assert config.api.mode == 0o660 and config.api.group is None
     assert config.audit.path == "/var/lib/mjtable/audit.jsonl"
@@ -105,11 +105,11 @@ def test_values_in_their_accepted_forms() -> None:
     data = base()
     data["board"]["port"] = "socket://127.0.0.1:5000"
     data["logging"]["level"] = "debug"
-    data["deadlines"]["lift"] = 3  # a whole number of seconds is fine for a float
+    data["deadlines"]["clear"] = 3  # a whole number of seconds is fine for a float
     config = parse_config(dump(data))
     assert config.board is not None and config.board.port == "socket://127.0.0.1:5000"
     assert config.logging.level == "DEBUG"
-    assert config.deadlines.lift == 3.0
+    assert config.deadlines.clear == 3.0
     for mode, expected in (("0o640", 0o640), ("0600", 0o600), ("660", 0o660)):
         data["api"]["mode"] = mode
         assert parse_config(dump(data)).api.mode == expected
@@ -144,9 +144,12 @@ BAD: list[tuple[str, str, object, str, str]] = [
     ("rules", "profile", DELETE, "rules.profile", "missing; expected one of wenzhou"),
     ("rules", "profile", "riichi", "rules.profile", "got 'riichi' (no such file"),
     ("dice", "source", "cup", "dice.source", "expected one of board, controller, dealer"),
-    ("deadlines", "shuffle", 0, "deadlines.shuffle", "greater than 0 and at most 3600, got 0"),
-    ("deadlines", "lift", "5", "deadlines.lift", "expected seconds"),
-    ("deadlines", "deal", 5, "deadlines.deal", "unknown key; expected one of: hello, shuffle"),
+    ("deadlines", "manifest", 0, "deadlines.manifest", "greater than 0 and at most 3600, got 0"),
+    ("deadlines", "clear", "5", "deadlines.clear", "expected seconds"),
+    ("deadlines", "deal", 5, "deadlines.deal", "unknown key; expected one of: hello, manifest"),
+    # a key of earlier versions: the board keeps that deadline and reports it
+    ("deadlines", "shuffle", 90, "deadlines.shuffle", "the board keeps the shuffle deadline"),
+    ("deadlines", "lift", 5, "deadlines.lift", "derives its own from that report"),
     ("api", "socket", "api.sock", "api.socket", "expected an absolute path"),
     ("api", "socket", "/" + "s" * 120, "api.socket", "at most 107 bytes"),
     ("api", "mode", 660, "api.mode", "write 0o660, a TOML octal integer, not 660"),

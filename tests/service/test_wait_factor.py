@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller.cycle.deadline import DEADLINE_NAMES, Deadlines
+from controller.cycle.deadline import DEADLINE_FIELDS, Deadlines
 from controller.service.builder import BoardConnection, SerialPort
 from controller.service.config import ConfigError, parse_config
 from protocol.arq import HEARTBEAT_MS, LINK_TIMEOUT_MS, RTO_MS
@@ -16,8 +16,12 @@ CONFIG = b'[table]\nnumber = 1\n[rules]\nprofile = "wenzhou"\n[board]\nport = "/
 def test_the_deadlines_are_scaled_one_by_one() -> None:
     base = Deadlines()
     scaled = base.scaled(30.0)
-    for name in DEADLINE_NAMES:
-        assert scaled.seconds(name) == base.seconds(name) * 30.0, name
+    for name in DEADLINE_FIELDS:
+        assert getattr(scaled, name) == getattr(base, name) * 30.0, name
+    # a motion's deadline: the board's seconds are 30 real ones, the link's margin 30 times longer
+    reported = [40_000, 49_000, 7_000, 9_000, 11_000]
+    assert scaled.motion("build", reported) == 49.0 * 30.0 + base.link_margin * 30.0
+    assert base.motion("build", reported) == 49.0 + base.link_margin
 
 
 def test_the_link_waits_that_many_times_longer_and_speaks_as_often() -> None:
