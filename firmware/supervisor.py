@@ -3,10 +3,11 @@
 In this order (the first that trips is the fault):
 
 1. E-stop pressed (any state; the E-stop also cuts the drivers' enable line in hardware);
-2. cover or trap door open while a motion runs;
-3. temperature at or over the limit (any state);
-4. a motor the firmware runs drawing more than its limit for ``stall_trip_ms``: MOTOR_STALL;
-5. an armed edge watch: a sensor that must tick while a step runs (the disc index while the
+2. a part on the board's I2C bus that does not answer (any state): PART_MISSING, its address;
+3. cover or trap door open while a motion runs;
+4. temperature at or over the limit (any state);
+5. a motor the firmware runs drawing more than its limit for ``stall_trip_ms``: MOTOR_STALL;
+6. an armed edge watch: a sensor that must tick while a step runs (the disc index while the
    disc turns, the head's hall sensor while it stacks, a tile at the head while the disc
    feeds, the dice sensor while they tumble) has not ticked for its gap.
 
@@ -22,7 +23,9 @@ from protocol.codes import (
     FAULT_ESTOP,
     FAULT_MOTOR_STALL,
     FAULT_OVERHEAT,
+    FAULT_PART_MISSING,
     MOTOR_COUNT,
+    SUB_BOARD,
     SUB_CHAIN,
     SUB_DICE,
     SUB_LIFTS,
@@ -136,6 +139,9 @@ class Supervisor:
         hal = self.hal
         if hal.level(SENSE_ESTOP):
             return self._trip(FAULT_ESTOP, SUB_SAFETY, 0)
+        part = hal.missing_part()
+        if part:
+            return self._trip(FAULT_PART_MISSING, SUB_BOARD, part)
         if moving and not hal.level(SENSE_COVER_CLOSED):
             return self._trip(FAULT_COVER_OPEN, SUB_SAFETY, 0)
         if hal.temperature_dc() >= self.timings.overheat_dc:

@@ -198,11 +198,31 @@ CLEAR_UNANSWERED = (
 )
 
 
-def board_fault_words(code: int, subsystem: int, phase: int, detail: int) -> tuple[str, str, str]:
+def board_fault_words(
+    code: int, subsystem: int, phase: int, detail: int, board_said: str = ""
+) -> tuple[str, str, str]:
     """A board FAULT as (NAME, what happened, what to check), in plain words: the detail
-    byte named (the wall, the motor, the lift plate), where and when it struck."""
+    byte named (the wall, the motor, the lift plate, the part that does not answer), where and
+    when it struck. ``board_said``: the line a board that failed to start gives in its
+    HELLO_REPLY's serial field (FAULT INTERNAL, detail INTERNAL_START)."""
     name, text, advice = codes.fault_info(code)
     text = text.split(" (detail")[0]
+    if code == codes.FAULT_PART_MISSING:
+        part = codes.part_info(detail)
+        when = f" while {codes.PHASES[phase][1]}" if phase in codes.PHASES and phase else ""
+        return (
+            name,
+            f"the board's {part[1]} does not answer{when}",
+            f"{part[2]}; reseat it, then press CLEAR FAULT (the board sets it up again)",
+        )
+    if code == codes.FAULT_INTERNAL and detail == codes.INTERNAL_START:
+        said = f": {board_said}" if board_said else ""
+        return (
+            name,
+            f"the board's firmware failed to start{said}; it answers on the link and moves nothing",
+            "note the error, then restart the board (its reset button or its power); if it "
+            "happens again, flash it again (mjtable firmware flash) and report the error",
+        )
     # the protocol's advice ends at the table; the controller's key comes after it
     advice = advice.replace("then clear the fault", "then press CLEAR FAULT")
     if "CLEAR FAULT" not in advice:
