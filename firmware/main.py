@@ -56,12 +56,17 @@ def boot_window(hal: "Hal", sleep_ms: "Callable[[int], None]", ms: int = BOOT_WI
 
 
 def cannot_load(error: BaseException, sleep_ms: "Callable[[int], None]") -> None:
-    """The firmware's files do not load: nothing can speak the protocol. Say why on the
-    console, keep the boot window (a Ctrl-C there leaves the REPL free), then start the
-    watchdog and let it restart the board (never returns on a board)."""
+    """The firmware's files do not load (or not even its link starts): nothing can speak the
+    protocol. Say why on the console, keep the boot window (a Ctrl-C there leaves the REPL
+    free), then start the watchdog and let it restart the board (never returns on a board)."""
     import machine  # type: ignore[import-not-found,unused-ignore]
 
-    print("mjtable: the firmware's files do not load: " + type(error).__name__ + ": " + str(error))
+    print(
+        "mjtable: the firmware cannot speak on its link: "
+        + type(error).__name__
+        + ": "
+        + str(error)
+    )
     print("mjtable: the watchdog restarts the board; flash it again (mjtable firmware flash)")
     try:
         sleep_ms(BOOT_WINDOW_MS)
@@ -87,7 +92,12 @@ def main() -> None:
     try:
         hal: Hal = Rp2Hal()
     except Exception as exc:  # the HAL itself: the last resort speaks through the link alone
-        hal, error = Rp2Link(), exc
+        error = exc
+        try:
+            hal = Rp2Link()
+        except Exception as link_error:  # not even the UART: nothing can speak
+            cannot_load(link_error, sleep_ms)
+            return
     if boot_window(hal, sleep_ms):
         start(hal, BoardConfig(TILES), error)
 
