@@ -91,6 +91,15 @@ COMMAND_FAILED = FaultKind(
     "the board ended {command} with error {result}",
     f"press CLEAR FAULT to go on; if it happens again, read the board's faults with {DIAG}",
 )
+FIRMWARE_MISMATCH = FaultKind(
+    "FIRMWARE_MISMATCH",
+    "controller",
+    "the board runs firmware {board} ({board_build}), this controller needs firmware "
+    "{version} (build {build}): flash it with `{flash}`",
+    "stop the service (sudo systemctl stop mjtable), flash the board with that command, restart "
+    "the board, start the service, then press CLEAR FAULT; to deal with this board as it is, "
+    'set board.firmware_mismatch = "warn" in the configuration',
+)
 MANIFEST_MISMATCH = FaultKind(
     "MANIFEST_MISMATCH",
     "controller",
@@ -157,6 +166,7 @@ CATALOGUE: tuple[FaultKind, ...] = (
     LINK_DOWN,
     BOARD_REBOOTED,
     PROTOCOL_MISMATCH,
+    FIRMWARE_MISMATCH,
     COMMAND_STOPPED,
     COMMAND_FAILED,
     MANIFEST_MISMATCH,

@@ -31,6 +31,7 @@ from pydantic import (
 )
 
 from controller.audit.writer import DEFAULT_MAX_BYTES
+from controller.cycle.core import FirmwarePolicy
 from controller.cycle.deadline import DEFAULT_DEADLINES, Deadlines
 from controller.service.config_api import ApiSection
 from controller.service.config_fields import (
@@ -75,6 +76,11 @@ class BoardSection(Section):
         gt=0,
         le=4_000_000,
         description="a baud rate in bits per second from 1 to 4000000, e.g. 115200",
+    )
+    firmware_mismatch: FirmwarePolicy = Field(
+        default="refuse",
+        description='"refuse" or "warn": what a board whose firmware build is not the '
+        "installed one does to the table",
     )
 
     @field_validator("port")

@@ -1,11 +1,14 @@
 """A board that found something wrong at its start says so in its first report, and the table's
 status says it in words: the part that does not answer, by name and I2C address, or the error of a
-firmware that failed to start; nothing is dealt meanwhile."""
+firmware that failed to start; nothing is dealt meanwhile. A board of another firmware build than
+the installed one is compared with it once that build is made."""
 
 from __future__ import annotations
 
 import pytest
 
+from controller.cycle.states import FIRMWARE_PENDING
+from controller.firmware.installed import Expected
 from protocol import codes
 from protocol import messages as m
 from protocol.events import LinkUp
@@ -56,3 +59,38 @@ def test_a_firmware_that_failed_to_start_shows_its_error() -> None:
     )
     assert "restart the board" in fault.advice
     assert not bench.press("shuffle")
+
+
+class Installed:
+    """The installed firmware as the service gives it: its build being made, then made."""
+
+    def __init__(self) -> None:
+        self.value = Expected(
+            "1.0.0", ("5151515151515151",), "mjtable firmware flash --port P", pending=True
+        )
+
+    def expected(self) -> Expected:
+        return self.value
+
+
+def test_a_board_waits_for_the_installed_build_then_is_compared_with_it() -> None:
+    bench = Bench()
+    installed = Installed()
+    bench.controller.firmware = installed
+    bench.link_up()  # the reference board has no manifest: build 0000000000000000
+    bench.pump()
+    assert bench.controller.firmware_pending
+    assert bench.controller.request("shuffle", "cli").message == FIRMWARE_PENDING
+    installed.value = Expected(
+        "1.0.0", ("e38c34f75d4d6562", "5151515151515151"), "mjtable firmware flash --port P"
+    )
+    bench.controller.firmware_known()
+    fault = bench.controller.status().fault
+    assert fault is not None and fault.code == "FIRMWARE_MISMATCH"
+    assert fault.message == (
+        "the board runs firmware 1.0.0 (an unknown build: no manifest on the board), this "
+        "controller needs firmware 1.0.0 (build e38c34f75d4d6562): flash it with "
+        "`mjtable firmware flash --port P`"
+    )
+    assert not bench.controller.firmware_pending
+    assert not bench.press("clear_fault")
