@@ -9,7 +9,9 @@ board's events, run the engine's timers, write what it has to send, and feed the
 The watchdog is fed only at the end of a pass that completed: if the loop stops, the board
 resets and reports RESET_WATCHDOG. An exception in the board's logic is reported as
 FAULT(INTERNAL, BOARD, 0xEE) and the loop goes on; one in the loop itself ends it, and the
-watchdog resets the board.
+watchdog resets the board. ``start()`` is the board's life after its boot window: the watchdog,
+then the firmware; an exception while the firmware is made runs the last resort
+(lastresort.py: the link up, FAULT INTERNAL 0xEF with the exception's line) instead.
 
 Two clocks, both MicroPython ticks (milliseconds modulo 2**30, compared only through
 ``ticks_diff``, so they never leave the small integers however long the board runs): the
@@ -22,6 +24,7 @@ from firmware.board import Board
 from firmware.commands import handle
 from firmware.compat import TYPE_CHECKING, const
 from firmware.hal import LED_HEARTBEAT, NO_BUTTON, ticks_diff
+from firmware.lastresort import LastResort, show
 from firmware.status import board_status
 from firmware.version import FW_MAJOR, FW_MINOR, FW_PATCH
 from protocol import codes as c
@@ -89,6 +92,9 @@ class App:
     def __init__(self, hal: "Hal", config: "BoardConfig") -> None:
         self.hal = hal
         self.board = Board(hal, config, hal.reset_cause())
+        # one pass of supervision before anything is answered: the first HELLO_REPLY already
+        # carries what the board found at start (a part missing, the E-stop held, too hot)
+        self.board.run(hal.ticks_ms())
         session = 0
         while session == 0:
             session = hal.random_u32() & 0xFFFFFFFF
@@ -187,9 +193,9 @@ class App:
         return not self.board.busy and not self._tx and not self.board.outbox
 
     def run(self) -> None:
-        """The board's life: start the watchdog, loop, reset when asked (never returns)."""
+        """The board's life: loop, reset when asked (never returns on a board). ``start()``
+        has started the watchdog."""
         hal = self.hal
-        hal.watchdog_start(WATCHDOG_MS)
         try:
             while self.step():
                 if self.quiet:
@@ -229,3 +235,24 @@ class App:
 def boot(hal: "Hal", config: "BoardConfig") -> App:
     """Power-on: read why the board started and the persistent record, build the firmware."""
     return App(hal, config)
+
+
+def start(hal: "Hal", config: "BoardConfig", error: "BaseException | None" = None) -> None:
+    """The board's life after its boot window: the watchdog, then the firmware's loop (until a
+    reset). ``error``: the HAL itself failed to start (``hal`` is then the link alone). That, or
+    an exception while the firmware is made, runs the last resort: the board speaks the
+    protocol and reports FAULT INTERNAL 0xEF with the exception's line; should that fail too,
+    the watchdog restarts the board."""
+    hal.watchdog_start(WATCHDOG_MS)  # from here on, a board that stops is restarted
+    app = None
+    if error is None:
+        try:
+            app = boot(hal, config)
+        except Exception as exc:  # a bug, an unreadable store: the board must not go mute
+            error = exc
+    if app is None:
+        assert error is not None
+        show(error)
+        LastResort(hal, config, error).run()
+        return
+    app.run()

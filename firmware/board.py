@@ -88,7 +88,7 @@ for _trigger, _sources, _dest in TRANSITIONS:
 #: phases that move a tile set (power lost during one: the set's place is unknown)
 _MOVES_SETS = (c.PHASE_BUILD, c.PHASE_LIFT, c.PHASE_COLLECT)
 #: FAULT INTERNAL detail for an error in the firmware itself (as the simulator reports it)
-INTERNAL_ERROR = 0xEE
+INTERNAL_ERROR = c.INTERNAL_LOOP
 
 
 def state_diagram() -> str:
@@ -144,6 +144,9 @@ class Board:
         self._reported = 0  # last PROGRESS percent of the running motion
         self._composition = composition(config.tiles)
         self._scratch = bytearray(256)
+        # the parts on the bus (the expanders): one that does not answer is PART_MISSING at
+        # the first pass, and the board speaks the protocol all the same
+        hal.start_parts()
         self.record = Record()
         self.store = Store(hal, config.tiles)
         self.store_found = self.store.load(self.record, self.sets)

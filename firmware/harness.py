@@ -99,7 +99,7 @@ class Harness:
 
     def _boot(self) -> "App":
         app = boot(self.hal, self.config)
-        self.hal.watchdog_start(WATCHDOG_MS)  # App.run() does it on a board
+        self.hal.watchdog_start(WATCHDOG_MS)  # app.start() does it on a board
         self.boots += 1
         self.running = True
         return app

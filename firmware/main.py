@@ -9,12 +9,17 @@ watchdog resets the board within 2 s, which brings it back to this window. Then 
 which reads why the board started (power, watchdog, a RESET command) and the persistent record
 of where the sets are, runs its loop until a RESET asks for a restart. The table this board
 drives is TILES below.
+
+What fails at start leaves the board speaking the protocol (firmware/app.py's ``start``): a
+part that does not answer is a fault that names it, an exception while the HAL or the firmware
+is made runs the last resort (FAULT INTERNAL 0xEF and the exception's line on the link). Only
+when the firmware's own files do not load (a file missing, ``.mpy`` files of another
+MicroPython, no memory) can nothing speak: ``cannot_load`` prints why on the console, keeps the
+boot window, then lets the watchdog restart the board, which tries again. This file imports
+none of the firmware at its top, so that it always runs.
 """
 
-from firmware.app import boot
-from firmware.compat import TYPE_CHECKING, const
-from firmware.config import BoardConfig
-from firmware.hal import LED_HEARTBEAT
+TYPE_CHECKING = False  # as firmware/compat.py's: this file runs even when that one does not load
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -24,14 +29,18 @@ if TYPE_CHECKING:
 #: the tile sets of this table: 108, 136 or 144
 TILES = 136
 #: after each reset, how long a Ctrl-C on the REPL stops the board before its watchdog starts
-BOOT_WINDOW_MS = const(3000)
+BOOT_WINDOW_MS = 3000
 #: the heartbeat LED's half period during the window (fast: "Ctrl-C now")
-_WINDOW_BLINK_MS = const(100)
+_WINDOW_BLINK_MS = 100
+#: firmware/app.py's WATCHDOG_MS, for when app.py does not load (a test keeps the two equal)
+WATCHDOG_MS = 2000
 
 
 def boot_window(hal: "Hal", sleep_ms: "Callable[[int], None]", ms: int = BOOT_WINDOW_MS) -> bool:
     """Wait ``ms`` with the LED flashing; False when a Ctrl-C (KeyboardInterrupt) came meanwhile:
     the firmware must not start (nor its watchdog)."""
+    from firmware.hal import LED_HEARTBEAT
+
     on = False
     try:
         for _ in range(ms // _WINDOW_BLINK_MS):
@@ -46,14 +55,51 @@ def boot_window(hal: "Hal", sleep_ms: "Callable[[int], None]", ms: int = BOOT_WI
     return True
 
 
+def cannot_load(error: BaseException, sleep_ms: "Callable[[int], None]") -> None:
+    """The firmware's files do not load (or not even its link starts): nothing can speak the
+    protocol. Say why on the console, keep the boot window (a Ctrl-C there leaves the REPL
+    free), then start the watchdog and let it restart the board (never returns on a board)."""
+    import machine  # type: ignore[import-not-found,unused-ignore]
+
+    print(
+        "mjtable: the firmware cannot speak on its link: "
+        + type(error).__name__
+        + ": "
+        + str(error)
+    )
+    print("mjtable: the watchdog restarts the board; flash it again (mjtable firmware flash)")
+    try:
+        sleep_ms(BOOT_WINDOW_MS)
+    except KeyboardInterrupt:
+        print("mjtable: stopped before the watchdog started; the REPL is free (reset to run)")
+        return
+    machine.WDT(timeout=WATCHDOG_MS)
+    while True:
+        sleep_ms(1000)
+
+
 def main() -> None:
     from time import sleep_ms  # type: ignore[attr-defined,unused-ignore]
 
-    from firmware.hal.rp2 import Rp2Hal  # the board's own modules (machine) load only here
-
-    hal = Rp2Hal()
+    try:
+        from firmware.app import start
+        from firmware.config import BoardConfig
+        from firmware.hal.rp2 import Rp2Hal, Rp2Link  # the board's own (machine) load only here
+    except Exception as exc:  # a file missing, .mpy of another MicroPython, no memory
+        cannot_load(exc, sleep_ms)
+        return
+    error: BaseException | None = None
+    try:
+        hal: Hal = Rp2Hal()
+    except Exception as exc:  # the HAL itself: the last resort speaks through the link alone
+        error = exc
+        try:
+            hal = Rp2Link()
+        except Exception as link_error:  # not even the UART: nothing can speak
+            cannot_load(link_error, sleep_ms)
+            return
     if boot_window(hal, sleep_ms):
-        boot(hal, BoardConfig(TILES)).run()
+        start(hal, BoardConfig(TILES), error)
 
 
 if __name__ == "__main__":

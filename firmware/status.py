@@ -102,12 +102,16 @@ def cause_present(board: "Board") -> bool:
     head or the head away from home (HEAD_JAM), the chain away from home (CHAIN_HOME), the
     reader not answering (READER_FAULT), the dice sensor dark (DICE_FAULT), a current in a motor
     that is off (MOTOR_STALL, DRIVER_SHORT), the sensor named still out of its range
-    (SENSOR_BROKEN). A jam, a plate or a count cannot be seen at rest: the next motion tells.
+    (SENSOR_BROKEN). A part on the bus that did not answer (PART_MISSING) is set up again: the
+    fault stays while it still does not answer. A jam, a plate or a count cannot be seen at
+    rest: the next motion tells.
     """
     hal = board.hal
     code = board.fault_code
     if hal.level(SENSE_ESTOP):
         return True
+    if code == c.FAULT_PART_MISSING:
+        return hal.start_parts() != 0  # a cable reseated: one CLEAR_FAULT finds the part again
     if code == c.FAULT_OVERHEAT:
         return hal.temperature_dc() > board.timings.overheat_clear_dc
     if code == c.FAULT_COVER_OPEN:

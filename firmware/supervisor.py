@@ -3,19 +3,20 @@
 In this order (the first that trips is the fault):
 
 1. E-stop pressed (any state; the E-stop also cuts the enable line of every motor in hardware);
-2. cover or trap door open while a motion runs;
-3. the heat-sink NTC outside its physical range (any state): SENSOR_BROKEN; else the
+2. a part on the board's I2C bus that does not answer (any state): PART_MISSING, its address;
+3. cover or trap door open while a motion runs;
+4. the heat-sink NTC outside its physical range (any state): SENSOR_BROKEN; else the
    temperature at or over the limit: OVERHEAT;
-4. a motor the firmware runs: its current sense outside its range, SENSOR_BROKEN; drawing more
+5. a motor the firmware runs: its current sense outside its range, SENSOR_BROKEN; drawing more
    than its limit for ``stall_trip_ms``, MOTOR_STALL;
-5. every ``sense_every_ms`` (any state, at rest too), the next of the round: a motor commanded
+6. every ``sense_every_ms`` (any state, at rest too), the next of the round: a motor commanded
    off, whose current sense must read in range (SENSOR_BROKEN) and whose current must not stay
    over ``off_current_ma`` for ``short_trip_ms`` (DRIVER_SHORT: its driver conducts), or the
    current sense's own check (SENSOR_BROKEN, the multiplexer);
-6. an armed edge watch: a sensor that must tick while a step runs (the disc index while the
+7. an armed edge watch: a sensor that must tick while a step runs (the disc index while the
    disc turns, the head's hall sensor while it stacks, a tile at the head while the disc
    feeds, the dice sensor while they tumble) has not ticked for its gap;
-6. the running motion's total deadline (config.py: a multiple of its nominal time plus a
+8. the running motion's total deadline (config.py: a multiple of its nominal time plus a
    slack) has passed: MOTION_TIMEOUT, detail = the deadline in seconds. Each step may keep its
    own limits and still the motion goes on too long (a feed that brings a tile every 4.9 s
    never trips the 5 s SORT_TIMEOUT): this bounds the whole.
@@ -37,6 +38,7 @@ from protocol.codes import (
     FAULT_MOTION_TIMEOUT,
     FAULT_MOTOR_STALL,
     FAULT_OVERHEAT,
+    FAULT_PART_MISSING,
     FAULT_SENSOR_BROKEN,
     MOTOR_COUNT,
     SENSOR_MUX,
@@ -170,6 +172,9 @@ class Supervisor:
         hal = self.hal
         if hal.level(SENSE_ESTOP):
             return self._trip(FAULT_ESTOP, SUB_SAFETY, 0)
+        part = hal.missing_part()
+        if part:
+            return self._trip(FAULT_PART_MISSING, SUB_BOARD, part)
         if moving and not hal.level(SENSE_COVER_CLOSED):
             return self._trip(FAULT_COVER_OPEN, SUB_SAFETY, 0)
         temperature = hal.temperature_dc()

@@ -210,6 +210,7 @@ FAULT_SENSOR_BROKEN = 15
 FAULT_DRIVER_SHORT = 16
 FAULT_MOTION_TIMEOUT = 17
 FAULT_HOST_LOST = 18
+FAULT_PART_MISSING = 19
 
 FAULTS: dict[int, tuple[str, str, str]] = {
     FAULT_SORT_TIMEOUT: (
@@ -279,7 +280,7 @@ FAULTS: dict[int, tuple[str, str, str]] = {
     ),
     FAULT_INTERNAL: (
         "INTERNAL",
-        "board firmware error",
+        "board firmware error (detail = 0xEE in its loop, 0xEF at its start)",
         "note the detail byte, reset the board; report it if it happens again",
     ),
     FAULT_SENSOR_BROKEN: (
@@ -308,6 +309,36 @@ FAULTS: dict[int, tuple[str, str, str]] = {
         "(detail = seconds the link was down)",
         "check the cable between the controller and the board, and whether the controller's "
         "service stopped during the motion, then clear the fault",
+    ),
+    FAULT_PART_MISSING: (
+        "PART_MISSING",
+        "a part on the board's I2C bus does not answer (detail = its I2C address)",
+        "check the part's cable and power and reseat it, then clear the fault",
+    ),
+}
+
+#: FAULT INTERNAL's detail: an exception in the firmware's loop (it goes on), or at its start
+#: (the board speaks the protocol and refuses every motion until it is restarted)
+INTERNAL_LOOP = 0xEE
+INTERNAL_START = 0xEF
+
+#: FAULT PART_MISSING's detail: the parts on the reference board's I2C bus, by address
+PARTS: dict[int, tuple[str, str, str]] = {
+    0x20: (
+        "INPUT_EXPANDER",
+        "input expander at I2C 0x20 (MCP23017: the limit switches, belt full)",
+        "check the cable between the board and the input expander, and its power",
+    ),
+    0x21: (
+        "OUTPUT_EXPANDER",
+        "output expander at I2C 0x21 (MCP23017: lift directions, set gate, LEDs, current "
+        "multiplexer)",
+        "check the cable between the board and the output expander, and its power",
+    ),
+    0x30: (
+        "DICE_UNIT",
+        "dice unit at I2C 0x30",
+        "check the cable between the board and the dice unit, and its power",
     ),
 }
 
@@ -584,6 +615,16 @@ RESULTS: dict[int, tuple[str, str, str]] = {
     RESULT_OK: ("OK", "the command completed", ""),
     RESULT_STOPPED: ("STOPPED", "STOP interrupted the command before the end", ""),
 }
+
+
+def part_info(address: int) -> tuple[str, str, str]:
+    """``(NAME, text, advice)`` of a part on the board's I2C bus, by its address; one the table
+    does not know is ``I2C_0x..``, named by its address."""
+    entry = PARTS.get(address)
+    if entry is None:
+        where = "I2C 0x%02x" % address  # noqa: UP031 (MicroPython)
+        return ("I2C_" + where[4:], "part at " + where, "check that part's cable and its power")
+    return entry
 
 
 def refusal_info(code: int) -> tuple[str, str, str]:

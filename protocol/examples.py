@@ -245,6 +245,11 @@ def tables_markdown() -> str:
     for detail in list(codes.MOTORS) + list(codes.ANALOGUE_SENSORS):
         sensors[detail] = codes.analogue_sensor_info(detail)
     lines += _table("Analogue sensors (FAULT.detail with SENSOR_BROKEN)", sensors, True)
+    lines += _table(
+        "Parts on the board's I2C bus (FAULT.detail of PART_MISSING: the part's address)",
+        codes.PARTS,
+        True,
+    )
     lines += _table("Refusal reasons (REFUSED.reason)", codes.REFUSALS, True)
     lines += _table("What blocks a command (REFUSED.detail with BAD_STATE)", codes.BLOCKS, True)
     lines += _table("Command results (DONE.result)", codes.RESULTS, False)

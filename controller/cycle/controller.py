@@ -43,6 +43,7 @@ from controller.cycle.states import (
     AT_REST,
     AUDIT_UNWRITABLE,
     DICE,
+    FIRMWARE_PENDING,
     NO_DEADLINES,
     NOT_CONNECTED,
     NOT_CONNECTED_CLEAR,
@@ -229,6 +230,8 @@ class CycleController(CycleSteps, LinkWatch, BoardTests):
             return None if action in row.accepts else row.refusal(action)
         if self._audit_error is not None:
             return AUDIT_UNWRITABLE.format(error=self._audit_error)
+        if self._firmware_problem is not None:  # shuffle, deal, clear_fault
+            return self._firmware_problem
         if action == "clear_fault":
             if action not in row.accepts:
                 return row.refusal(action)
@@ -243,6 +246,8 @@ class CycleController(CycleSteps, LinkWatch, BoardTests):
             return row.refusal(action)
         if self._reports_due and self.state in AT_REST:
             return REPORT_DUE  # the board's report of where the sets are is on its way
+        if self._firmware_pending:
+            return FIRMWARE_PENDING  # the installed build is being made to compare with
         return None
 
     def _no_deadlines(self) -> str | None:

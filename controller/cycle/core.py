@@ -24,7 +24,7 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast
+from typing import Any, Literal, Protocol, cast
 
 import protocol.codes as codes
 import protocol.messages as m
@@ -110,6 +110,31 @@ class ClearPress:
     answered: list[Answered] = field(default_factory=list)
 
 
+#: what a board running another firmware build than the installed one does to the table
+FirmwarePolicy = Literal["refuse", "warn"]
+
+
+class ExpectedBuild(Protocol):
+    """What a board running the installed firmware reports (controller/firmware/installed.py's
+    ``Expected``)."""
+
+    @property
+    def version(self) -> str: ...
+    @property
+    def build(self) -> str: ...
+    @property
+    def flash(self) -> str: ...
+    @property
+    def pending(self) -> bool: ...
+    def matches(self, build: str) -> bool: ...
+
+
+class InstalledBuild(Protocol):
+    """The installed firmware (``InstalledFirmware``)."""
+
+    def expected(self) -> ExpectedBuild: ...
+
+
 class CycleCore:
     """The controller's state and plumbing; ``CycleController`` is the class to use."""
 
@@ -167,6 +192,14 @@ class CycleCore:
         self._audit_error: str | None = None
         self._port_ok = True
         self._board: m.HelloReply | None = None
+        #: the installed firmware, to compare each board with (None: not compared), and what
+        #: a mismatch does: "refuse" (nothing is dealt) or "warn" (logged)
+        self.firmware: InstalledBuild | None = None
+        self.firmware_mismatch: FirmwarePolicy = "refuse"
+        #: the board that linked up last runs another build (refuse): the line that says so;
+        #: and whether the installed build is still being made to compare
+        self._firmware_problem: str | None = None
+        self._firmware_pending = False
         self._link_up = False
         self._deadline = DeadlineTimer("controller-deadline")
         self._deadline_gen = 0
@@ -203,6 +236,11 @@ class CycleCore:
         the port is open and this controller's alone (drivers/board.py: a port closed, or
         another program at it, is a link down now, not once the link's timeout has run out)."""
         return self._link_up and self._port_ok
+
+    @property
+    def firmware_pending(self) -> bool:
+        """The board linked up waits for the installed firmware's build to be compared with."""
+        return self._firmware_pending
 
     def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
         with self._lock:
@@ -245,6 +283,7 @@ class CycleCore:
             return None
         return {
             "firmware": f"{hello.fw_major}.{hello.fw_minor}.{hello.fw_patch}",
+            "build": hello.status.build_hash,
             "serial": hello.serial,
             "session": f"{hello.session_id:08x}",
             "protocol": f"{hello.proto_major}.{hello.proto_minor}",

@@ -91,6 +91,15 @@ COMMAND_FAILED = FaultKind(
     "the board ended {command} with error {result}",
     f"press CLEAR FAULT to go on; if it happens again, read the board's faults with {DIAG}",
 )
+FIRMWARE_MISMATCH = FaultKind(
+    "FIRMWARE_MISMATCH",
+    "controller",
+    "the board runs firmware {board} ({board_build}), this controller needs firmware "
+    "{version} (build {build}): flash it with `{flash}`",
+    "stop the service (sudo systemctl stop mjtable), flash the board with that command, restart "
+    "the board, start the service, then press CLEAR FAULT; to deal with this board as it is, "
+    'set board.firmware_mismatch = "warn" in the configuration',
+)
 MANIFEST_MISMATCH = FaultKind(
     "MANIFEST_MISMATCH",
     "controller",
@@ -157,6 +166,7 @@ CATALOGUE: tuple[FaultKind, ...] = (
     LINK_DOWN,
     BOARD_REBOOTED,
     PROTOCOL_MISMATCH,
+    FIRMWARE_MISMATCH,
     COMMAND_STOPPED,
     COMMAND_FAILED,
     MANIFEST_MISMATCH,
@@ -198,11 +208,31 @@ CLEAR_UNANSWERED = (
 )
 
 
-def board_fault_words(code: int, subsystem: int, phase: int, detail: int) -> tuple[str, str, str]:
+def board_fault_words(
+    code: int, subsystem: int, phase: int, detail: int, board_said: str = ""
+) -> tuple[str, str, str]:
     """A board FAULT as (NAME, what happened, what to check), in plain words: the detail
-    byte named (the wall, the motor, the lift plate), where and when it struck."""
+    byte named (the wall, the motor, the lift plate, the part that does not answer), where and
+    when it struck. ``board_said``: the line a board that failed to start gives in its
+    HELLO_REPLY's serial field (FAULT INTERNAL, detail INTERNAL_START)."""
     name, text, advice = codes.fault_info(code)
     text = text.split(" (detail")[0]
+    if code == codes.FAULT_PART_MISSING:
+        part = codes.part_info(detail)
+        when = f" while {codes.PHASES[phase][1]}" if phase in codes.PHASES and phase else ""
+        return (
+            name,
+            f"the board's {part[1]} does not answer{when}",
+            f"{part[2]}; reseat it, then press CLEAR FAULT (the board sets it up again)",
+        )
+    if code == codes.FAULT_INTERNAL and detail == codes.INTERNAL_START:
+        said = f": {board_said}" if board_said else ""
+        return (
+            name,
+            f"the board's firmware failed to start{said}; it answers on the link and moves nothing",
+            "note the error, then restart the board (its reset button or its power); if it "
+            "happens again, flash it again (mjtable firmware flash) and report the error",
+        )
     # the protocol's advice ends at the table; the controller's key comes after it
     advice = advice.replace("then clear the fault", "then press CLEAR FAULT")
     if "CLEAR FAULT" not in advice:

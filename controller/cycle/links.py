@@ -13,7 +13,11 @@ sets are (reconcile.py). What the link's loss and return do is the state's row (
   follows the motion's events;
 - in fault, stopped or recovering, the link's return sends STOP (the board may still run what
   it was last told) and READ_STATUS; elsewhere the loss faults the table (LINK_DOWN);
-- a board restart (a new session) during a step faults it (BOARD_REBOOTED).
+- a board restart (a new session) during a step faults it (BOARD_REBOOTED);
+- a board whose firmware build is not the installed one (``firmware``, compared at each link
+  up) faults the table with the line that says what to flash (FIRMWARE_MISMATCH), and nothing
+  is dealt nor cleared until a board with the installed build links up; with
+  ``firmware_mismatch = "warn"`` the line is only logged.
 """
 
 from __future__ import annotations
@@ -21,8 +25,9 @@ from __future__ import annotations
 import logging
 import time
 
+import protocol.codes as codes
 import protocol.messages as m
-from controller.cycle.faults import BOARD_REBOOTED, LINK_DOWN, PROTOCOL_MISMATCH
+from controller.cycle.faults import BOARD_REBOOTED, FIRMWARE_MISMATCH, LINK_DOWN, PROTOCOL_MISMATCH
 from controller.cycle.places import BoardView
 from controller.cycle.reconcile import Reconciler
 from controller.cycle.reports import LinkEvent, utc_now
@@ -75,11 +80,16 @@ class LinkWatch(Reconciler):
         self._queue(
             LinkEvent(at=utc_now(), up=True, reason=f"board answered HELLO{gap}", board=info)
         )
+        mismatch = self._judge_firmware(hello)
         state = self.state
         if state == OFFLINE:
             # First contact in this process: the board's report says where the sets are
             # (whatever a previous controller left); a board still moving is stopped.
             self._fire("link_up")
+            if mismatch is not None:
+                self._stop_stray_motion()
+                self._declare(FIRMWARE_MISMATCH, **mismatch)
+                return
             self._reconcile_at_rest()
         elif state in WAITING:
             pass  # the board worked on alone: its events follow, in order
@@ -88,8 +98,59 @@ class LinkWatch(Reconciler):
             # told (and the engine resends what was not acknowledged). Stop it, then ask.
             self._send(m.Stop())
             self._ask_status()
+        elif mismatch is not None:
+            self._stop_stray_motion()
         else:
             self._reconcile_at_rest()
+        if mismatch is not None:
+            self._declare(FIRMWARE_MISMATCH, **mismatch)
+
+    def _judge_firmware(self, hello: m.HelloReply) -> dict[str, str] | None:
+        """The board's build against the installed firmware's: under "refuse", the details of
+        FIRMWARE_MISMATCH (nothing is dealt nor cleared until another board links up); under
+        "warn", None and the line logged; None when they match or nothing is compared."""
+        self._firmware_problem = None
+        self._firmware_pending = False
+        check = self.firmware
+        if check is None:
+            return None
+        expected = check.expected()
+        build = hello.status.build_hash
+        if expected.matches(build):
+            return None
+        if expected.pending:
+            self._firmware_pending = True  # compared once the build is made (firmware_known)
+            return None
+        details = {
+            "board": f"{hello.fw_major}.{hello.fw_minor}.{hello.fw_patch}",
+            "board_build": "an unknown build: no manifest on the board"
+            if build == codes.BUILD_UNKNOWN
+            else f"build {build}",
+            "version": expected.version,
+            "build": expected.build,
+            "flash": expected.flash,
+        }
+        line = FIRMWARE_MISMATCH.message(**details)
+        if self.firmware_mismatch == "warn":
+            log.warning('%s; dealing all the same (board.firmware_mismatch = "warn")', line)
+            return None
+        self._firmware_problem = line
+        return details
+
+    def firmware_known(self) -> None:
+        """The installed firmware's build is made (from its thread): the board that is linked
+        up is compared with it now."""
+        with self._lock:
+            pending = self._firmware_pending
+            hello = self._board
+            if pending and self._link_up and hello is not None:
+                mismatch = self._judge_firmware(hello)
+                if mismatch is not None:
+                    self._stop_stray_motion()
+                    self._declare(FIRMWARE_MISMATCH, **mismatch)
+            else:
+                self._firmware_pending = False
+        self._flush()
 
     def _on_link_down(self, event: LinkDown) -> None:
         reason = event.reason

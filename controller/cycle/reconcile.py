@@ -136,8 +136,9 @@ class Reconciler(CycleGuards):
 
     def _declare_board_fault(self, view: BoardView) -> None:
         """The board reports a fault latched (found at a (re)connect or after a clear)."""
+        hello = self._board
         name, message, advice = board_fault_words(
-            view.fault, view.subsystem, view.phase, view.detail
+            view.fault, view.subsystem, view.phase, view.detail, hello.serial if hello else ""
         )
         phase = codes.phase_name(view.phase) if view.phase else None
         self._fault_now(name, "board", message, advice, phase=phase)

@@ -107,6 +107,10 @@ NO_DEADLINES = (
 #: SHUFFLE or DEAL while the board's report of where the sets are is on its way (READ_STATUS)
 REPORT_DUE = "the board is reporting where the tile sets are: press again in a moment"
 AUDIT_UNWRITABLE = "the audit log cannot be written ({error})"
+#: SHUFFLE or DEAL while the installed firmware's build is still being made to compare
+FIRMWARE_PENDING = (
+    "the board's firmware is being compared with the installed build: press again in a moment"
+)
 
 
 @dataclass(frozen=True)

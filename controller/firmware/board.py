@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from controller.firmware import FirmwareError
+from controller.firmware.mpy import QUERY as MPY_QUERY
 from drivers.portlock import PortHeld, held_reason, lockers
 
 #: What to do when another program holds the board's port.
@@ -232,6 +233,16 @@ class Board:
             return None if answer == "-" else answer
 
         return sha256
+
+    def mpy_format(self) -> int:
+        """The board's ``sys.implementation._mpy`` (the .mpy files it loads); -1 without one."""
+        answer = self.exec(MPY_QUERY).strip()
+        try:
+            return int(answer)
+        except ValueError:
+            raise FirmwareError(
+                f"the board did not say which .mpy files it loads ({answer[:60]!r})"
+            ) from None
 
     def read_text(self, path: str) -> str | None:
         """A small text file of the board, or None when it is missing."""

@@ -1,6 +1,8 @@
 """Flash a build onto a board and verify what the board holds, file by file.
 
-Flash: the board's manifest is removed first and written last, so a flash cut short (a cable
+Flash: first, whether the board's MicroPython can load the build's ``.mpy`` files (mpy.py):
+nothing is copied to a board that could not start them. The board's manifest is removed first
+and written last, so a flash cut short (a cable
 pulled, a reset) leaves a board that verify reports as incomplete rather than one that claims a
 build it does not hold. Then the directories, then the removal of files of ours the build does
 not have (an old ``.py`` would shadow a new ``.mpy``: MicroPython prefers the source), then every
@@ -18,8 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from controller.firmware import FirmwareError
 from controller.firmware.board import Board
 from controller.firmware.manifest import MANIFEST_NAME, Manifest
+from controller.firmware.mpy import build_format, loadable_problem
 
 OK = "OK"
 DIFFERS = "DIFFERS"
@@ -36,8 +40,15 @@ class Check:
 
 
 def flash(board: Board, directory: Path, manifest: Manifest, progress: Progress) -> list[str]:
-    """Copy the build in ``directory`` onto the board; the stale files removed (their paths)."""
+    """Copy the build in ``directory`` onto the board; the stale files removed (their paths).
+    FirmwareError, before anything is copied, when the board's MicroPython cannot load the
+    build's .mpy files."""
     manifest.check_files(directory)
+    problem = loadable_problem(
+        board.mpy_format(), build_format(directory, [e.path for e in manifest.files])
+    )
+    if problem is not None:
+        raise FirmwareError(problem)
     board.remove("/" + MANIFEST_NAME)
     parents = sorted(
         {p for e in manifest.files for p in _parents(e.path)}, key=lambda p: p.count("/")

@@ -13,16 +13,22 @@ pyserial URL. What lies at the far end is decided here, and nowhere else:
 end it has (only a simulation's control socket reaches ``simulated``).
 :func:`serve_simulated_board` is the same choice from the board's side, for
 ``mjtable sim``: a simulated board on a pty or a TCP port, for another process to open.
+:func:`installed_firmware` says which builds a board running this installation's firmware
+reports: the build of its sources for a real board, their simulator's manifest for a simulated
+one (the simulator runs the sources themselves).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import TypedDict
 
+from controller.firmware.installed import InstalledFirmware
 from drivers.board import BoardLink, EventCallback
 from protocol.arq import LINK_TIMEOUT_MS, RTO_MS
 from simulator.config import SimConfig, Timings
+from simulator.hardware import source_manifest
 from simulator.server import SimulatedBoard
 
 # What the service and the command line take from here: the simulator's configuration and
@@ -35,6 +41,7 @@ __all__ = [
     "SimulatedBoard",
     "SimulatedPty",
     "Timings",
+    "installed_firmware",
     "serve_simulated_board",
 ]
 
@@ -157,3 +164,17 @@ def serve_simulated_board(
     except BaseException:
         board.stop()
         raise
+
+
+def simulated_build() -> str:
+    """The build hash a simulated board reports: its manifest of the sources it runs."""
+    return str(json.loads(source_manifest())["build_hash"])
+
+
+def installed_firmware(target: BoardTarget) -> InstalledFirmware:
+    """The installed firmware to compare the board at ``target`` with: for a port, the build of
+    the installed sources (made in a thread: ``start()``) or the simulator's sources (a
+    simulated board in another process); for the simulated board, its sources alone."""
+    if isinstance(target, SerialPort):
+        return InstalledFirmware(simulated_build(), target.url)
+    return InstalledFirmware(simulated_build(), make=False)

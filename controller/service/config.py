@@ -31,6 +31,7 @@ from pydantic import (
 )
 
 from controller.audit.writer import DEFAULT_MAX_BYTES
+from controller.cycle.core import FirmwarePolicy
 from controller.cycle.deadline import DEFAULT_DEADLINES, Deadlines
 from controller.service.config_api import ApiSection
 from controller.service.config_fields import (
@@ -85,9 +86,14 @@ class BoardSection(Section):
         description=(
             "how many times longer than for a real board every wait on the board lasts (its "
             "link's timeout and retransmissions, the phases' deadlines), from 1 to 100: 1 for a "
-            "real board; 10 for the emulated chip (mjtable sim --chip), whose clock runs at "
-            "0.1 to 0.3 of real time"
+            "real board; 30 for the emulated chip (mjtable sim --chip), whose clock runs at "
+            "0.05 to 0.3 of real time"
         ),
+    )
+    firmware_mismatch: FirmwarePolicy = Field(
+        default="refuse",
+        description='"refuse" or "warn": what a board whose firmware build is not the '
+        "installed one does to the table",
     )
 
     @field_validator("port")

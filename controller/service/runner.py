@@ -33,6 +33,7 @@ from controller.audit.recovery import recover
 from controller.audit.runs import finding_words
 from controller.audit.writer import AuditLog
 from controller.cycle.reports import Action, AuditRef, Event
+from controller.firmware.installed import InstalledFirmware
 from controller.service.builder import (
     BoardConnection,
     BoardTarget,
@@ -40,6 +41,7 @@ from controller.service.builder import (
     SimConfig,
     SimulatedBoard,
     SimulatedPty,
+    installed_firmware,
 )
 from controller.service.clock import ClockWatch
 from controller.service.config import Config, PanelSection
@@ -98,6 +100,8 @@ class Service:
         self.audit: AuditLog | None = None
         self.controller: ServiceController | None = None
         self.connection: BoardConnection | None = None
+        #: the installed firmware the board's build is compared with
+        self.firmware: InstalledFirmware | None = None
         #: the simulated board at the far end with --sim (the control socket reaches it)
         self.board: SimulatedBoard | None = None
         self.panel: Panel | None = None
@@ -151,7 +155,14 @@ class Service:
         self.controller.clock = self.clock
         self._unsubscribe.append(self.controller.subscribe(self._on_event))
 
-        self.connection = BoardConnection(self._board_target(profile))
+        target = self._board_target(profile)
+        self.firmware = installed_firmware(target)  # what the board's build must be
+        self.firmware.on_ready = self.controller.firmware_known
+        self.controller.firmware = self.firmware
+        if config.board is not None and self.sim is None:
+            self.controller.firmware_mismatch = config.board.firmware_mismatch
+        self.firmware.start()
+        self.connection = BoardConnection(target)
         self.board = self.connection.simulated
         link = self.connection.open(self.controller.on_board_event)
         self.controller.attach(link)

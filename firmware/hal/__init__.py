@@ -167,6 +167,21 @@ class Hal:
         """Nothing to do for up to ``ms`` (the main loop is idle); a real board may sleep."""
         raise NotImplementedError
 
+    # --- parts on the board's bus ----------------------------------------------------------------
+
+    def start_parts(self) -> int:
+        """Set up the parts on the board's I2C bus that the firmware cannot run without (the
+        reference board's two I/O expanders), at boot and again at each CLEAR_FAULT of
+        PART_MISSING; 0 when every one answered, else the I2C address of the first that did
+        not. It never raises: a missing part is a fault to report, not an error."""
+        raise NotImplementedError
+
+    def missing_part(self) -> int:
+        """The I2C address of a part that did not answer, at its setup or in a read or write
+        since (the HAL carries on without it), or 0 when every part answers; the supervisor
+        reports it as PART_MISSING. start_parts() that succeeds makes it 0 again."""
+        raise NotImplementedError
+
     # --- motors ----------------------------------------------------------------------------------
 
     def motors_enable(self) -> None:

@@ -43,6 +43,11 @@ docs/firmware.md draws it. Choices, with their arithmetic:
   GPIO interrupts: the handler adds one to a list slot (masked to 16 bits, so it never grows
   into a long integer: no allocation in the interrupt). Limit switches and the belt-full sensor
   are on an MCP23017 I/O expander (I2C0 400 kHz, 0x20), read at most every EXPANDER_MS.
+- The expanders (0x20 inputs, 0x21 outputs) are set up by ``start_parts()``, never in the
+  constructor: one that does not answer (unplugged, or a bus held low) is recorded, the HAL
+  carries on without it (its reads keep the last levels, its writes are dropped) and the
+  firmware reports PART_MISSING with its address while the link runs; CLEAR_FAULT sets them up
+  again. The host's UART is made first, so whatever fails after it, the board can say so.
 - E-stop: a normally-closed contact wired in series with the enable line (it cuts all nine
   motors in hardware, the dice included) and a second contact to GP2 (pulled up: a broken wire
   reads "pressed"). ``motors_off()`` also drops the enable line in software.
@@ -347,12 +352,100 @@ def _counter(edges: "list[int]", index: int) -> "Callable[[object], None]":
     return irq
 
 
-class Rp2Hal(Hal):
+def host_uart() -> object:
+    """UART0 to the host: 115200 8N1 on GP0/GP1, 1 KiB buffers each way, never blocking."""
+    Pin = machine.Pin
+    return machine.UART(
+        0,
+        baudrate=HOST_BAUD,
+        bits=8,
+        parity=None,
+        stop=1,
+        tx=Pin(PINS["HOST_TX"][1]),
+        rx=Pin(PINS["HOST_RX"][1]),
+        txbuf=1024,
+        rxbuf=1024,
+        timeout=0,
+    )
+
+
+class Rp2Link(Hal):
+    """The Pico with its link alone: UART0 to the host, the clock, the LED, the watchdog, the
+    reset, the manifest; the drivers' enable line held low. What the firmware's last resort
+    (firmware/lastresort.py) speaks through when ``Rp2Hal()`` itself failed, and the first
+    thing ``Rp2Hal`` makes."""
+
+    def __init__(self) -> None:
+        Pin = machine.Pin
+        self._enable = Pin(PINS["MOTOR_EN"][1], Pin.OUT, value=0)
+        self._led_pin: object = Pin(PINS["LED_HEARTBEAT"][1], Pin.OUT, value=0)
+        self._host = host_uart()
+        self._wdt: object = None
+
+    def serial_number(self) -> str:
+        return "MJ-" + binascii.hexlify(machine.unique_id()).decode()[:16]
+
+    def random_u32(self) -> int:
+        return int.from_bytes(os.urandom(4), "big")
+
+    def ticks_ms(self) -> int:
+        # MicroPython's ticks (0 .. TICKS_MASK, wrapping), as a plain int for the type checker
+        return int(ticks_diff(ticks_ms(), 0)) & TICKS_MASK
+
+    def link_ticks_ms(self) -> int:
+        return int(ticks_diff(ticks_ms(), 0)) & TICKS_MASK  # one clock on the board
+
+    def idle(self, ms: int) -> None:
+        sleep_ms(ms)
+
+    def motors_off(self) -> None:
+        self._enable.value(0)
+
+    def led(self, led: int, on: bool) -> None:
+        if led == LED_HEARTBEAT:
+            self._led_pin.value(1 if on else 0)  # type: ignore[attr-defined]
+
+    def manifest(self) -> "bytes | None":
+        try:
+            with open(MANIFEST, "rb") as f:
+                return bytes(f.read())
+        except OSError:
+            return None
+
+    def watchdog_start(self, timeout_ms: int) -> None:
+        self._wdt = machine.WDT(timeout=timeout_ms)
+
+    def watchdog_feed(self) -> None:
+        if self._wdt is not None:
+            self._wdt.feed()  # type: ignore[attr-defined]
+
+    def reset_cause(self) -> int:
+        cause = machine.reset_cause()
+        if cause == machine.PWRON_RESET:
+            return RESET_POWER_ON
+        if cause == machine.WDT_RESET:
+            return RESET_WATCHDOG
+        return RESET_UNKNOWN
+
+    def reset(self) -> None:
+        machine.reset()
+
+    def serial_read(self, buf: bytearray) -> int:
+        n = self._host.readinto(buf)  # type: ignore[attr-defined]
+        return int(n or 0)
+
+    def serial_write(self, data: "bytes | memoryview") -> int:
+        n = self._host.write(data)  # type: ignore[attr-defined]
+        return int(n or 0)
+
+
+class Rp2Hal(Rp2Link):
     """The Pico on the reference board. ``store_dir``: where the two store files live."""
 
     STORE_SLOT_SIZE = 512
 
     def __init__(self, store_dir: str = "/", reader: bool = True, dice: bool = True) -> None:
+        Rp2Link.__init__(self)  # the link first: whatever fails after, the board can say so
         self._store = [store_dir.rstrip("/") + "/store0.bin", store_dir.rstrip("/") + "/store1.bin"]
         self._reader = reader
         self._dice = dice
@@ -362,7 +455,6 @@ class Rp2Hal(Hal):
         self._invert = bytearray(SENSOR_COUNT)  # 1: active low
         self._xbit = bytearray(SENSOR_COUNT)  # expander bit + 1 (0: on a GPIO)
         self._dir_bit = bytearray(len(MOTOR_PWM_HZ))
-        self._led_pin: object = None
         self._led_bit = bytearray(LED_COUNT)
         self.edges_seen = [0] * 6
         self._irqs: list[object] = []
@@ -394,7 +486,6 @@ class Rp2Hal(Hal):
                     self._led_bit[unit] = pin + 1
             elif role == MUX:
                 self._mux_bits[unit] = pin
-        self._enable = Pin(PINS["MOTOR_EN"][1], Pin.OUT, value=0)
         self._gate_bit = PINS["SET_GATE"][1]
         self._adc_current = machine.ADC(Pin(PINS["CURRENT"][1]))
         self._adc_ntc = machine.ADC(Pin(PINS["HEATSINK_NTC"][1]))
@@ -407,19 +498,7 @@ class Rp2Hal(Hal):
         self._xin = 0xFFFF  # last expander reading (pull-ups: all high)
         self._xin_at = -EXPANDER_MS
         self._xout = 0  # expander outputs
-        self._setup_expanders()
-        self._host = machine.UART(
-            0,
-            baudrate=HOST_BAUD,
-            bits=8,
-            parity=None,
-            stop=1,
-            tx=Pin(PINS["HOST_TX"][1]),
-            rx=Pin(PINS["HOST_RX"][1]),
-            txbuf=1024,
-            rxbuf=1024,
-            timeout=0,
-        )
+        self._missing = 0  # an expander that did not answer (its address), 0: none
         self._tags = machine.UART(
             1,
             baudrate=READER_BAUD,
@@ -429,18 +508,36 @@ class Rp2Hal(Hal):
         )
         self._tag = TILE_NONE
         self._tag_at = -READER_SILENT_MS
-        self._wdt: object = None
 
-    def _setup_expanders(self) -> None:
-        self._i2c.writeto_mem(XIN, _GPPUA, b"\xff\xff")  # pull-ups on every input
-        self._i2c.writeto_mem(XOUT, _OLATA, b"\x00\x00")
-        self._i2c.writeto_mem(XOUT, _IODIRA, b"\x00\x00")  # every bit an output
+    def start_parts(self) -> int:
+        self._missing = 0
+        try:
+            self._i2c.writeto_mem(XIN, _GPPUA, b"\xff\xff")  # pull-ups on every input
+        except OSError:
+            self._missing = XIN
+        try:
+            self._write_latch()  # the outputs as the firmware last set them (0 at boot)
+            self._i2c.writeto_mem(XOUT, _IODIRA, b"\x00\x00")  # every bit an output
+        except OSError:
+            if not self._missing:
+                self._missing = XOUT
+        return self._missing
 
-    def _write_outputs(self) -> None:
+    def missing_part(self) -> int:
+        return self._missing
+
+    def _write_latch(self) -> None:
         two = self._two
         two[0] = self._xout & 0xFF
         two[1] = self._xout >> 8
         self._i2c.writeto_mem(XOUT, _OLATA, two)
+
+    def _write_outputs(self) -> None:
+        try:
+            self._write_latch()
+        except OSError:  # the output expander does not answer: PART_MISSING, reported
+            if not self._missing:
+                self._missing = XOUT
 
     def _set_xout(self, bit: int, on: bool) -> None:
         mask = 1 << bit
@@ -457,24 +554,8 @@ class Rp2Hal(Hal):
     def has_buttons(self) -> bool:
         return False
 
-    def serial_number(self) -> str:
-        return "MJ-" + binascii.hexlify(machine.unique_id()).decode()[:16]
-
     def seed(self) -> "int | None":
         return None
-
-    def random_u32(self) -> int:
-        return int.from_bytes(os.urandom(4), "big")
-
-    def ticks_ms(self) -> int:
-        # MicroPython's ticks (0 .. TICKS_MASK, wrapping), as a plain int for the type checker
-        return int(ticks_diff(ticks_ms(), 0)) & TICKS_MASK
-
-    def link_ticks_ms(self) -> int:
-        return int(ticks_diff(ticks_ms(), 0)) & TICKS_MASK  # one clock on the board
-
-    def idle(self, ms: int) -> None:
-        sleep_ms(ms)
 
     # --- motors ----------------------------------------------------------------------------------
 
@@ -518,9 +599,13 @@ class Rp2Hal(Hal):
         if bit:
             now = self.ticks_ms()
             if abs(_since(now, self._xin_at)) >= EXPANDER_MS:
-                self._i2c.readfrom_mem_into(XIN, _GPIOA, self._two)
-                self._xin = self._two[0] | self._two[1] << 8
                 self._xin_at = now
+                try:
+                    self._i2c.readfrom_mem_into(XIN, _GPIOA, self._two)
+                    self._xin = self._two[0] | self._two[1] << 8
+                except OSError:  # the input expander does not answer: its last levels stay
+                    if not self._missing:
+                        self._missing = XIN
             raw = self._xin >> (bit - 1) & 1
         else:
             pin = self._sense[sensor]
@@ -583,14 +668,7 @@ class Rp2Hal(Hal):
             self._set_xout(bit - 1, on)
             self._write_outputs()
 
-    # --- store, build, watchdog, reset -----------------------------------------------------------
-
-    def manifest(self) -> "bytes | None":
-        try:
-            with open(MANIFEST, "rb") as f:
-                return bytes(f.read())
-        except OSError:
-            return None
+    # --- store ----------------------------------------------------------------------------------
 
     def store_read(self, slot: int, buf: bytearray) -> int:
         try:
@@ -603,31 +681,3 @@ class Rp2Hal(Hal):
     def store_write(self, slot: int, data: "bytes | bytearray | memoryview") -> None:
         with open(self._store[slot], "wb") as f:
             f.write(data)
-
-    def watchdog_start(self, timeout_ms: int) -> None:
-        self._wdt = machine.WDT(timeout=timeout_ms)
-
-    def watchdog_feed(self) -> None:
-        if self._wdt is not None:
-            self._wdt.feed()  # type: ignore[attr-defined]
-
-    def reset_cause(self) -> int:
-        cause = machine.reset_cause()
-        if cause == machine.PWRON_RESET:
-            return RESET_POWER_ON
-        if cause == machine.WDT_RESET:
-            return RESET_WATCHDOG
-        return RESET_UNKNOWN
-
-    def reset(self) -> None:
-        machine.reset()
-
-    # --- the host's serial link ------------------------------------------------------------------
-
-    def serial_read(self, buf: bytearray) -> int:
-        n = self._host.readinto(buf)
-        return int(n or 0)
-
-    def serial_write(self, data: "bytes | memoryview") -> int:
-        n = self._host.write(data)
-        return int(n or 0)

@@ -73,6 +73,9 @@ class VirtualHal(Mechanics, Hal):
         self.wdt_fed = 0
         self.cause = RESET_POWER_ON
         self.reset_asked = False
+        #: the I2C address of a part on the board's bus that does not answer (0: every part
+        #: answers); a test unplugs one by setting it, plugs it back with 0
+        self.absent_part = 0
         # the UART: rx from the host, tx to the host; tx_log records each write with
         # whether the firmware was driving a motor at that moment (when log_writes is on)
         self.rx = b""
@@ -108,6 +111,14 @@ class VirtualHal(Mechanics, Hal):
 
     def idle(self, ms: int) -> None:
         pass
+
+    # --- parts on the board's bus ----------------------------------------------------------------
+
+    def start_parts(self) -> int:
+        return self.absent_part
+
+    def missing_part(self) -> int:
+        return self.absent_part
 
     # --- motors ----------------------------------------------------------------------------------
 

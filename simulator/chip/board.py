@@ -41,7 +41,7 @@ from typing import Any
 from drivers.ioloop import EVENT_READ, IoLoop
 from simulator.chip.exchange import CAUSE_WATCHDOG, POWER_CUT, Outputs, Runner, shared_folder
 from simulator.chip.flash import flash_build_hash, write_flash_file
-from simulator.chip.wiring import ChipTable
+from simulator.chip.wiring import ChipTable, board
 from simulator.config import TILE_COUNTS
 from simulator.hardware import SimHal
 from simulator.line import Line
@@ -51,6 +51,8 @@ __all__ = ["ChipBoard", "ChipConfig", "SimulatorError"]
 
 log = logging.getLogger("mjtable.simulator.chip")
 
+#: the parts on the board's I2C bus (the two expanders, the dice unit): what ``absent`` may name
+I2C_PARTS: tuple[int, ...] = (board()["XIN"], board()["XOUT"], board()["DICE_I2C"])
 #: the chip's console (MicroPython's USB REPL) kept, at most (bytes)
 CONSOLE_KEPT = 65536
 #: what MicroPython prints when its REPL starts: main.py has ended (the firmware stopped)
@@ -64,7 +66,9 @@ class ChipConfig:
     temporary one). ``tiles``: the table's, which must be the build's (main.py's TILES).
     ``seed``: the table's shuffles and dice. ``speed``: 1, the chip's clock never ahead of real
     time; 0, as fast as the emulation runs. ``shared``: the folder with MicroPython's image and
-    the boot ROM (None: $MJTABLE_RP2040_DIR, else ../shared/rp2040 beside the checkout)."""
+    the boot ROM (None: $MJTABLE_RP2040_DIR, else ../shared/rp2040 beside the checkout).
+    ``absent``: the I2C addresses that do not answer from power-on (an expander unplugged,
+    0x20 or 0x21; the dice unit, 0x30); ``ChipBoard.plug()`` brings one back."""
 
     build: Path
     flash: Path | None = None
@@ -75,6 +79,7 @@ class ChipConfig:
     speed: float = 1.0
     shared: Path | None = None
     slice_ms: int = 1
+    absent: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if self.tiles not in TILE_COUNTS:
@@ -89,6 +94,12 @@ class ChipConfig:
             )
         if not 1 <= self.slice_ms <= 100:
             raise SimulatorError(f"slice {self.slice_ms} ms: must be 1..100")
+        for address in self.absent:
+            if address not in I2C_PARTS:
+                raise SimulatorError(
+                    f"absent I2C address {address!r}: the board's parts are at "
+                    + ", ".join(f"0x{a:02x}" for a in I2C_PARTS)
+                )
 
 
 def build_tiles(build: Path) -> int | None:
@@ -118,6 +129,7 @@ class ChipBoard:
         self._lock = threading.RLock()
         self.hal = SimHal(config.tiles, config.seed, config.reader, config.dice, buttons=False)
         self.table = ChipTable(self.hal)
+        self.table.absent.update(config.absent)
         self.line = Line(random.Random(), self._wall_ms)
         self.transport = Transport(self.line)
         self._tmp: Path | None = None
@@ -260,6 +272,17 @@ class ChipBoard:
         ``change(hal)`` under the board's lock; the chip sees it from the next slice."""
         with self._lock:
             change(self.hal)
+
+    def unplug(self, address: int) -> None:
+        """The part at I2C ``address`` stops answering from the next slice (its cable out)."""
+        with self._lock:
+            self.table.absent.add(address)
+
+    def plug(self, address: int) -> None:
+        """The part at I2C ``address`` answers again from the next slice (its cable reseated;
+        its registers as they were)."""
+        with self._lock:
+            self.table.absent.discard(address)
 
     def console_text(self) -> str:
         with self._lock:

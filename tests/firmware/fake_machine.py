@@ -22,6 +22,8 @@ uarts: dict[int, UART] = {}
 #: I2C: address -> register -> byte; and what plain reads of a device return
 registers: dict[int, dict[int, int]] = {}
 plain: dict[int, bytes] = {}
+#: I2C addresses nobody acknowledges (a part unplugged): every transaction with one is EIO
+absent: set[int] = set()
 wdt: list[WDT] = []
 cause = [PWRON_RESET]
 resets = [0]
@@ -35,6 +37,7 @@ def reset_state() -> None:
     uarts.clear()
     registers.clear()
     plain.clear()
+    absent.clear()
     wdt.clear()
     cause[0] = PWRON_RESET
     resets[0] = 0
@@ -118,27 +121,37 @@ class UART:
         return len(data)
 
 
+def _answer(addr: int) -> None:
+    """MicroPython's error for an address nobody acknowledges."""
+    if addr in absent:
+        raise OSError(5, "EIO")
+
+
 class I2C:
     def __init__(self, id: int, sda: Pin, scl: Pin, freq: int) -> None:
         self.id = id
         self.freq = freq
 
     def writeto_mem(self, addr: int, reg: int, buf: bytes | bytearray) -> None:
+        _answer(addr)
         regs = registers.setdefault(addr, {})
         for i, b in enumerate(buf):
             regs[reg + i] = b
 
     def readfrom_mem_into(self, addr: int, reg: int, buf: bytearray) -> None:
+        _answer(addr)
         regs = registers.setdefault(addr, {})
         for i in range(len(buf)):
             buf[i] = regs.get(reg + i, 0xFF)
 
     def readfrom_into(self, addr: int, buf: bytearray) -> None:
+        _answer(addr)
         if addr not in plain:
             raise OSError(19, "no device at that address")
         buf[:] = plain[addr][: len(buf)]
 
     def writeto(self, addr: int, buf: bytes) -> None:
+        _answer(addr)
         if addr not in plain:
             raise OSError(19, "no device at that address")
         plain[addr] = bytes(buf)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import firmware.app
 from controller.firmware.manifest import FileEntry
 from controller.firmware.manifest import build_hash as controller_build_hash
 from firmware import main as firmware_main
@@ -110,7 +111,7 @@ def test_main_after_the_window_starts_the_watchdog_and_a_ctrl_c_cuts_the_motors(
         app.step = step  # type: ignore[method-assign]
         return app
 
-    monkeypatch.setattr(firmware_main, "boot", boot_then_run_a_motor)
+    monkeypatch.setattr(firmware.app, "boot", boot_then_run_a_motor)
     with pytest.raises(KeyboardInterrupt):
         firmware_main.main()
     assert len(fake_machine.wdt) == 1  # started: it will reset the board within 2 s

@@ -57,7 +57,9 @@ def rp2() -> Iterator[ModuleType]:
 def board(rp2: ModuleType, tmp_path: Path) -> object:
     fake_machine.reset_state()
     CLOCK[0] = 1000
-    return rp2.Rp2Hal(store_dir=str(tmp_path))
+    hal = rp2.Rp2Hal(store_dir=str(tmp_path))
+    assert hal.start_parts() == 0  # as the firmware does at boot
+    return hal
 
 
 def test_the_pin_map_is_one_the_pico_allows(rp2: ModuleType) -> None:

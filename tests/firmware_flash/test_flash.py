@@ -19,6 +19,8 @@ from cli import main
 from controller.firmware import FirmwareError
 from controller.firmware.board import Board
 from controller.firmware.build import build
+from controller.firmware.manifest import Manifest
+from controller.firmware.mpy import Format
 from tests.firmware_flash.conftest import BUILT, PtyBoard, write_tree
 
 Start = Callable[..., PtyBoard]
@@ -136,6 +138,32 @@ def test_a_build_changed_since_it_was_made_is_not_flashed(
     assert status == 1
     path = built.directory / "firmware" / "app.mpy"
     assert err == f"mjtable firmware: {path} differs from its manifest: build again\n"
+
+
+def test_a_board_whose_micropython_cannot_load_the_build_is_left_untouched(
+    source: Path, tmp_path: Path, start_board: Start, capsys: pytest.CaptureFixture[str]
+) -> None:
+    built = build(source, tmp_path / "build")
+    for path in built.directory.rglob("*.mpy"):  # as an older mpy-cross would have made them
+        data = bytearray(path.read_bytes())
+        data[1] = 5
+        path.write_bytes(bytes(data))
+    made = Manifest.of_files("2.3.4", "mpy-cross v1.18", built.directory)
+    (built.directory / "manifest.json").write_text(made.to_json())
+    board = start_board()
+    with Board(board.port) as mcu:
+        loads = Format.of_board(mcu.mpy_format())
+    status, _, err = run(capsys, "flash", "--port", board.port, "--build", str(built.directory))
+    assert status == 1
+    assert err == (
+        f"mjtable firmware: the board's MicroPython loads .mpy version {loads.version}."
+        f"{loads.sub_version}, this build's files are version 5.0: copy the UF2 of a "
+        "MicroPython 1.12 to 1.18 onto the board (hold BOOTSEL while plugging it in), then run "
+        "this again\n"
+    )
+    with Board(board.port) as mcu:
+        assert mcu.read_text("/manifest.json") is None  # nothing was copied
+        assert mcu.read_text("/main.py") is None
 
 
 # --- ports that are not a board ------------------------------------------------------------
