@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from controller.firmware import FirmwareError
+from controller.firmware.build import DEFAULT_TILES
 
 log = logging.getLogger("mjtable.firmware")
 
@@ -60,16 +61,19 @@ class Expected:
         return not self.builds or build.lower()[:DIGITS] in self.builds
 
 
-def flash_command(port: str | None) -> str:
-    """``mjtable firmware flash --port PORT``, the command that puts the installed build on it."""
-    return f"mjtable firmware flash --port {port or 'PORT'}"
+def flash_command(port: str | None, tiles: int = DEFAULT_TILES) -> str:
+    """``mjtable firmware flash --port PORT [--tiles N]``, the command that puts the installed
+    build for the table's tiles on it."""
+    command = f"mjtable firmware flash --port {port or 'PORT'}"
+    return command if tiles == DEFAULT_TILES else f"{command} --tiles {tiles}"
 
 
 class InstalledFirmware:
     """The installed firmware's build, made once in a thread. ``simulated``: the build hash a
     simulated board running these sources reports; ``port``: the board's, for the flash
     command; ``on_ready``: called (from the thread) once the build is known or has failed.
-    ``make``: False when only a simulated board is expected (nothing is compiled)."""
+    ``make``: False when only a simulated board is expected (nothing is compiled). ``tiles``:
+    the table's, which the build is made for (its main.py drives that table)."""
 
     def __init__(
         self,
@@ -79,10 +83,12 @@ class InstalledFirmware:
         make: bool = True,
         root: Path | None = None,
         on_ready: Callable[[], None] | None = None,
+        tiles: int = DEFAULT_TILES,
     ) -> None:
         self._simulated = simulated.lower()[:DIGITS]
-        self._flash = flash_command(port)
+        self._flash = flash_command(port, tiles)
         self._root = root
+        self._tiles = tiles
         self.on_ready = on_ready
         self._lock = threading.Lock()
         self._done = threading.Event()
@@ -111,7 +117,7 @@ class InstalledFirmware:
 
     def _make(self) -> None:
         try:
-            build = installed_build(self._root)
+            build = installed_build(self._root, self._tiles)
         except (FirmwareError, OSError) as exc:
             problem = f"the installed firmware's build cannot be made ({exc})"
             log.warning("%s: the board's build is not checked", problem)
@@ -128,13 +134,13 @@ class InstalledFirmware:
             self._done.set()
 
 
-def installed_build(root: Path | None = None) -> str:
-    """The build hash (64 hex digits) of `mjtable firmware build` from ``root`` (None: the
-    installed sources), made in a temporary directory."""
+def installed_build(root: Path | None = None, tiles: int = DEFAULT_TILES) -> str:
+    """The build hash (64 hex digits) of `mjtable firmware build --tiles TILES` from ``root``
+    (None: the installed sources), made in a temporary directory."""
     from controller.firmware.build import build, default_source_root
 
     with tempfile.TemporaryDirectory(prefix="mjtable-installed-") as tmp:
-        made = build(root or default_source_root(), Path(tmp) / "build")
+        made = build(root or default_source_root(), Path(tmp) / "build", tiles=tiles)
         return made.manifest.build_hash
 
 

@@ -171,10 +171,11 @@ def simulated_build() -> str:
     return str(json.loads(source_manifest())["build_hash"])
 
 
-def installed_firmware(target: BoardTarget) -> InstalledFirmware:
+def installed_firmware(target: BoardTarget, tiles: int) -> InstalledFirmware:
     """The installed firmware to compare the board at ``target`` with: for a port, the build of
-    the installed sources (made in a thread: ``start()``) or the simulator's sources (a
-    simulated board in another process); for the simulated board, its sources alone."""
+    the installed sources for a table of ``tiles`` (made in a thread: ``start()``) or the
+    simulator's sources (a simulated board in another process); for the simulated board, its
+    sources alone."""
     if isinstance(target, SerialPort):
-        return InstalledFirmware(simulated_build(), target.url)
+        return InstalledFirmware(simulated_build(), target.url, tiles=tiles)
     return InstalledFirmware(simulated_build(), make=False)

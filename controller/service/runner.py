@@ -156,7 +156,8 @@ class Service:
         self._unsubscribe.append(self.controller.subscribe(self._on_event))
 
         target = self._board_target(profile)
-        self.firmware = installed_firmware(target)  # what the board's build must be
+        # what the board's build must be
+        self.firmware = installed_firmware(target, profile.layout.tiles())
         self.firmware.on_ready = self.controller.firmware_known
         self.controller.firmware = self.firmware
         if config.board is not None and self.sim is None:

@@ -157,3 +157,17 @@ def test_the_build_drives_the_table_it_is_made_for(source: Path, tmp_path: Path)
     (source / "firmware" / "main.py").write_text("def main():\n    pass\n")
     with pytest.raises(FirmwareError, match=r"must set TILES on one line of its own"):
         build(source, tmp_path / "none")
+
+
+def test_the_installed_build_is_the_one_for_the_tables_tiles(tmp_path: Path) -> None:
+    from controller.firmware.installed import InstalledFirmware
+
+    root = default_source_root()
+    big = build(root, tmp_path / "144", tiles=144).manifest.build_hash[:16]
+    installed = InstalledFirmware("0" * 16, "/dev/serial0", root=root, tiles=144)
+    installed.start()
+    assert installed.wait(120)
+    expected = installed.expected()
+    assert expected.build == big and expected.matches(big)
+    assert not expected.matches(build(root, tmp_path / "136").manifest.build_hash)
+    assert expected.flash == "mjtable firmware flash --port /dev/serial0 --tiles 144"
