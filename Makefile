@@ -104,7 +104,7 @@ pythons-rest: $(DEV)
 	$(BIN)/python noxfile.py --rest $(PYTHONS_ARGS)
 
 # Whole deal cycles on the emulated chip through `mjtable run` (108, 136 and 144 tiles, a jam, a
-# power cut): minutes each, so not part of `make test`; `.ci/run` runs them (docs/chip.md).
+# power cut): minutes each, so not part of `make test`; not yet in `.ci/run` (docs/chip.md).
 chip-cycles: $(DEV)
 	@$(MAKE) --no-print-directory $(NPM_STAMP)
 	$(BIN)/python -m pytest -n 0 -q -p no:randomly tests/chipcycles

@@ -9,7 +9,7 @@ faults strike the table's mechanics or the board's power and the table deals aga
 one CLEAR FAULT.
 
 A cycle takes minutes here (the emulation runs the chip at 0.1 to 0.3 of real time), so these
-are not part of `make test`: `make chip-cycles` runs them, and `.ci/run` does.
+are not part of `make test`: `make chip-cycles` runs them (not yet `.ci/run`: docs/chip.md).
 """
 
 from __future__ import annotations
