@@ -12,18 +12,25 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
 import select
 import shutil
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
+from drivers.board import BoardEvent, BoardLink, EventCallback
+from protocol.events import LinkDown, LinkUp
 from simulator.chip.exchange import Inputs, Outputs, Runner, node_program, shared_folder
 from simulator.chip.flash import file_system
 from simulator.transport import SimulatorError
+
+if TYPE_CHECKING:
+    from simulator.chip.board import ChipBoard
 
 #: how long (s) a test waits on the chip at most, and on one slice: the emulation is about three
 #: times slower than the chip on a free core, and a machine's cores may be shared
@@ -47,6 +54,37 @@ def need_chip() -> Path:
         return shared_folder()
     except SimulatorError as exc:
         pytest.fail(str(exc))
+
+
+def slow_link(path: str, on_event: EventCallback) -> BoardLink:
+    """The controller's own link on the chip's pty, not started: the chip runs slower than real
+    time, so the host's link waits long for it."""
+    return BoardLink(path, on_event, rto_ms=5000, link_timeout_ms=120_000)
+
+
+def next_event(events: queue.Queue[BoardEvent], board: ChipBoard, deadline: float) -> BoardEvent:
+    """The link's next event, or a failure with what the chip printed."""
+    while True:
+        left = deadline - time.monotonic()
+        assert left > 0 and board.running and not board.at_repl, (
+            f"the firmware did not answer ({board.snapshot()}); "
+            f"its console: {board.console_text()!r}"
+        )
+        try:
+            return events.get(timeout=min(left, 1.0))
+        except queue.Empty:
+            continue
+
+
+def until_link_up(
+    events: queue.Queue[BoardEvent], board: ChipBoard, deadline: float, *, downs: bool = False
+) -> LinkUp:
+    """The link's next LinkUp; a LinkDown before it fails the test unless ``downs``."""
+    event = next_event(events, board, deadline)
+    while not isinstance(event, LinkUp):
+        assert downs or not isinstance(event, LinkDown), event
+        event = next_event(events, board, deadline)
+    return event
 
 
 @pytest.fixture(scope="session")

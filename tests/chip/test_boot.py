@@ -11,14 +11,13 @@ from pathlib import Path
 import pytest
 
 from controller.cycle.faults import board_fault_words
-from drivers.board import BoardEvent, BoardLink
+from drivers.board import BoardEvent
 from protocol import codes
 from protocol import messages as m
-from protocol.events import LinkDown, LinkUp
+from protocol.events import LinkDown
 from simulator.chip.board import ChipBoard, ChipConfig
 from simulator.chip.expander import GPPUA, IODIRA
-from tests.chip.conftest import WALL_LIMIT, need_chip
-from tests.chip.test_firmware import next_event
+from tests.chip.conftest import WALL_LIMIT, need_chip, next_event, slow_link, until_link_up
 
 pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once]
 
@@ -40,15 +39,12 @@ def test_a_missing_expander_is_reported_and_cleared_once_back(
     config = ChipConfig(build=firmware_build, seed=5, speed=0, shared=shared, absent=(address,))
     board = ChipBoard(config)
     events: queue.Queue[BoardEvent] = queue.Queue()
-    link = BoardLink(board.open_pty(), events.put, rto_ms=5000, link_timeout_ms=120_000)
+    link = slow_link(board.open_pty(), events.put)
     deadline = time.monotonic() + WALL_LIMIT
     try:
         board.start()
         link.start()
-        event = next_event(events, board, deadline)
-        while not isinstance(event, LinkUp):
-            assert not isinstance(event, LinkDown), event
-            event = next_event(events, board, deadline)
+        event = until_link_up(events, board, deadline)
         status = event.hello_reply.status
         assert (status.state, status.fault) == (codes.STATE_FAULT, codes.FAULT_PART_MISSING)
         assert status.detail == address

@@ -13,49 +13,32 @@ from pathlib import Path
 
 import pytest
 
-from drivers.board import BoardEvent, BoardLink
+from drivers.board import BoardEvent
 from firmware.version import FW_MAJOR, FW_MINOR, FW_PATCH
 from protocol import codes
 from protocol import messages as m
-from protocol.events import LinkDown, LinkUp
+from protocol.events import LinkUp
 from simulator.chip.board import ChipBoard, ChipConfig
 from simulator.chip.expander import GPPUA, IODIRA
-from tests.chip.conftest import WALL_LIMIT, need_chip
+from tests.chip.conftest import WALL_LIMIT, need_chip, next_event, slow_link, until_link_up
 
 #: the emulator takes a core: one worker for the chip, and one Python (the chip is the same
 #: under each; the host's side runs under each in test_parts and test_cli)
 pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once]
 
 
-def next_event(events: queue.Queue[BoardEvent], board: ChipBoard, deadline: float) -> BoardEvent:
-    """The link's next event, or a failure with what the chip printed."""
-    while True:
-        left = deadline - time.monotonic()
-        assert left > 0 and board.running and not board.at_repl, (
-            f"the firmware did not answer ({board.snapshot()}); "
-            f"its console: {board.console_text()!r}"
-        )
-        try:
-            return events.get(timeout=min(left, 1.0))
-        except queue.Empty:
-            continue
-
-
 def test_the_firmware_boots_on_the_chip_and_answers_the_host(firmware_build: Path) -> None:
     shared = need_chip()
     board = ChipBoard(ChipConfig(build=firmware_build, seed=7, speed=0, shared=shared))
     events: queue.Queue[BoardEvent] = queue.Queue()
-    # the chip runs slower than real time: the host's link waits long for it
-    link = BoardLink(board.open_pty(), events.put, rto_ms=5000, link_timeout_ms=120_000)
+    link = slow_link(board.open_pty(), events.put)
     deadline = time.monotonic() + WALL_LIMIT
     try:
         board.start()
         link.start()
-        event = next_event(events, board, deadline)
-        while not isinstance(event, LinkUp):
-            assert not isinstance(event, LinkDown), event
-            event = next_event(events, board, deadline)
-        reply = event.hello_reply
+        up = until_link_up(events, board, deadline)
+        reply = up.hello_reply
+        event: BoardEvent = up
         manifest = json.loads((firmware_build / "manifest.json").read_text())
         assert (reply.fw_major, reply.fw_minor, reply.fw_patch) == (FW_MAJOR, FW_MINOR, FW_PATCH)
         assert reply.tiles == 136

@@ -17,13 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from drivers.board import BoardEvent, BoardLink
+from drivers.board import BoardEvent
 from protocol import codes
 from protocol import messages as m
 from protocol.events import LinkDown, LinkUp, PeerRebooted
 from simulator.chip.board import ChipBoard, ChipConfig
-from tests.chip.conftest import WALL_LIMIT, need_chip
-from tests.chip.test_firmware import next_event
+from tests.chip.conftest import WALL_LIMIT, need_chip, next_event, slow_link, until_link_up
 
 pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once]
 
@@ -49,17 +48,14 @@ def test_every_byte_value_on_uart0_is_data_and_the_board_never_resets(
     shared = need_chip()
     board = RecordingChipBoard(ChipConfig(build=firmware_build, seed=11, speed=0, shared=shared))
     events: queue.Queue[BoardEvent] = queue.Queue()
-    # the chip runs slower than real time: the host's link waits long for it
-    link = BoardLink(board.open_pty(), events.put, rto_ms=5000, link_timeout_ms=120_000)
+    link = slow_link(board.open_pty(), events.put)
     deadline = time.monotonic() + WALL_LIMIT
     try:
         board.start()
         link.start()
-        event = next_event(events, board, deadline)
-        while not isinstance(event, LinkUp):
-            assert not isinstance(event, LinkDown), event
-            event = next_event(events, board, deadline)
-        hello = event.hello_reply
+        up = until_link_up(events, board, deadline)
+        hello = up.hello_reply
+        event: BoardEvent = up
         assert hello.status.reset_cause == codes.RESET_POWER_ON
         before = len(board.to_uart0)  # HELLO (and its repeats) so far
 

@@ -21,7 +21,7 @@ from protocol import codes
 from protocol import messages as m
 from protocol.events import LinkDown, LinkUp
 from simulator.chip.board import ChipBoard, ChipConfig
-from tests.chip.conftest import WALL_LIMIT, need_chip
+from tests.chip.conftest import WALL_LIMIT, need_chip, slow_link
 
 pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once]
 
@@ -71,8 +71,7 @@ class Linked:
 def linked(firmware_build: Path) -> Iterator[Linked]:
     board = ChipBoard(ChipConfig(build=firmware_build, seed=11, speed=0, shared=need_chip()))
     events: queue.Queue[BoardEvent] = queue.Queue()
-    # the chip runs slower than real time: the host's link waits long for it
-    link = BoardLink(board.open_pty(), events.put, rto_ms=5000, link_timeout_ms=120_000)
+    link = slow_link(board.open_pty(), events.put)
     try:
         board.start()
         link.start()

@@ -11,15 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from drivers.board import BoardEvent, BoardLink
+from drivers.board import BoardEvent
 from firmware.config import Timings
 from protocol import codes
 from protocol import messages as m
 from protocol.arq import LINK_TIMEOUT_MS
-from protocol.events import LinkUp
 from simulator.chip.board import ChipBoard, ChipConfig
-from tests.chip.conftest import WALL_LIMIT, need_chip
-from tests.chip.test_firmware import next_event
+from tests.chip.conftest import WALL_LIMIT, need_chip, next_event, slow_link, until_link_up
 
 pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once]
 
@@ -39,16 +37,14 @@ def test_a_silent_host_during_a_shuffle_stops_the_chips_motors(firmware_build: P
     board = ChipBoard(ChipConfig(build=firmware_build, seed=7, speed=0, shared=shared))
     path = board.open_pty()
     events: queue.Queue[BoardEvent] = queue.Queue()
-    # the chip runs slower than real time: the host's link waits long for it
-    link = BoardLink(path, events.put, rto_ms=5000, link_timeout_ms=120_000)
+    link = slow_link(path, events.put)
     deadline = time.monotonic() + WALL_LIMIT
     grace = Timings().host_grace_ms
     disc = board.hal
     try:
         board.start()
         link.start()
-        while not isinstance(next_event(events, board, deadline), LinkUp):
-            pass
+        until_link_up(events, board, deadline, downs=True)
         link.send(m.Shuffle(0))
         while not isinstance(next_event(events, board, deadline), m.Progress):
             pass  # the disc turns: 130 ms a tile, 17.7 s of the chip's time
@@ -62,12 +58,10 @@ def test_a_silent_host_during_a_shuffle_stops_the_chips_motors(firmware_build: P
         assert not disc.enabled
 
         back: queue.Queue[BoardEvent] = queue.Queue()  # a controller started again
-        again = BoardLink(path, back.put, rto_ms=5000, link_timeout_ms=120_000)
+        again = slow_link(path, back.put)
         again.start()
         try:
-            event = next_event(back, board, deadline)
-            while not isinstance(event, LinkUp):
-                event = next_event(back, board, deadline)
+            event = until_link_up(back, board, deadline, downs=True)
         finally:
             again.stop()
     finally:
