@@ -27,9 +27,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from controller.api.limits import DEFAULT_SOCKET_PATH
 from controller.api.messages import DroppedNotice, parse_event
 from controller.cycle.reports import CommandResult, DiagStarted, Event, Status
-from controller.service.paths import DEFAULT_SOCKET_PATH
 from rules.dealt import DealtState, first_error
 
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 
+#: The local API's Unix socket on the table's computer (config: api.socket).
+DEFAULT_SOCKET_PATH = "/run/mjtable/api.sock"
 #: The socket's permissions unless told otherwise (config: api.mode, api.status_mode).
 DEFAULT_SOCKET_MODE = 0o660
 #: sun_path is 108 bytes on Linux, including the terminating NUL.
