@@ -179,7 +179,8 @@ EventCallback = Callable[[BoardEvent], None]
 
 
 class BoardLink:
-    """Serial port + protocol engine + one I/O thread."""
+    """Serial port + protocol engine, served by an I/O loop: the process's own (``loop``, as
+    the table service does: one loop for all its parts), or one of the link's own."""
 
     def __init__(
         self,
@@ -192,6 +193,7 @@ class BoardLink:
         max_retries: int = MAX_RETRIES,
         heartbeat_ms: int = HEARTBEAT_MS,
         link_timeout_ms: int = LINK_TIMEOUT_MS,
+        loop: IoLoop | None = None,
     ) -> None:
         self.url = url
         self.baudrate = baudrate
@@ -209,6 +211,9 @@ class BoardLink:
         self._fd: int | None = None
         self._reopen_at = 0.0
         self._loop: IoLoop | None = None
+        # the process's loop, if given: the link neither starts nor stops it
+        self._shared_loop = loop
+        self._remove_tick: Callable[[], None] | None = None
         self._port_open = False
         #: why the port could not be opened the last time it was tried (None: it opened)
         self.open_failure: OpenFailure | None = None
@@ -229,12 +234,27 @@ class BoardLink:
     def start(self) -> None:
         if self._loop is not None:
             raise BoardLinkError("the board link is already started")
+        shared = self._shared_loop
+        if shared is not None:
+            self._loop = shared
+            self._remove_tick = shared.add_tick(self._tick)
+            return
         self._loop = IoLoop("board-link", tick=self._tick, logger=log)
         self._loop.start()
 
     def stop(self, timeout: float = 5.0) -> None:
-        """Stop the I/O thread and close the port. Safe to call twice."""
+        """Stop serving the link (its own loop's thread ends) and close the port. Safe to call
+        twice."""
         loop = self._loop
+        if loop is not None and loop is self._shared_loop:
+            remove, self._remove_tick = self._remove_tick, None
+            if remove is not None:
+                remove()
+            if not loop.run(self._close_port, timeout):
+                log.warning(
+                    "the service's loop did not close the board's port within %g s", timeout
+                )
+            return
         if loop is not None and not loop.stop(timeout):
             log.warning("the board link's thread did not stop within %g s", timeout)
             self._loop = None  # still in its thread: it finds the port closed

@@ -1,18 +1,26 @@
-"""One I/O thread around a selector, shared by the board link, the simulated board and the servers.
+"""One I/O thread around a selector: a process's loop, which its parts share.
 
-    loop = IoLoop("board-link", tick=service)        # service() -> seconds until it is due again
+    loop = IoLoop("mjtable", tick=service)           # service() -> seconds until it is due again
+    remove = loop.add_tick(other)                    # more parts, each with its own tick
     loop.register(sock, selectors.EVENT_READ, on_ready)   # on_ready(mask), in the loop's thread
     loop.start()
     loop.call_soon(function, argument)               # from any thread: runs in the loop's thread
-    loop.wake()                                      # from any thread: run tick() soon
+    timer = loop.call_later(2.5, function)           # from any thread; timer.cancel()
+    loop.run(function)                               # from any thread: run it there and wait
+    loop.wake()                                      # from any thread: run the ticks soon
     loop.stop()                                      # joins the thread, closes every descriptor
 
 The thread sleeps in ``select`` until a registered file is ready, another thread wakes it (one
-byte on a socket pair), or the time ``tick`` asked for has passed: no polling, no CPU while
-nothing happens. After each wake-up it runs the ready files' callbacks, then the calls queued
-with :meth:`IoLoop.call_soon`, then ``tick``, whose answer is the next ``select`` timeout (None:
-only I/O or a wake-up). A callback, call or tick that raises is logged with its traceback and
-counted in ``errors``; the loop goes on (a tick that raised is tried again ``error_delay`` later).
+byte on a socket pair), a timer is due, or the time a tick asked for has passed: no polling, no
+CPU while nothing happens. After each wake-up it runs the ready files' callbacks, then the calls
+queued with :meth:`IoLoop.call_soon`, then the timers that are due, then every tick, whose
+answers give the next ``select`` timeout (None: only I/O, a timer or a wake-up). A callback,
+call, timer or tick that raises is logged with its traceback and counted in ``errors``; the loop
+goes on (a tick that raised is tried again ``error_delay`` later).
+
+The table service runs one such loop for the board link, the API's sockets, the simulator's
+control socket and its own timers (docs/controller.md, "Threads"); each part adds its tick and
+its files and takes them away when it stops, and the service stops the loop last.
 
 ``lock``: held while the loop runs callbacks, calls and tick (not while it sleeps), so other
 threads that take it see the loop's state between two wake-ups.
@@ -30,6 +38,8 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import heapq
+import itertools
 import logging
 import selectors
 import socket
@@ -39,7 +49,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, Protocol
 
-__all__ = ["EVENT_READ", "EVENT_WRITE", "FileLike", "IoLoop", "IoLoopError", "Ready"]
+__all__ = ["EVENT_READ", "EVENT_WRITE", "FileLike", "IoLoop", "IoLoopError", "Ready", "Timer"]
 
 EVENT_READ = selectors.EVENT_READ
 EVENT_WRITE = selectors.EVENT_WRITE
@@ -73,6 +83,27 @@ class _Watch:
         self.active = True
 
 
+class Timer:
+    """A call :meth:`IoLoop.call_later` will make; :meth:`cancel` takes it back (any thread)."""
+
+    __slots__ = ("args", "function", "pending", "when")
+
+    def __init__(self, when: float, function: Callable[..., object], args: tuple[Any, ...]) -> None:
+        self.when = when
+        self.function = function
+        self.args = args
+        #: True until the call is made or cancelled
+        self.pending = True
+
+    def cancel(self) -> None:
+        """The call is not made (if it has not been already)."""
+        self.pending = False
+
+
+Tick = Callable[[], float | None]
+"""A part's tick: run after every wake-up; the seconds until it is due again (None: never)."""
+
+
 def _close(selector: selectors.BaseSelector, *ends: socket.socket) -> None:
     selector.close()
     for end in ends:
@@ -87,13 +118,16 @@ class IoLoop:
         self,
         name: str,
         *,
-        tick: Callable[[], float | None] | None = None,
+        tick: Tick | None = None,
         lock: contextlib.AbstractContextManager[Any] | None = None,
         logger: logging.Logger | None = None,
         error_delay: float = 0.1,
     ) -> None:
         self.name = name
-        self._tick = tick
+        self._ticks: tuple[Tick, ...] = () if tick is None else (tick,)
+        self._ticks_lock = threading.Lock()
+        self._timers: list[tuple[float, int, Timer]] = []  # a heap, the loop's thread only
+        self._timer_order = itertools.count()
         self._lock = lock
         self._log = logger if logger is not None else log
         self.error_delay = error_delay
@@ -189,6 +223,60 @@ class IoLoop:
         self._calls.append((function, args))
         self.wake()
 
+    def call_later(self, delay: float, function: Callable[..., object], *args: Any) -> Timer:
+        """Run ``function(*args)`` in the loop's thread ``delay`` seconds from now (monotonic
+        clock), unless the returned timer is cancelled first."""
+        timer = Timer(time.monotonic() + max(0.0, delay), function, args)
+        if self.in_loop() or not self.running:
+            self._push(timer)
+        else:
+            self.call_soon(self._push, timer)
+        return timer
+
+    def _push(self, timer: Timer) -> None:
+        timers = self._timers
+        if len(timers) >= 1024:  # cancelled timers wait in the heap: leave them out now and then
+            timers[:] = [entry for entry in timers if entry[2].pending]
+            heapq.heapify(timers)
+        heapq.heappush(timers, (timer.when, next(self._timer_order), timer))
+
+    def add_tick(self, tick: Tick) -> Callable[[], None]:
+        """Run ``tick`` after every wake-up too (from the next one); returns what removes it."""
+        with self._ticks_lock:
+            self._ticks = (*self._ticks, tick)
+        self.wake()
+
+        def remove() -> None:
+            with self._ticks_lock:
+                self._ticks = tuple(t for t in self._ticks if t is not tick)
+
+        return remove
+
+    def run(self, function: Callable[[], object], timeout: float | None = 10.0) -> bool:
+        """Run ``function()`` in the loop's thread and wait for it: at once when called from
+        that thread or while the loop is not running (before start, after stop). False if it
+        had not run within ``timeout``; what it raised is logged and counted, as for a call."""
+        if self.in_loop() or not self.running:
+            try:
+                function()
+            except Exception:
+                self._failed("a call", function)
+            return True
+        done = threading.Event()
+
+        def call() -> None:
+            try:
+                function()
+            finally:
+                done.set()
+
+        try:
+            self.call_soon(call)
+        except IoLoopError:  # stopped meanwhile: nothing runs there any more
+            function()
+            return True
+        return done.wait(timeout)
+
     # --- files (the loop's thread, or before start) ----------------------------------------------
 
     def _check_thread(self) -> None:
@@ -281,7 +369,7 @@ class IoLoop:
             self._close()
 
     def _step(self, ready: list[tuple[selectors.SelectorKey, int]]) -> float | None:
-        """Callbacks of the ready files, queued calls, tick; return the next timeout."""
+        """Callbacks of the ready files, queued calls, due timers, ticks; the next timeout."""
         for key, mask in ready:
             watch = key.data
             if watch is None:
@@ -298,14 +386,32 @@ class IoLoop:
                 function(*args)
             except Exception:
                 self._failed("a call", function)
-        tick = self._tick
-        if tick is None:
-            return None
-        try:
-            return tick()
-        except Exception:
-            self._failed("the tick", tick)
-            return self.error_delay
+        timers = self._timers
+        now = time.monotonic()
+        while timers and timers[0][0] <= now:
+            timer = heapq.heappop(timers)[2]
+            if timer.pending:
+                timer.pending = False  # made: a cancel() from now on changes nothing
+                try:
+                    timer.function(*timer.args)
+                except Exception:
+                    self._failed("a timer", timer.function)
+        while timers and not timers[0][2].pending:
+            heapq.heappop(timers)
+        timeout: float | None = None
+        for tick in self._ticks:
+            try:
+                due = tick()
+            except Exception:
+                self._failed("a tick", tick)
+                due = self.error_delay
+            if due is not None and (timeout is None or due < timeout):
+                timeout = due
+        if timers:
+            until = max(0.0, timers[0][0] - time.monotonic())
+            if timeout is None or until < timeout:
+                timeout = until
+        return timeout
 
     def _failed(self, what: str, function: object) -> None:
         self.errors += 1

@@ -42,7 +42,8 @@ class _Client:
 
 
 class LineServer:
-    """Serves ``answer`` to every client of ``listener`` in one IoLoop thread."""
+    """Serves ``answer`` to every client of ``listener`` on an IoLoop: the process's own
+    (``loop``, which the server neither starts nor stops), or one thread of its own."""
 
     def __init__(
         self,
@@ -54,6 +55,7 @@ class LineServer:
         max_pending: int = 1 << 20,
         too_long: bytes | None = None,
         logger: logging.Logger | None = None,
+        loop: IoLoop | None = None,
     ) -> None:
         listener.setblocking(False)
         self._listener = listener
@@ -63,8 +65,10 @@ class LineServer:
         self._too_long = too_long
         self._log = logger if logger is not None else log
         self._clients: dict[socket.socket, _Client] = {}
-        self.loop = IoLoop(name, logger=self._log)
-        self.loop.register(listener, EVENT_READ, self._accept)
+        self._own_loop = loop is None
+        self.loop = IoLoop(name, logger=self._log) if loop is None else loop
+        self.name = name
+        self._started = False
         self._stopped = False
 
     @property
@@ -72,17 +76,27 @@ class LineServer:
         return len(self._clients)
 
     def start(self) -> None:
-        self.loop.start()
+        self._started = True
+        self.loop.run(lambda: self.loop.register(self._listener, EVENT_READ, self._accept))
+        if self._own_loop:
+            self.loop.start()
 
     def stop(self, timeout: float = 5.0) -> None:
-        """Stop the thread, close every client and the listening socket. Idempotent."""
+        """Stop serving: close every client and the listening socket (and the server's own
+        thread, if it has one). Idempotent."""
         if self._stopped:
             return
         self._stopped = True
-        if not self.loop.stop(timeout):
-            self._log.warning("the %s thread did not stop within %g s", self.loop.name, timeout)
+        if self._own_loop and not self.loop.stop(timeout):
+            self._log.warning("the %s thread did not stop within %g s", self.name, timeout)
+        if not self.loop.run(self._close_all, timeout):
+            self._log.warning("the %s server did not close within %g s", self.name, timeout)
+
+    def _close_all(self) -> None:
         for client in list(self._clients.values()):
             self._close(client)
+        if self._started:
+            self.loop.unregister(self._listener)
         self._listener.close()
 
     def _accept(self, mask: int) -> None:
@@ -92,7 +106,7 @@ class LineServer:
             except (BlockingIOError, InterruptedError):
                 return
             except OSError as exc:  # out of descriptors: the client waits in the backlog
-                self._log.warning("%s: accept failed: %s", self.loop.name, exc)
+                self._log.warning("%s: accept failed: %s", self.name, exc)
                 return
             sock.setblocking(False)
             client = _Client(sock)
@@ -147,7 +161,7 @@ class LineServer:
 
     def _queue(self, client: _Client, data: bytes) -> None:
         if len(client.out) + len(data) > self.max_pending:
-            self._log.warning("%s: a client does not read its answers; closed", self.loop.name)
+            self._log.warning("%s: a client does not read its answers; closed", self.name)
             self._close(client)
             return
         client.out += data

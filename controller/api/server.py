@@ -116,6 +116,7 @@ class ApiServer:
         status_mode: int = DEFAULT_SOCKET_MODE,
         status_group: str | None = None,
         limits: Limits | None = None,
+        loop: IoLoop | None = None,
     ) -> None:
         self.table = table
         self.path = Path(path)
@@ -135,6 +136,9 @@ class ApiServer:
 
         self._sockets: dict[Role, _Socket] = {}
         self._loop: IoLoop | None = None
+        # the process's loop, if given: the server neither starts nor stops it
+        self._shared_loop = loop
+        self._remove_tick: Callable[[], None] | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._conns: set[Connection] = set()
         self._backlog: dict[Connection, None] = {}  # connections with lines left, in order
@@ -154,7 +158,8 @@ class ApiServer:
     # -- lifecycle
 
     def start(self) -> None:
-        """Create both sockets and serve from a background thread."""
+        """Create both sockets and serve them from the process's loop, or a thread of the
+        server's own."""
         if self._loop is not None:
             raise RuntimeError("the API server is already started")
         limits = self.limits
@@ -166,11 +171,17 @@ class ApiServer:
                 )
                 self._sockets[endpoint.role] = _Socket(listener, slots)
                 listener.open()
-            self._loop = IoLoop("mjtable-api", tick=self._tick, logger=log)
-            for state in self._sockets.values():
-                self._listen(state)
+            shared = self._shared_loop
+            loop = (
+                shared if shared is not None else IoLoop("mjtable-api", tick=self._tick, logger=log)
+            )
+            self._loop = loop
+            loop.run(self._listen_all)
             self._unsubscribe = self.table.subscribe(self._on_event)
-            self._loop.start()
+            if shared is not None:
+                self._remove_tick = shared.add_tick(self._tick)
+            else:
+                loop.start()
         except BaseException:
             self._teardown()
             raise
@@ -211,12 +222,23 @@ class ApiServer:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+        remove, self._remove_tick = self._remove_tick, None
+        if remove is not None:
+            remove()
         loop, self._loop = self._loop, None
-        if loop is not None:
+        if loop is not None and loop is not self._shared_loop:
             loop.stop(timeout=None)
+        if loop is None or not loop.run(self._close_all, timeout=None):
+            self._close_all()
+
+    def _close_all(self) -> None:
+        """Close every client and both sockets (in the loop's thread, when it runs)."""
         for conn in list(self._conns):
             conn.close("the service is stopping")
         for state in self._sockets.values():
+            sock = state.listener.sock
+            if sock is not None and self._shared_loop is not None:
+                self._shared_loop.unregister(sock)
             state.listener.close()
         self._sockets.clear()
         self._update_stats()
@@ -281,6 +303,10 @@ class ApiServer:
         log.warning("%s dropped: %s", conn.name, reason)
 
     # -- accepting
+
+    def _listen_all(self) -> None:
+        for state in self._sockets.values():
+            self._listen(state)
 
     def _listen(self, state: _Socket) -> None:
         assert self._loop is not None and state.listener.sock is not None

@@ -18,6 +18,7 @@ import importlib.util
 import re
 import shutil
 import subprocess
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,11 +89,17 @@ def board_sources(root: Path) -> list[str]:
     return [ENTRY, *sorted(found - {ENTRY})]
 
 
+#: one ``ast.parse`` at a time in this process: CPython 3.11 (the Pi's Python) can raise
+#: SystemError ("AST constructor recursion depth mismatch") when two threads parse at once
+_PARSE_LOCK = threading.Lock()
+
+
 def _imports(root: Path, rel: str) -> list[tuple[str, int]]:
     """(module, line) of every import of ours in a file, relative ones resolved; also the
     candidates ``package.name`` of ``from package import name``."""
     try:
-        tree = ast.parse((root / rel).read_bytes(), rel)
+        with _PARSE_LOCK:
+            tree = ast.parse((root / rel).read_bytes(), rel)
     except SyntaxError as exc:
         raise FirmwareError(f"{rel}, line {exc.lineno}: {exc.msg}: fix the source") from None
     package = rel.rsplit("/", 1)[0].replace("/", ".")

@@ -118,9 +118,10 @@ class InstalledFirmware:
     def _make(self) -> None:
         try:
             build = installed_build(self._root, self._tiles)
-        except (FirmwareError, OSError) as exc:
+        except Exception as exc:  # whatever it is, the service learns it and goes on
             problem = f"the installed firmware's build cannot be made ({exc})"
-            log.warning("%s: the board's build is not checked", problem)
+            expected_kind = isinstance(exc, (FirmwareError, OSError))
+            log.warning("%s: the board's build is not checked", problem, exc_info=not expected_kind)
             expected = Expected(self._version, (), self._flash, problem)
         else:
             expected = Expected(self._version, (build[:DIGITS], self._simulated), self._flash)

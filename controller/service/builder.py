@@ -26,6 +26,7 @@ from typing import TypedDict
 
 from controller.firmware.installed import InstalledFirmware
 from drivers.board import BoardLink, EventCallback
+from drivers.ioloop import IoLoop
 from protocol.arq import LINK_TIMEOUT_MS, RTO_MS
 from simulator.config import SimConfig, Timings
 from simulator.hardware import source_manifest
@@ -94,10 +95,11 @@ class BoardConnection:
         assert self.simulated is not None
         return self.simulated.path or ""
 
-    def open(self, on_event: EventCallback) -> BoardLink:
+    def open(self, on_event: EventCallback, loop: IoLoop | None = None) -> BoardLink:
         """Start the simulated board on a new pty, if there is one; return the link to the
         board, not started, which will give ``on_event`` every event of the board (on its
-        I/O thread). When a step fails, what was started is stopped again."""
+        I/O loop: ``loop``, the process's own, or a thread of the link's). When a step fails,
+        what was started is stopped again."""
         if self.link is not None:
             raise RuntimeError(f"the board connection to {self.url} is open already")
         try:
@@ -105,7 +107,7 @@ class BoardConnection:
                 self.simulated.open_pty()
                 self.simulated.start()
             port = self.target if isinstance(self.target, SerialPort) else SerialPort(self.url)
-            self.link = _link(port, on_event, self._reopen_interval)
+            self.link = _link(port, on_event, self._reopen_interval, loop)
         except BaseException:
             self.close()
             raise
@@ -130,7 +132,12 @@ class _LinkOptions(TypedDict, total=False):
     link_timeout_ms: int
 
 
-def _link(port: SerialPort, on_event: EventCallback, reopen_interval: float | None) -> BoardLink:
+def _link(
+    port: SerialPort,
+    on_event: EventCallback,
+    reopen_interval: float | None,
+    loop: IoLoop | None = None,
+) -> BoardLink:
     options: _LinkOptions = {}
     if port.baudrate is not None:
         options["baudrate"] = port.baudrate
@@ -139,7 +146,7 @@ def _link(port: SerialPort, on_event: EventCallback, reopen_interval: float | No
     if port.wait_factor != 1.0:
         options["rto_ms"] = round(RTO_MS * port.wait_factor)
         options["link_timeout_ms"] = round(LINK_TIMEOUT_MS * port.wait_factor)
-    return BoardLink(port.url, on_event, **options)
+    return BoardLink(port.url, on_event, loop=loop, **options)
 
 
 def serve_simulated_board(

@@ -24,6 +24,7 @@ from controller.api.server import ApiServer
 from controller.cycle.reports import ApiBackend
 from controller.service.config_fields import SECONDS, Section, absolute_path
 from controller.service.paths import DEFAULT_SOCKET_PATH
+from drivers.ioloop import IoLoop
 
 _MODE = "a file mode such as 0o660 (TOML octal integer) or '0660'"
 
@@ -71,8 +72,9 @@ class ApiSection(Section):
     def _check_socket(cls, value: str) -> str:
         return _socket_path(value, "the API socket")
 
-    def server(self, table: ApiBackend) -> ApiServer:
-        """The API server these settings describe, in front of ``table`` (not started)."""
+    def server(self, table: ApiBackend, loop: IoLoop | None = None) -> ApiServer:
+        """The API server these settings describe, in front of ``table`` (not started), on
+        ``loop`` (the service's) or a thread of its own."""
         return ApiServer(
             table,
             self.socket,
@@ -88,6 +90,7 @@ class ApiSection(Section):
                 idle_timeout=self.idle_timeout,
                 request_timeout=self.request_timeout,
             ),
+            loop=loop,
         )
 
     @field_validator("status_socket")

@@ -1,9 +1,11 @@
-"""The button panel's LEDs, set from their own thread.
+"""The button panel's LEDs, set from their own thread, from the cycle's events.
 
-Table events arrive on the threads of the board link, the panel and the API; none
-of them may wait on USB (a press callback that wrote the LEDs would wait on the
-panel's own reader). They only post the wanted state to :class:`LedWorker`; its
-thread writes the latest one, and ends a refusal's blink after ``BLINK_S``.
+:meth:`LedWorker.follow` takes the events the controller publishes (a phase carries the
+table's state, a link event whether the board is connected, a refused button a blink),
+never the controller's state read back. Events arrive on the service's loop, the panel's
+thread and the deadline timer's; none of them may wait on USB (a press callback that wrote
+the LEDs would wait on the panel's own reader). They only post the wanted state; the
+worker's thread writes the latest one, and ends a refusal's blink after ``BLINK_S``.
 What each LED means is in docs/panel.md.
 """
 
@@ -14,6 +16,7 @@ import threading
 import time
 from typing import Protocol
 
+from controller.cycle.reports import Event
 from controller.cycle.states import panel_leds
 
 log = logging.getLogger("mjtable.service")
@@ -35,7 +38,9 @@ class LedWorker:
         self._cond = threading.Condition()
         self._wanted: tuple[bool, bool, bool, bool] | None = None
         self._blink_until = 0.0
-        self._state = "offline"
+        self._table = "OFFLINE"
+        self._link_up = False
+        self._state = self._shown()
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="panel-leds", daemon=True)
         self._thread.start()
@@ -46,6 +51,33 @@ class LedWorker:
         (controller/cycle/states.py); all dark while the board is not connected ("offline")."""
         ready, busy, fault = panel_leds(state)
         return (ready, busy, fault, blink)
+
+    def _shown(self) -> str:
+        """The state the LEDs show: a table whose board is not connected is not ready."""
+        return self._table if self._link_up else "offline"
+
+    def start_from(self, state: str, *, link_up: bool) -> None:
+        """The table as it stands once the worker follows its events: shown at once."""
+        self._table = state
+        self._link_up = link_up
+        self.show(self._shown())
+
+    def follow(self, event: Event) -> None:
+        """Show what an event of the cycle says (never blocks)."""
+        if event.type in ("phase", "fault_cleared"):
+            self._table = event.state
+        elif event.type == "link":
+            self._link_up = event.up
+        elif event.type == "button" and not event.accepted:
+            self.blink(self._shown())
+            return
+        else:
+            return
+        self.show(self._shown())
+
+    def replugged(self) -> None:
+        """The panel came back: write what it should show."""
+        self.show(self._shown())
 
     def show(self, state: str) -> None:
         with self._cond:

@@ -49,8 +49,9 @@ from controller.service.leds import LedWorker
 from controller.service.simcontrol import SimControlServer
 from controller.service.supervision import ServiceController
 from controller.service.systemd import sd_notify, watchdog_interval
-from controller.service.watchdog import Watchdog, loop_probe, thread_probe
+from controller.service.watchdog import Watchdog, thread_probe
 from drivers.board import HELD_ADVICE
+from drivers.ioloop import IoLoop, Timer
 from drivers.panel import (
     DEFAULT_PRODUCT_ID,
     DEFAULT_VENDOR_ID,
@@ -109,8 +110,10 @@ class Service:
         self.emulated_panel: EmulatedPanel | None = None
         self.api: ApiServer | None = None
         self.control: SimControlServer | None = None
+        #: the service's one I/O loop: the board link, the API, the control socket, the timers
+        self.loop = IoLoop("mjtable", logger=log)
         self._stop = threading.Event()
-        self._hello_watch: threading.Timer | None = None
+        self._hello_watch: Timer | None = None
         self.clock = ClockWatch()
         self.watchdog: Watchdog | None = None
         self.stop_reason = "stopped"
@@ -165,7 +168,8 @@ class Service:
         self.firmware.start()
         self.connection = BoardConnection(target)
         self.board = self.connection.simulated
-        link = self.connection.open(self.controller.on_board_event)
+        self.loop.start()
+        link = self.connection.open(self.controller.on_board_event, self.loop)
         self.controller.attach(link)
         link.start()
         url = self.connection.url
@@ -173,10 +177,10 @@ class Service:
         if failure is not None and failure.kind == "held":  # two drivers of one board: neither
             raise PortHeld(failure.reason)  # would work (docs/cli.md, exit status 4)
         self._start_panel()
-        self.api = config.api.server(self.controller)
+        self.api = config.api.server(self.controller, self.loop)
         self.api.start()
         if self.sim is not None and self.sim.control:
-            self.control = SimControlServer(self.sim.control, self)
+            self.control = SimControlServer(self.sim.control, self, self.loop)
             self.control.start()
         log.info(
             "table %s ready: rules %s, board %s, API on %s, audit log %s",
@@ -187,11 +191,9 @@ class Service:
             config.audit.path,
         )
         sd_notify(f"READY=1\nSTATUS=table {table_number}: waiting for the board")
-        self._hello_watch = threading.Timer(
-            config.deadlines.hello * self._wait_factor, self._check_hello, args=(url,)
+        self._hello_watch = self.loop.call_later(
+            config.deadlines.hello * self._wait_factor, self._check_hello, url
         )
-        self._hello_watch.daemon = True
-        self._hello_watch.start()
         self._start_watchdog()
 
     def _refuse_a_held_port(self) -> None:
@@ -206,23 +208,21 @@ class Service:
                 raise PortHeld(held_reason(board.port, found, HELD_ADVICE))
 
     def _start_watchdog(self) -> None:
-        """Under a unit with WatchdogSec=: WATCHDOG=1 while the board link's loop and the
-        deadline timer answer (controller/service/watchdog.py)."""
+        """Under a unit with WatchdogSec=: WATCHDOG=1 from the service's loop while the
+        deadline timer's thread lives (controller/service/watchdog.py)."""
         interval = watchdog_interval()
-        if interval is None or self.connection is None or self.controller is None:
+        if interval is None or self.controller is None:
             return
-        link, controller = self.connection.link, self.controller
-        assert link is not None
+        controller = self.controller
         self.watchdog = Watchdog(
             interval,
-            [
-                loop_probe("the board link's I/O loop", link.call_soon),
-                thread_probe("the deadline timer", lambda: controller.deadline_alive),
-            ],
+            [thread_probe("the deadline timer", lambda: controller.deadline_alive)],
+            self.loop,
         )
         self.watchdog.start()
         log.info(
-            "watchdog: WATCHDOG=1 every %g s while the board link and timers answer",
+            "watchdog: WATCHDOG=1 every %g s while the service's loop turns and the deadline "
+            "timer lives",
             self.watchdog.period,
         )
 
@@ -300,8 +300,12 @@ class Service:
             read_timeout_ms=PANEL_READ_TIMEOUT_MS,
         )
         self.panel.open(wait=True)
-        self.leds = LedWorker(self.panel)
-        self._update_leds()
+        controller = self.controller
+        assert controller is not None
+        # subscribed first, then the table as it stands: no event falls between the two
+        leds = self.leds = LedWorker(self.panel)
+        self._unsubscribe.append(controller.subscribe(leds.follow))
+        leds.start_from(controller.state, link_up=controller.link_up)
 
     # ------------------------------------------------------------ recovery
 
@@ -327,16 +331,12 @@ class Service:
         return None if last is None else AuditRef(seq=last.seq, hash=last.line_hash)
 
     def _on_event(self, event: Event) -> None:
-        if event.type in ("phase", "fault", "fault_cleared", "link"):
-            self._update_leds()
         if event.type == "phase":
             sd_notify(f"STATUS=table {self.config.table.number}: {event.state}")
         elif event.type == "fault":
             log.error("fault %s: %s (check: %s)", event.code, event.message, event.advice)
         elif event.type == "dealt":
             log.info("cycle %s dealt", event.cycle)
-        elif event.type == "button" and not event.accepted:
-            self._blink_refusal()
 
     def _on_panel(self, event: PanelEvent) -> None:
         if isinstance(event, ButtonPress):
@@ -347,20 +347,8 @@ class Service:
             log.warning("button panel unplugged: %s", event.reason)
         elif isinstance(event, PanelReplugged):
             log.info("button panel connected (serial %s)", event.serial)
-            self._update_leds()
-
-    def _led_state(self) -> str:
-        """The state the LEDs show: a table whose board is not connected is not ready."""
-        assert self.controller is not None
-        return self.controller.state if self.controller.link_up else "offline"
-
-    def _update_leds(self) -> None:
-        if self.leds is not None and self.controller is not None:
-            self.leds.show(self._led_state())
-
-    def _blink_refusal(self) -> None:
-        if self.leds is not None and self.controller is not None:
-            self.leds.blink(self._led_state())
+            if self.leds is not None:
+                self.leds.replugged()
 
     # ----------------------------------------------------------------- stop
 
@@ -394,6 +382,8 @@ class Service:
             self.controller.close()
         if self.connection is not None:
             self.connection.close()
+        if not self.loop.stop():
+            log.warning("the service's loop did not stop within 5 s")
         if self.audit is not None:
             self.audit.append("stopped", {"reason": reason})
             self.audit.close()

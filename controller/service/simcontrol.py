@@ -16,9 +16,9 @@ JSON number in its range, never ``true``, ``"3"`` or, for an integer, ``3.0``; a
 refused in one line naming the field (``{"ok": false, "error": "ValueError: n: expected an
 integer from 1 to 100, not true"}``) and nothing reaches the panel or the board.
 
-The production path never opens this socket: it exists only with --sim. One
-thread serves every client (drivers/lineserver.py on drivers/ioloop.py); each
-request is answered at once, in that thread.
+The production path never opens this socket: it exists only with --sim. The
+service's loop serves every client (drivers/lineserver.py on drivers/ioloop.py);
+each request is answered at once, in that loop, and none waits on the board.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from controller.api.decoding import value_error
+from drivers.ioloop import IoLoop
 from drivers.lineserver import LineServer
 from drivers.panel_reports import Button
 from protocol import codes
@@ -139,9 +140,9 @@ def _strict(adapter: TypeAdapter[Any], value: Any, field: str = "") -> Any:
 
 
 class SimControlServer:
-    """Serves the control verbs on a Unix socket in a background thread."""
+    """Serves the control verbs on a Unix socket, on the service's loop."""
 
-    def __init__(self, path: str, service: Any) -> None:
+    def __init__(self, path: str, service: Any, loop: IoLoop | None = None) -> None:
         self.path = path
         self.service = service
         with contextlib.suppress(FileNotFoundError):
@@ -162,6 +163,7 @@ class SimControlServer:
             max_line=MAX_LINE,
             too_long=json.dumps(too_long).encode() + b"\n",
             logger=log,
+            loop=loop,
         )
 
     def start(self) -> None:

@@ -171,3 +171,26 @@ def test_the_installed_build_is_the_one_for_the_tables_tiles(tmp_path: Path) -> 
     assert expected.build == big and expected.matches(big)
     assert not expected.matches(build(root, tmp_path / "136").manifest.build_hash)
     assert expected.flash == "mjtable firmware flash --port /dev/serial0 --tiles 144"
+
+
+def test_a_build_thread_that_fails_in_any_way_still_says_so_and_lets_the_service_go_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not only a FirmwareError: any exception in the thread (CPython 3.11 raised SystemError
+    from ast.parse in a thread) leaves the build known as failed and ``on_ready`` called,
+    never a service waiting for ever on a build still 'pending'."""
+    import controller.firmware.installed as installed_module
+
+    def broken(root: Path | None = None, tiles: int = 136) -> str:
+        raise SystemError("AST constructor recursion depth mismatch (before=27, after=24)")
+
+    monkeypatch.setattr(installed_module, "installed_build", broken)
+    ready: list[bool] = []
+    installed = installed_module.InstalledFirmware(
+        "0" * 16, "/dev/serial0", on_ready=lambda: ready.append(True)
+    )
+    installed.start()
+    assert installed.wait(30.0)
+    expected = installed.expected()
+    assert ready == [True] and not expected.pending
+    assert expected.problem is not None and "recursion depth mismatch" in expected.problem

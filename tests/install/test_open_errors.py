@@ -120,12 +120,12 @@ def test_the_hello_watch_tells_no_device_from_a_silent_board(
             WAIT,
             "the hello watch's error",
         )
-        # It says it once: the watch is a one-shot timer, and once its thread has ended it
-        # says nothing more, so what it said is all it says.
+        # It says it once: the watch is a one-shot timer on the service's loop, made once its
+        # error is logged, so what it said is all it says.
         watch = service._hello_watch
         assert watch is not None
-        watch.join(WAIT)
-        assert not watch.is_alive()
+        assert service.loop.run(lambda: None)  # the loop's turn that ran the timer is over
+        assert not watch.pending  # made, and a timer made does not run again
     finally:
         service.stop()
     errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]

@@ -1,5 +1,6 @@
-"""systemd's watchdog: WATCHDOG=1 comes while the service runs, and stops when the board
-link's loop hangs or the deadline timer's thread dies.
+"""systemd's watchdog: WATCHDOG=1 comes while the service runs, and stops when the
+service's loop hangs (every thread's stack then goes to the journal) or the deadline timer's
+thread dies.
 
 The service runs here (with its simulated board) under a real NOTIFY_SOCKET: a Unix
 datagram socket the test binds, as systemd does, with WATCHDOG_USEC set as systemd sets it
@@ -20,12 +21,12 @@ import pytest
 from controller.service.config import Config
 from controller.service.runner import Service, SimOptions
 from controller.service.systemd import watchdog_interval
-from controller.service.watchdog import Watchdog, loop_probe, thread_probe
+from controller.service.watchdog import Watchdog, thread_probe
+from drivers.ioloop import IoLoop
 from tests.support.fake_controller import WAIT
 from tests.support.waiting import wait_for
 
-INTERVAL = 0.6  # WatchdogSec: pings every 0.2 s, each probe waits at most 0.1 s
-HUNG = "the board link's I/O loop did not run a queued call within 100 ms"
+INTERVAL = 0.6  # WatchdogSec: pings every 0.2 s
 DEAD_TIMER = "the deadline timer's thread has stopped"
 
 
@@ -117,42 +118,50 @@ def test_pings_while_alive_none_while_hung_none_after_stop(
     notify: NotifySocket,
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
     """No fixed wait for nothing to happen: the test watches the watchdog's own rounds, and
     a ping not sent is a round that found something wrong, with the count of pings sent
-    unchanged from one such round to the next."""
+    unchanged from one such round to the next; a hung loop makes no round at all, and the
+    stack dump, written once no ping has come for a whole interval, is the event waited for."""
     config = table_config()
     service = Service(config, sim=SimOptions(seed=3))
     caplog.set_level(logging.INFO, logger="mjtable")
+    stacks = (tmp_path / "stacks.txt").open("w+")
     service.start()
     dog = service.watchdog
     try:
         assert dog is not None and dog.period == pytest.approx(0.2)
+        dog._stacks = stacks  # the journal's stderr, here a file the test reads
         rounds = Rounds(dog, monkeypatch)
         assert any(m.startswith("READY=1") for m in notify.received_all())  # read by its thread
         notify.wait_pings(3, after=0.0)  # alive: pings come
 
-        # The board link's loop hangs: a call that blocks its thread.
-        link = service.connection.link if service.connection is not None else None
-        assert link is not None
+        # The service's loop hangs: a call that blocks its thread.
         hung, release = threading.Event(), threading.Event()
 
-        def block() -> None:
+        def block_the_loop() -> None:
             hung.set()
             release.wait()
 
-        link.call_soon(block)
+        service.loop.call_soon(block_the_loop)
         assert hung.wait(WAIT)
-        hanging = rounds.failing(len(rounds.seen), 3, HUNG)
-        assert all(wrong for _, wrong in hanging)  # not one round passes while it hangs...
-        assert len({sent for sent, _ in hanging}) == 1  # ...and not one ping is sent
-        assert f"{HUNG}; WATCHDOG=1 is no longer sent" in caplog.text
+        pings_at_hang = len(notify.pings())
+        rounds_at_hang = dog.rounds
+
+        def dumped() -> str:
+            stacks.seek(0)
+            return stacks.read()
+
+        wait_for(lambda: "block_the_loop" in dumped(), WAIT, "the hung loop's stacks")
+        # no round ran while it hung, so no ping: the last one is more than an interval old
+        assert dog.rounds == rounds_at_hang and len(notify.pings()) == pings_at_hang
+        assert "Thread 0x" in dumped() or "Current thread" in dumped()
         release.set()  # it recovers: pings come again
         back = time.monotonic()
         notify.wait_pings(2, after=back)
-        assert "every part answers again" in caplog.text
 
-        # The deadline timer's thread dies: no ping either.
+        # The deadline timer's thread dies: the loop turns, but no ping either.
         assert service.controller is not None
         service.controller._deadline.close()
         dead = rounds.failing(len(rounds.seen), 3, DEAD_TIMER)
@@ -160,10 +169,12 @@ def test_pings_while_alive_none_while_hung_none_after_stop(
         assert f"{DEAD_TIMER}; WATCHDOG=1 is no longer sent" in caplog.text
     finally:
         service.stop()
-    assert dog._thread is not None and not dog._thread.is_alive()  # nothing left to ping
+        stacks.close()
+    rounds_after = dog.rounds
     said = notify.received_all()
     assert said.count("WATCHDOG=1") == dog.pings  # systemd got each ping counted, no other
     assert "STOPPING=1" in said and "WATCHDOG=1" not in said[said.index("STOPPING=1") :]
+    assert dog.rounds == rounds_after  # nothing left to ping: the loop is stopped
 
 
 def test_no_watchdog_without_watchdog_usec(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -180,12 +191,9 @@ def test_no_watchdog_without_watchdog_usec(monkeypatch: pytest.MonkeyPatch) -> N
     assert watchdog_interval() is None
 
 
-def test_a_hung_loop_gets_one_call_not_one_per_probe() -> None:
-    queued: list[object] = []
-    probe = loop_probe("the loop", queued.append)  # a loop that never runs anything
-    assert probe(0.01) == "the loop did not run a queued call within 10 ms"
-    assert probe(0.01) is not None and len(queued) == 1
-    assert thread_probe("the timer", lambda: False)(0.01) == "the timer's thread has stopped"
+def test_a_dead_thread_is_named() -> None:
+    assert thread_probe("the timer", lambda: False)() == "the timer's thread has stopped"
+    assert thread_probe("the timer", lambda: True)() is None
 
 
 def test_the_watchdog_sends_only_when_every_probe_answers() -> None:
@@ -202,12 +210,22 @@ def test_the_watchdog_sends_only_when_every_probe_answers() -> None:
         asked.append(alive["timer"])
         return alive["timer"]
 
-    dog = Watchdog(0.3, [thread_probe("the timer", timer_alive)], notify=notify)
+    loop = IoLoop("watchdog-test")
+    dog = Watchdog(0.3, [thread_probe("the timer", timer_alive)], loop, notify=notify, stacks=None)
     assert dog.check() == []
     alive["timer"] = False
     assert dog.check() == ["the timer's thread has stopped"]
-    dog.start()
-    # three rounds asked the probe: the first two are over, and sent nothing
-    wait_for(lambda: len(asked) >= 2 + 3, WAIT, "three rounds of the watchdog")
-    dog.stop()
-    assert sent == [] and dog.pings == 0
+    loop.start()
+    try:
+        dog.start()
+        # three rounds asked the probe: the first two are over, and sent nothing
+        wait_for(lambda: len(asked) >= 2 + 3, WAIT, "three rounds of the watchdog")
+        alive["timer"] = True
+        wait_for(lambda: dog.pings >= 1, WAIT, "a ping once the thread answers")
+        dog.stop()
+        pings = dog.pings
+        rounds = dog.rounds
+        loop.run(lambda: None)  # a turn of the loop after stop(): no round was left to run
+    finally:
+        loop.stop()
+    assert sent == ["WATCHDOG=1"] * pings and dog.rounds == rounds
