@@ -96,8 +96,17 @@ def api_context(block: Block, tmp: Path, stack: ExitStack) -> Context:
         from tests.support.fake_controller import FakeTable
 
         config = load_config(ROOT / "udev" / "config.example.toml")
+        from drivers.ioloop import IoLoop
+
         api = {"socket": str(tmp / "api.sock"), "group": None}  # no group mjtable here
-        context.namespace = {"table": FakeTable(), "config": with_changes(config, {"api": api})}
+        loop = IoLoop("docs-example")  # the service's loop
+        loop.start()
+        stack.callback(loop.stop)
+        context.namespace = {
+            "table": FakeTable(),
+            "config": with_changes(config, {"api": api}),
+            "loop": loop,
+        }
     return context
 
 
