@@ -3,7 +3,8 @@
 :class:`ApiServer` listens on the full socket (``api.socket``: every operation, dealt states
 included) and on the status socket (``api.status_socket``: status and events without dealt
 states), each with its own mode and group (controller/api/roles.py says who may ask what). It
-is one thread around a selector (drivers/ioloop.py): non-blocking sockets, no polling. Events
+is served by an I/O loop (drivers/ioloop.py; the service's own, which the board link shares):
+non-blocking sockets, no polling. Events
 reach it from the controller's thread through the ``ApiBackend.subscribe`` callback, which
 only appends to a queue and wakes the loop, so the table never waits for a client.
 
@@ -14,16 +15,16 @@ it is subscribed, a half-sent line after ``request_timeout``; one connection's l
 handled a few per turn so that the others get theirs; a client that does not read its
 answers or events is dropped.
 
-The pieces: socketfile.py (the socket files), admission.py (the slots), connection.py (one
-client's bytes and clocks), decoding.py (strict JSON, a request or a refusal), dispatch.py
-(the table's answer), fanout.py (events to subscribers by role).
+The pieces: doors.py (the two listening sockets and who is let in), socketfile.py (the socket
+files), admission.py (the slots), connection.py (one client's bytes and clocks), decoding.py
+(strict JSON, a request or a refusal), dispatch.py (the table's answer), fanout.py (events to
+subscribers by role).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import errno
 import functools
 import logging
 import math
@@ -33,13 +34,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from controller.api.admission import Slots
 from controller.api.connection import TOO_LONG, Connection
 from controller.api.decoding import Refusal, read_request
 from controller.api.dispatch import CLEAR_ANSWER_WAIT, answer, unanswered
+from controller.api.doors import Doors
 from controller.api.fanout import EventQueue, lines_by_role
 from controller.api.limits import (
-    ACCEPTS_PER_TURN,
     DEFAULT_SOCKET_MODE,
     LINE_BYTES_PER_TURN,
     LINES_PER_TURN,
@@ -48,8 +48,8 @@ from controller.api.limits import (
     Limits,
 )
 from controller.api.messages import BaseRequest, BaseResponse
-from controller.api.roles import Endpoint, Role, reserve_serves, reserve_words
-from controller.api.socketfile import ApiServerError, Listener
+from controller.api.roles import Endpoint, reserve_serves, reserve_words
+from controller.api.socketfile import ApiServerError
 from controller.cycle.reports import ApiBackend, Event
 from drivers.ioloop import EVENT_READ, EVENT_WRITE, IoLoop, IoLoopError
 
@@ -63,9 +63,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("mjtable.api")
-
-#: At most one warning per socket and this many seconds that it serves from its reserve.
-FULL_WARNING_SECONDS = 60.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,14 +80,6 @@ class ServerStats:
     expired: int = 0
     #: reserve connections closed to make room for a newer one
     evicted: int = 0
-
-
-@dataclasses.dataclass
-class _Socket:
-    listener: Listener
-    slots: Slots[Connection]
-    paused_until: float | None = None
-    warned_at: float = -math.inf
 
 
 @dataclasses.dataclass
@@ -132,26 +121,22 @@ class ApiServer:
             Endpoint(self.path, mode, group, "full"),
             Endpoint(self.status_path, status_mode, status_group, "status"),
         )
-        self.accept_retry_seconds = 1.0
+        self.doors = Doors(self.endpoints, self.limits, self, self._admitted)
 
-        self._sockets: dict[Role, _Socket] = {}
         self._loop: IoLoop | None = None
         # the process's loop, if given: the server neither starts nor stops it
         self._shared_loop = loop
         self._remove_tick: Callable[[], None] | None = None
         self._unsubscribe: Callable[[], None] | None = None
-        self._conns: set[Connection] = set()
         self._backlog: dict[Connection, None] = {}  # connections with lines left, in order
         self._pending: dict[Connection, _Pending] = {}  # answers the board gives
         self._queue = EventQueue(self.limits.max_pending_events)
         self._next_check = math.inf
-        self._counter = 0
         self._requests = 0
         self._events = 0
         self._dropped = 0
         self._busy = 0
         self._expired = 0
-        self._evicted = 0
         self._stats_lock = threading.Lock()
         self._stats = ServerStats(clients=0, subscribers=0, requests=0, events=0, dropped=0)
 
@@ -162,21 +147,14 @@ class ApiServer:
         server's own."""
         if self._loop is not None:
             raise RuntimeError("the API server is already started")
-        limits = self.limits
         try:
-            for endpoint in self.endpoints:
-                listener = Listener(endpoint)
-                slots: Slots[Connection] = Slots(
-                    limits.max_clients, limits.max_clients_per_peer, limits.reserved_clients
-                )
-                self._sockets[endpoint.role] = _Socket(listener, slots)
-                listener.open()
+            self.doors.open()
             shared = self._shared_loop
             loop = (
                 shared if shared is not None else IoLoop("mjtable-api", tick=self._tick, logger=log)
             )
             self._loop = loop
-            loop.run(self._listen_all)
+            loop.run(lambda: self.doors.listen(loop))
             self._unsubscribe = self.table.subscribe(self._on_event)
             if shared is not None:
                 self._remove_tick = shared.add_tick(self._tick)
@@ -215,7 +193,7 @@ class ApiServer:
             dropped=self._dropped,
             busy=self._busy,
             expired=self._expired,
-            evicted=self._evicted,
+            evicted=self.doors.evicted,
         )
 
     def _teardown(self) -> None:
@@ -233,14 +211,7 @@ class ApiServer:
 
     def _close_all(self) -> None:
         """Close every client and both sockets (in the loop's thread, when it runs)."""
-        for conn in list(self._conns):
-            conn.close("the service is stopping")
-        for state in self._sockets.values():
-            sock = state.listener.sock
-            if sock is not None and self._shared_loop is not None:
-                self._shared_loop.unregister(sock)
-            state.listener.close()
-        self._sockets.clear()
+        self.doors.close()
         self._update_stats()
 
     # -- called from the controller's thread: must never block
@@ -266,13 +237,11 @@ class ApiServer:
             if pending.due <= now:
                 self._answered(conn, pending, unanswered(self.table, pending.request))
         self._expire(now)
-        self._resume_accepting(now)
+        paused = self.doors.resume(now)
         self._update_stats()
         if self._backlog:
             return 0.0
-        deadlines = [self._next_check, *(p.due for p in self._pending.values())]
-        deadlines += [s.paused_until for s in self._sockets.values() if s.paused_until is not None]
-        due = min(deadlines)
+        due = min(self._next_check, paused, *(p.due for p in self._pending.values()))
         return None if due == math.inf else max(0.0, due - now)
 
     def ready(self, conn: Connection, mask: int) -> None:
@@ -288,12 +257,9 @@ class ApiServer:
 
     def closed(self, conn: Connection, reason: str) -> None:
         """A client's connection is closed (connection.Owner): free its slot."""
-        self._conns.discard(conn)
+        self.doors.release(conn)
         self._backlog.pop(conn, None)
         self._pending.pop(conn, None)
-        state = self._sockets.get(conn.role)
-        if state is not None:
-            state.slots.release(conn)
         log.debug("%s disconnected: %s", conn.name, reason)
 
     def dropped(self, conn: Connection, reason: str) -> None:
@@ -302,79 +268,11 @@ class ApiServer:
         self._next_check = min(self._next_check, time.monotonic() + self.limits.linger_seconds)
         log.warning("%s dropped: %s", conn.name, reason)
 
-    # -- accepting
-
-    def _listen_all(self) -> None:
-        for state in self._sockets.values():
-            self._listen(state)
-
-    def _listen(self, state: _Socket) -> None:
-        assert self._loop is not None and state.listener.sock is not None
-        self._loop.register(state.listener.sock, EVENT_READ, lambda mask: self._accept(state))
-
-    def _accept(self, state: _Socket) -> None:
-        sock_listener, loop = state.listener.sock, self._loop
-        assert sock_listener is not None and loop is not None
-        for _ in range(ACCEPTS_PER_TURN):
-            try:
-                sock, _ = sock_listener.accept()
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError as exc:
-                if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
-                    # Out of descriptors or memory: the listener would stay readable and
-                    # the loop would spin. Stop accepting for a moment; clients wait in
-                    # the backlog meanwhile.
-                    loop.unregister(sock_listener)
-                    state.paused_until = time.monotonic() + self.accept_retry_seconds
-                log.warning("accept failed: %s", exc)
-                return
-            sock.setblocking(False)
-            now = time.monotonic()
-            self._counter += 1
-            conn = Connection(
-                sock,
-                self._counter,
-                state.listener.endpoint.role,
-                limits=self.limits,
-                loop=loop,
-                owner=self,
-                now=now,
-            )
-            self._admit(state, conn, now)
-
-    def _admit(self, state: _Socket, conn: Connection, now: float) -> None:
-        slot = state.slots.take(conn, conn.uid)
-        if slot is None:  # the reserve is full: the oldest who asked nothing makes room
-            victim = state.slots.victim(lambda c: c.waiting)
-            if victim is not None:
-                self._evicted += 1
-                victim.close("made room in the reserve for a newer connection")
-            slot = state.slots.take(conn, conn.uid)
-        assert slot is not None, "a reserve of at least one place always makes room"
-        conn.slot = slot
-        self._conns.add(conn)
-        if slot == "reserve" and now - state.warned_at >= FULL_WARNING_SECONDS:
-            state.warned_at = now
-            log.warning(
-                "the %s has no regular place left for a new connection (%d clients at most, "
-                "%d per user): such connections are answered one %s each, from the reserve",
-                state.listener.endpoint.label,
-                self.limits.max_clients,
-                self.limits.max_clients_per_peer,
-                reserve_words(conn.role),
-            )
-        log.debug("%s connected (%s slot)", conn.name, slot)
+    def _admitted(self, conn: Connection) -> None:
+        """A client came in (doors.py): watch its clocks, serve what it sent already."""
         conn.update_interest()
         self._watch(conn)
         self._read(conn)  # a request sent before accept() is served at once
-
-    def _resume_accepting(self, now: float) -> None:
-        for state in self._sockets.values():
-            if state.paused_until is not None and state.paused_until <= now:
-                state.paused_until = None
-                self._listen(state)
-                log.info("accepting API clients again")
 
     # -- requests
 
@@ -515,7 +413,7 @@ class ApiServer:
         if now < self._next_check:
             return
         next_check = math.inf
-        for conn in list(self._conns):
+        for conn in list(self.doors.conns):
             due = conn.deadline()
             if due is not None and due <= now:
                 self._expired += conn.time_up(now)
@@ -527,7 +425,7 @@ class ApiServer:
     def _deliver_events(self) -> None:
         overflow, events = self._queue.take()
         if overflow:
-            for conn in list(self._conns):
+            for conn in list(self.doors.conns):
                 if conn.subscribed:
                     conn.drop("the API server fell behind the table's events")
         for event in events:
@@ -535,7 +433,7 @@ class ApiServer:
             lines = lines_by_role(event)
             if lines is None:
                 continue
-            for conn in list(self._conns):
+            for conn in list(self.doors.conns):
                 if conn.subscribed and not conn.closing:
                     line = lines.get(conn.role)
                     if line is not None:
@@ -543,14 +441,14 @@ class ApiServer:
 
     def _update_stats(self) -> None:
         stats = ServerStats(
-            clients=len(self._conns),
-            subscribers=sum(1 for c in self._conns if c.subscribed),
+            clients=len(self.doors.conns),
+            subscribers=sum(1 for c in self.doors.conns if c.subscribed),
             requests=self._requests,
             events=self._events,
             dropped=self._dropped,
             busy=self._busy,
             expired=self._expired,
-            evicted=self._evicted,
+            evicted=self.doors.evicted,
         )
         with self._stats_lock:
             self._stats = stats

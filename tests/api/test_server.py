@@ -493,7 +493,7 @@ def test_out_of_descriptors_pauses_accepting_then_recovers(
 
     caplog.set_level(logging.INFO, logger="mjtable.api")
     srv = ApiServer(table, sockdir / "api.sock")
-    srv.accept_retry_seconds = 0.2
+    srv.doors.accept_retry_seconds = 0.2
     srv.start()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     waiting = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(3)]
