@@ -161,18 +161,11 @@ def _sim_config(variant: str) -> Config:
     built-in rule set or a profile file, checked here so a bad one stops the start)."""
     # lazy: as in build_config, and the rule sets' profiles
     from controller.service.config import ConfigError, config_from_dict
-    from rules.profiles import ProfileError, load_profile
 
-    try:
-        config = config_from_dict({"table": {"number": 1}, "rules": {"profile": variant}})
+    try:  # a profile file is checked whole by the configuration's validator
+        return config_from_dict({"table": {"number": 1}, "rules": {"profile": variant}})
     except ConfigError as exc:
         raise UsageError(f"--variant: {_problem(exc, 'rules.profile')}") from None
-    if config.rules.path is not None:
-        try:
-            load_profile(config.rules.path)
-        except ProfileError as exc:
-            raise UsageError(f"--variant: {exc}") from None
-    return config
 
 
 def _problem(exc: Exception, key: str) -> str:

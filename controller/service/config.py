@@ -28,6 +28,7 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from controller.audit.writer import DEFAULT_MAX_BYTES
@@ -47,7 +48,7 @@ from controller.service.paths import DEFAULT_AUDIT_PATH, DEFAULT_BOARD_PORT
 from controller.service.ports import board_port
 from drivers.board import DEFAULT_BAUDRATE
 from drivers.panel import DEFAULT_DEBOUNCE_MS
-from rules.profiles import BUILTIN_PROFILES, ProfileError, load_profile
+from rules.profiles import BUILTIN_PROFILES, Profile, ProfileError, load_profile
 from rules.words import DICE_SOURCES, DiceSource
 
 
@@ -136,12 +137,19 @@ class PanelSection(Section):
     )
 
 
+#: where the profile validator leaves the profile it loaded, in the validation's context
+_LOADED = "loaded_profiles"
+
+
 class RulesSection(Section):
     profile: str = Field(
         description=(
             "one of " + ", ".join(BUILTIN_PROFILES) + " or the path of a profile TOML file"
         )
     )
+    # the profile itself, once loaded: by the validator (a file, checked whole), or at the
+    # first loaded() (a built-in one); nobody loads it again
+    _loaded: Profile | None = PrivateAttr(default=None)
 
     @field_validator("profile")
     @classmethod
@@ -166,10 +174,25 @@ class RulesSection(Section):
         if not found:
             raise ValueError(f"{expected}, got {clip(value)} (no such file: {clip(str(path))})")
         try:  # the whole profile, so a file that names one that cannot work is not valid
-            load_profile(path)
+            loaded = load_profile(path)
         except ProfileError as exc:
             raise ValueError(str(exc)) from None
-        return str(path.resolve())
+        resolved = str(path.resolve())
+        if isinstance(info.context, dict):
+            info.context.setdefault(_LOADED, {})[resolved] = loaded
+        return resolved
+
+    @model_validator(mode="after")
+    def _keep_loaded(self, info: ValidationInfo) -> RulesSection:
+        if isinstance(info.context, dict):
+            self._loaded = info.context.get(_LOADED, {}).get(self.profile)
+        return self
+
+    def loaded(self) -> Profile:
+        """The rule set's profile (the file the configuration was checked with, as it was)."""
+        if self._loaded is None:
+            self._loaded = load_profile(self.profile)
+        return self._loaded
 
     @property
     def builtin(self) -> bool:

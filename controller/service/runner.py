@@ -63,7 +63,7 @@ from drivers.panel import (
 )
 from drivers.portlock import EXIT_HELD, PortHeld, held_reason, lockers
 from drivers.usbemu import EmulatedPanel, EmulatedUsbBackend
-from rules.profiles import Profile, load_profile
+from rules.profiles import Profile
 
 log = logging.getLogger("mjtable.service")
 
@@ -144,7 +144,7 @@ class Service:
                 "table": table_number,
             },
         )
-        profile = load_profile(config.rules.profile)
+        profile = config.rules.loaded()
         self.clock.start()
         self.controller = ServiceController(
             profile,

@@ -320,3 +320,33 @@ def test_docs_list_every_key_with_its_default() -> None:
             else:
                 assert shown == _render_default(name, sub.default), (name, shown)
     assert set(documented) == expected
+
+
+def test_a_profile_file_is_loaded_once_by_the_configuration_and_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The validator loads the file whole (a profile that cannot work is not a valid
+    configuration) and keeps what it loaded: the service's rules are that profile, not the
+    file read again (which may have changed since the configuration was checked)."""
+    import shutil
+
+    import controller.service.config as config_module
+    from rules.profiles import PROFILE_DIR, load_profile
+
+    profile_file = tmp_path / "casino7.toml"
+    shutil.copy(PROFILE_DIR / "wenzhou.toml", profile_file)
+    loads: list[object] = []
+
+    def counted(name_or_path: str | Path) -> object:
+        loads.append(name_or_path)
+        return load_profile(name_or_path)
+
+    monkeypatch.setattr(config_module, "load_profile", counted)
+    config = config_module.config_from_dict(
+        {"table": {"number": 7}, "rules": {"profile": "casino7.toml"}}, base_dir=tmp_path
+    )
+    assert len(loads) == 1
+    profile_file.write_text("not a profile any more")  # changed after the check
+    first = config.rules.loaded()
+    assert config.rules.loaded() is first and len(loads) == 1
+    assert first.layout.tiles() == load_profile(PROFILE_DIR / "wenzhou.toml").layout.tiles()
