@@ -29,7 +29,6 @@ from cli.bundle_words import Words
 from cli.inputs import InputError
 
 if TYPE_CHECKING:
-    from controller.api.client import ApiClient
     from controller.cycle.reports import Status
     from controller.service.config import Config
 
@@ -127,7 +126,7 @@ def config_part(gathered: Gathered) -> Part:
     # lazy: the configuration's models and the reader of files
     from cli.inputs import decode, parse_toml, read_bytes
     from controller.service.config import Config, ConfigError, parse_config
-    from controller.service.config_secrets import scrub, withheld
+    from controller.service.config_secrets import withheld
 
     part = Part("config")
     options = gathered.options
@@ -145,7 +144,7 @@ def config_part(gathered: Gathered) -> Part:
         config: Config | None = parse_config(data, source=file, base_dir=file.resolve().parent)
         problems: list[str] = []
     except ConfigError as exc:
-        config, problems = None, [scrub(problem, secret.secrets) for problem in exc.problems]
+        config, problems = None, list(exc.problems)  # its secrets are taken out with the rest's
     part.config, part.raw_config, part.secrets = config, raw, secret.secrets
     part.files["config.json"] = as_json(
         {"path": str(file.resolve()), "valid": config is not None, "problems": problems,
@@ -218,18 +217,17 @@ def status_part(gathered: Gathered) -> Part:
 def diag_part(gathered: Gathered) -> Part:
     # lazy: the diagnosis through the service, as `mjtable diag --config` asks it
     from cli.diag import DiagError, service_sensors
-    from controller.api.client import ApiClient
+    from controller.api.client import ApiClient, ClientError
 
     part = Part("diag")
     if gathered.denied is not None:
         return part.lack("diag_denied", "diag_denied", detail=gathered.denied)
     if gathered.socket is None:
         return part.lack("diag_no_service", "diag_no_service")
-    client: ApiClient = ApiClient(gathered.socket, timeout=10.0)
     try:
-        with client:
+        with ApiClient(gathered.socket) as client:
             report, words = service_sensors(client)
-    except DiagError as exc:
+    except (DiagError, ClientError) as exc:
         return part.lack("diag_failed", "diag_failed", detail=str(exc))
     part.files["diag.json"] = as_json(report)
     part.files["diag.txt"] = words.encode()

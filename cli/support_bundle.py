@@ -183,6 +183,7 @@ def run(args: argparse.Namespace) -> int:
 def _gather(gathered: Gathered, lang: Lang) -> tuple[list[Part], list[Missing]]:
     """Every part, each within its time; its line on stderr as it is done."""
     from cli.bundle_parts import PARTS
+    from controller.service.config_secrets import scrub
 
     parts: list[Part] = []
     missing: list[Missing] = []
@@ -191,16 +192,13 @@ def _gather(gathered: Gathered, lang: Lang) -> tuple[list[Part], list[Missing]]:
         gathered.take(part)
         parts.append(part)
         where = {"n": number, "count": len(PARTS), "part": Words(f"part_{name}")}
-        if part.said is not None:
-            _progress(say("line_done", lang, **where, text=part.said))
-        for lack in part.missing:
-            missing.append(lack)
-            _progress(say("line_missing", lang, **where, text=lack.words))
+        lines = [say("line_done", lang, **where, text=part.said)] if part.said else []
+        lines += [say("line_missing", lang, **where, text=lack.words) for lack in part.missing]
+        missing += part.missing
+        for line in lines:
+            print(f"mjtable support-bundle: {scrub(line, gathered.secrets)}", file=sys.stderr,
+                  flush=True)  # fmt: skip
     return parts, missing
-
-
-def _progress(line: str) -> None:
-    print(f"mjtable support-bundle: {line}", file=sys.stderr, flush=True)
 
 
 def _within(

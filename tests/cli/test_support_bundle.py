@@ -275,6 +275,37 @@ def test_no_service_no_journal_the_archive_says_so(tmp_path: Path) -> None:
     assert json.loads(files["versions.json"])["firmware"]["board"] is None
 
 
+def test_a_configuration_that_does_not_load_is_kept_without_its_secrets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A password of the wrong type is echoed by the configuration's problem: not here."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no journalctl
+    config = tmp_path / "config.toml"
+    config.write_text(
+        '[table]\nnumber = 4\n[rules]\nprofile = "wenzhou"\n'
+        f'[api]\nsocket = "{tmp_path}/table/api.sock"\n'
+        '[gateway]\nhost = "floor.example"\npassword = 73519264\npasword = "typo"\n'
+    )
+    assert main(["support-bundle", "--config", str(config), "--output", "b.tar.gz"]) == 0
+    err = capsys.readouterr().err
+    assert (
+        f"mjtable support-bundle: [1/6] configuration: {config}, not valid (2 problem(s), the "
+        "first: gateway.password: expected that user's password, got <withheld: secret>); "
+        "kept with its secrets withheld"
+    ) in err.splitlines()
+    files = extracted(tmp_path / "b.tar.gz")
+    shown = json.loads(files["config.json"])
+    assert shown["valid"] is False and shown["withheld"] == ["gateway.password"]
+    assert shown["configuration"]["gateway"] == {
+        "host": "floor.example",
+        "password": "<withheld: secret>",
+        "pasword": "<withheld: not a key of the configuration>",
+    }
+    assert b"73519264" not in b"".join(files.values()) and "73519264" not in err
+    assert b"typo" not in b"".join(files.values())
+
+
 def test_a_journal_that_refuses_is_said_in_french(tmp_path: Path) -> None:
     journal = fake_journalctl(
         tmp_path / "bin", status=1, out="", err="Failed to parse timestamp: someday\n"
