@@ -45,6 +45,7 @@ from cli import (
     link_demo,
     run,
     sim,
+    support_bundle,
 )
 
 __all__ = ["EXIT_BROKEN_PIPE", "SUBCOMMANDS", "UsageError", "build_parser", "main"]
@@ -56,6 +57,7 @@ SUBCOMMANDS: tuple[Register, ...] = (
     demo.register,
     run.register,
     diag.register,
+    support_bundle.register,
     firmware.register,
     deal.register,
     hand.register,

@@ -19,6 +19,7 @@ is held by another program.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import queue
 import sys
@@ -189,7 +190,9 @@ def _versions(hello: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _audit_summary(path: str, last: int) -> dict[str, Any]:
+def audit_summary(path: str, last: int) -> dict[str, Any]:
+    """The audit log at ``path`` in short: its verdict in words, the ``last`` faults it
+    recorded with their advice (`mjtable diag` and `mjtable support-bundle` show it)."""
     # lazy: the audit wing, only when a log is summarised
     from controller.audit.files import iter_records
     from controller.audit.records import AuditError
@@ -295,7 +298,7 @@ def run(args: argparse.Namespace) -> int:
             out.write(f"{where}: {exc}\n")
         status = 1
     if audit_path:
-        summary = _audit_summary(audit_path, args.faults)
+        summary = audit_summary(audit_path, args.faults)
         report["audit"] = summary
         if not summary["ok"]:
             status = 1
@@ -390,6 +393,20 @@ def _diagnose(
         if text:
             _write(out, [motor_line(motor + 1, codes.MOTOR_COUNT, entry)])
     return status
+
+
+def service_sensors(client: ApiClient) -> tuple[dict[str, Any], str]:
+    """The running service's diagnosis without the motor tests (nothing moves): the report
+    `mjtable diag --json` prints and the same in words. DiagError when the service refused or
+    did not answer."""
+    # lazy: as in _motor_ms
+    from controller.cycle.diagnosis import default_motor_ms
+
+    report: dict[str, Any] = {"service": str(client.path)}
+    words = io.StringIO()
+    asked = argparse.Namespace(motors=False, json=False)
+    _ask_service(client, asked, default_motor_ms(), report, words)
+    return report, words.getvalue()
 
 
 def _ask_service(

@@ -1,17 +1,31 @@
-"""The building blocks of the configuration's sections: the strict base model and the checks
-of values several sections share (absolute paths, clipped echoes of bad values)."""
+"""The building blocks of the configuration's sections: the strict base model, the mark of a
+secret and the checks of values several sections share (absolute paths, clipped echoes of bad
+values)."""
 
 from __future__ import annotations
 
 import os
 
 from pydantic import BaseModel, ConfigDict
+from pydantic.config import JsonDict
+from pydantic.fields import FieldInfo
 
 #: The longest path and the longest file name the kernel takes (PATH_MAX, NAME_MAX), in bytes.
 MAX_PATH_BYTES = 4095
 MAX_NAME_BYTES = 255
 #: The description of a number of seconds up to an hour.
 SECONDS = "seconds, a number greater than 0 and at most 3600"
+#: The mark of a field whose value is a secret (a password, a token's hash):
+#: ``Field(..., json_schema_extra=SECRET)``. What shows the configuration to someone else
+#: (`mjtable support-bundle`, controller/service/config_secrets.py) withholds its value, so a
+#: secret field added later is withheld as soon as it carries the mark.
+SECRET: JsonDict = {"secret": True}
+
+
+def is_secret(field: FieldInfo) -> bool:
+    """Whether ``field`` carries the mark :data:`SECRET`."""
+    extra = field.json_schema_extra
+    return isinstance(extra, dict) and extra.get("secret") is True
 
 
 def absolute_path(value: str, what: str) -> str:

@@ -9,7 +9,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from controller.service.config_fields import Section, absolute_path
+from controller.service.config_fields import SECRET, Section, absolute_path
 
 
 def topic(value: str, what: str) -> str:
@@ -32,7 +32,9 @@ class GatewayTlsSection(Section):
 class RulesLayerSection(Section):
     topic: str = Field(description="an MQTT topic outside the floor's: mjtable-rules/7/dealt")
     username: str = Field(min_length=1, description="the broker user allowed on that topic alone")
-    password: str | None = Field(default=None, description="that user's password")
+    password: str | None = Field(
+        default=None, description="that user's password", json_schema_extra=SECRET
+    )
 
     @field_validator("topic")
     @classmethod
@@ -51,6 +53,7 @@ class GatewayWebSection(Section):
         min_length=1,
         description="each role's token hash as `mjtable gateway token` prints it (sha256:…), "
         "never the token itself",
+        json_schema_extra=SECRET,
     )
     faces: list[WebRole] = Field(default=[], description="the roles that may see tile faces")
     session_minutes: int = Field(default=480, ge=1, le=10080, description="minutes, 1 to 10080")
@@ -94,7 +97,9 @@ class GatewaySection(Section):
     host: str = Field(min_length=1, description="the MQTT broker's host name or address")
     port: int = Field(default=1883, ge=1, le=65535, description="a TCP port from 1 to 65535")
     username: str | None = Field(default=None, min_length=1, description="a broker user name")
-    password: str | None = Field(default=None, description="that user's password")
+    password: str | None = Field(
+        default=None, description="that user's password", json_schema_extra=SECRET
+    )
     client_id: str | None = Field(default=None, min_length=1, description="an MQTT client id")
     keepalive: int = Field(default=30, ge=5, le=3600, description="seconds from 5 to 3600")
     topic_prefix: str = Field(default="mjtable", description="a topic without wildcards")

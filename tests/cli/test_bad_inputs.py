@@ -162,6 +162,7 @@ FLOOR: tuple[str, ...] = (
 )
 FLOOR += ("--dir", "@T/floor")
 LOG_CONTENT = frozenset(CONTENTS) - {"too-big"}
+BUNDLE = ("support-bundle", "--socket", "@T/api.sock", "--output", "@T/b.tar.gz")
 
 SLOTS = (
     Slot(("config", "check", "@F"), status=1, special_status=1),
@@ -189,6 +190,8 @@ SLOTS = (
     Slot(("firmware", "verify", "--port", "@T/p", "--build", "@F"), status=1, special_status=1),
     Slot(("gateway", "--config", "@F"), process=True),
     Slot((*FLOOR[:-1], "@F"), process=True, skip=frozenset({"missing", "directory"})),
+    # a configuration that does not load is what the bundle is for: it says so, and writes it
+    Slot((*BUNDLE, "--config", "@F"), status=0, sized=False),
 )
 
 INT = ("abc", "", "1.5", HUGE, "nan", "0x10")
@@ -308,6 +311,10 @@ VALUES: tuple[tuple[tuple[str, ...], str, tuple[str, ...], tuple[int, ...], bool
     (FLOOR, "--duration", (*FLOAT,), (2,), True),
     ((), "mjtable", (LONG, "nope", "--bogus"), (2,), False),
     (("firmware", "verify", "--port", "@T/p", "--build", "@T"), "--timeout", FLOAT, (2,), False),
+    (BUNDLE, "--journal-lines", (*INT, "0", "-1", "100001"), (2,), False),
+    (BUNDLE, "--since", (LONG, "", " ", NOT_UTF8, "a\tb"), (2,), False),
+    (BUNDLE[:3], "--output", ("@T/no/such/b.tar.gz", "@M", "@T"), (2,), False),
+    (("support-bundle", "--output", "@T/b.tar.gz"), "--socket", (LONG, ""), (2,), False),
 )
 
 #: through stdin (a pipe is no regular file, whatever it carries) and argv's raw bytes

@@ -139,6 +139,24 @@ def audit_context(block: Block, tmp: Path, stack: ExitStack) -> Context:
     )
 
 
+def cli_context(block: Block, tmp: Path, stack: ExitStack) -> Context:
+    if "support-bundle --config" in block.text:
+        from tests.support.sim_service import Service
+
+        # the table's files in a folder of their own: the bundle is not written among them
+        (tmp / "table").mkdir()
+        service = Service(tmp / "table")
+        stack.callback(service.cleanup)
+        secrets = (
+            '[gateway]\nhost = "floor.example"\nusername = "floor"\npassword = "s3cret-word"\n'
+            f'[gateway.web]\ntokens = {{ technician = "sha256:{"0" * 64}", '
+            f'viewer = "sha256:{"1" * 64}" }}\n'
+        )
+        (tmp / "config.toml").write_text(service.config.read_text() + secrets)
+        service.start()
+    return Context(tmp)
+
+
 def config_context(block: Block, tmp: Path, stack: ExitStack) -> Context:
     # the file checked and loaded is the doc's own example
     example = next(b.text for b in blocks(DOCS / "config.md") if b.language == "toml")
@@ -178,6 +196,7 @@ def protocol_context(block: Block, tmp: Path, stack: ExitStack) -> Context:
 CONTEXTS: dict[str, Callable[[Block, Path, ExitStack], Context]] = {
     "api.md": api_context,
     "audit.md": audit_context,
+    "cli.md": cli_context,
     "config.md": config_context,
     "install.md": install_context,
     "panel.md": panel_context,
