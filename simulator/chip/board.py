@@ -20,7 +20,8 @@ core). With ``speed`` 0 no slice waits.
 The chip's flash file system is a file on the host (``flash``: kept when given, else a temporary
 one removed at stop), made from a firmware build when it does not exist (simulator/chip/flash.py);
 the runner writes every erase and program through to it, so a power cut (``power_cut()``, or the
-runner killed) keeps what the chip wrote.
+runner killed) keeps what the chip wrote; ``power_cut_in_flash()`` aims one at a flash operation
+of the chip (a store write half done).
 """
 
 from __future__ import annotations
@@ -39,7 +40,16 @@ from pathlib import Path
 from typing import Any
 
 from drivers.ioloop import EVENT_READ, IoLoop
-from simulator.chip.exchange import CAUSE_WATCHDOG, POWER_CUT, Outputs, Runner, shared_folder
+from simulator.chip.exchange import (
+    CAUSE_WATCHDOG,
+    FLASH_EITHER,
+    FLASH_ERASE,
+    FLASH_PROGRAM,
+    POWER_CUT,
+    Outputs,
+    Runner,
+    shared_folder,
+)
 from simulator.chip.flash import flash_build_hash, write_flash_file
 from simulator.chip.wiring import ChipTable, board
 from simulator.config import TILE_COUNTS
@@ -57,6 +67,8 @@ I2C_PARTS: tuple[int, ...] = (board()["XIN"], board()["XOUT"], board()["DICE_I2C
 CONSOLE_KEPT = 65536
 #: what MicroPython prints when its REPL starts: main.py has ended (the firmware stopped)
 REPL_BANNER = b'Type "help()" for more information.'
+#: the flash operations ``power_cut_in_flash`` aims at, by name
+FLASH_OPERATIONS = {"erase": FLASH_ERASE, "program": FLASH_PROGRAM, "either": FLASH_EITHER}
 
 
 @dataclass(frozen=True)
@@ -154,6 +166,9 @@ class ChipBoard:
         self._rx = bytearray()
         self._due: float | None = None  # monotonic time the next slice may be sent at
         self._power_cut = False
+        self._flash_cut: tuple[int, int, int] | None = None  # for the next slice to aim
+        #: power cuts aimed at a flash operation that struck so far
+        self.flash_cuts = 0
         #: chip time reached (us), boots of the chip so far, and the last one's cause
         self.chip_us = 0.0
         self.boots = 0
@@ -267,6 +282,23 @@ class ChipBoard:
         with self._lock:
             self._power_cut = True
 
+    def power_cut_in_flash(
+        self, operation: str = "program", nth: int = 1, percent: int = 50
+    ) -> None:
+        """The power goes during the chip's ``nth`` flash ``operation`` from the next slice on
+        ("erase", "program" or "either"; the firmware writes its flash only for its store),
+        ``percent`` of it done: a program's first bytes programmed, an erase's first bytes
+        erased. The chip starts again from its flash as the cut left it, the expanders from
+        power-on (``flash_cuts`` counts the cuts that struck)."""
+        if operation not in FLASH_OPERATIONS:
+            raise SimulatorError(
+                f"flash operation {operation!r}: one of " + ", ".join(FLASH_OPERATIONS)
+            )
+        if not 1 <= nth <= 255 or not 0 <= percent <= 100:
+            raise SimulatorError(f"nth {nth}, percent {percent}: nth 1..255, percent 0..100")
+        with self._lock:
+            self._flash_cut = (FLASH_OPERATIONS[operation], nth, percent)
+
     def alter(self, change: Callable[[SimHal], object]) -> None:
         """Change the simulated table between two slices (a part broken, a repair):
         ``change(hal)`` under the board's lock; the chip sees it from the next slice."""
@@ -308,6 +340,7 @@ class ChipBoard:
                 "failure": self.failure,
                 "flash": str(self.flash),
                 "path": self.path,
+                "flash_cuts": self.flash_cuts,
             }
 
     # --- the loop --------------------------------------------------------------------------------
@@ -363,6 +396,9 @@ class ChipBoard:
         self.chip_us = out.time_us
         if out.uart0:
             self.transport.send(out.uart0)
+        if out.flash_cut:  # the power went in the flash operation aimed at
+            self.flash_cuts += 1
+            self.table.power_cut()
         self.table.apply(out)
         speed = self.config.speed
         ahead = (self.chip_us / 1e6 + self.config.slice_ms / 1000) * speed
@@ -384,6 +420,7 @@ class ChipBoard:
             self._power_cut = False
             self.table.power_cut()
             inputs.command = POWER_CUT
+        inputs.flash_cut, self._flash_cut = self._flash_cut, None
         runner.send(inputs)
 
     def _service(self) -> float | None:
