@@ -472,3 +472,18 @@ def _fmt(value: object) -> str:
         return str(int(value))
     return str(value)
 
+
+#: the kinds that have no meaning on the emulated chip (simulator/chip/, docs/chip.md), and why
+#: (no apostrophes: the command line clips a long quoted value); every other kind is a condition
+#: of the table's hardware, which the chip's pins are wired to
+OFF_THE_CHIP: dict[str, str] = {
+    "internal": "it raises an exception inside a sensor read of the simulated HAL, which only "
+    "the firmware under CPython calls; on the chip the firmware reads its parts through the "
+    "Pico HAL, where a part that stops answering is the fault expander",
+}
+
+
+def chip_refusal(spec: FaultSpec) -> str | None:
+    """Why ``spec`` cannot strike on the emulated chip (one line naming it), or None."""
+    why = OFF_THE_CHIP.get(spec.kind)
+    return None if why is None else f"fault {str(spec)!r} does not go with the chip: {why}"
