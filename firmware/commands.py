@@ -81,12 +81,14 @@ def motion_refused(b: "Board", command: int) -> bool:
         b.refuse(command, c.REFUSE_BUSY, b.command)
     elif not b.hal.level(SENSE_COVER_CLOSED):
         b.refuse(command, c.REFUSE_BAD_STATE, c.BLOCK_COVER_OPEN)
-    elif b.sup.sensor_broken():
-        # a sensor the motion would rely on reads outside its range: the fault, then the refusal
-        b.fail(c.FAULT_SENSOR_BROKEN, b.sup.subsystem, b.sup.detail)
-        b.refuse(command, c.REFUSE_FAULTED, c.FAULT_SENSOR_BROKEN)
     else:
-        return False
+        # a sensor the motion would rely on reads outside its range (or the part it is read
+        # through is gone): the fault, then the refusal
+        code = b.sup.sensor_broken()
+        if not code:
+            return False
+        b.fail(code, b.sup.subsystem, b.sup.detail)
+        b.refuse(command, c.REFUSE_FAULTED, code)
     return True
 
 

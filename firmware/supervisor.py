@@ -24,6 +24,11 @@ In this order (the first that trips is the fault):
 ``sensor_broken()`` reads every analogue input at once: a motion does not start on a broken
 sensor (commands.py).
 
+A reading that finds a part gone (on the reference board the currents come through a
+multiplexer whose select lines are on the output expander: a read that cannot set them reads
+the channel they were left on) is not believed: whatever it would trip, but the E-stop, the
+fault is PART_MISSING naming the part.
+
 Step deadlines (a plate that never reaches its limit switch, a chain that never comes home) are
 the phases' own (phases.py, build.py). Nothing here allocates: the watches live in lists made
 once.
@@ -169,6 +174,19 @@ class Supervisor:
 
     def check(self, now: int, moving: bool) -> int:
         """0, or the fault code of the first thing that must stop every motor now."""
+        code = self._check(now, moving)
+        return code if code == FAULT_ESTOP else self._part_first(code)
+
+    def _part_first(self, code: int) -> int:
+        """``code``, or PART_MISSING when a part stopped answering while the inputs that
+        tripped it were read (they read through it)."""
+        if code:
+            part = self.hal.missing_part()
+            if part:
+                return self._trip(FAULT_PART_MISSING, SUB_BOARD, part)
+        return code
+
+    def _check(self, now: int, moving: bool) -> int:
         hal = self.hal
         if hal.level(SENSE_ESTOP):
             return self._trip(FAULT_ESTOP, SUB_SAFETY, 0)
@@ -250,7 +268,11 @@ class Supervisor:
 
     def sensor_broken(self) -> int:
         """Every analogue input read now: 0, or SENSOR_BROKEN (``subsystem`` and ``detail``
-        name the first outside its physical range)."""
+        name the first outside its physical range), or PART_MISSING when a part the readings
+        go through stopped answering."""
+        return self._part_first(self._sensor_broken())
+
+    def _sensor_broken(self) -> int:
         hal = self.hal
         if hal.temperature_dc() == NO_READING:
             return self._trip(FAULT_SENSOR_BROKEN, SUB_POWER, SENSOR_NTC)

@@ -2,10 +2,13 @@
 
 BoardControl is thread-safe: it acts through the board's public methods (:class:`ControlledBoard`:
 ``act``, ``look``, ``set_noise``, ``cut_line``, ``clear_line``, ``snapshot``), each of which takes
-the board's lock, acts on the simulated hardware (simulator/machine.py: the firmware's loop on
-simulator/hardware.py) at the table's current time, and wakes the board's loop so the firmware
+the board's lock, acts on the simulated hardware (:class:`TableMachine`: simulator/machine.py,
+the firmware's loop on simulator/hardware.py; or simulator/chip/machine.py, the same hardware
+under the emulated chip) at the table's current time, and wakes the board's loop so the firmware
 sees it at once and its consequences (a FAULT event, a new session...) go out. This module does
-not import the board's server: simulator/server.py builds a BoardControl around itself.
+not import the boards: simulator/server.py and simulator/chip/board.py each build a
+BoardControl around themselves. On the chip the verbs that read the firmware's memory (``state``,
+``sensors``, ``wait_state``) and ``press_button`` are refused in one line each.
 
 The control channel (``mjtable sim --control PATH``) serves the same verbs to other processes on
 a Unix socket, one JSON object per line each way::
@@ -38,7 +41,8 @@ from simulator.faults import FaultSpec, FaultSpecError
 from simulator.faultspec import parse_fault
 
 if TYPE_CHECKING:
-    from simulator.machine import Machine
+    from simulator.hardware import SimHal
+    from simulator.sabotage import Saboteur
 
 MAX_LINE = 65536
 
@@ -49,15 +53,42 @@ class ControlError(ValueError):
     """A control request is wrong (unknown verb, missing or bad argument)."""
 
 
-class ControlledBoard(Protocol):
-    """What BoardControl needs of a board (SimulatedBoard has it); every method is thread-safe."""
+class TableMachine(Protocol):
+    """The table BoardControl acts on: simulator/machine.py's Machine (the firmware under
+    CPython) or simulator/chip/machine.py's ChipMachine (the table under the emulated chip)."""
 
-    def act(self, action: Callable[[Machine], T]) -> T:
-        """Run ``action(machine)`` under the board's lock, a pass of the firmware's loop after
-        it, then wake the board's loop."""
+    @property
+    def hal(self) -> SimHal: ...
+
+    @property
+    def saboteur(self) -> Saboteur: ...
+
+    @property
+    def state(self) -> str: ...
+
+    def inject(self, spec: FaultSpec | str) -> FaultSpec: ...
+
+    def reboot(self) -> None: ...
+
+    def repair(self) -> None: ...
+
+    def press_button(self, button: int, seat: int) -> None: ...
+
+    def sensors(self) -> m.SensorData: ...
+
+    def truth(self, tile_set: int) -> list[int] | None: ...
+
+
+class ControlledBoard(Protocol):
+    """What BoardControl needs of a board (SimulatedBoard and ChipBoard have it); every method
+    is thread-safe."""
+
+    def act(self, action: Callable[[TableMachine], T]) -> T:
+        """Run ``action(machine)`` under the board's lock (and, under CPython, a pass of the
+        firmware's loop after it), then wake the board's loop."""
         ...
 
-    def look(self, query: Callable[[Machine], T]) -> T:
+    def look(self, query: Callable[[TableMachine], T]) -> T:
         """Run ``query(machine)`` under the board's lock, changing nothing."""
         ...
 
@@ -76,7 +107,7 @@ class BoardControl:
     def __init__(self, board: ControlledBoard) -> None:
         self._board = board
 
-    def _act(self, action: Callable[[Machine], T]) -> T:
+    def _act(self, action: Callable[[TableMachine], T]) -> T:
         return self._board.act(action)
 
     # --- faults and the physical world ------------------------------------------------------------

@@ -115,6 +115,12 @@ MOTOR_KINDS = frozenset({"stall", "strain"})
 BY_MOTOR = frozenset({"stall", "driver", "amp"})
 #: the wire= of an ``ntc`` fault
 NTC_WIRES = ("open", "short")
+#: the part= of an ``expander`` fault: the I2C address of each expander (protocol.codes.PARTS)
+EXPANDERS: dict[str, int] = {
+    name.split("_")[0].lower(): address
+    for address, (name, _words, _advice) in codes.PARTS.items()
+    if name.endswith("_EXPANDER")
+}
 COMMON_PHASED = ("at", "nth", "times")
 
 FAULT_KINDS: dict[str, FaultKind] = {
@@ -326,6 +332,20 @@ FAULT_KINDS: dict[str, FaultKind] = {
             "(detail = motor); it stays until repaired (hold: seconds, default forever)",
         ),
         FaultKind(
+            "expander",
+            codes.FAULT_PART_MISSING,
+            codes.SUB_BOARD,
+            (None, *_ANY_MOTION),
+            None,
+            ("part", "hold"),
+            FOREVER,
+            "an I2C expander stops answering, `part` input (default: the MCP23017 at 0x20, the "
+            "limit switches) or output (0x21: lift directions, set gate, LEDs, the current "
+            "multiplexer), its cable out: PART_MISSING (detail = its address) once the firmware "
+            "next talks to it, at rest too, and no motion starts; it stays until repaired "
+            "(hold: seconds, default forever), and CLEAR_FAULT sets it up again",
+        ),
+        FaultKind(
             "internal",
             codes.FAULT_INTERNAL,
             codes.SUB_BOARD,
@@ -385,6 +405,7 @@ KEY_HELP: dict[str, str] = {
     "drop": "probability 0..1 that a byte is lost",
     "seconds": "seconds the line stays cut, > 0",
     "wire": "open or short",
+    "part": "input or output (the expander at I2C 0x20 or 0x21)",
 }
 
 
@@ -406,6 +427,7 @@ class FaultSpec:
     drop: float = 0.0
     seconds: float = 2.0
     wire: str = "open"
+    part: str = "input"
 
     @property
     def info(self) -> FaultKind:
@@ -429,7 +451,7 @@ class FaultSpec:
             text += "@" + PHASE_WORD_OF[self.phase]
         keys: list[str] = []
         default = FaultSpec(self.kind, self.phase)
-        for name in ("wall", "motor", "plate", "code", "error", "drop", "seconds", "wire"):
+        for name in ("wall", "motor", "plate", "code", "error", "drop", "seconds", "wire", "part"):
             if name in info.keys and getattr(self, name) != getattr(default, name):
                 keys.append(f"{name}={_fmt(getattr(self, name))}")
         if self.phase is not None:
@@ -449,3 +471,19 @@ def _fmt(value: object) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+
+#: the kinds that have no meaning on the emulated chip (simulator/chip/, docs/chip.md), and why
+#: (no apostrophes: the command line clips a long quoted value); every other kind is a condition
+#: of the table's hardware, which the chip's pins are wired to
+OFF_THE_CHIP: dict[str, str] = {
+    "internal": "it raises an exception inside a sensor read of the simulated HAL, which only "
+    "the firmware under CPython calls; on the chip the firmware reads its parts through the "
+    "Pico HAL, where a part that stops answering is the fault expander",
+}
+
+
+def chip_refusal(spec: FaultSpec) -> str | None:
+    """Why ``spec`` cannot strike on the emulated chip (one line naming it), or None."""
+    why = OFF_THE_CHIP.get(spec.kind)
+    return None if why is None else f"fault {str(spec)!r} does not go with the chip: {why}"

@@ -14,6 +14,7 @@ from protocol import codes
 from simulator.faults import (
     BY_MOTOR,
     COMMON_PHASED,
+    EXPANDERS,
     FAULT_KINDS,
     FOREVER,
     KEY_HELP,
@@ -155,6 +156,10 @@ def _parse_value(spec: str, key: str, raw: str) -> object:
     if key == "wire":
         if raw.lower() not in NTC_WIRES:
             raise FaultSpecError(f"fault {spec!r}: wire={raw!r} is not one of {KEY_HELP[key]}")
+        return raw.lower()
+    if key == "part":
+        if raw.lower() not in EXPANDERS:
+            raise FaultSpecError(f"fault {spec!r}: part={raw!r} is not {KEY_HELP[key]}")
         return raw.lower()
     raise FaultSpecError(f"fault {spec!r}: unknown key {key!r}")  # pragma: no cover
 

@@ -205,6 +205,7 @@ class SimHal(VirtualHal):
         board."""
         super().repair()
         self._bus_error = False
+        self.absent_part = 0
         if self._temp > REPAIRED_DC * 1000:
             self.set_temperature(REPAIRED_DC)
 
@@ -245,6 +246,15 @@ class SimHal(VirtualHal):
 
     def revive_dice_sensor(self) -> None:
         self.dice_dead = False
+
+    def unplug(self, address: int) -> None:
+        """The part at I2C ``address`` stops answering (its cable out): the firmware finds it
+        missing the next time it talks to it."""
+        self.absent_part = address
+
+    def plug(self) -> None:
+        """The part that stopped answering answers again (its cable reseated)."""
+        self.absent_part = 0
 
     def forget_tile_faults(self) -> None:
         """No tile still to drop, add or misread (a tile fault that did not strike)."""

@@ -20,18 +20,17 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from firmware.hal import SENSE_DOWN
 from firmware.hal.mechanics import NTC_OPEN, NTC_SHORTED, STALL, STRAIN
 from protocol import codes
-from simulator.faults import MOTOR_KINDS, FaultSpec
+from simulator.faults import EXPANDERS, MOTOR_KINDS, FaultSpec
 from simulator.faultspec import parse_fault
 
 if TYPE_CHECKING:
-    from firmware.board import Board
     from firmware.config import Timings
     from simulator.hardware import SimHal
 
@@ -47,6 +46,48 @@ LIFT_MOTORS = (
 )
 #: what a line fault or a reboot asks of the machine and the server: (what, a, b)
 Request = tuple[str, float, float]
+
+
+class MotionRecord(Protocol):
+    """The board's persistent record as the saboteur reads it (firmware/store.py's Record)."""
+
+    @property
+    def motions_begun(self) -> int: ...
+
+    @property
+    def motion_phase(self) -> int: ...
+
+    @property
+    def motion_set(self) -> int: ...
+
+
+class SetLayout(Protocol):
+    """A tile set as the saboteur reads it: the stack heights of its walls, when known."""
+
+    @property
+    def layout(self) -> tuple[tuple[int, ...], ...] | None: ...
+
+
+class BoardView(Protocol):
+    """What the saboteur reads of the board after each pass: the firmware's Board itself
+    (simulator/machine.py), or what the emulated chip's flash and the table show of it
+    (simulator/chip/machine.py)."""
+
+    @property
+    def record(self) -> MotionRecord: ...
+
+    @property
+    def busy(self) -> bool:
+        """A motion runs."""
+        ...
+
+    @property
+    def building_wall(self) -> int:
+        """The wall a build is stacking, 0..3."""
+        ...
+
+    @property
+    def sets(self) -> Sequence[SetLayout]: ...
 
 
 @dataclass
@@ -146,7 +187,7 @@ class Saboteur:
 
     # --- watching the board ----------------------------------------------------------------------
 
-    def observe(self, board: Board, now: int) -> None:
+    def observe(self, board: BoardView, now: int) -> None:
         """After a pass of the firmware's loop: start, strike, end, undo."""
         begun = board.record.motions_begun
         if begun != self._begun:
@@ -164,7 +205,7 @@ class Saboteur:
             self._undo_due(now)
         self._last = now
 
-    def _start_run(self, board: Board, now: int) -> None:
+    def _start_run(self, board: BoardView, now: int) -> None:
         record = board.record
         phase = record.motion_phase
         hal = self.hal
@@ -213,7 +254,7 @@ class Saboteur:
 
     # --- striking --------------------------------------------------------------------------------
 
-    def _watch(self, run: _Run, board: Board, now: int) -> None:
+    def _watch(self, run: _Run, board: BoardView, now: int) -> None:
         hal = self.hal
         dt = now - self._last
         elapsed = now - run.start
@@ -250,7 +291,8 @@ class Saboteur:
             elif kind == "overheat":  # from the run's start, the heat sink warms to the limit
                 due = spec.at * run.nominal // 100
                 self._overheat(run, spec, now, due - elapsed)
-            else:  # dice, cover, estop, ntc, amp, driver, internal, reboot, noise, cut: at%
+            else:  # dice, cover, estop, ntc, amp, driver, expander, internal, reboot, noise,
+                # cut: at %
                 if elapsed < spec.at * run.nominal // 100:
                     continue
                 self._strike(spec, now, run)
@@ -265,7 +307,7 @@ class Saboteur:
         elif armed.left > 1:
             armed.left -= 1
 
-    def _at_wall(self, spec: FaultSpec, board: Board, run: _Run) -> bool:
+    def _at_wall(self, spec: FaultSpec, board: BoardView, run: _Run) -> bool:
         """The build is at the spec's point of its wall."""
         wall = spec.wall if spec.wall is not None else 0
         if board.building_wall != wall:
@@ -336,6 +378,11 @@ class Saboteur:
                 hal.short_driver(motor)
                 text = f"the driver of {name} shorted"
                 self._lasting(spec, text, now, run, functools.partial(hal.mend_driver, motor))
+        elif kind == "expander":
+            address = EXPANDERS[spec.part]
+            hal.unplug(address)
+            text = f"the {spec.part} expander (I2C 0x{address:02x}) not answering"
+            self._lasting(spec, text, now, run, hal.plug)
         elif kind == "internal":
             hal.fail_next_read()
         elif kind == "reboot":

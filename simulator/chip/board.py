@@ -20,7 +20,13 @@ core). With ``speed`` 0 no slice waits.
 The chip's flash file system is a file on the host (``flash``: kept when given, else a temporary
 one removed at stop), made from a firmware build when it does not exist (simulator/chip/flash.py);
 the runner writes every erase and program through to it, so a power cut (``power_cut()``, or the
-runner killed) keeps what the chip wrote.
+runner killed) keeps what the chip wrote; ``power_cut_in_flash()`` aims one at a flash operation
+of the chip (a store write half done).
+
+Faults: ``ChipConfig.faults`` and ``control`` (simulator/control.py's BoardControl, which the
+control channel serves) arm fault specs and act on the table (simulator/chip/machine.py: the
+same saboteur on the same SimHal as under CPython, the board's motions read from its record on
+the flash); ``alter``, ``unplug`` and ``plug`` change the table directly.
 """
 
 from __future__ import annotations
@@ -36,13 +42,26 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from drivers.ioloop import EVENT_READ, IoLoop
-from simulator.chip.exchange import CAUSE_WATCHDOG, POWER_CUT, Outputs, Runner, shared_folder
+from simulator.chip.exchange import (
+    CAUSE_WATCHDOG,
+    FLASH_EITHER,
+    FLASH_ERASE,
+    FLASH_PROGRAM,
+    POWER_CUT,
+    Outputs,
+    Runner,
+    shared_folder,
+)
 from simulator.chip.flash import flash_build_hash, write_flash_file
+from simulator.chip.machine import ChipMachine
 from simulator.chip.wiring import ChipTable, board
 from simulator.config import TILE_COUNTS
+from simulator.control import BoardControl
+from simulator.faults import FaultSpec, FaultSpecError, chip_refusal
+from simulator.faultspec import parse_fault
 from simulator.hardware import SimHal
 from simulator.line import Line
 from simulator.transport import SimulatorError, Transport
@@ -57,6 +76,10 @@ I2C_PARTS: tuple[int, ...] = (board()["XIN"], board()["XOUT"], board()["DICE_I2C
 CONSOLE_KEPT = 65536
 #: what MicroPython prints when its REPL starts: main.py has ended (the firmware stopped)
 REPL_BANNER = b'Type "help()" for more information.'
+#: the flash operations ``power_cut_in_flash`` aims at, by name
+FLASH_OPERATIONS = {"erase": FLASH_ERASE, "program": FLASH_PROGRAM, "either": FLASH_EITHER}
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -68,7 +91,8 @@ class ChipConfig:
     time; 0, as fast as the emulation runs. ``shared``: the folder with MicroPython's image and
     the boot ROM (None: $MJTABLE_RP2040_DIR, else ../shared/rp2040 beside the checkout).
     ``absent``: the I2C addresses that do not answer from power-on (an expander unplugged,
-    0x20 or 0x21; the dice unit, 0x30); ``ChipBoard.plug()`` brings one back."""
+    0x20 or 0x21; the dice unit, 0x30); ``ChipBoard.plug()`` brings one back. ``faults``: fault
+    specs armed at start (docs/simulator.md; those that mean nothing on a chip are refused)."""
 
     build: Path
     flash: Path | None = None
@@ -80,6 +104,7 @@ class ChipConfig:
     shared: Path | None = None
     slice_ms: int = 1
     absent: tuple[int, ...] = ()
+    faults: tuple[str | FaultSpec, ...] = ()
 
     def __post_init__(self) -> None:
         if self.tiles not in TILE_COUNTS:
@@ -100,6 +125,14 @@ class ChipConfig:
                     f"absent I2C address {address!r}: the board's parts are at "
                     + ", ".join(f"0x{a:02x}" for a in I2C_PARTS)
                 )
+        for spec in self.faults:
+            try:
+                parsed = parse_fault(spec) if isinstance(spec, str) else spec
+            except FaultSpecError as exc:
+                raise SimulatorError(str(exc)) from None
+            refusal = chip_refusal(parsed)
+            if refusal is not None:
+                raise SimulatorError(refusal)
 
 
 def build_tiles(build: Path) -> int | None:
@@ -154,6 +187,16 @@ class ChipBoard:
         self._rx = bytearray()
         self._due: float | None = None  # monotonic time the next slice may be sent at
         self._power_cut = False
+        self._flash_cut: tuple[int, int, int] | None = None  # for the next slice to aim
+        #: power cuts aimed at a flash operation that struck so far
+        self.flash_cuts = 0
+        #: the table as the fault specs and the control act on it, and the control
+        self.machine = ChipMachine(
+            self.hal, config.tiles, self.flash, self.power_cut, self.line, self._wall_ms
+        )
+        for spec in config.faults:
+            self.machine.inject(spec)
+        self.control = BoardControl(self)
         #: chip time reached (us), boots of the chip so far, and the last one's cause
         self.chip_us = 0.0
         self.boots = 0
@@ -267,6 +310,50 @@ class ChipBoard:
         with self._lock:
             self._power_cut = True
 
+    def power_cut_in_flash(
+        self, operation: str = "program", nth: int = 1, percent: int = 50
+    ) -> None:
+        """The power goes during the chip's ``nth`` flash ``operation`` from the next slice on
+        ("erase", "program" or "either"; the firmware writes its flash only for its store),
+        ``percent`` of it done: a program's first bytes programmed, an erase's first bytes
+        erased. The chip starts again from its flash as the cut left it, the expanders from
+        power-on (``flash_cuts`` counts the cuts that struck)."""
+        if operation not in FLASH_OPERATIONS:
+            raise SimulatorError(
+                f"flash operation {operation!r}: one of " + ", ".join(FLASH_OPERATIONS)
+            )
+        if not 1 <= nth <= 255 or not 0 <= percent <= 100:
+            raise SimulatorError(f"nth {nth}, percent {percent}: nth 1..255, percent 0..100")
+        with self._lock:
+            self._flash_cut = (FLASH_OPERATIONS[operation], nth, percent)
+
+    def act(self, action: Callable[[ChipMachine], T]) -> T:
+        """``action(machine)`` under the board's lock (BoardControl's way in): the chip sees
+        what it changed from the next slice."""
+        with self._lock:
+            return action(self.machine)
+
+    def look(self, query: Callable[[ChipMachine], T]) -> T:
+        """``query(machine)`` under the board's lock, changing nothing."""
+        with self._lock:
+            return query(self.machine)
+
+    def set_noise(self, error_rate: float, drop_rate: float) -> None:
+        """Each byte on the host's line, both ways: corrupted with probability error_rate, lost
+        with drop_rate."""
+        with self._lock:
+            self.line.set_noise(error_rate, drop_rate)
+
+    def cut_line(self, seconds: float) -> None:
+        """Lose every byte on the host's line, both ways, for that many (real) seconds."""
+        with self._lock:
+            self.line.cut(seconds)
+
+    def clear_line(self) -> None:
+        """No more noise, no cut."""
+        with self._lock:
+            self.line.clear()
+
     def alter(self, change: Callable[[SimHal], object]) -> None:
         """Change the simulated table between two slices (a part broken, a repair):
         ``change(hal)`` under the board's lock; the chip sees it from the next slice."""
@@ -308,7 +395,29 @@ class ChipBoard:
                 "failure": self.failure,
                 "flash": str(self.flash),
                 "path": self.path,
-            }
+            } | self._table_snapshot()
+
+    def _table_snapshot(self) -> dict[str, Any]:
+        """The table's side: the record on the flash, the conditions, the line."""
+        hal = self.hal
+        machine = self.machine
+        line = self.line
+        return {
+            "sets": machine.places(),
+            "motions_begun": machine.view.record.motions_begun,
+            "conditions": machine.saboteur.describe(),
+            "pending_faults": [str(s) for s in machine.saboteur.pending()],
+            "estop": hal.estop_pressed,
+            "cover_open": hal.cover_open,
+            "temperature_c": round(hal.heat_sink_dc() / 10, 1),
+            "unplugged": sorted({*self.table.absent, hal.absent_part} - {0}),
+            "noise": {"error_rate": line.error_rate, "drop_rate": line.drop_rate},
+            "line_cut": line.is_cut,
+            "flash_cuts": self.flash_cuts,
+            "tiles": self.config.tiles,
+            "seed": self.config.seed,
+            "speed": self.config.speed,
+        }
 
     # --- the loop --------------------------------------------------------------------------------
 
@@ -363,7 +472,11 @@ class ChipBoard:
         self.chip_us = out.time_us
         if out.uart0:
             self.transport.send(out.uart0)
+        if out.flash_cut:  # the power went in the flash operation aimed at
+            self.flash_cuts += 1
+            self.table.power_cut()
         self.table.apply(out)
+        self.machine.after_slice(flash_written=out.flash_ops > 0, booted=new > 0)
         speed = self.config.speed
         ahead = (self.chip_us / 1e6 + self.config.slice_ms / 1000) * speed
         self._due = self._t0 + ahead if speed else 0.0
@@ -384,6 +497,7 @@ class ChipBoard:
             self._power_cut = False
             self.table.power_cut()
             inputs.command = POWER_CUT
+        inputs.flash_cut, self._flash_cut = self._flash_cut, None
         runner.send(inputs)
 
     def _service(self) -> float | None:

@@ -36,6 +36,11 @@ RUN = 0
 POWER_CUT = 1
 END = 2
 
+#: the flash operations a power cut can be aimed at (``Inputs.flash_cut``)
+FLASH_ERASE = 1
+FLASH_PROGRAM = 2
+FLASH_EITHER = 3
+
 #: the reset causes the runner reports
 CAUSE_POWER = 0
 CAUSE_WATCHDOG = 1
@@ -90,6 +95,10 @@ class Inputs:
     devices: dict[int, bytes] = field(default_factory=dict)
     uart0: bytes = b""
     uart1: bytes = b""
+    #: a power cut aimed at a flash operation: (FLASH_ERASE, FLASH_PROGRAM or FLASH_EITHER, the
+    #: nth such operation from now, the percent of it done when the power goes); the runner
+    #: keeps it armed across slices until it strikes
+    flash_cut: tuple[int, int, int] | None = None
 
     def encode(self) -> bytes:
         parts = [b"I", struct.pack("<IIB", self.slice_us, self.levels, self.command)]
@@ -103,6 +112,7 @@ class Inputs:
             parts.append(struct.pack("<BB", address, len(state)) + state)
         for data in (self.uart0, self.uart1):
             parts.append(struct.pack("<H", len(data)) + data)
+        parts.append(struct.pack("<BBB", *(self.flash_cut or (0, 0, 0))))
         body = b"".join(parts)
         return struct.pack("<I", len(body)) + body
 
@@ -125,6 +135,11 @@ class Outputs:
     i2c: list[tuple[int, bytes]]
     uart0: bytes
     uart1: bytes
+    #: flash operations (erases and programs) the chip began during the slice
+    flash_ops: int = 0
+    #: the power cut aimed at a flash operation struck during the slice: the chip and its I2C
+    #: devices started again from power-on
+    flash_cut: bool = False
 
     @classmethod
     def decode(cls, body: bytes) -> Outputs:
@@ -146,7 +161,20 @@ class Outputs:
             (n,) = struct.unpack_from("<H", body, at)
             uarts.append(bytes(body[at + 2 : at + 2 + n]))
             at += 2 + n
-        return cls(time_us, boots, cause, levels, enables, pwm, writes, uarts[0], uarts[1])
+        flash_ops, cut = struct.unpack_from("<HB", body, at)
+        return cls(
+            time_us,
+            boots,
+            cause,
+            levels,
+            enables,
+            pwm,
+            writes,
+            uarts[0],
+            uarts[1],
+            flash_ops,
+            bool(cut),
+        )
 
 
 class Runner:

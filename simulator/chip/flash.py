@@ -97,8 +97,9 @@ def write_flash_file(build: Path, target: Path) -> None:
         raise SimulatorError(f"cannot write the chip's flash to {target}: {exc.strerror}") from None
 
 
-def read_files(image: bytes) -> dict[str, bytes]:
-    """Every file of a flash file system image ({"/main.py": b"..."}): what the board holds."""
+def read_files(image: bytes, paths: tuple[str, ...] | None = None) -> dict[str, bytes]:
+    """Every file of a flash file system image ({"/main.py": b"..."}): what the board holds;
+    with ``paths``, those of them that are there."""
     if len(image) != FS_SIZE:
         raise SimulatorError(f"a flash file system is {FS_SIZE} bytes, not {len(image)}")
     try:
@@ -106,11 +107,16 @@ def read_files(image: bytes) -> dict[str, bytes]:
     except Exception as exc:  # littlefs's own errors: no file system there
         raise SimulatorError(f"no littlefs file system in the flash ({exc})") from None
     files: dict[str, bytes] = {}
-    for top, _dirs, names in fs.walk("/"):
-        for name in names:
-            path = top.rstrip("/") + "/" + name
+    if paths is None:
+        paths = tuple(
+            top.rstrip("/") + "/" + name for top, _dirs, names in fs.walk("/") for name in names
+        )
+    for path in paths:
+        try:
             with fs.open(path, "rb") as f:
                 files[path] = bytes(f.read())
+        except FileNotFoundError:
+            continue
     return files
 
 

@@ -91,7 +91,8 @@ class ChipTable:
         self._ntc_beta = int(b["NTC_BETA"])
         self._pull_up_ohm = int(b["PULL_UP_OHM"])
         self._edges = list(hal.edge)
-        #: I2C addresses that do not answer (a part unplugged): left out of every slice's inputs
+        #: I2C addresses that do not answer (a part unplugged): left out of every slice's inputs,
+        #: as the part the table's hardware has unplugged (SimHal.absent_part, a fault spec's)
         self.absent: set[int] = set()
         self._reader_code = -1
         self._reader_at = 0
@@ -197,7 +198,7 @@ class ChipTable:
         devices = {self.xin: expander.state(), self.xout: self.expanders[self.xout].state()}
         if hal.has_dice():
             devices[self.dice_address] = bytes(hal.dice_value(i) for i in range(3))
-        for address in self.absent:
+        for address in (*self.absent, hal.absent_part):
             devices.pop(address, None)  # nobody acknowledges it: the chip sees EIO
         return Inputs(
             slice_us=ms * 1000,

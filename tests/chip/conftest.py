@@ -107,6 +107,9 @@ class ChipProgram:
         self.runner = Runner(self.flash, wiring, need_chip(), entropy=1)
         self.last: Outputs | None = None
         self.command = 0
+        self.flash_cut: tuple[int, int, int] | None = None
+        #: power cuts aimed at a flash operation that struck so far
+        self.flash_cuts = 0
         #: what the chip sent on UART0 so far, and the most it sent in one slice
         self.uart0 = bytearray()
         self.uart0_most = 0
@@ -114,12 +117,12 @@ class ChipProgram:
     def console(self) -> str:
         return self.runner.console.decode("utf-8", "replace")
 
-    def run_until(self, pattern: str, chip_ms: int) -> re.Match[str]:
-        """Run the chip until its console matches ``pattern``, within ``chip_ms`` of chip time
-        (and WALL_LIMIT seconds)."""
+    def run_until(self, pattern: str, chip_ms: int, since: int = 0) -> re.Match[str]:
+        """Run the chip until its console (from character ``since`` on) matches ``pattern``,
+        within ``chip_ms`` of chip time (and WALL_LIMIT seconds)."""
         deadline = time.monotonic() + WALL_LIMIT
         for _ in range(chip_ms):
-            found = re.search(pattern, self.console())
+            found = re.search(pattern, self.console()[since:])
             if found:
                 return found
             self.step()
@@ -127,9 +130,13 @@ class ChipProgram:
         raise AssertionError(f"{pattern!r} not seen in {chip_ms} ms: {self.console()!r}")
 
     def step(self) -> Outputs:
-        """One slice of 1 ms; the power is cut first when ``cut_power()`` asked for it."""
-        self.runner.send(Inputs(1000, 0, self.command, devices=dict(self.devices)))
+        """One slice of 1 ms; the power is cut first when ``cut_power()`` asked for it, and a
+        cut is aimed at a flash operation when ``aim_power_cut()`` asked for one."""
+        inputs = Inputs(1000, 0, self.command, devices=dict(self.devices))
+        inputs.flash_cut = self.flash_cut
+        self.runner.send(inputs)
         self.command = 0
+        self.flash_cut = None
         deadline = time.monotonic() + SLICE_LIMIT
         while True:
             assert not self.runner.ended, self.runner.failure
@@ -137,6 +144,7 @@ class ChipProgram:
             done = self.runner.take()
             if done:
                 self.last = done[-1]
+                self.flash_cuts += self.last.flash_cut
                 self.uart0 += self.last.uart0
                 self.uart0_most = max(self.uart0_most, len(self.last.uart0))
                 return self.last
@@ -144,6 +152,11 @@ class ChipProgram:
 
     def cut_power(self) -> None:
         self.command = 1
+
+    def aim_power_cut(self, kind: int, nth: int, percent: int) -> None:
+        """The power goes during the chip's ``nth`` flash operation of ``kind`` from the next
+        slice on (exchange.FLASH_*), ``percent`` of it done."""
+        self.flash_cut = (kind, nth, percent)
 
     def stop(self) -> None:
         self.runner.stop()

@@ -1,6 +1,7 @@
 """`mjtable sim --chip` refuses what it cannot do in one line and status 2, before it starts
-anything: options of the CPython simulator the chip does not take, a build or a flash that is
-not one, the shared folder or Node.js missing. No emulator runs here."""
+anything: options of the CPython simulator the chip does not take, a fault that means nothing on
+a chip, a build or a flash that is not one, the shared folder or Node.js missing. No emulator
+runs here."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ def refusal(argv: list[str]) -> str:
     ("argv", "said"),
     [
         (["--build", "x"], "--build only goes with --chip"),
-        (["--chip", "--fault", "jam@build"], "--fault does not go with --chip"),
+        (["--chip", "--fault", "internal"], "fault 'internal' does not go with the chip: it "),
+        (["--chip", "--fault", "jam@lift"], "jam cannot strike in phase lift"),
         (["--chip", "--no-reader"], "--no-reader does not go with --chip"),
         (["--chip", "--serial", "X"], "--serial does not go with --chip"),
         (["--chip", "--speed", "0.5"], "--speed 0.5 with --chip"),
@@ -96,3 +98,22 @@ def test_node_missing_is_named(
 def test_an_erased_flash_holds_no_build(tmp_path: Path) -> None:
     (tmp_path / "flash.lfs").write_bytes(b"\xff" * FS_SIZE)  # MicroPython formats it at boot
     assert flash_build_hash(tmp_path / "flash.lfs") == ""
+
+
+def test_faults_and_the_control_channel_go_with_the_chip(
+    firmware_build: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shared = fake_shared(tmp_path / "shared")
+    monkeypatch.setenv("PATH", str(tmp_path))  # no node: the start stops at the runner
+    scenario = tmp_path / "faults.toml"
+    scenario.write_text('[[fault]]\nspec = "jam@build:wall=1"\n')
+    sock = tmp_path / "control.sock"
+    argv = ["sim", "--chip", "--pty", "--build", str(firmware_build), "--rp2040", str(shared)]
+    line = refusal(
+        [*argv, "--fault", "stall@shuffle", "--scenario", str(scenario), "--control", str(sock)]
+    )
+    assert "node (Node.js) is not on PATH" in line  # the faults and the channel were taken
+    assert not sock.exists()  # the channel's socket was removed on the way out
+    scenario.write_text('[[fault]]\nkind = "internal"\n')
+    line = refusal([*argv, "--scenario", str(scenario)])
+    assert line.startswith("mjtable sim: fault 'internal' does not go with the chip: it raises")

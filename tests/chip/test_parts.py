@@ -23,7 +23,7 @@ from firmware.hal import (
 )
 from firmware.hal.mechanics import NOMINAL_MA, NTC_OPEN, NTC_SHORTED
 from protocol import codes
-from simulator.chip.exchange import PWM_SLICES, Inputs, Outputs
+from simulator.chip.exchange import FLASH_ERASE, PWM_SLICES, Inputs, Outputs
 from simulator.chip.expander import GPIOA, GPPUA, IODIRA, IPOLA, OLATA, Mcp23017
 from simulator.chip.flash import FS_SIZE, build_files, file_system, flash_build_hash, read_files
 from simulator.chip.wiring import ADC_MAX, ChipTable, board
@@ -221,4 +221,6 @@ def test_the_inputs_encode_as_the_runner_reads_them() -> None:
     ).encode()
     assert data[:5] == (len(data) - 4).to_bytes(4, "little") + b"I"
     assert data[5:14] == (1000).to_bytes(4, "little") + (5).to_bytes(4, "little") + b"\x00"
-    assert data[-6:] == b"\x02\x00ab\x00\x00"
+    assert data[-9:] == b"\x02\x00ab\x00\x00" + b"\x00\x00\x00"  # no flash cut aimed
+    aimed = Inputs(1000, 0, flash_cut=(FLASH_ERASE, 2, 100)).encode()
+    assert aimed[-3:] == bytes((FLASH_ERASE, 2, 100))

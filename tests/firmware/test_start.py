@@ -17,14 +17,14 @@ import firmware.app
 from firmware import main as firmware_main
 from firmware.app import WATCHDOG_MS, start
 from firmware.config import BoardConfig
-from firmware.hal import LED_FAULT, SENSE_UP
+from firmware.hal import LED_FAULT, NO_READING, SENSE_UP
 from firmware.hal.virtual import VirtualHal
 from firmware.harness import Harness
 from firmware.lastresort import LINE_MAX, LastResort, error_line
 from protocol import codes
 from protocol import messages as m
 from tests.firmware import fake_machine
-from tests.firmware.rig import connected, fault_writes, refusal, step_until_moving
+from tests.firmware.rig import connected, fault_writes, faults, refusal, step_until_moving
 
 INPUT, OUTPUT = 0x20, 0x21
 
@@ -55,6 +55,51 @@ def test_a_missing_expander_at_boot_is_a_fault_naming_it_and_one_clear_finds_it_
     assert m.Done(m.ClearFault.TYPE, codes.RESULT_OK) in h.command(m.ClearFault())
     assert h.board.state == codes.STATE_STOPPED and h.board.fault_code == 0
     assert m.Done(m.Shuffle.TYPE, codes.RESULT_OK) in h.command(m.Shuffle(0))
+
+
+def unplug_behind_the_mux(hal: VirtualHal, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The output expander's cable comes out, and the currents are read as on the reference
+    board: through the multiplexer whose select lines are on that expander. A read finds it gone
+    (the write of the select lines fails) and reads the channel they were left on: here the
+    reference channel, at full scale, outside every motor's range."""
+
+    def current_ma(motor: int) -> int:
+        hal.absent_part = OUTPUT
+        return NO_READING
+
+    def current_sense_ok() -> bool:
+        hal.absent_part = OUTPUT
+        return True  # the reference channel, as it was selected
+
+    monkeypatch.setattr(hal, "current_ma", current_ma)
+    monkeypatch.setattr(hal, "current_sense_ok", current_sense_ok)
+
+
+@pytest.mark.parametrize("moving", [False, True])
+def test_a_reading_through_an_expander_gone_names_the_expander_not_the_sensor(
+    moving: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = connected()
+    if moving:
+        h.send(m.Shuffle(0))
+        step_until_moving(h, codes.MOTOR_SHUFFLE_DISC)
+    mark = len(h.events)
+    unplug_behind_the_mux(h.hal, monkeypatch)
+    h.until(lambda: h.board.state == codes.STATE_FAULT, 1000)
+    phase = codes.PHASE_SHUFFLE if moving else codes.PHASE_NONE
+    h.wait(100)
+    fault = m.Fault(codes.FAULT_PART_MISSING, codes.SUB_BOARD, phase, OUTPUT)
+    assert faults(h.events[mark:]) == [fault]
+
+
+def test_the_check_before_a_motion_names_the_expander_gone_not_the_sensor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    h = connected()
+    unplug_behind_the_mux(h.hal, monkeypatch)
+    sup = h.board.sup
+    assert sup.sensor_broken() == codes.FAULT_PART_MISSING  # what SHUFFLE & co. check first
+    assert (sup.subsystem, sup.detail) == (codes.SUB_BOARD, OUTPUT)
 
 
 def test_a_part_that_stops_answering_in_a_motion_stops_it_first() -> None:

@@ -5,10 +5,8 @@ talks to it over a real pty."""
 from __future__ import annotations
 
 import ast
-import json
 import os
 import signal
-import socket
 from pathlib import Path
 
 import pytest
@@ -19,32 +17,10 @@ from protocol.events import PeerRebooted
 from simulator.config import SimConfig
 from simulator.control import ControlServer
 from simulator.server import SimulatedBoard
+from tests.support.control import ControlClient
 from tests.support.simhost import ROOT, SimHost, sim_process
 
 pytestmark = pytest.mark.timeout(120)
-
-
-class ControlClient:
-    def __init__(self, path: str) -> None:
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(30)
-        self.sock.connect(path)
-        self.file = self.sock.makefile("rwb")
-
-    def raw(self, line: bytes) -> dict[str, object]:
-        self.file.write(line + b"\n")
-        self.file.flush()
-        answer: dict[str, object] = json.loads(self.file.readline())
-        return answer
-
-    def __call__(self, verb: str, **args: object) -> object:
-        answer = self.raw(json.dumps({"verb": verb, "id": 1, **args}).encode())
-        assert answer["ok"] is True and answer["id"] == 1, answer
-        return answer["result"]
-
-    def close(self) -> None:
-        self.file.close()
-        self.sock.close()
 
 
 def test_control_channel_of_the_cli(tmp_path: Path) -> None:

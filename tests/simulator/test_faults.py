@@ -406,3 +406,15 @@ def test_a_shorted_dice_driver_is_driver_short_until_it_is_replaced() -> None:
     d.machine.repair()
     assert d.sensors().currents_ma[8] == 0
     assert clear(d) is None
+
+
+def test_an_expander_that_stops_answering_in_a_shuffle_is_part_missing_until_reseated() -> None:
+    d = MachineDriver(faults=["expander@shuffle:part=output,at=10"])
+    fault = fault_of(d.command(m.Shuffle(0)))
+    assert fault == m.Fault(codes.FAULT_PART_MISSING, codes.SUB_BOARD, codes.PHASE_SHUFFLE, 0x21)
+    assert d.machine.saboteur.describe() == ["the output expander (I2C 0x21) not answering"]
+    assert d.machine.places()["A"] == "disc"
+    assert clear(d) == (codes.REFUSE_CAUSE_PRESENT, codes.FAULT_PART_MISSING)
+    d.machine.repair()  # the technician reseats its cable
+    assert d.machine.saboteur.describe() == []
+    assert_faulted_then_recovers(d, codes.FAULT_PART_MISSING)

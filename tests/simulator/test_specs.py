@@ -41,6 +41,7 @@ def test_every_kind_parses_with_its_default_phase_and_round_trips() -> None:
         "ntc": "ntc:wire=short",
         "amp": "amp@lift:motor=4,hold=3",
         "driver": "driver:motor=8",
+        "expander": "expander@lift:part=output,at=30",
     }
     assert set(examples) == set(FAULT_KINDS)
     for text in examples.values():
@@ -54,6 +55,8 @@ def test_every_kind_parses_with_its_default_phase_and_round_trips() -> None:
     assert (broken.phase, broken.wire, broken.hold) == (None, "open", float("inf"))
     assert parse_fault("driver").motor == codes.MOTOR_SHUFFLE_DISC
     assert parse_fault("driver:motor=8").subsystem == codes.SUB_DICE
+    missing = parse_fault("expander")
+    assert (missing.phase, missing.part, missing.hold) == (None, "input", float("inf"))
 
 
 @pytest.mark.parametrize(
@@ -85,6 +88,8 @@ def test_every_kind_parses_with_its_default_phase_and_round_trips() -> None:
         ("ntc:wire=cut", "wire='cut' is not one of open or short"),
         ("ntc:motor=1", "unknown key 'motor'"),
         ("driver:motor=9", "motor=9 out of range"),
+        ("expander:part=dice", "part='dice' is not input or output"),
+        ("expander:wall=1", "unknown key 'wall'"),
     ],
 )
 def test_bad_specs_are_refused_with_words(text: str, words: str) -> None:

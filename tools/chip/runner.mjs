@@ -26,13 +26,21 @@
 //                   u8 rising edges to give during the slice), u8 n + n x (u8 adc channel, u8 mux
 //                   channel or 255, u16 value 0..4095), u8 n + n x (u8 i2c address, u8 length,
 //                   state: an expander's u16 input pins, a byte device's bytes; an address not
-//                   listed does not answer), u16 n + UART0 bytes, u16 n + UART1 bytes
+//                   listed does not answer), u16 n + UART0 bytes, u16 n + UART1 bytes,
+//                   u8 flash cut (0 none; else the power is cut during the chip's next flash
+//                   operation of that kind: 1 an erase, 2 a program, 3 either; it replaces one
+//                   armed before and stays armed across slices until it strikes), u8 nth (the
+//                   nth such operation from now, 1 the next), u8 percent (how much of it is done
+//                   when the power goes: a program's first bytes programmed, an erase's first
+//                   bytes erased, in order; 100 all of it, and nothing after)
 //   chip -> host  "S" slice done: f64 chip time (us since the runner started), u8 boots (resets
 //                   since start, modulo 256), u8 last reset cause (0 power, 1 watchdog),
 //                   u32 output levels, u32 output enables (GP0..GP29 driven by SIO), 8 PWM slices
 //                   x (u8 enabled, u16 top, u16 level A, u16 level B), u8 n + n x (u8 i2c address,
 //                   u8 length, bytes: a write transaction, register first), u16 n + UART0 bytes,
-//                   u16 n + UART1 bytes
+//                   u16 n + UART1 bytes, u16 flash operations (erases and programs) begun during
+//                   the slice, u8 1 when the armed flash cut struck during the slice (the chip
+//                   and its I2C devices then started again from power-on, as for command 1)
 //                 "C" console: bytes MicroPython wrote on its USB REPL
 //                 "E" a fault of the runner, in words; the runner then exits with status 1
 //
@@ -338,6 +346,12 @@ let boots = 0;
 let lastCause = 0;
 let stallUntil = 0; // ns (this boot's clock): the core waits for the flash
 let pendingReset = null;
+// the power cut aimed at a flash operation: { kind: 1 erase | 2 program | 3 either, left, percent }
+let flashCut = null;
+let flashOps = 0; // flash operations begun during the current slice
+let flashCutStruck = false; // the armed flash cut struck during the current slice
+const ERASE = 1;
+const PROGRAM = 2;
 const events = []; // [ns, fn] of this boot's clock, sorted
 const uartRx = [[], []];
 const uartTx = [[], []];
@@ -498,23 +512,39 @@ function at(ns, fn) {
   events.splice(i, 0, [ns, fn]);
 }
 
-// gap 3: the boot ROM's flash functions, on the flash and the file
+// gap 3: the boot ROM's flash functions, on the flash and the file; an armed flash cut strikes
+// in the operation it aims at: part of it done, then the power goes
 function romCall(erase) {
   const core = chip.core;
   const [a, b, c] = [core.registers[0] >>> 0, core.registers[1] >>> 0, core.registers[2] >>> 0];
+  flashOps += 1;
+  let cut = false;
+  if (flashCut && flashCut.kind & (erase ? ERASE : PROGRAM)) {
+    flashCut.left -= 1;
+    cut = flashCut.left === 0;
+  }
   let ns;
   if (erase) {
     const start = a & ~0xfff;
     const end = Math.min((a + b + 0xfff) & ~0xfff, FLASH_SIZE);
-    flash.fill(0xff, start, end);
+    const upTo = cut ? start + Math.floor(((end - start) * flashCut.percent) / 100) : end;
+    flash.fill(0xff, start, upTo);
     ns = ((end - start) / 4096) * SECTOR_ERASE_NS;
-    store(start, end);
+    store(start, upTo);
   } else {
-    for (let i = 0; i < c && a + i < FLASH_SIZE; i++) {
+    const length = Math.min(c, FLASH_SIZE - a);
+    const upTo = cut ? Math.floor((length * flashCut.percent) / 100) : length;
+    for (let i = 0; i < upTo; i++) {
       flash[a + i] &= chip.readUint8(b + i); // NOR: a program only clears bits
     }
     ns = Math.ceil(c / 256) * PAGE_PROGRAM_NS;
-    store(a, Math.min(a + c, FLASH_SIZE));
+    store(a, a + upTo);
+  }
+  if (cut) {
+    flashCut = null;
+    flashCutStruck = true;
+    pendingReset = { cause: 0, keep: null, power: true };
+    return;
   }
   core.PC = core.LR & ~1;
   stallUntil = chip.clock.nanos + ns;
@@ -553,9 +583,13 @@ function runUntil(target) {
     }
   }
   if (pendingReset) {
-    const { cause, keep } = pendingReset;
+    const { cause, keep, power } = pendingReset;
     pendingReset = null;
     const left = target - chip.clock.nanos;
+    if (power) {
+      powerDevices(); // the expanders lose their registers too
+      i2cWrites.length = 0;
+    }
     boot(cause, keep);
     if (left > 0) runUntil(left);
   }
@@ -612,6 +646,8 @@ function applyInputs(r, newLevels, sliceNs) {
     const data = r.bytes(r.u16());
     uartRx[n].push(...data);
   }
+  const [kind, nth, percent] = [r.u8(), r.u8(), r.u8()];
+  if (kind) flashCut = { kind, left: Math.max(1, nth), percent: Math.min(100, percent) };
 }
 
 // UART bytes arrive one character time apart (start, 8 data bits, stop)
@@ -672,6 +708,10 @@ function outputs() {
     w.u16(data.length);
     w.bytes(data);
   }
+  w.u16(Math.min(flashOps, 0xffff));
+  w.u8(flashCutStruck ? 1 : 0);
+  flashOps = 0;
+  flashCutStruck = false;
   return w.done();
 }
 
