@@ -2,9 +2,9 @@
 its watchdog looks at.
 
 Its status also says whether the system clock is synchronised (``clock_synced``, from the
-service's :class:`~controller.service.clock.ClockWatch`; null while unknown), and
-``deadline_alive`` lets the watchdog see the deadline timer's thread. Everything else is the
-cycle's :class:`~controller.cycle.controller.CycleController`, unchanged.
+service's :class:`~controller.service.clock.ClockWatch`; null while unknown). Everything else
+is the cycle's :class:`~controller.cycle.controller.CycleController`, unchanged (its
+``deadline_alive`` lets the watchdog see the deadline timer's thread).
 """
 
 from __future__ import annotations
@@ -25,8 +25,3 @@ class ServiceController(CycleController):
         if clock is None:
             return status
         return status.model_copy(update={"clock_synced": clock.synced})
-
-    @property
-    def deadline_alive(self) -> bool:
-        """Whether the deadline timer's thread runs."""
-        return self._deadline.alive
