@@ -42,6 +42,7 @@ from controller.cycle.board import BoardSide
 from controller.cycle.core import (
     AuditHead,
     AuditTrail,
+    Clock,
     CycleState,
     Deals,
     FirmwarePolicy,
@@ -116,6 +117,8 @@ class CycleController:
     ) -> None:
         self._lock = threading.RLock()
         self._audit_head = audit_head
+        #: the system clock's watch (the service's), for the status's ``clock_synced``
+        self.clock: Clock | None = None
         state = CycleState(
             profile,
             table=table,
@@ -279,6 +282,7 @@ class CycleController:
         with self._lock:
             state, board, deals = self._state, self._board, self._deals
             cycle = state.current()
+            clock = self.clock
             return Status(
                 state=state.state,
                 cycle=cycle.cycle_id if cycle else None,
@@ -294,6 +298,7 @@ class CycleController:
                 leader=cycle.leader if cycle is not None and state.state != DICE else deals.leader,
                 allowed=self._requests.allowed(),
                 audit=self._audit_head() if self._audit_head is not None else None,
+                clock_synced=clock.synced if clock is not None else None,
             )
 
     def last_dealt(self) -> DealtState | None:

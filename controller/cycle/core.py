@@ -70,6 +70,14 @@ class Sender(Protocol):
     def send(self, message: m.Message) -> None: ...
 
 
+class Clock(Protocol):
+    """Whether the system clock is synchronised (controller/service/clock.py's ``ClockWatch``):
+    the status's ``clock_synced``."""
+
+    @property
+    def synced(self) -> bool | None: ...
+
+
 #: what a board running another firmware build than the installed one does to the table
 FirmwarePolicy = Literal["refuse", "warn"]
 
