@@ -42,6 +42,7 @@ from controller.cycle.reports import (
 )
 from controller.cycle.states import FAULT, RECOVERING, STOPPED, LifecycleModel, build_machine
 from rules.dealt import DealtState, Manifest, Throw
+from rules.dice import ThrowRequest
 from rules.profiles import Profile
 from rules.seating import next_leader
 from rules.words import DiceSource, Seat, TileSetName
@@ -115,6 +116,8 @@ class Cycle:
     manifest_total: int = 0
     manifest: Manifest | None = None
     throws: list[Throw] = field(default_factory=list)
+    #: the throw the rules ask for next (None: none asked yet, or the dice are complete)
+    wanted: ThrowRequest | None = None
     dice_tag: int = 0
     last_die_ns: int = 0
     shown_dice: list[int] | None = None

@@ -10,7 +10,10 @@ For the set the board reports waiting (places.waiting_set; the two physical sets
 Each command is sent on entering its state; the DONE the state waits for (its row in
 states.py) moves the cycle on, and tells where the board left the sets (the view). The
 manifest is read before the walls rise, so that once the last die is known the dealt state
-is pure computation: ``rules.deal`` on the manifest and throws.
+is pure computation: ``rules.deal`` on the manifest and throws. The throws are read once per
+throw (``rules.dice.progress``): its answer is the throw wanted next (``Cycle.wanted``, which
+the dice entered or shown are checked against), or, once the dice are complete, what they
+decide, which the deal takes as it is.
 """
 
 from __future__ import annotations
@@ -62,7 +65,7 @@ from controller.cycle.states import (
 )
 from rules.deal import deal
 from rules.dealt import Throw
-from rules.dice import next_throw
+from rules.dice import Settled, progress
 from rules.manifest import ManifestSizeError, manifest_from_ring
 from rules.words import SEATS, DiceSource, TileSetName
 
@@ -302,10 +305,12 @@ class Steps:
 
     def _next_throw(self, cycle: Cycle) -> None:
         state = self._state
-        request = next_throw(state.profile, cycle.leader, cycle.throws)
-        if request is None:
-            self._publish(cycle)
+        answer = progress(state.profile, cycle.leader, cycle.throws)
+        if isinstance(answer, Settled):
+            cycle.wanted = None
+            self._publish(cycle, answer)
             return
+        request = cycle.wanted = answer
         cycle.dice_tag = len(cycle.throws) & 0xFF
         if state.dice_source == "board" and self._board.has_dice:
             self._phases.arm("roll")  # each roll: the board's deadline and the link's margin
@@ -342,7 +347,7 @@ class Steps:
         cycle = state.cycle
         if state.state != DICE or cycle is None:
             return f"no throw is expected now (the table is {state.state})"
-        request = next_throw(state.profile, cycle.leader, cycle.throws)
+        request = cycle.wanted
         if request is None:  # pragma: no cover - the cycle publishes as soon as it completes
             return "every throw of this deal is already in"
         if len(dice) != request.count:
@@ -353,7 +358,7 @@ class Steps:
         return None
 
     def take_throw(self, cycle: Cycle, values: list[int], source: DiceSource) -> None:
-        request = next_throw(self._state.profile, cycle.leader, cycle.throws)
+        request = cycle.wanted
         assert request is not None
         if len(values) != request.count:
             self._guards.declare(DICE_COUNT, got=len(values), asked=request.count)
@@ -380,11 +385,11 @@ class Steps:
 
     # ------------------------------------------------------------ the dealt state
 
-    def _publish(self, cycle: Cycle) -> None:
+    def _publish(self, cycle: Cycle, settled: Settled) -> None:
         assert cycle.manifest is not None  # read before the walls rose (state reading)
         state, record = self._state, self._audit.record
-        # The rules settle who leads (simplified: player A of the dice); the manifest was
-        # checked when it was read.
+        # The rules settled who leads (simplified: player A of the dice) with the last throw;
+        # the manifest was checked when it was read.
         dealt = deal(
             state.profile,
             cycle.manifest,
@@ -393,6 +398,7 @@ class Steps:
             cycle_id=cycle.cycle_id,
             tile_set=cycle.tile_set,
             checked=True,
+            settled=settled,
         )
         data = dealt.model_dump(mode="json")
         if dealt.joker is not None:
