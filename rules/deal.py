@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rules.dealt import DealError, DealtState, Joker, Manifest, ProfileRef, Throw
-from rules.dice import settle
+from rules.dice import Settled, settle
 from rules.manifest import validate_manifest
 from rules.profiles import Profile
 from rules.ring import Ring, ring, unit_first, unit_last
@@ -58,6 +58,7 @@ def deal(
     cycle_id: str = "",
     tile_set: TileSetName = "A",
     checked: bool = False,
+    settled: Settled | None = None,
 ) -> DealtState:
     """The dealt state for this manifest and these throws (TABLE.md sections 3, 4, 8).
 
@@ -65,14 +66,15 @@ def deal(
     rules settle (:func:`rules.dice.settle`: in the simplified rules, player A of the dice,
     whatever seat is given; elsewhere ``leader``, who must be given). ``checked``: the
     manifest was already checked against this profile (:func:`rules.manifest.
-    manifest_from_ring`), so it is not checked again. Raises DealError (ThrowError,
-    ManifestError) naming what is wrong.
+    manifest_from_ring`), so it is not checked again. ``settled``: what these throws decide,
+    as :func:`rules.dice.progress` answered when they completed, so they are not read again.
+    Raises DealError (ThrowError, ManifestError) naming what is wrong.
     """
     if tile_set not in TILE_SETS:
         raise DealError(f"unknown tile set {tile_set!r}: expected A or B")
     if not checked:
         validate_manifest(profile, manifest)
-    dice = settle(profile, leader, throws)
+    dice = settled if settled is not None else settle(profile, leader, throws)
     walls = ring(profile.layout, dice.designated)
     n = len(walls.pos)
     stacks = manifest.walls

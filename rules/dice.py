@@ -3,6 +3,7 @@
 
 - :func:`next_throw` -- who throws next, how many dice, what for (drives the dice);
 - :func:`settle` -- what complete throws decide: the leader, the designated wall, the count;
+- :func:`progress` -- both in one reading of the throws: who throws next, or what they decide;
 - :func:`throws_from_dice` -- the thrower of each throw written without one (``3+4,5+6``);
 - :func:`joker_position` -- where the Wenzhou joker indicator lies after the first throw.
 
@@ -199,10 +200,27 @@ def next_throw(profile: Profile, leader: Seat, throws: Sequence[Throw]) -> Throw
     Simplified: one die each in the order E, S, W, N (``leader`` is not used: the round picks
     player A), ties re-thrown as the profile says, then A throws two dice.
     """
+    answer = progress(profile, leader, throws)
+    return answer if isinstance(answer, ThrowRequest) else None
+
+
+def progress(profile: Profile, leader: Seat, throws: Sequence[Throw]) -> ThrowRequest | Settled:
+    """:func:`next_throw` and :func:`settle` in one reading of the throws: who throws next, or,
+    once the dice are complete, what they decide (a table asking throw by throw deals on the
+    answer that ends them, without reading the throws again). Raises ThrowError as
+    :func:`next_throw` does."""
     leader = parse_seat(leader)
     if not _dice_choose_leader(profile):
-        return _replay_leader_then_owner(profile, leader, throws).request
-    return _replay_single_die_round(profile, throws).request
+        result = _replay_leader_then_owner(profile, leader, throws)
+    else:
+        result = _replay_single_die_round(profile, throws)
+    return result.request if result.request is not None else _settled(result)
+
+
+def _settled(result: _Dice) -> Settled:
+    assert result.leader is not None and result.designated is not None
+    assert result.first is not None and result.count is not None
+    return Settled(result.leader, result.designated, result.first, result.count)
 
 
 def settle(profile: Profile, leader: Seat | None, throws: Sequence[Throw]) -> Settled:
@@ -225,9 +243,7 @@ def settle(profile: Profile, leader: Seat | None, throws: Sequence[Throw]) -> Se
         result = _replay_single_die_round(profile, throws)
     if result.request is not None:
         raise ThrowError(f"the throws are incomplete: {result.request.describe()}")
-    assert result.leader is not None and result.designated is not None
-    assert result.first is not None and result.count is not None
-    return Settled(result.leader, result.designated, result.first, result.count)
+    return _settled(result)
 
 
 def throws_from_dice(

@@ -2,18 +2,22 @@
 
 ``CycleController`` is the one public entry of the cycle: the API, the panel and the CLI ask
 it for SHUFFLE, DEAL, STOP and CLEAR FAULT (``request``), the status and the dealt states;
-the board link hands it every board event (``on_board_event``). The work is done in the
-files it is built from:
+the board link hands it every board event (``on_board_event``). It owns the state
+(core.py's ``CycleState``) and the one lock, and hands each job to a part it holds, each given
+in its constructor the pieces of state it needs (the arrows point down this list):
 
-- states.py: the states as data (what each means, its deadline, the DONE it waits for, the
-  buttons it accepts, its LEDs) and the transitions;
-- core.py: what the controller keeps, and its plumbing (records, events, sending);
-- places.py: where the sets are as the board reports them, and which command that allows;
-- guards.py: deadlines and faults (faults.py: the controller's own fault catalogue);
-- reconcile.py: the board's report against what the host believed; the recovery procedure;
-- steps.py: the steps of the cycle, from SHUFFLE to the dealt state;
-- links.py: the link to the board coming up, going down, the board restarting;
-- testing.py: a technician's diagnosis (the ``diag`` request): the sensors, the motor tests.
+- ``Steps`` (steps.py): the steps of the cycle, from SHUFFLE to the dealt state;
+- ``LinkWatch`` (links.py): the link coming up, going down, the board restarting, its build;
+- ``BoardTests`` (testing.py): a technician's diagnosis (``diag``): the sensors, the motors;
+- ``Reconciler`` (reconcile.py): the board's report against what the host believed; CLEAR
+  FAULT and the recovery procedure;
+- ``Guards`` (guards.py): what ends a cycle badly: faults, deadlines passed, the audit log;
+- ``Phases`` (phases.py): the machine moving (states.py) and the state's deadline;
+- ``BoardSide`` (board.py): the board's word, and the one way to send to it;
+- core.py: the state, the events' outbox, the audit trail, the presses, the deals published.
+
+Every entry (a request, a board event, a deadline passed) takes the lock, hands the job to its
+part, checks the audit log, and delivers the queued events after the lock.
 
 The board owns the physical truth: its report (HELLO_REPLY's status at every (re)connect,
 BOARD_STATUS after every fault and CLEAR FAULT) decides where the sets are and so the next
@@ -27,92 +31,213 @@ gone) brings the table back to ``idle`` once the board has said where the sets a
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from typing import ClassVar, TypeVar, overload
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import TypeVar, overload
 
 import protocol.messages as m
-from controller.cycle.core import ClearPress, ImpossibleCommand, Recorder, Sender
+from controller.cycle import diagnosis
+from controller.cycle.board import BoardSide
+from controller.cycle.core import (
+    AuditHead,
+    AuditTrail,
+    Clock,
+    CycleState,
+    Deals,
+    FirmwarePolicy,
+    ImpossibleCommand,
+    InstalledBuild,
+    Outbox,
+    Presses,
+    Recorder,
+    Sender,
+)
 from controller.cycle.deadline import DEFAULT_DEADLINES, Deadlines
 from controller.cycle.faults import CONTROLLER
-from controller.cycle.guards import CycleGuards
+from controller.cycle.guards import Guards
 from controller.cycle.links import LinkWatch
-from controller.cycle.places import BUILT, UP
+from controller.cycle.phases import Phases
 from controller.cycle.reconcile import Reconciler
-from controller.cycle.reports import Action, Answered, CommandResult, Source, Status
-from controller.cycle.states import (
-    AT_REST,
-    AUDIT_UNWRITABLE,
-    DICE,
-    FIRMWARE_PENDING,
-    NO_DEADLINES,
-    NOT_CONNECTED,
-    NOT_CONNECTED_CLEAR,
-    REPORT_DUE,
-    ROWS,
+from controller.cycle.reports import (
+    Action,
+    Answered,
+    CommandResult,
+    DiagStarted,
+    Event,
+    Source,
+    Status,
 )
-from controller.cycle.steps import CycleSteps
+from controller.cycle.requests import ACTIONS, Requests
+from controller.cycle.states import DICE
+from controller.cycle.steps import Steps
 from controller.cycle.testing import BoardTests
 from drivers.board import BoardEvent, PortDown, PortUp
 from protocol.events import LinkDown, LinkUp, PeerRebooted, ProtocolMismatch
 from rules.dealt import DealtState
-from rules.dice import next_throw
-from rules.seating import next_leader
-from rules.words import Seat, TileSetName
+from rules.profiles import Profile
+from rules.words import DiceSource, Seat, TileSetName
 
 log = logging.getLogger("mjtable.controller")
 
 #: Buttons wired into the board (Button.button) and the action each one asks for.
 BOARD_BUTTONS: dict[int, Action] = {1: "shuffle", 2: "deal", 3: "stop", 4: "clear_fault"}
-#: Every action a button can ask for, in the order of ``Status.allowed``.
-ACTIONS: tuple[Action, ...] = ("shuffle", "deal", "stop", "clear_fault")
 
 _E = TypeVar("_E", bound="BoardEvent")
-#: a board event's handler, called with the controller and the event
-Route = Callable[["CycleController", "BoardEvent"], None]
+#: a board event's handler
+Route = Callable[["BoardEvent"], None]
 
 
-def _route(kind: type[_E], handler: Callable[[CycleController, _E], None]) -> tuple[type, Route]:
+def _route(kind: type[_E], handler: Callable[[_E], None]) -> tuple[type, Route]:
     """One entry of the dispatch table: the event class, and its handler typed for it."""
 
-    def call(controller: CycleController, event: BoardEvent) -> None:
+    def call(event: BoardEvent) -> None:
         if isinstance(event, kind):  # always: the table is looked up by type(event)
-            handler(controller, event)
+            handler(event)
 
     return kind, call
 
 
-class CycleController(CycleSteps, LinkWatch, BoardTests):
+class CycleController:
     """Implements controller.cycle.reports.ApiBackend over a board link."""
 
-    def _on_refusal(self, event: m.Refused) -> None:
-        if not self._on_test_refused(event):  # the diagnosis's own commands first
-            CycleGuards._on_refused(self, event)
-
-    def _on_board_restart(self, event: PeerRebooted) -> None:
-        self._diag_board_lost()
-        LinkWatch._on_reboot(self, event)
-
-    #: board and link events by exact type (every event class is final); the board's
-    #: buttons are requests, taken before the lock (on_board_event)
-    _ROUTES: ClassVar[Mapping[type, Route]] = dict(
-        (
-            _route(LinkUp, LinkWatch._on_link_up),
-            _route(LinkDown, LinkWatch._on_link_down),
-            _route(PeerRebooted, _on_board_restart),
-            _route(ProtocolMismatch, LinkWatch._on_mismatch),
-            _route(PortDown, LinkWatch._on_port_down),
-            _route(PortUp, LinkWatch._on_port_up),
-            _route(m.Progress, CycleSteps._on_progress),
-            _route(m.Done, CycleSteps._on_done),
-            _route(m.ManifestChunk, CycleSteps._on_chunk),
-            _route(m.Dice, CycleSteps._on_dice),
-            _route(m.Refused, _on_refusal),
-            _route(m.Fault, CycleGuards._on_fault),
-            _route(m.BoardStatus, Reconciler._on_board_status),
-            _route(m.SensorData, BoardTests._on_sensor_data),
-            _route(m.MotorResult, BoardTests._on_motor_result),
+    def __init__(
+        self,
+        profile: Profile,
+        *,
+        table: str = "1",
+        dice_source: DiceSource = "board",
+        deadlines: Deadlines | None = None,
+        recorder: Recorder | None = None,
+        audit_head: AuditHead | None = None,
+        history: int = 64,
+        first_leader: Seat = "E",
+        rotate_leader: bool = True,
+        cycle_prefix: str | None = None,
+    ) -> None:
+        self._lock = threading.RLock()
+        self._audit_head = audit_head
+        #: the system clock's watch (the service's), for the status's ``clock_synced``
+        self.clock: Clock | None = None
+        state = CycleState(
+            profile,
+            table=table,
+            dice_source=dice_source,
+            deadlines=deadlines or DEFAULT_DEADLINES,
         )
-    )
+        outbox, audit, board = Outbox(self._lock), AuditTrail(recorder), BoardSide()
+        presses = Presses(state, audit, outbox)
+        phases = Phases(state, board, outbox, self._deadline_passed)
+        guards = Guards(state, board, audit, outbox, presses, phases)
+        reconcile = Reconciler(state, board, audit, outbox, presses, phases, guards)
+        deals = Deals(history, first_leader, rotate_leader)
+        steps = Steps(
+            state, board, audit, outbox, phases, guards, reconcile, deals, cycle_prefix=cycle_prefix
+        )
+        links = LinkWatch(state, board, audit, outbox, phases, guards, reconcile)
+        tests = BoardTests(state, board, audit, outbox, phases, guards)
+        requests = Requests(state, board, audit, presses, guards, steps, links, deals)
+        phases.watch(presses.transition)  # a CLEAR FAULT press cut short is answered
+        phases.watch(tests.transition)  # motor tests cut short end
+        self._state, self._outbox, self._board, self._phases = state, outbox, board, phases
+        self._guards, self._deals, self._steps = guards, deals, steps
+        self._links, self._tests, self._requests = links, tests, requests
+        #: board and link events by exact type (every event class is final); the board's
+        #: buttons are requests, taken before the lock (on_board_event)
+        self._routes: dict[type, Route] = dict(
+            (
+                _route(LinkUp, links.on_link_up),
+                _route(LinkDown, links.on_link_down),
+                _route(PeerRebooted, self._on_board_restart),
+                _route(ProtocolMismatch, links.on_mismatch),
+                _route(PortDown, links.on_port_down),
+                _route(PortUp, links.on_port_up),
+                _route(m.Progress, steps.on_progress),
+                _route(m.Done, steps.on_done),
+                _route(m.ManifestChunk, steps.on_chunk),
+                _route(m.Dice, steps.on_dice),
+                _route(m.Refused, self._on_refusal),
+                _route(m.Fault, guards.on_fault),
+                _route(m.BoardStatus, reconcile.on_board_status),
+                _route(m.SensorData, tests.on_sensor_data),
+                _route(m.MotorResult, tests.on_motor_result),
+            )
+        )
+
+    # ------------------------------------------------------------ wiring and what it is
+
+    def attach(self, link: Sender) -> None:
+        """Give the controller the link it sends on (a BoardLink)."""
+        self._board.attach(link)
+
+    @property
+    def profile(self) -> Profile:
+        return self._state.profile
+
+    @property
+    def table(self) -> str:
+        return self._state.table
+
+    @property
+    def dice_source(self) -> DiceSource:
+        return self._state.dice_source
+
+    @property
+    def deadlines(self) -> Deadlines:
+        return self._state.deadlines
+
+    @property
+    def state(self) -> str:
+        """The state of the table (one of states.STATES)."""
+        return self._state.state
+
+    @property
+    def link_up(self) -> bool:
+        """Whether the board answers (without building a whole status): the link is up and
+        the port is open and this controller's alone (drivers/board.py: a port closed, or
+        another program at it, is a link down now, not once the link's timeout has run out)."""
+        return self._board.connected
+
+    @property
+    def firmware(self) -> InstalledBuild | None:
+        """The installed firmware each board is compared with at its link up (None: none)."""
+        return self._links.firmware
+
+    @firmware.setter
+    def firmware(self, installed: InstalledBuild | None) -> None:
+        self._links.firmware = installed
+
+    @property
+    def firmware_mismatch(self) -> FirmwarePolicy:
+        """What a board running another build does: "refuse" (nothing is dealt) or "warn"."""
+        return self._links.firmware_mismatch
+
+    @firmware_mismatch.setter
+    def firmware_mismatch(self, policy: FirmwarePolicy) -> None:
+        self._links.firmware_mismatch = policy
+
+    @property
+    def firmware_pending(self) -> bool:
+        """The board linked up waits for the installed firmware's build to be compared with."""
+        return self._links.firmware_pending
+
+    @property
+    def publish_latencies_ns(self) -> deque[int]:
+        """Last die -> dealt state published, for the benchmark (the latest 10000)."""
+        return self._steps.publish_latencies_ns
+
+    @property
+    def deadline_alive(self) -> bool:
+        """Whether the deadline timer's thread runs (the service's watchdog asks)."""
+        return self._phases.alive
+
+    def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
+        return self._outbox.subscribe(callback)
+
+    def close(self) -> None:
+        with self._lock:
+            self._phases.cancel()
+        self._phases.close()
 
     def restore(
         self,
@@ -128,50 +253,61 @@ class CycleController(CycleSteps, LinkWatch, BoardTests):
         motions begun are what the host believed: recorded against the board's first
         report, never acted on (the board's report decides). Nothing is re-published."""
         with self._lock:
-            for dealt in published[-self._history_size :]:
-                self._history[dealt.cycle_id] = dealt
-            self._cycles_dealt = len(published)
-            self._believed = {"A": None, "B": None}
-            if bench is not None:
-                self._believed[bench] = BUILT
-            if on_top is not None:
-                self._believed[on_top] = UP
-            self._last_motions = motions
-            if published:
-                last = published[-1]
-                self._last_dealt = last
-                if self._rotate_leader:
-                    self._leader = next_leader(last.leader)
+            self._deals.restore(published)
+            self._board.believe(on_top=on_top, bench=bench, motions=motions)
+
+    # ------------------------------------------------------------ entries
+    # Each takes the lock, hands the job to its part, faults the table if an audit record
+    # could not be written (check_audit), and delivers the queued events after the lock.
+
+    def _deadline_passed(self, gen: int, state: str, seconds: float) -> None:
+        """A deadline passed (on the timer's thread)."""
+        with self._lock:
+            if not self._phases.due(gen, state):
+                return
+            self._guards.overdue(state, seconds)
+            self._guards.check_audit()
+        self._outbox.flush()
+
+    def firmware_known(self) -> None:
+        """The installed firmware's build is made (from its thread): the board that is linked
+        up is compared with it now."""
+        with self._lock:
+            self._links.firmware_known()
+        self._outbox.flush()
 
     # ------------------------------------------------------------ ApiBackend
 
     def status(self) -> Status:
         with self._lock:
-            cycle = self._cycle or self._ready
+            state, board, deals = self._state, self._board, self._deals
+            cycle = state.current()
+            clock = self.clock
             return Status(
-                state=self.state,
+                state=state.state,
                 cycle=cycle.cycle_id if cycle else None,
-                variant=self.profile.name,
-                table=self.table,
-                tile_set_on_top=self._on_top(),
-                tile_set_waiting=self._waiting_set(),
-                link_up=self.link_up,
-                board=self._board_info(),
-                fault=self._fault,
-                last_cycle=self._last_dealt.cycle_id if self._last_dealt else None,
-                cycles_dealt=self._cycles_dealt,
-                leader=cycle.leader if cycle is not None and self.state != DICE else self._leader,
-                allowed=self._allowed(),
+                variant=state.profile.name,
+                table=state.table,
+                tile_set_on_top=board.on_top(),
+                tile_set_waiting=self._steps.waiting_set(),
+                link_up=board.connected,
+                board=board.info(),
+                fault=state.fault,
+                last_cycle=deals.last.cycle_id if deals.last else None,
+                cycles_dealt=deals.count,
+                leader=cycle.leader if cycle is not None and state.state != DICE else deals.leader,
+                allowed=self._requests.allowed(),
                 audit=self._audit_head() if self._audit_head is not None else None,
+                clock_synced=clock.synced if clock is not None else None,
             )
 
     def last_dealt(self) -> DealtState | None:
         with self._lock:
-            return self._last_dealt
+            return self._deals.last
 
     def get_cycle(self, cycle_id: str) -> DealtState | None:
         with self._lock:
-            return self._history.get(cycle_id)
+            return self._deals.get(cycle_id)
 
     @overload
     def request(self, action: Action, source: Source) -> CommandResult: ...
@@ -191,125 +327,41 @@ class CycleController(CycleSteps, LinkWatch, BoardTests):
         Without it, the press's result is returned: sent, and answered later by its
         ``button`` record and event."""
         with self._lock:
-            result = self._request(action, source)
-            press = self._clear_press if action == "clear_fault" and result.accepted else None
+            result = self._requests.press(action, source)
+            press = self._state.clear_press if action == "clear_fault" and result.accepted else None
             if press is not None and answered is not None:
                 press.answered.append(answered)  # under the lock: the answer cannot pass by
-            self._check_audit()
-        self._flush()
+            self._guards.check_audit()
+        self._outbox.flush()
         if press is not None and answered is not None:
             return None
         return result
 
-    def _request(self, action: Action, source: Source) -> CommandResult:
-        refusal = self._refusal(action)
-        accepted = refusal is None
-        if refusal is None:
-            try:
-                message = self._start(action)
-            except ImpossibleCommand as exc:  # held back: the table faults instead
-                self._impossible(exc)
-                accepted = False
-                message = self._fault.message if self._fault is not None else str(exc)
-            else:
-                if action == "clear_fault":
-                    # the board answers whether the cause is gone: the press is recorded
-                    # and announced with that answer (_answer_clear)
-                    self._clear_press = ClearPress(source)
-                    return self._result(action, True, message)
-        else:
-            message = refusal
-        self._pressed(action, source, accepted, message)
-        return self._result(action, accepted, message)
-
-    def _refusal(self, action: Action) -> str | None:
-        """Why ``action`` is refused now, in one sentence; None when it is accepted. The
-        state's row says which buttons make sense and the words of a refusal."""
-        row = ROWS[self.state]
-        if action == "stop":  # STOP is never held back: only a still table refuses it
-            return None if action in row.accepts else row.refusal(action)
-        if self._audit_error is not None:
-            return AUDIT_UNWRITABLE.format(error=self._audit_error)
-        if self._firmware_problem is not None:  # shuffle, deal, clear_fault
-            return self._firmware_problem
-        if action == "clear_fault":
-            if action not in row.accepts:
-                return row.refusal(action)
-            return self._no_deadlines() if self.link_up else NOT_CONNECTED_CLEAR
-        if "clear_fault" in row.accepts:
-            return row.refusal(action)  # in fault or stopped: the technician comes first
-        if not self.link_up:
-            return NOT_CONNECTED
-        if (stale := self._no_deadlines()) is not None:
-            return stale
-        if action not in row.accepts:
-            return row.refusal(action)
-        if self._reports_due and self.state in AT_REST:
-            return REPORT_DUE  # the board's report of where the sets are is on its way
-        if self._firmware_pending:
-            return FIRMWARE_PENDING  # the installed build is being made to compare with
-        return None
-
-    def _no_deadlines(self) -> str | None:
-        """Why nothing may move: the board reported no motion deadlines (firmware of protocol
-        2.0); None when it has reported them."""
-        board = self._board
-        if board is None or board.deadlines_ms is not None:
-            return None
-        return NO_DEADLINES.format(version=f"{board.proto_major}.{board.proto_minor}")
-
-    def _allowed(self) -> list[Action]:
-        return [a for a in ACTIONS if self._refusal(a) is None]
-
     def enter_dice(self, dice: list[int], source: Source) -> CommandResult:
         """Dice thrown by hand and entered by the dealer (``dice.source = "dealer"``)."""
         with self._lock:
-            refusal = self._dice_refusal(dice)
-            cycle = self._cycle
-            if refusal is None and cycle is not None:
-                self._take_throw(cycle, list(dice), "dealer")
-            result = self._result(
-                "throw", refusal is None, refusal or f"throw {'+'.join(map(str, dice))} taken"
-            )
-            self._check_audit()
-        self._flush()
+            result = self._requests.enter_dice(dice)
+            self._guards.check_audit()
+        self._outbox.flush()
         return result
 
     def set_leader(self, seat: Seat, source: Source) -> CommandResult:
         """Who leads the next deal (ApiBackend.set_leader); one ``leader_set`` record."""
         with self._lock:
-            cycle = self._cycle or self._ready
-            if cycle is not None and self.state != DICE:
-                cycle.leader = seat  # its deal_started record, written after the lift, says so
-                applies = cycle.cycle_id
-                message = f"{seat} leads the deal of cycle {applies}"
-            else:
-                applies = None
-                message = f"{seat} leads the next deal"
-                if cycle is not None:
-                    message += f" (the dice of cycle {cycle.cycle_id} are already being thrown)"
-            self._leader = seat
-            self._record("leader_set", {"leader": seat, "source": source, "applies_to": applies})
-            result = self._result("set_leader", True, message)
-            self._check_audit()
-        self._flush()
+            result = self._requests.set_leader(seat, source)
+            self._guards.check_audit()
+        self._outbox.flush()
         return result
 
-    def _dice_refusal(self, dice: list[int]) -> str | None:
-        if self.dice_source != "dealer":
-            return f"the dice come from the {self.dice_source} here, not from the dealer"
-        cycle = self._cycle
-        if self.state != DICE or cycle is None:
-            return f"no throw is expected now (the table is {self.state})"
-        request = next_throw(self.profile, cycle.leader, cycle.throws)
-        if request is None:  # pragma: no cover - the cycle publishes as soon as it completes
-            return "every throw of this deal is already in"
-        if len(dice) != request.count:
-            return f"{request.describe()}: {len(dice)} dice were entered"
-        bad = [d for d in dice if not 1 <= d <= 6]
-        if bad:
-            return f"a die shows 1 to 6, not {bad[0]}"
-        return None
+    def diagnose(self, motors: bool, motor_ms: int | None, source: Source) -> DiagStarted:
+        """Read the board's sensors and, with ``motors`` and the table at rest, test each motor
+        for ``motor_ms`` (None: the firmware's default); ``diag`` events follow (testing.py)."""
+        ms = diagnosis.default_motor_ms() if motor_ms is None else motor_ms
+        with self._lock:
+            result = self._tests.diagnose(motors, ms, source)
+            self._guards.check_audit()
+        self._outbox.flush()
+        return result
 
     # --------------------------------------------------------- board events
 
@@ -324,21 +376,26 @@ class CycleController(CycleSteps, LinkWatch, BoardTests):
             return
         with self._lock:
             try:
-                self._dispatch(event)
+                route = self._routes.get(type(event))
+                if route is None:
+                    log.debug("ignored board event %r", event)
+                else:
+                    route(event)
             except ImpossibleCommand as exc:  # held back: the table faults instead
-                self._impossible(exc)
+                self._guards.impossible(exc)
             except Exception as exc:  # a bug here must fault the cycle, not the link
                 log.exception("controller failed on %r", event)
-                self._declare(CONTROLLER, event=type(event).__name__, error=exc)
-            self._check_audit()
-        self._flush()
+                self._guards.declare(CONTROLLER, event=type(event).__name__, error=exc)
+            self._guards.check_audit()
+        self._outbox.flush()
 
-    def _dispatch(self, event: BoardEvent) -> None:
-        route = self._ROUTES.get(type(event))
-        if route is None:
-            log.debug("ignored board event %r", event)
-            return
-        route(self, event)
+    def _on_refusal(self, event: m.Refused) -> None:
+        if not self._tests.on_refused(event):  # the diagnosis's own commands first
+            self._guards.on_refused(event)
+
+    def _on_board_restart(self, event: PeerRebooted) -> None:
+        self._tests.board_lost()
+        self._links.on_reboot(event)
 
 
 __all__ = [

@@ -1,12 +1,10 @@
-"""What ends a cycle badly: the state's deadline, a fault, an unwritable audit log.
+"""What ends a cycle badly: a deadline passed, a fault, an unwritable audit log.
 
-Every state may have a deadline (its row in states.py names it); ``_fire`` moves the machine
-and arms the new state's deadline. A fault from the board, a refusal, a deadline passed, the
-link lost past a deadline or the board rebooted all end the same way (``_fault_now``): STOP is
-sent when the board may be moving and READ_STATUS asks where the fault left the sets, the
-machine enters ``fault`` with plain words on what happened and what to do, the cycle in
-progress is closed in the audit log, and nothing is published for it. The words are the
-catalogue's (faults.py) or the protocol's tables.
+A fault from the board, a refusal, a deadline passed, the link lost past a deadline or the board
+rebooted all end the same way (``fault_now``): STOP is sent when the board may be moving and
+READ_STATUS asks where the fault left the sets, the machine enters ``fault`` with plain words on
+what happened and what to do, the cycle in progress is closed in the audit log (``abort``), and
+nothing is published for it. The words are the catalogue's (faults.py) or the protocol's tables.
 """
 
 from __future__ import annotations
@@ -15,12 +13,11 @@ import logging
 
 import protocol.codes as codes
 import protocol.messages as m
-from controller.cycle.core import CycleCore, ImpossibleCommand
-from controller.cycle.deadline import DeadlineName
+from controller.cycle.board import BoardSide
+from controller.cycle.core import AuditTrail, CycleState, ImpossibleCommand, Outbox, Presses
 from controller.cycle.faults import (
     AUDIT_LOG,
     CAUSE_STILL_THERE,
-    CLEAR_CUT_SHORT,
     CLEAR_REFUSED,
     IMPOSSIBLE,
     LINK_DOWN,
@@ -30,83 +27,56 @@ from controller.cycle.faults import (
     board_fault_words,
     refusal_words,
 )
-from controller.cycle.reports import FaultEvent, FaultSource, PhaseEvent, utc_now
-from controller.cycle.states import (
-    FAULT,
-    MOTION_STATES,
-    RECOVERING,
-    ROWS,
-    STOPPED,
-    WAITING,
-)
+from controller.cycle.phases import Phases
+from controller.cycle.reports import FaultEvent, FaultSource, utc_now
+from controller.cycle.states import FAULT, MOTION_STATES, RECOVERING, ROWS, WAITING
 
 log = logging.getLogger("mjtable.controller")
 
 
-class CycleGuards(CycleCore):
-    """Deadlines and faults; ``CycleController`` is the class to use."""
+class Guards:
+    """Faults, deadlines passed and the audit log's failure."""
 
-    # ------------------------------------------------------------ the machine and deadlines
+    def __init__(
+        self,
+        state: CycleState,
+        board: BoardSide,
+        audit: AuditTrail,
+        outbox: Outbox,
+        presses: Presses,
+        phases: Phases,
+    ) -> None:
+        self._state = state
+        self._board = board
+        self._audit = audit
+        self._outbox = outbox
+        self._presses = presses
+        self._phases = phases
 
-    def _fire(self, trigger: str) -> None:
-        previous = self.state
-        getattr(self._model, trigger)()
-        self._arm_deadline()
-        self._queue(
-            PhaseEvent(at=utc_now(), cycle=self._current_id(), state=self.state, previous=previous)
-        )
-        if self._clear_press is not None and self.state != RECOVERING:
-            # recovering ended before the board answered the press (a fault, STOP)
-            press, self._clear_press = self._clear_press, None
-            self._answer_clear(press, False, self._clear_cut_short())
+    def abort(self, reason: str) -> None:
+        """Record that the cycle in progress (if any) will publish nothing."""
+        state = self._state
+        cycle = state.current()
+        if cycle is not None:
+            self._audit.record("cycle_aborted", {"reason": reason}, cycle=cycle.cycle_id)
+        state.cycle = None
+        state.ready = None
 
-    def _clear_cut_short(self) -> str:
-        fault = self._fault
-        if self.state == FAULT and fault is not None:
-            return CLEAR_CUT_SHORT.format(
-                what=f"{fault.code} struck ({fault.message})", advice=fault.advice
-            )
-        what = "STOP was pressed" if self.state == STOPPED else f"the table went {self.state}"
-        return CLEAR_CUT_SHORT.format(what=what, advice="press CLEAR FAULT to start over")
-
-    def _arm_deadline(self, name: DeadlineName | None = None) -> None:
-        """Arm the state's deadline (``name``: another one, for a step of the state)."""
-        self._deadline.cancel()
-        self._deadline_gen += 1
-        name = name or ROWS[self.state].deadline
-        if name is None:
-            return
-        seconds = self._seconds(name)
-        if seconds is None:
-            # a motion is never sent to a board that reported no deadlines (_send refuses it)
-            return
-        gen, state = self._deadline_gen, self.state
-        self._deadline.arm(seconds, lambda: self._deadline_passed(gen, state, seconds))
-
-    def _cancel_deadline(self) -> None:
-        """The state's deadline no longer applies (what it waited for has happened)."""
-        self._deadline_gen += 1
-        self._deadline.cancel()
-
-    def _deadline_passed(self, gen: int, state: str, seconds: float) -> None:
-        with self._lock:
-            if gen != self._deadline_gen or self.state != state:
-                return
-            if not self._link_up and state in WAITING:
-                # the board was left to work alone and the link never came back in time
-                self._declare(LINK_DOWN, phase=state, reason=self._link_reason)
-            else:
-                self._declare(ROWS[state].overdue, phase=state, state=state, seconds=seconds)
-            self._check_audit()
-        self._flush()
+    def overdue(self, state: str, seconds: float) -> None:
+        """The deadline of ``state`` (still the table's) passed."""
+        if not self._board.up and state in WAITING:
+            # the board was left to work alone and the link never came back in time
+            self.declare(LINK_DOWN, phase=state, reason=self._board.down_reason)
+        else:
+            self.declare(ROWS[state].overdue, phase=state, state=state, seconds=seconds)
 
     # ------------------------------------------------------------ faults
 
-    def _declare(self, kind: FaultKind, *, phase: str | None = None, **details: object) -> None:
+    def declare(self, kind: FaultKind, *, phase: str | None = None, **details: object) -> None:
         """Fault the table with one of the controller's own faults (faults.py)."""
-        self._fault_now(kind.code, kind.source, kind.message(**details), kind.advice, phase=phase)
+        self.fault_now(kind.code, kind.source, kind.message(**details), kind.advice, phase=phase)
 
-    def _fault_now(
+    def fault_now(
         self,
         code: str,
         source: FaultSource,
@@ -115,82 +85,87 @@ class CycleGuards(CycleCore):
         *,
         phase: str | None = None,
     ) -> None:
-        if self.state == FAULT:
+        state, board = self._state, self._board
+        if state.state == FAULT:
             # Already in fault: the table stays there, but nothing goes unrecorded.
             extra = {"code": code, "source": source, "message": message, "advice": advice}
-            self._record("fault", {**extra, "while_in_fault": True}, cycle=self._current_id())
+            self._audit.record("fault", {**extra, "while_in_fault": True}, cycle=state.current_id())
             log.error("FAULT %s (while in fault): %s — check: %s", code, message, advice)
             return
-        in_motion = ROWS[self.state].moving
-        if self._link_up:
+        in_motion = ROWS[state.state].moving
+        if board.up:
             try:
                 if in_motion:
-                    self._send(m.Stop())
-                self._ask_status()  # where the fault left the sets
+                    board.send(m.Stop())
+                board.ask_status()  # where the fault left the sets
             except Exception as exc:  # the link may be the very thing that failed
                 log.warning("could not send STOP and READ_STATUS: %s", exc)
-        phase = phase or (self.state if in_motion else None)
-        self._fault = FaultEvent(
+        phase = phase or (state.state if in_motion else None)
+        fault = state.fault = FaultEvent(
             at=utc_now(),
-            cycle=self._current_id(),
+            cycle=state.current_id(),
             code=code,
             source=source,
             message=message,
             advice=advice,
             phase=phase,
         )
-        self._record("fault", self._fault.model_dump(mode="json"), cycle=self._current_id())
-        self._abort(f"{code}: {message}")
-        self._fire("fail")
-        self._queue(self._fault)
+        self._audit.record("fault", fault.model_dump(mode="json"), cycle=state.current_id())
+        self.abort(f"{code}: {message}")
+        self._phases.fire("fail")
+        self._outbox.queue(fault)
         log.error("FAULT %s: %s — check: %s", code, message, advice)
 
-    def _impossible(self, exc: ImpossibleCommand) -> None:
+    def impossible(self, exc: ImpossibleCommand) -> None:
         """A command the board's report rules out was held back: fault the table (a bug)."""
         log.error("held back %s: %s", exc.message.NAME, exc.why)
-        view = self._view
+        view = self._board.view
         places = (
             ", ".join(f"set {s} {place}" for s, place in view.words().items())
             if view is not None
             else "nothing yet"
         )
-        self._declare(IMPOSSIBLE, command=exc.message.NAME, why=exc.why, places=places)
+        self.declare(IMPOSSIBLE, command=exc.message.NAME, why=exc.why, places=places)
 
-    def _check_audit(self) -> None:
+    def check_audit(self) -> None:
         """After each entry point: a record that could not be written faults the table."""
-        if self._audit_error is None or self.state == FAULT:
+        error = self._audit.error
+        if error is None or self._state.state == FAULT:
             return
-        self._declare(AUDIT_LOG, error=self._audit_error)
+        self.declare(AUDIT_LOG, error=error)
 
     # ------------------------------------------------------------ the board's faults
 
-    def _on_fault(self, event: m.Fault) -> None:
-        if self._view is not None:
-            self._view = self._view.after_fault(event)  # latched until CLEAR_FAULT
+    def on_fault(self, event: m.Fault) -> None:
+        board = self._board
+        if board.view is not None:
+            board.view = board.view.after_fault(event)  # latched until CLEAR_FAULT
         name, message, advice = board_fault_words(
             event.code, event.subsystem, event.phase, event.detail
         )
         phase = codes.phase_name(event.phase) if event.phase else None
-        self._fault_now(name, "board", message, advice, phase=phase)
+        self.fault_now(name, "board", message, advice, phase=phase)
 
-    def _on_refused(self, event: m.Refused) -> None:
+    def on_refused(self, event: m.Refused) -> None:
         name, text, advice = refusal_words(event.reason, event.detail)
         command = m.message_name(event.command)
-        if self.state == RECOVERING and event.command == m.ClearFault.TYPE:
+        state = self._state.state
+        if state == RECOVERING and event.command == m.ClearFault.TYPE:
             self._clear_refused(event.reason, name, text, advice)
             return
-        if self.state not in MOTION_STATES:
-            log.info("board refused %s (%s) in state %s", command, name, self.state)
+        if state not in MOTION_STATES:
+            log.info("board refused %s (%s) in state %s", command, name, state)
             return
-        self._fault_now(name, "board", REFUSED.format(command=command, text=text), advice)
+        self.fault_now(name, "board", REFUSED.format(command=command, text=text), advice)
 
     def _clear_refused(self, reason: int, name: str, text: str, advice: str) -> None:
         """CLEAR_FAULT refused (its cause still there, the emergency stop held...): the table
         stays in fault, the fault unchanged but for its ``clear_refused`` count, and the press
         is answered refused with the cause in words. Each refused press is one ``button``
         record of a fixed size (``accepted: false``, the refusal's name, the count)."""
-        press, self._clear_press = self._clear_press, None
-        original = self._fault
+        state = self._state
+        press, state.clear_press = state.clear_press, None
+        original = state.fault
         if original is not None:
             fault = original.model_copy(update={"clear_refused": original.clear_refused + 1})
             why = CAUSE_STILL_THERE if reason == codes.REFUSE_CAUSE_PRESENT else text
@@ -210,10 +185,10 @@ class CycleGuards(CycleCore):
                 clear_refused=1,
             )
             message = f"{fault.message}; {advice}"
-            self._record("fault", fault.model_dump(mode="json"))
-        self._fault = fault
-        self._fire("fail")
+            self._audit.record("fault", fault.model_dump(mode="json"))
+        state.fault = fault
+        self._phases.fire("fail")
         if original is None:
-            self._queue(fault)
+            self._outbox.queue(fault)
         extra = {"refusal": name, "fault": fault.code, "clear_refused": fault.clear_refused}
-        self._answer_clear(press, False, message, extra)
+        self._presses.answer_clear(press, False, message, extra)

@@ -27,7 +27,17 @@ import time
 
 import protocol.codes as codes
 import protocol.messages as m
+from controller.cycle.board import BoardSide
+from controller.cycle.core import (
+    AuditTrail,
+    CycleState,
+    FirmwarePolicy,
+    InstalledBuild,
+    Outbox,
+)
 from controller.cycle.faults import BOARD_REBOOTED, FIRMWARE_MISMATCH, LINK_DOWN, PROTOCOL_MISMATCH
+from controller.cycle.guards import Guards
+from controller.cycle.phases import Phases
 from controller.cycle.places import BoardView
 from controller.cycle.reconcile import Reconciler
 from controller.cycle.reports import LinkEvent, utc_now
@@ -47,70 +57,97 @@ from protocol.events import LinkDown, LinkUp, PeerRebooted, ProtocolMismatch
 log = logging.getLogger("mjtable.controller")
 
 
-class LinkWatch(Reconciler):
-    """The link's events; ``CycleController`` is the class to use."""
+class LinkWatch:
+    """The link's events, and the board's firmware build against the installed one."""
 
-    def _on_port_down(self, event: PortDown) -> None:
+    def __init__(
+        self,
+        state: CycleState,
+        board: BoardSide,
+        audit: AuditTrail,
+        outbox: Outbox,
+        phases: Phases,
+        guards: Guards,
+        reconcile: Reconciler,
+    ) -> None:
+        self._state = state
+        self._board = board
+        self._audit = audit
+        self._outbox = outbox
+        self._phases = phases
+        self._guards = guards
+        self._reconcile = reconcile
+        #: the installed firmware, to compare each board with (None: not compared), and what
+        #: a mismatch does: "refuse" (nothing is dealt) or "warn" (logged)
+        self.firmware: InstalledBuild | None = None
+        self.firmware_mismatch: FirmwarePolicy = "refuse"
+        #: the board that linked up last runs another build (refuse): the line that says so;
+        #: and whether the installed build is still being made to compare
+        self.firmware_problem: str | None = None
+        self.firmware_pending = False
+
+    def on_port_down(self, event: PortDown) -> None:
         # The port can come back before the link times out (a glitch): the protocol
         # engine, which keeps ticking while the port is closed, says when the link is
         # down. Logged once per loss, not at every reopening attempt.
-        if self._port_ok:
+        if self._board.port_ok:
             log.warning("%s", event.reason)
-        self._port_ok = False
+        self._board.port_ok = False
 
-    def _on_port_up(self, event: PortUp) -> None:
-        self._port_ok = True
+    def on_port_up(self, event: PortUp) -> None:
+        self._board.port_ok = True
         log.info("port %s open", event.url)
 
-    def _on_mismatch(self, event: ProtocolMismatch) -> None:
-        self._declare(PROTOCOL_MISMATCH, board=event.peer_major, controller=m.PROTO_MAJOR)
+    def on_mismatch(self, event: ProtocolMismatch) -> None:
+        self._guards.declare(PROTOCOL_MISMATCH, board=event.peer_major, controller=m.PROTO_MAJOR)
 
-    def _on_link_up(self, event: LinkUp) -> None:
+    def on_link_up(self, event: LinkUp) -> None:
+        board, reconcile = self._board, self._reconcile
         hello = event.hello_reply
         gap = ""
-        if self._link_lost_at is not None:
-            gap = f" after a gap of {time.monotonic() - self._link_lost_at:.1f} s"
-            self._link_lost_at = None
-        self._board = hello
-        self._link_up = True
-        info = self._board_info()
-        self._record("hello", info or {})
-        self._record("link_up", {"gap": gap.strip()} if gap else {})
-        self._adopt(BoardView.of(hello.status), "hello")
-        self._queue(
+        if board.lost_at is not None:
+            gap = f" after a gap of {time.monotonic() - board.lost_at:.1f} s"
+            board.lost_at = None
+        board.hello = hello
+        board.up = True
+        info = board.info()
+        self._audit.record("hello", info or {})
+        self._audit.record("link_up", {"gap": gap.strip()} if gap else {})
+        reconcile.adopt(BoardView.of(hello.status), "hello")
+        self._outbox.queue(
             LinkEvent(at=utc_now(), up=True, reason=f"board answered HELLO{gap}", board=info)
         )
         mismatch = self._judge_firmware(hello)
-        state = self.state
+        state = self._state.state
         if state == OFFLINE:
             # First contact in this process: the board's report says where the sets are
             # (whatever a previous controller left); a board still moving is stopped.
-            self._fire("link_up")
+            self._phases.fire("link_up")
             if mismatch is not None:
-                self._stop_stray_motion()
-                self._declare(FIRMWARE_MISMATCH, **mismatch)
+                reconcile.stop_stray_motion()
+                self._guards.declare(FIRMWARE_MISMATCH, **mismatch)
                 return
-            self._reconcile_at_rest()
+            reconcile.reconcile_at_rest()
         elif state in WAITING:
             pass  # the board worked on alone: its events follow, in order
         elif state in (FAULT, STOPPED, RECOVERING):
             # The link came back after a loss: the board may still be running what it was
             # told (and the engine resends what was not acknowledged). Stop it, then ask.
-            self._send(m.Stop())
-            self._ask_status()
+            board.send(m.Stop())
+            board.ask_status()
         elif mismatch is not None:
-            self._stop_stray_motion()
+            reconcile.stop_stray_motion()
         else:
-            self._reconcile_at_rest()
+            reconcile.reconcile_at_rest()
         if mismatch is not None:
-            self._declare(FIRMWARE_MISMATCH, **mismatch)
+            self._guards.declare(FIRMWARE_MISMATCH, **mismatch)
 
     def _judge_firmware(self, hello: m.HelloReply) -> dict[str, str] | None:
         """The board's build against the installed firmware's: under "refuse", the details of
         FIRMWARE_MISMATCH (nothing is dealt nor cleared until another board links up); under
         "warn", None and the line logged; None when they match or nothing is compared."""
-        self._firmware_problem = None
-        self._firmware_pending = False
+        self.firmware_problem = None
+        self.firmware_pending = False
         check = self.firmware
         if check is None:
             return None
@@ -119,7 +156,7 @@ class LinkWatch(Reconciler):
         if expected.matches(build):
             return None
         if expected.pending:
-            self._firmware_pending = True  # compared once the build is made (firmware_known)
+            self.firmware_pending = True  # compared once the build is made (firmware_known)
             return None
         details = {
             "board": f"{hello.fw_major}.{hello.fw_minor}.{hello.fw_patch}",
@@ -134,63 +171,65 @@ class LinkWatch(Reconciler):
         if self.firmware_mismatch == "warn":
             log.warning('%s; dealing all the same (board.firmware_mismatch = "warn")', line)
             return None
-        self._firmware_problem = line
+        self.firmware_problem = line
         return details
 
     def firmware_known(self) -> None:
-        """The installed firmware's build is made (from its thread): the board that is linked
-        up is compared with it now."""
-        with self._lock:
-            pending = self._firmware_pending
-            hello = self._board
-            if pending and self._link_up and hello is not None:
-                mismatch = self._judge_firmware(hello)
-                if mismatch is not None:
-                    self._stop_stray_motion()
-                    self._declare(FIRMWARE_MISMATCH, **mismatch)
-            else:
-                self._firmware_pending = False
-        self._flush()
+        """The installed firmware's build is made: the board that is linked up is compared
+        with it now."""
+        hello = self._board.hello
+        if self.firmware_pending and self._board.up and hello is not None:
+            mismatch = self._judge_firmware(hello)
+            if mismatch is not None:
+                self._reconcile.stop_stray_motion()
+                self._guards.declare(FIRMWARE_MISMATCH, **mismatch)
+        else:
+            self.firmware_pending = False
 
-    def _on_link_down(self, event: LinkDown) -> None:
+    def on_link_down(self, event: LinkDown) -> None:
+        board = self._board
         reason = event.reason
-        was_up = self._link_up
-        self._link_up = False
-        self._link_reason = reason
+        was_up = board.up
+        board.up = False
+        board.down_reason = reason
         if was_up:
-            self._record("link_down", {"reason": reason})
-            self._queue(LinkEvent(at=utc_now(), up=False, reason=reason))
-            self._link_lost_at = time.monotonic()
-        if self.state in (OFFLINE, FAULT):
+            self._audit.record("link_down", {"reason": reason})
+            self._outbox.queue(LinkEvent(at=utc_now(), up=False, reason=reason))
+            board.lost_at = time.monotonic()
+        state = self._state.state
+        if state in (OFFLINE, FAULT):
             return
-        if self.state in AT_REST:
+        if state in AT_REST:
             # Nothing is moving: a cable pulled and plugged back, or a board restart,
             # costs no fault. Requests are refused until the board answers again.
             log.warning("the link to the board is down (%s); the table waits for it", reason)
             return
-        if self.state in WAITING:
+        if state in WAITING:
             # The board works on alone; its events follow once the link is back, within
             # the state's deadline (past it: LINK_DOWN).
-            log.warning("the link to the board is down (%s) while %s", reason, self.state)
+            log.warning("the link to the board is down (%s) while %s", reason, state)
             return
-        self._declare(LINK_DOWN, reason=reason)
+        self._guards.declare(LINK_DOWN, reason=reason)
 
-    def _on_reboot(self, event: PeerRebooted) -> None:
-        self._record(
+    def on_reboot(self, event: PeerRebooted) -> None:
+        state = self._state
+        self._audit.record(
             "board_rebooted", {"old_session": event.old_session, "new_session": event.new_session}
         )
         # Everything unanswered went with the old session; the HELLO_REPLY that follows
         # says where the restarted board has the sets.
-        self._reports_due = 0
-        if self.state == OFFLINE:
-            self._ready = None
+        self._board.reports_due = 0
+        now = state.state
+        if now == OFFLINE:
+            state.ready = None
             return
-        if self.state == STOPPED:
+        if now == STOPPED:
             # The restart stopped the motors: STOP needs no further confirmation.
-            self._cancel_deadline()
-        if self.state == FAULT and self._fault is not None and self._fault.code == LINK_DOWN.code:
+            self._phases.cancel()
+        fault = state.fault
+        if now == FAULT and fault is not None and fault.code == LINK_DOWN.code:
             # The link went down because the board restarted: say so precisely.
-            self._fault = self._fault.model_copy(
+            precise = state.fault = fault.model_copy(
                 update={
                     "code": BOARD_REBOOTED.code,
                     "source": BOARD_REBOOTED.source,
@@ -198,17 +237,17 @@ class LinkWatch(Reconciler):
                     "advice": BOARD_REBOOTED.advice,
                 }
             )
-            self._record("fault", self._fault.model_dump(mode="json"))
-            self._queue(self._fault)
+            self._audit.record("fault", precise.model_dump(mode="json"))
+            self._outbox.queue(precise)
             return
-        if self.state in AT_REST:
+        if now in AT_REST:
             # A cycle ready is given up (the manifest read may no longer hold); the next
             # SHUFFLE goes by the restarted board's report. A published deal stays published.
-            self._abort("the board restarted before the walls were dealt")
-            if self.state in (READY, DEALT):
-                self._fire("board_reset")
+            self._guards.abort("the board restarted before the walls were dealt")
+            if now in (READY, DEALT):
+                self._phases.fire("board_reset")
             log.warning(
                 "the board restarted while the table was at rest: %s", BOARD_REBOOTED.message()
             )
             return
-        self._declare(BOARD_REBOOTED)
+        self._guards.declare(BOARD_REBOOTED)

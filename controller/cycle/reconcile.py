@@ -17,6 +17,8 @@ What a report decides, by the state the table is in:
 - in ``recovering`` (CLEAR_FAULT confirmed): the table goes back to ``idle``, or runs the
   recovery procedure (``restoring``) when a set is lost: COLLECT unless a set the board knows
   is up on the table, SHUFFLE of each lost set, READ_STATUS, then ``idle``.
+
+CLEAR FAULT is sent from here too (``start_clear``): what follows it is this part's to follow.
 """
 
 from __future__ import annotations
@@ -26,8 +28,11 @@ from typing import Any
 
 import protocol.codes as codes
 import protocol.messages as m
-from controller.cycle.faults import CLEARED, SETS_UNKNOWN, board_fault_words
-from controller.cycle.guards import CycleGuards
+from controller.cycle.board import BoardSide
+from controller.cycle.core import AuditTrail, CycleState, Outbox, Presses
+from controller.cycle.faults import CLEAR_SENT, CLEARED, SETS_UNKNOWN, board_fault_words
+from controller.cycle.guards import Guards
+from controller.cycle.phases import Phases
 from controller.cycle.places import (
     BUILT,
     SETS,
@@ -43,26 +48,52 @@ from controller.cycle.states import DEALT, FAULT, IDLE, READY, RECOVERING, RESTO
 log = logging.getLogger("mjtable.controller")
 
 
-class Reconciler(CycleGuards):
-    """The board's reports and the recovery procedure; ``CycleController`` is the class to use."""
+class Reconciler:
+    """The board's reports, CLEAR FAULT and the recovery procedure."""
+
+    def __init__(
+        self,
+        state: CycleState,
+        board: BoardSide,
+        audit: AuditTrail,
+        outbox: Outbox,
+        presses: Presses,
+        phases: Phases,
+        guards: Guards,
+    ) -> None:
+        self._state = state
+        self._board = board
+        self._audit = audit
+        self._outbox = outbox
+        self._presses = presses
+        self._phases = phases
+        self._guards = guards
+        #: RECOVERING: the board confirmed CLEAR_FAULT (its report is awaited now)
+        self._clear_done = False
+        #: RESTORING: the steps of the recovery procedure still to send, and the one the
+        #: board works on (None: its report is awaited)
+        self._restore_steps: list[m.Message] = []
+        self._restore_step: m.Message | None = None
 
     # ------------------------------------------------------------ taking a report
 
     def _believed_words(self) -> dict[str, str | None]:
         """What the host believed of each set: its view, else the audit log's last word."""
-        if self._view is not None:
-            return dict(self._view.words())
-        return {s: None if p is None else place_word(p) for s, p in self._believed.items()}
+        board = self._board
+        if board.view is not None:
+            return dict(board.view.words())
+        return {s: None if p is None else place_word(p) for s, p in board.believed.items()}
 
-    def _adopt(self, view: BoardView, source: str) -> None:
+    def adopt(self, view: BoardView, source: str) -> None:
         """The board's report replaces the view; recorded with what the host believed."""
+        board = self._board
         believed = self._believed_words()
-        expected = None if self._last_motions is None else self._last_motions + self._motions_sent
-        board = view.record()
-        agrees = all(b is None or b == board["places"][s] for s, b in believed.items())
+        expected = None if board.last_motions is None else board.last_motions + board.motions_sent
+        report = view.record()
+        agrees = all(b is None or b == report["places"][s] for s, b in believed.items())
         data: dict[str, Any] = {
             "source": source,
-            "board": board,
+            "board": report,
             "host": {"places": believed, "motions": expected},
             "agrees": agrees,
         }
@@ -71,23 +102,24 @@ class Reconciler(CycleGuards):
             # or a service that stopped since); < 0: commands not begun yet when it reported
             gap = (view.motions - expected) & 0xFFFFFFFF
             data["motions_difference"] = gap - (1 << 32) if gap >= 1 << 31 else gap
-        self._record("board_status", data)
+        self._audit.record("board_status", data)
         if not agrees:
             log.warning(
                 "the board reports %s, the host believed %s: the board's report stands",
-                board["places"],
+                report["places"],
                 {s: b for s, b in believed.items() if b is not None},
             )
-        self._view = view
-        self._last_motions, self._motions_sent = view.motions, 0
-        self._believed = {s: p for s, p in zip(SETS, view.places, strict=True)}
+        board.view = view
+        board.last_motions, board.motions_sent = view.motions, 0
+        board.believed = {s: p for s, p in zip(SETS, view.places, strict=True)}
 
-    def _on_board_status(self, event: m.BoardStatus) -> None:
-        self._reports_due = max(0, self._reports_due - 1)
-        self._adopt(BoardView.of(event), "read_status")
-        if self._reports_due:
+    def on_board_status(self, event: m.BoardStatus) -> None:
+        board = self._board
+        board.reports_due = max(0, board.reports_due - 1)
+        self.adopt(BoardView.of(event), "read_status")
+        if board.reports_due:
             return  # a later answer describes the board after this one
-        state = self.state
+        state = self._state.state
         if state == RECOVERING and self._clear_done:
             self._after_clear()
         elif state == RESTORING and self._restore_step is None and not self._restore_steps:
@@ -95,18 +127,18 @@ class Reconciler(CycleGuards):
         elif state == FAULT:
             self._refine_fault()
         elif state in (IDLE, READY, DEALT):
-            self._reconcile_at_rest()
+            self.reconcile_at_rest()
 
     # ------------------------------------------------------------ what a report decides
 
-    def _stop_stray_motion(self) -> bool:
+    def stop_stray_motion(self) -> bool:
         """A board that reports a motion nobody waits for is stopped, and asked again."""
-        view = self._view
+        view = self._board.view
         if view is None or not view.moving:
             return False
         log.warning("the board reports %s: stopping it", codes.state_name(view.state))
-        self._send(m.Stop())
-        self._ask_status()
+        self._board.send(m.Stop())
+        self._board.ask_status()
         return True
 
     def _declare_trouble(self, view: BoardView) -> bool:
@@ -120,28 +152,28 @@ class Reconciler(CycleGuards):
             return False
         return True
 
-    def _reconcile_at_rest(self) -> None:
+    def reconcile_at_rest(self) -> None:
         """At rest, with a report that nothing follows: act on what it says."""
-        view = self._view
-        if view is None or self._stop_stray_motion() or self._declare_trouble(view):
+        view = self._board.view
+        if view is None or self.stop_stray_motion() or self._declare_trouble(view):
             return
-        if (
-            self.state == READY
-            and self._ready is not None
-            and view.place(self._ready.tile_set) != BUILT
-        ):
-            tile_set = self._ready.tile_set
-            self._abort(f"the board no longer reports set {tile_set}'s walls built underneath")
-            self._fire("board_reset")
+        state = self._state
+        ready = state.ready
+        if state.state == READY and ready is not None and view.place(ready.tile_set) != BUILT:
+            tile_set = ready.tile_set
+            self._guards.abort(
+                f"the board no longer reports set {tile_set}'s walls built underneath"
+            )
+            self._phases.fire("board_reset")
 
     def _declare_board_fault(self, view: BoardView) -> None:
         """The board reports a fault latched (found at a (re)connect or after a clear)."""
-        hello = self._board
+        hello = self._board.hello
         name, message, advice = board_fault_words(
             view.fault, view.subsystem, view.phase, view.detail, hello.serial if hello else ""
         )
         phase = codes.phase_name(view.phase) if view.phase else None
-        self._fault_now(name, "board", message, advice, phase=phase)
+        self._guards.fault_now(name, "board", message, advice, phase=phase)
 
     def _lost_words(self, view: BoardView) -> tuple[str, str]:
         sets = " and ".join(f"set {s}" for s in lost_sets(view))
@@ -149,18 +181,19 @@ class Reconciler(CycleGuards):
 
     def _declare_lost(self, view: BoardView) -> None:
         message, advice = self._lost_words(view)
-        self._fault_now(SETS_UNKNOWN.code, SETS_UNKNOWN.source, message, advice)
+        self._guards.fault_now(SETS_UNKNOWN.code, SETS_UNKNOWN.source, message, advice)
 
     def _refine_fault(self) -> None:
         """In fault, the report shows a lost set: the fault says so, and its advice is the
         one to follow (the fault that struck first is in the log already)."""
-        view, fault = self._view, self._fault
+        state = self._state
+        view, fault = self._board.view, state.fault
         if view is None or fault is None or not lost_sets(view):
             return
         message, advice = self._lost_words(view)
         if fault.code == SETS_UNKNOWN.code and fault.message == message:
             return
-        self._fault = fault.model_copy(
+        refined = state.fault = fault.model_copy(
             update={
                 "at": utc_now(),
                 "code": SETS_UNKNOWN.code,
@@ -169,25 +202,33 @@ class Reconciler(CycleGuards):
                 "advice": advice,
             }
         )
-        self._record("fault", self._fault.model_dump(mode="json"))
-        self._queue(self._fault)
+        self._audit.record("fault", refined.model_dump(mode="json"))
+        self._outbox.queue(refined)
 
     # ------------------------------------------------------------ CLEAR FAULT and after
 
-    def _clear_confirmed(self) -> None:
+    def start_clear(self) -> str:
+        """CLEAR FAULT: sent to the board, which answers whether the cause is gone."""
+        self._clear_done = False
+        self._phases.fire("clear")
+        self._board.send(m.ClearFault())
+        return CLEAR_SENT
+
+    def clear_confirmed(self) -> None:
         """DONE of CLEAR_FAULT: the press is answered (cleared); ask where the fault left the
         sets before going on."""
-        if self._view is not None:
-            self._view = self._view.after_done(m.ClearFault.TYPE)
+        board, state = self._board, self._state
+        if board.view is not None:
+            board.view = board.view.after_done(m.ClearFault.TYPE)
         self._clear_done = True
-        press, self._clear_press = self._clear_press, None
-        self._answer_clear(press, True, CLEARED)
-        self._ask_status()
+        press, state.clear_press = state.clear_press, None
+        self._presses.answer_clear(press, True, CLEARED)
+        board.ask_status()
 
     def _after_clear(self) -> None:
         """The report after CLEAR_FAULT: idle, or the recovery procedure for a lost set."""
-        view = self._view
-        if view is None or self._stop_stray_motion():
+        view = self._board.view
+        if view is None or self.stop_stray_motion():
             return
         self._clear_done = False
         if view.faulted:
@@ -201,39 +242,40 @@ class Reconciler(CycleGuards):
         log.warning("the board lost track of %s: %s", lost_sets(view), describe_recovery(view))
         self._restore_steps = recovery_steps(view)
         self._restore_step = None
-        self._fire("restore")
+        self._phases.fire("restore")
         self._next_restore_step()
 
     def _next_restore_step(self) -> None:
         if not self._restore_steps:
             self._restore_step = None
-            self._arm_deadline("clear")
-            self._ask_status()  # has every set been found?
+            self._phases.arm("clear")
+            self._board.ask_status()  # has every set been found?
             return
         step = self._restore_steps.pop(0)
         self._restore_step = step
-        self._arm_deadline("collect" if isinstance(step, m.Collect) else "shuffle")
-        self._send(step)
+        self._phases.arm("collect" if isinstance(step, m.Collect) else "shuffle")
+        self._board.send(step)
 
-    def _restore_step_done(self, event: m.Done) -> None:
-        step = self._restore_step
-        if step is None or event.command != step.TYPE or self._view is None:
+    def restore_step_done(self, event: m.Done) -> None:
+        step, board = self._restore_step, self._board
+        if step is None or event.command != step.TYPE or board.view is None:
             return
         tile_set = SETS[step.tile_set & 1] if isinstance(step, m.Shuffle) else None
-        self._view = self._view.after_done(event.command, tile_set)
+        board.view = board.view.after_done(event.command, tile_set)
         self._next_restore_step()
 
     def _after_restore(self) -> None:
-        view = self._view
+        view = self._board.view
         # a set still lost: the procedure did not find it, the table faults to look again
-        if view is None or self._stop_stray_motion() or self._declare_trouble(view):
+        if view is None or self.stop_stray_motion() or self._declare_trouble(view):
             return
         self._recovered("restored")
 
     def _recovered(self, trigger: str) -> None:
-        cleared = self._fault.code if self._fault is not None else "STOPPED"
-        self._fault = None
-        self._cycle = None
-        self._fire(trigger)
-        self._record("fault_cleared", {"code": cleared})
-        self._queue(FaultClearedEvent(at=utc_now(), state=self.state))
+        state = self._state
+        cleared = state.fault.code if state.fault is not None else "STOPPED"
+        state.fault = None
+        state.cycle = None
+        self._phases.fire(trigger)
+        self._audit.record("fault_cleared", {"code": cleared})
+        self._outbox.queue(FaultClearedEvent(at=utc_now(), state=state.state))

@@ -28,13 +28,15 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 import protocol.codes as codes
 import protocol.messages as m
 from controller.cycle import diagnosis
+from controller.cycle.board import BoardSide
+from controller.cycle.core import AuditTrail, CycleState, Outbox
+from controller.cycle.guards import Guards
+from controller.cycle.phases import Phases
 from controller.cycle.places import blocked
-from controller.cycle.reconcile import Reconciler
 from controller.cycle.reports import DiagEvent, DiagStarted, Source, utc_now
 from controller.cycle.states import AUDIT_UNWRITABLE, FAULT, REPORT_DUE, STOPPED, TEST_FROM, TESTING
 
@@ -66,37 +68,45 @@ class Diagnosis:
         return self.motor >= 0 or bool(self.left)
 
 
-class BoardTests(Reconciler):
-    """The ``diag`` request; ``CycleController`` is the class to use."""
+class BoardTests:
+    """The ``diag`` request: the board's sensors, and its motor tests."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self,
+        state: CycleState,
+        board: BoardSide,
+        audit: AuditTrail,
+        outbox: Outbox,
+        phases: Phases,
+        guards: Guards,
+    ) -> None:
+        self._state = state
+        self._board = board
+        self._audit = audit
+        self._outbox = outbox
+        self._phases = phases
+        self._guards = guards
         self._diag: Diagnosis | None = None
         self._diag_count = 0
 
     # ------------------------------------------------------------ the request
 
-    def diagnose(self, motors: bool, motor_ms: int | None, source: Source) -> DiagStarted:
+    def diagnose(self, motors: bool, ms: int, source: Source) -> DiagStarted:
         """Read the board's sensors and, with ``motors`` and the table at rest, test each motor
-        for ``motor_ms`` (None: the firmware's default); ``diag`` events follow."""
-        ms = diagnosis.default_motor_ms() if motor_ms is None else motor_ms
-        with self._lock:
-            refusal = self._diag_refusal(motors, ms)
-            test = None
-            if refusal is None:
-                test = self._begin(motors, ms, source)
-                what = f"testing the {codes.MOTOR_COUNT} motors, {ms} ms each" if motors else ""
-                message = "reading the board's sensors" + (f", then {what}" if what else "")
-            else:
-                message = refusal
-            result = DiagStarted(
-                accepted=refusal is None, test=test, message=message, state=self.state
-            )
-            self._check_audit()
-        self._flush()
-        return result
+        for ``ms``; ``diag`` events follow."""
+        refusal = self._refusal(motors, ms)
+        test = None
+        if refusal is None:
+            test = self._begin(motors, ms, source)
+            what = f"testing the {codes.MOTOR_COUNT} motors, {ms} ms each" if motors else ""
+            message = "reading the board's sensors" + (f", then {what}" if what else "")
+        else:
+            message = refusal
+        return DiagStarted(
+            accepted=refusal is None, test=test, message=message, state=self._state.state
+        )
 
-    def _diag_refusal(self, motors: bool, ms: int) -> str | None:
+    def _refusal(self, motors: bool, ms: int) -> str | None:
         run = self._diag
         stale = run is not None and time.monotonic() - run.started >= SENSORS_STALE_S
         if run is not None and stale and run.sensors_due and not run.motors:
@@ -106,16 +116,17 @@ class BoardTests(Reconciler):
             end = ", or press STOP to end its motor tests" if run.motors else " (a moment)"
             under_way = f"a diagnosis is under way ({run.test}, asked from {run.source})"
             return f"{under_way}: wait for it to end{end}"
-        if not self.link_up:
+        board = self._board
+        if not board.connected:
             return (
                 "the board is not connected (or another program is at its port), so it cannot "
                 "be asked: the service's log says why (journalctl -u mjtable)"
             )
         if not motors:
             return None
-        if self._audit_error is not None:
-            return AUDIT_UNWRITABLE.format(error=self._audit_error)
-        state = self.state
+        if self._audit.error is not None:
+            return AUDIT_UNWRITABLE.format(error=self._audit.error)
+        state = self._state.state
         if state in (FAULT, STOPPED):
             return (
                 f"motor tests need the table at rest, and it is {state}: press CLEAR FAULT once "
@@ -128,9 +139,9 @@ class BoardTests(Reconciler):
                 "cycle is dealt (or press STOP, then CLEAR FAULT); the sensors can be read now "
                 "(mjtable diag without --motors)"
             )
-        if self._reports_due:
+        if board.reports_due:
             return REPORT_DUE
-        why = blocked(m.MotorTest(0, ms), self._view) if self._view is not None else None
+        why = blocked(m.MotorTest(0, ms), board.view) if board.view is not None else None
         if why is not None:
             return f"motor tests cannot start: {why}"
         return None
@@ -139,25 +150,25 @@ class BoardTests(Reconciler):
         self._diag_count += 1
         run = Diagnosis(test=f"diag-{self._diag_count}", ms=ms, source=source)
         self._diag = run
-        self._send(m.Sensors())
+        self._board.send(m.Sensors())
         if motors:
             run.left = list(range(codes.MOTOR_COUNT))
-            self._abort("motor tests (mjtable diag --motors)")  # walls ready are read again
-            self._record("motor_tests", {"test": run.test, "source": source, "ms": ms})
-            self._fire("start_test")
+            self._guards.abort("motor tests (mjtable diag --motors)")  # walls ready: read again
+            self._audit.record("motor_tests", {"test": run.test, "source": source, "ms": ms})
+            self._phases.fire("start_test")
             self._next_motor(run)
         return run.test
 
     # ------------------------------------------------------------ what the board answers
 
-    def _on_sensor_data(self, event: m.SensorData) -> None:
+    def on_sensor_data(self, event: m.SensorData) -> None:
         run = self._diag
         if run is None or not run.sensors_due:
             return
         run.sensors_due = False
-        hello = self._board
-        view = self._view
-        self._queue(
+        hello = self._board.hello
+        view = self._board.view
+        self._outbox.queue(
             DiagEvent(
                 at=utc_now(),
                 test=run.test,
@@ -172,18 +183,18 @@ class BoardTests(Reconciler):
         if not run.motors:
             self._end_diag(True, "the board's sensors were read")
 
-    def _on_motor_result(self, event: m.MotorResult) -> None:
+    def on_motor_result(self, event: m.MotorResult) -> None:
         run = self._diag
-        if run is None or self.state != TESTING or event.motor != run.motor:
+        if run is None or self._state.state != TESTING or event.motor != run.motor:
             return
         self._motor_done(run, event)
 
-    def _on_test_refused(self, event: m.Refused) -> bool:
+    def on_refused(self, event: m.Refused) -> bool:
         """A refusal of the diagnosis's SENSORS or MOTOR_TEST; whether it was one."""
         run = self._diag
         if run is None:
             return False
-        if event.command == m.MotorTest.TYPE and self.state == TESTING and run.motor >= 0:
+        if event.command == m.MotorTest.TYPE and self._state.state == TESTING and run.motor >= 0:
             self._motor_done(run, event)
             return True
         if event.command == m.Sensors.TYPE and run.sensors_due:
@@ -197,8 +208,8 @@ class BoardTests(Reconciler):
     def _motor_done(self, run: Diagnosis, result: m.MotorResult | m.Refused) -> None:
         report = diagnosis.motor_result(run.motor, run.ms, result)
         run.motor = -1
-        self._cancel_deadline()
-        self._record(
+        self._phases.cancel()
+        self._audit.record(
             "motor_test",
             {
                 "test": run.test,
@@ -214,14 +225,15 @@ class BoardTests(Reconciler):
             run.tested += 1
             if not report.ok:
                 run.not_ok.append(report.words)
-        self._queue(DiagEvent(at=utc_now(), test=run.test, step="motor", motor=report))
+        self._outbox.queue(DiagEvent(at=utc_now(), test=run.test, step="motor", motor=report))
         self._next_motor(run)
 
     def _next_motor(self, run: Diagnosis) -> None:
-        why = blocked(m.MotorTest(0, run.ms), self._view) if self._view is not None else None
+        board = self._board
+        why = blocked(m.MotorTest(0, run.ms), board.view) if board.view is not None else None
         if not run.left or why is not None:
-            self._fire("tested")
-            self._ask_status()  # where the sets are, once the motors have turned
+            self._phases.fire("tested")
+            board.ask_status()  # where the sets are, once the motors have turned
             if why is None:
                 self._end_diag(not run.not_ok, self._tests_words(run))
             else:  # the board reported itself busy or faulted meanwhile: its report decides
@@ -229,10 +241,8 @@ class BoardTests(Reconciler):
                 self._end_diag(False, f"the motor tests ended ({why}); {words}")
             return
         run.motor = run.left.pop(0)
-        self._send(m.MotorTest(run.motor, run.ms))
-        seconds = run.ms / 1000 + self.deadlines.seconds("test")
-        gen = self._deadline_gen = self._deadline_gen + 1
-        self._deadline.arm(seconds, lambda: self._deadline_passed(gen, TESTING, seconds))
+        board.send(m.MotorTest(run.motor, run.ms))
+        self._phases.arm_seconds(run.ms / 1000 + self._state.deadlines.seconds("test"))
 
     @staticmethod
     def _tests_words(run: Diagnosis) -> str:
@@ -249,19 +259,21 @@ class BoardTests(Reconciler):
 
     # ------------------------------------------------------------ the end
 
-    def _fire(self, trigger: str) -> None:
-        was = self.state
-        super()._fire(trigger)
+    def transition(self, previous: str, trigger: str) -> None:
+        """The machine moved: out of ``testing`` by anything but the tests' end (STOP, a
+        fault), the diagnosis ends, saying how far it got."""
         run = self._diag
-        if was == TESTING and self.state != TESTING and run is not None and trigger != "tested":
+        leaving = previous == TESTING and self._state.state != TESTING
+        if leaving and run is not None and trigger != "tested":
             self._end_diag(False, self._interrupted(run))
 
     def _interrupted(self, run: Diagnosis) -> str:
         done = self._tests_words(run)
-        if self.state == STOPPED:
+        state = self._state
+        if state.state == STOPPED:
             return f"the motor tests were stopped (STOP); {done}: press CLEAR FAULT to go on"
-        fault = self._fault
-        cause = f"{fault.code}: {fault.message}" if fault is not None else self.state
+        fault = state.fault
+        cause = f"{fault.code}: {fault.message}" if fault is not None else state.state
         return f"the motor tests ended with a fault ({cause}); {done}"
 
     def _end_diag(self, ok: bool, message: str) -> None:
@@ -269,9 +281,11 @@ class BoardTests(Reconciler):
         if run is None:
             return
         log.info("diagnosis %s: %s", run.test, message)
-        self._queue(DiagEvent(at=utc_now(), test=run.test, step="done", ok=ok, message=message))
+        self._outbox.queue(
+            DiagEvent(at=utc_now(), test=run.test, step="done", ok=ok, message=message)
+        )
 
-    def _diag_board_lost(self) -> None:
+    def board_lost(self) -> None:
         """The board restarted: whatever it was asked is gone with its session."""
         run = self._diag
         if run is not None and not run.motors:

@@ -32,6 +32,7 @@ from controller.api.server import ApiServer
 from controller.audit.recovery import recover
 from controller.audit.runs import finding_words
 from controller.audit.writer import AuditLog
+from controller.cycle.controller import CycleController
 from controller.cycle.reports import Action, AuditRef, Event
 from controller.firmware.installed import InstalledFirmware
 from controller.service.builder import (
@@ -47,7 +48,6 @@ from controller.service.clock import ClockWatch
 from controller.service.config import Config, PanelSection
 from controller.service.leds import LedWorker
 from controller.service.simcontrol import SimControlServer
-from controller.service.supervision import ServiceController
 from controller.service.systemd import sd_notify, watchdog_interval
 from controller.service.watchdog import Watchdog, thread_probe
 from drivers.board import HELD_ADVICE
@@ -99,7 +99,7 @@ class Service:
         self.config = config
         self.sim = sim
         self.audit: AuditLog | None = None
-        self.controller: ServiceController | None = None
+        self.controller: CycleController | None = None
         self.connection: BoardConnection | None = None
         #: the installed firmware the board's build is compared with
         self.firmware: InstalledFirmware | None = None
@@ -146,7 +146,7 @@ class Service:
         )
         profile = config.rules.loaded()
         self.clock.start()
-        self.controller = ServiceController(
+        self.controller = CycleController(
             profile,
             table=str(table_number),
             dice_source=config.dice.source,

@@ -425,7 +425,7 @@ def test_an_audit_log_that_cannot_be_written_stops_publication() -> None:
             table.run_cycle(timeout=60)
         c = table.controller
         refused = c.request("shuffle", "panel")
-        deadline_alive = c._deadline._thread.is_alive()
+        deadline_alive = c.deadline_alive
     assert caught.value.fault.code == "AUDIT_LOG"
     assert "No space left" in caught.value.fault.message
     assert not refused.accepted and "audit log" in refused.message

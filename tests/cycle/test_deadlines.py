@@ -160,7 +160,7 @@ def test_the_controller_waits_by_what_the_simulated_board_reported() -> None:
     with EmbeddedTable("sichuan", seed=4, timings=timings) as table:
         c = table.controller
         status = c.status().board
-        waits = {name: c._seconds(name) for name in BOARD_DEADLINES}
+        waits = {name: c._phases.seconds(name) for name in BOARD_DEADLINES}
     own = {
         name: board.deadline_ms(phase) / 1000
         for name, phase in zip(BOARD_DEADLINES, m.DEADLINE_PHASES, strict=True)

@@ -163,7 +163,7 @@ def test_pings_while_alive_none_while_hung_none_after_stop(
 
         # The deadline timer's thread dies: the loop turns, but no ping either.
         assert service.controller is not None
-        service.controller._deadline.close()
+        service.controller._phases.close()
         dead = rounds.failing(len(rounds.seen), 3, DEAD_TIMER)
         assert all(wrong for _, wrong in dead) and len({sent for sent, _ in dead}) == 1
         assert f"{DEAD_TIMER}; WATCHDOG=1 is no longer sent" in caplog.text

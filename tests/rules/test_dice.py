@@ -8,7 +8,15 @@ from hypothesis import strategies as st
 
 from rules.deal import deal
 from rules.dealt import Throw, ThrowError
-from rules.dice import ThrowRequest, designated_wall, next_throw, throws_from_dice
+from rules.dice import (
+    Settled,
+    ThrowRequest,
+    designated_wall,
+    next_throw,
+    progress,
+    settle,
+    throws_from_dice,
+)
 from rules.profiles import load_profile
 from rules.words import SEATS
 from tests.support.deals import T, check_accounting, shuffled_manifest
@@ -205,3 +213,9 @@ def test_driving_the_dice_with_next_throw_always_ends_in_a_deal(
     assert state.leader == (throws[-1].by if simplified else leader)
     check_accounting(profile, state)
     assert state.throws == throws
+    # one reading of the complete throws says what they decide, and deals the same
+    ended = progress(profile, leader, throws)  # type: ignore[arg-type]
+    assert isinstance(ended, Settled)
+    assert ended == settle(profile, leader, throws)  # type: ignore[arg-type]
+    manifest = shuffled_manifest(profile, seed)
+    assert deal(profile, manifest, leader, throws, settled=ended) == state  # type: ignore[arg-type]

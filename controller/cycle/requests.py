@@ -1,0 +1,148 @@
+"""What a person asks of the table: SHUFFLE, DEAL, STOP, CLEAR FAULT, the dealer's dice, who
+leads; each accepted or refused in one sentence saying why.
+
+The state's row (states.py) says which buttons make sense and the words of a refusal; a button
+it accepts is still refused while the board is not connected, while the audit log cannot be
+written or while the board runs another firmware build (STOP alone is never held back). A
+press accepted is handed to the cycle's steps (steps.py); every press and its answer is one
+``button`` record and one ``button`` event (core.py's ``Presses``), a CLEAR FAULT press once the
+board has answered it.
+"""
+
+from __future__ import annotations
+
+from controller.cycle.board import BoardSide
+from controller.cycle.core import (
+    AuditTrail,
+    ClearPress,
+    CycleState,
+    Deals,
+    ImpossibleCommand,
+    Presses,
+)
+from controller.cycle.guards import Guards
+from controller.cycle.links import LinkWatch
+from controller.cycle.reports import Action, CommandResult, Source
+from controller.cycle.states import (
+    AT_REST,
+    AUDIT_UNWRITABLE,
+    DICE,
+    FIRMWARE_PENDING,
+    NOT_CONNECTED,
+    NOT_CONNECTED_CLEAR,
+    REPORT_DUE,
+    ROWS,
+)
+from controller.cycle.steps import Steps
+from rules.words import Seat
+
+#: Every action a button can ask for, in the order of ``Status.allowed``.
+ACTIONS: tuple[Action, ...] = ("shuffle", "deal", "stop", "clear_fault")
+
+
+class Requests:
+    """The requests and their refusals."""
+
+    def __init__(
+        self,
+        state: CycleState,
+        board: BoardSide,
+        audit: AuditTrail,
+        presses: Presses,
+        guards: Guards,
+        steps: Steps,
+        links: LinkWatch,
+        deals: Deals,
+    ) -> None:
+        self._state = state
+        self._board = board
+        self._audit = audit
+        self._presses = presses
+        self._guards = guards
+        self._steps = steps
+        self._links = links
+        self._deals = deals
+
+    def press(self, action: Action, source: Source) -> CommandResult:
+        """A button: refused, or its step started (CLEAR FAULT: sent, its answer to come)."""
+        presses = self._presses
+        refusal = self.refusal(action)
+        accepted = refusal is None
+        if refusal is None:
+            try:
+                message = self._steps.start(action)
+            except ImpossibleCommand as exc:  # held back: the table faults instead
+                self._guards.impossible(exc)
+                accepted = False
+                fault = self._state.fault
+                message = fault.message if fault is not None else str(exc)
+            else:
+                if action == "clear_fault":
+                    # the board answers whether the cause is gone: the press is recorded
+                    # and announced with that answer (Presses.answer_clear)
+                    self._state.clear_press = ClearPress(source)
+                    return presses.result(action, True, message)
+        else:
+            message = refusal
+        presses.pressed(action, source, accepted, message)
+        return presses.result(action, accepted, message)
+
+    def refusal(self, action: Action) -> str | None:
+        """Why ``action`` is refused now, in one sentence; None when it is accepted. The
+        state's row says which buttons make sense and the words of a refusal."""
+        state, board, links = self._state.state, self._board, self._links
+        row = ROWS[state]
+        if action == "stop":  # STOP is never held back: only a still table refuses it
+            return None if action in row.accepts else row.refusal(action)
+        if self._audit.error is not None:
+            return AUDIT_UNWRITABLE.format(error=self._audit.error)
+        if links.firmware_problem is not None:  # shuffle, deal, clear_fault
+            return links.firmware_problem
+        if action == "clear_fault":
+            if action not in row.accepts:
+                return row.refusal(action)
+            return board.no_deadlines() if board.connected else NOT_CONNECTED_CLEAR
+        if "clear_fault" in row.accepts:
+            return row.refusal(action)  # in fault or stopped: the technician comes first
+        if not board.connected:
+            return NOT_CONNECTED
+        if (stale := board.no_deadlines()) is not None:
+            return stale
+        if action not in row.accepts:
+            return row.refusal(action)
+        if board.reports_due and state in AT_REST:
+            return REPORT_DUE  # the board's report of where the sets are is on its way
+        if links.firmware_pending:
+            return FIRMWARE_PENDING  # the installed build is being made to compare with
+        return None
+
+    def allowed(self) -> list[Action]:
+        return [a for a in ACTIONS if self.refusal(a) is None]
+
+    def enter_dice(self, dice: list[int]) -> CommandResult:
+        """Dice thrown by hand and entered by the dealer (``dice.source = "dealer"``)."""
+        steps = self._steps
+        refusal = steps.dice_refusal(dice)
+        cycle = self._state.cycle
+        if refusal is None and cycle is not None:
+            steps.take_throw(cycle, list(dice), "dealer")
+        return self._presses.result(
+            "throw", refusal is None, refusal or f"throw {'+'.join(map(str, dice))} taken"
+        )
+
+    def set_leader(self, seat: Seat, source: Source) -> CommandResult:
+        """Who leads the next deal; one ``leader_set`` record."""
+        state = self._state
+        cycle = state.current()
+        if cycle is not None and state.state != DICE:
+            cycle.leader = seat  # its deal_started record, written after the lift, says so
+            applies = cycle.cycle_id
+            message = f"{seat} leads the deal of cycle {applies}"
+        else:
+            applies = None
+            message = f"{seat} leads the next deal"
+            if cycle is not None:
+                message += f" (the dice of cycle {cycle.cycle_id} are already being thrown)"
+        self._deals.leader = seat
+        self._audit.record("leader_set", {"leader": seat, "source": source, "applies_to": applies})
+        return self._presses.result("set_leader", True, message)
