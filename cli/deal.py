@@ -19,6 +19,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from cli.errors import UsageError
+from rules.words import DEFAULT_RULE_SET, RULE_SETS  # the vocabulary only: no third-party import
 
 #: The longest --cycle-id recorded (the controller's ids are about 20 characters).
 MAX_CYCLE_ID = 64
@@ -42,8 +43,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--variant",
         metavar="V",
-        help="wenzhou (the default, as for demo and run), sichuan, wsom, simplified, or the "
-        "path of a profile .toml",
+        help=f"the rule set: {', '.join(RULE_SETS)} or the path of a profile .toml (default "
+        f"{DEFAULT_RULE_SET})",
     )
     parser.add_argument("--leader", metavar="SEAT", help="the leader's seat: E, S, W or N")
     parser.add_argument(
@@ -143,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
 
         return deal_via_service(args.socket, args.json)
     if args.variant is None:
-        args.variant = "wenzhou"  # as demo and run --sim (None above: --socket takes no rules)
+        args.variant = DEFAULT_RULE_SET.value  # None above: --socket takes no rules
     try:
         state = _compute(args)
     except DealError as exc:

@@ -4,6 +4,7 @@ from the production files and ends promptly on SIGTERM."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import platform
@@ -22,6 +23,7 @@ from controller.api.client import ApiClient
 from controller.service.paths import DEFAULT_SOCKET_PATH
 from firmware.config import Timings
 from protocol.messages import PROTO_MAJOR, PROTO_MINOR
+from rules.words import DEFAULT_RULE_SET
 from tests.support.commands import ROOT, mjtable
 from tests.support.fake_controller import WAIT
 from tests.support.waiting import wait_for
@@ -83,6 +85,28 @@ def test_a_long_variant_is_refused_with_the_names_it_knows() -> None:
     line = one_line(done.stderr)
     assert done.returncode == 2 and len(line) < 300
     assert "wenzhou, sichuan, wsom, simplified" in line
+
+
+def test_one_default_rule_set_written_in_one_place() -> None:
+    """demo, deal, hand and run --sim play the same rule set when none is named, the one
+    rules/words.py declares; no module of the command line or the controller spells it."""
+    from cli.run import build_config
+
+    parser = build_parser()
+    for words in (["demo"], ["hand", "1m"]):
+        assert parser.parse_args(words).variant == DEFAULT_RULE_SET
+    sim = parser.parse_args(["run", "--sim"])
+    assert build_config(sim).rules.profile == DEFAULT_RULE_SET
+    dealt = mjtable("deal", "--random", "--seed", "1", "--json")
+    assert json.loads(dealt.stdout)["variant"] == DEFAULT_RULE_SET
+    spelled = [
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for folder in ("cli", "controller")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and node.value == DEFAULT_RULE_SET.value
+    ]
+    assert spelled == []
 
 
 @pytest.mark.parametrize(
