@@ -139,23 +139,11 @@ def _existing_config(path: str) -> str:
     if not found:
         raise UsageError(
             f"no configuration at {path}: create one with `sudo mjtable install --prefix /` "
-            f"(it writes {DEFAULT_CONFIG_PATH}) or copy {_example()} and edit it "
-            "(docs/config.md); `mjtable run --sim` runs without one"
+            f"(it writes {DEFAULT_CONFIG_PATH}), or write the example there with `mjtable "
+            f"config example > {path}` and edit it (docs/config.md); `mjtable run --sim` runs "
+            "without one"
         )
     return path
-
-
-def _example() -> str:
-    """Where this installation's example configuration is (a checkout's udev/, or the copy a
-    wheel installs under PREFIX/share/mjtable/udev)."""
-    # lazy: the installation's files, only to name one
-    from controller.service.install import source_dir
-    from controller.service.install_files import InstallError
-
-    try:
-        return str(source_dir() / "config.example.toml")
-    except InstallError:
-        return "the example configuration of docs/config.md"
 
 
 def _sim_config(variant: str) -> Config:

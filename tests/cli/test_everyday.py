@@ -156,7 +156,8 @@ def test_run_without_a_configuration_names_it_and_how_to_make_one(tmp_path: Path
     line = one_line(done.stderr)
     assert done.returncode == 2
     assert line.startswith(f"mjtable run: no configuration at {missing}: ")
-    assert "mjtable install --prefix /" in line and "udev/config.example.toml" in line
+    assert "mjtable install --prefix /" in line
+    assert f"`mjtable config example > {missing}` and edit it" in line
 
 
 @pytest.mark.parametrize("what", ["directory", "plain file"])
