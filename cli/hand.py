@@ -292,7 +292,13 @@ def _as_json(
         ),
         "readings": [r.text() for r in readings],
         "lines": [
-            {"name": ln.name, "effect": ln.effect.value, "value": ln.value, "note": ln.note}
+            {
+                "name": ln.name,
+                "words": ln.words,
+                "effect": ln.effect.value,
+                "value": ln.value,
+                "note": ln.note,
+            }
             for ln in result.lines
         ],
         "points": result.points,
