@@ -2,9 +2,10 @@
 
 The commands talk to the service's full API socket, `status` and `watch` to its status socket
 (or the full one when the user may not use the status socket but may use the full one), or to
-the socket given with ``--socket PATH``, or those named by ``--config FILE``. Exit status:
-0 done, 1 the table refused the command, 3 the service could not be reached or broke the
-connection.
+the socket given with ``--socket PATH``, or those named by ``--config FILE``. Given neither,
+and with no table service on this machine, they ask the simulated table `mjtable run --sim`
+started for this user (controller/service/simpointer.py), and say so. Exit status: 0 done, 1
+the table refused the command, 3 the service could not be reached or broke the connection.
 """
 
 from __future__ import annotations
@@ -23,12 +24,22 @@ from controller.service.paths import DEFAULT_SOCKET_PATH
 if TYPE_CHECKING:
     from controller.api.client import ApiClient
     from controller.cycle.reports import CommandResult, Status
+    from rules.dealt import DealtState
 
 #: The status socket when the configuration does not name one: beside the full socket.
 DEFAULT_STATUS_SOCKET_PATH = str(PurePosixPath(DEFAULT_SOCKET_PATH).with_name(STATUS_SOCKET_NAME))
 
 EXIT_REFUSED = 1
 EXIT_UNREACHABLE = 3
+
+#: `mjtable dealt` while a deal is under way, and how that deal may end without hands.
+DEAL_UNDER_WAY = "cycle {cycle} is being dealt ({state}): its table comes once dealt (Ctrl-C stops)"
+DEAL_FAULT = "cycle {cycle} was not dealt: {code}: {message}; check: {advice}"
+DEAL_ENDED = "cycle {cycle} was not dealt: the table is {state} (mjtable status says more)"
+#: Said on stderr when a command given neither --socket nor --config asks the simulated table.
+ASKING_THE_SIMULATED_TABLE = (
+    "no table service at {default}: asking the simulated table of mjtable run --sim at {socket}"
+)
 
 
 def _add_target(parser: argparse.ArgumentParser, *, status: bool = False) -> None:
@@ -108,7 +119,10 @@ def _dealt(args: argparse.Namespace) -> int:
 
     try:
         with ApiClient(socket_path(args)) as client:
-            state = client.get_cycle(args.cycle) if args.cycle else client.last_dealt()
+            state = client.get_cycle(args.cycle) if args.cycle else _dealt_now(client)
+    except _NotDealt as exc:
+        print(f"mjtable dealt: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
     except ClientError as exc:
         return _fail("dealt", exc)
     if state is None:
@@ -121,6 +135,42 @@ def _dealt(args: argparse.Namespace) -> int:
         return EXIT_REFUSED
     print(state.model_dump_json() if args.json else render_text(state, args.glyphs))
     return 0
+
+
+class _NotDealt(Exception):
+    """The cycle `mjtable dealt` waited for ended without being dealt (the words why)."""
+
+
+def _dealt_now(client: ApiClient) -> DealtState | None:
+    """The last dealt state; while a deal is under way (DEAL pressed: collecting, lifting,
+    dice), that cycle's, once dealt: the previous cycle's hands are not what was just asked
+    for. Waits on the table's events, whose every step the service bounds by its deadline."""
+    from controller.cycle.reports import DealtEvent, FaultEvent, PhaseEvent, ThrowWantedEvent
+    from controller.cycle.states import COLLECTING, DICE, LIFTING  # lazy: see _status
+
+    dealing = (COLLECTING, LIFTING, DICE)
+    snapshot = client.subscribe()  # the state, and every event after it
+    cycle = snapshot.cycle
+    if snapshot.state not in dealing or cycle is None:
+        client.unsubscribe()
+        return client.last_dealt()
+    waiting = DEAL_UNDER_WAY.format(cycle=cycle, state=snapshot.state)
+    print(f"mjtable dealt: {waiting}", file=sys.stderr, flush=True)
+    for event in client.events():
+        if isinstance(event, DealtEvent) and event.cycle == cycle:
+            return event.dealt
+        if isinstance(event, FaultEvent):
+            raise _NotDealt(
+                DEAL_FAULT.format(
+                    cycle=cycle, code=event.code, message=event.message, advice=event.advice
+                )
+            )
+        if isinstance(event, ThrowWantedEvent):
+            wanted = event_text(event.model_dump(mode="json"))
+            print(f"mjtable dealt: {wanted}", file=sys.stderr, flush=True)
+        if isinstance(event, PhaseEvent) and event.state not in (*dealing, "dealt"):
+            raise _NotDealt(DEAL_ENDED.format(cycle=cycle, state=event.state))
+    return None  # not reached: the events end only by an error
 
 
 def _throw(args: argparse.Namespace) -> int:
@@ -171,20 +221,26 @@ def socket_path(args: argparse.Namespace) -> str:
             return load_config(config_file).api.socket
         except ConfigError as exc:
             raise UsageError(f"{config_file}: {exc}") from None
-    return _simulated() or DEFAULT_SOCKET_PATH
+    return simulated_socket(_command_of(args)) or DEFAULT_SOCKET_PATH
 
 
-def _simulated() -> str | None:
+def _command_of(args: argparse.Namespace) -> str:
+    """The command's name as its messages begin: ``mjtable status``, ``mjtable game follow``."""
+    return f"mjtable {getattr(args, 'command', None) or ''}".rstrip()
+
+
+def simulated_socket(command: str) -> str | None:
     """The socket of the simulated table `mjtable run --sim` started for this user, when the
-    table's own socket is not there (controller/service/simpointer.py); said on stderr."""
+    table's own socket is not there (controller/service/simpointer.py); said on stderr,
+    ``command`` (``mjtable status``) first."""
     if os.path.exists(DEFAULT_SOCKET_PATH):
         return None
     from controller.service.simpointer import pointed  # lazy: see _status
 
     socket = pointed()
     if socket is not None:
-        print(f"mjtable: no table service at {DEFAULT_SOCKET_PATH}: asking the simulated table "
-              f"of mjtable run --sim at {socket}", file=sys.stderr)  # fmt: skip
+        said = ASKING_THE_SIMULATED_TABLE.format(default=DEFAULT_SOCKET_PATH, socket=socket)
+        print(f"{command}: {said}", file=sys.stderr)
     return socket
 
 
@@ -205,7 +261,7 @@ def status_socket_paths(args: argparse.Namespace) -> tuple[str, str | None]:
         except ConfigError as exc:
             raise UsageError(f"{config_file}: {exc}") from None
         return api.status_path(), api.socket
-    simulated = _simulated()
+    simulated = simulated_socket(_command_of(args))
     if simulated is not None:
         return str(PurePosixPath(simulated).with_name(STATUS_SOCKET_NAME)), simulated
     return DEFAULT_STATUS_SOCKET_PATH, DEFAULT_SOCKET_PATH
@@ -368,6 +424,13 @@ def format_event(event: dict[str, Any]) -> str:
     """One readable line for an event as received on the wire."""
     kind = str(event.get("type", "?"))
     g = event.get
+    return f"{g('at', '-')}  {g('cycle') or '-':<10} {kind:<13} {event_text(event)}"
+
+
+def event_text(event: dict[str, Any]) -> str:
+    """What an event (as received on the wire) says, in words."""
+    kind = str(event.get("type", "?"))
+    g = event.get
     if kind == "phase":
         text = f"{g('previous')} -> {g('state')}"
     elif kind == "progress":
@@ -396,7 +459,7 @@ def format_event(event: dict[str, Any]) -> str:
     else:
         rest = {k: v for k, v in event.items() if k not in ("type", "at", "cycle")}
         text = json.dumps(rest, separators=(",", ":"), sort_keys=True)
-    return f"{g('at', '-')}  {g('cycle') or '-':<10} {kind:<13} {text}"
+    return text
 
 
 def _watch(args: argparse.Namespace) -> int:

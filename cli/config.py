@@ -1,4 +1,6 @@
 """`mjtable config check FILE`: validate a service configuration without starting anything.
+`mjtable config example`: print the example configuration, to start one from
+(``mjtable config example > config.toml``), whatever the installation (a checkout, a wheel).
 
 Exit status: 0 the file is valid (warnings about this machine may follow: among them, a
 board.port that is the Pico's USB REPL rather than the Pi's UART, the Pi's serial console on
@@ -52,6 +54,27 @@ def register(subparsers: Any) -> None:
         "(default: /)",
     )
     check.set_defaults(func=_check)
+    example = actions.add_parser(
+        "example",
+        help="print the example configuration, to start one from",
+        description="Print the example configuration (every key, with its default and what "
+        "it means) on stdout: mjtable config example > config.toml, then edit it.",
+    )
+    example.set_defaults(func=_example)
+
+
+def _example(args: argparse.Namespace) -> int:
+    # lazy: the installation's files, only to read the example
+    from controller.service.install import source_dir
+    from controller.service.install_files import EXAMPLE_CONFIG, InstallError
+
+    try:
+        text = (source_dir() / EXAMPLE_CONFIG).read_text(encoding="utf-8")
+    except (InstallError, OSError) as exc:
+        print(f"mjtable config example: {exc}", file=sys.stderr)
+        return 1
+    sys.stdout.write(text)
+    return 0
 
 
 def _check_profile(given: str) -> int:

@@ -3,7 +3,7 @@
     mjtable deal [--variant V] --leader SEAT --throws A+B[,C+D...] --manifest FILE [--json]
     mjtable deal [--variant V] --random [--seed N] [--leader SEAT] [--json]
     mjtable deal --schema
-    mjtable deal --socket PATH [--json]       (press DEAL on the running service)
+    mjtable deal --socket [PATH] | --config FILE [--json]   (press DEAL on the running service)
 
 Throws are written without their thrower: groups separated by commas, the dice of one throw
 joined by ``+``, a single die alone. The thrower of each group follows from the profile's
@@ -11,6 +11,10 @@ dice procedure. Simplified takes either player A's deciding die and his two dice
 (``--leader S --throws 5,3+4``) or the whole single-die round in the order E, S, W, N with
 its re-throws (``--throws 5,5,3,1,2,6,3+4``: E and S tie on 5, re-throw 2 and 6, S is
 player A and throws 3+4); ``--leader`` may then be left out.
+
+With ``--socket`` or ``--config`` it presses DEAL on the running service instead, as
+`mjtable shuffle` presses SHUFFLE: on PATH, on the configuration's socket, or (``--socket``
+alone) on the table's own socket, else the simulated table `mjtable run --sim` started.
 """
 
 from __future__ import annotations
@@ -19,9 +23,13 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from cli.errors import UsageError
+from rules.words import DEFAULT_RULE_SET, RULE_SETS  # the vocabulary only: no third-party import
 
 #: The longest --cycle-id recorded (the controller's ids are about 20 characters).
 MAX_CYCLE_ID = 64
+
+#: ``--socket`` given without PATH (a command line's words never hold a NUL).
+ANY_SOCKET = "\0"
 
 if TYPE_CHECKING:
     from rules.dealt import DealtState, Manifest, Throw
@@ -42,8 +50,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--variant",
         metavar="V",
-        help="wenzhou (the default, as for demo and run), sichuan, wsom, simplified, or the "
-        "path of a profile .toml",
+        help=f"the rule set: {', '.join(RULE_SETS)} or the path of a profile .toml (default "
+        f"{DEFAULT_RULE_SET})",
     )
     parser.add_argument("--leader", metavar="SEAT", help="the leader's seat: E, S, W or N")
     parser.add_argument(
@@ -67,10 +75,19 @@ def register(subparsers: Any) -> None:
         "--schema", action="store_true", help="print the JSON schema of the dealt state"
     )
     parser.add_argument("--glyphs", action="store_true", help="draw tiles as mahjong glyphs")
-    parser.add_argument(
+    service = parser.add_mutually_exclusive_group()
+    service.add_argument(
         "--socket",
+        nargs="?",
+        const=ANY_SOCKET,
         metavar="PATH",
-        help="instead: press DEAL on the service listening on PATH and print its answer",
+        help="instead: press DEAL on the running service and print its answer: the one on "
+        "PATH; without PATH, the table's own (else the simulated table of mjtable run --sim)",
+    )
+    service.add_argument(
+        "--config",
+        metavar="FILE",
+        help="instead: press DEAL on the service of this configuration (its api.socket)",
     )
     parser.set_defaults(func=run)
 
@@ -130,20 +147,24 @@ def run(args: argparse.Namespace) -> int:
     if args.schema:
         print(dealt_state_schema(), end="")
         return 0
-    if args.socket:
+    if args.socket is not None or args.config is not None:
         pure = ("variant", "leader", "throws", "manifest", "random", "seed", "glyphs")
         given = [f"--{name}" for name in pure if getattr(args, name)]
         if given:
+            option = "--socket" if args.socket is not None else "--config"
             raise UsageError(
-                f"--socket asks the running service to deal; {', '.join(given)} "
-                "belong to the computation without hardware"
+                f"{option} asks the running service to deal; {', '.join(given)} "
+                f"{'belongs' if len(given) == 1 else 'belong'} to the computation without "
+                "hardware"
             )
         # lazy: the API client, only to ask the service
-        from cli.client import deal_via_service
+        from cli.client import deal_via_service, socket_path
 
-        return deal_via_service(args.socket, args.json)
+        if args.socket == ANY_SOCKET:
+            args.socket = None  # the table's own socket, else the simulated table's
+        return deal_via_service(socket_path(args), args.json)
     if args.variant is None:
-        args.variant = "wenzhou"  # as demo and run --sim (None above: --socket takes no rules)
+        args.variant = DEFAULT_RULE_SET.value  # None above: --socket takes no rules
     try:
         state = _compute(args)
     except DealError as exc:

@@ -17,7 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any, TextIO
 
 from cli.errors import UsageError
-from rules.words import RULE_SETS  # the vocabulary only: no third-party import
+from rules.words import DEFAULT_RULE_SET, RULE_SETS  # the vocabulary only: no third-party import
 
 if TYPE_CHECKING:
     from controller.service.embedded import EmbeddedTable
@@ -34,7 +34,11 @@ def register(subparsers: Any) -> None:
         description="Start the simulated board on a pty, connect to it through pyserial, "
         "run complete deal cycles and show the table.",
     )
-    parser.add_argument("--variant", default="wenzhou", help="rule set: " + ", ".join(VARIANTS))
+    parser.add_argument(
+        "--variant",
+        default=DEFAULT_RULE_SET.value,
+        help=f"the rule set: {', '.join(VARIANTS)} (default {DEFAULT_RULE_SET})",
+    )
     parser.add_argument(
         "--cycles", type=int, default=1, help=f"how many deals, 1 to {MAX_CYCLES} (default 1)"
     )

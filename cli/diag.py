@@ -1,19 +1,20 @@
 """`mjtable diag`: the technician's look at the board, the motors and the audit log.
 
 The board's port has one owner (drivers/portlock.py). While the service runs, diag asks it
-(``--config``: the API's ``diag`` on api.socket, full socket): the service reads the board's
-sensors and, with ``--motors`` and the table at rest, runs the motor tests while the table is
-``testing``. Without a service (``--port``, ``--sim``, or a configuration whose service does
-not answer), diag opens the port itself and says HELLO; a port another program holds is one
-line naming it (status 4), and a Pico's USB port (MicroPython's REPL, not the protocol's
-UART) is refused in one line (status 2). Either way it reports in words (diag_report.py) the
-versions of the controller, of the protocol and of the board's firmware and build, what the
-board has fitted and where its tile sets are, and every sensor; with ``--motors`` each motor's
-test, its current beside its limits (no motor moves without it); then it lists the last faults
-recorded in the audit log with their advice, and whether the log's chain verifies. Exit
-status: 0 all is well, 1 the board did not answer, the service refused, a motor is not OK or
-the audit log does not verify, 2 bad input, 3 the service's socket cannot be used, 4 the port
-is held by another program.
+(``--config``: the API's ``diag`` on api.socket, full socket; given none of ``--config``,
+``--port`` and ``--sim``, the simulated table `mjtable run --sim` started): the service reads
+the board's sensors and, with ``--motors`` and the table at rest, runs the motor tests while
+the table is ``testing``. Without a service (``--port``, ``--sim``, or a configuration whose
+service does not answer), diag opens the port itself and says HELLO; a port another program
+holds is one line naming it (status 4), and a Pico's USB port (MicroPython's REPL, not the
+protocol's UART) is refused in one line (status 2). Either way it reports in words
+(diag_report.py) the versions of the controller, of the protocol and of the board's firmware
+and build, what the board has fitted and where its tile sets are, and every sensor; with
+``--motors`` each motor's test, its current beside its limits (no motor moves without it); then
+it lists the last faults recorded in the audit log with their advice, and whether the log's
+chain verifies. Exit status: 0 all is well, 1 the board did not answer, the service refused, a
+motor is not OK or the audit log does not verify, 2 bad input, 3 the service's socket cannot be
+used, 4 the port is held by another program.
 """
 
 from __future__ import annotations
@@ -271,7 +272,7 @@ def run(args: argparse.Namespace) -> int:
     report: dict[str, Any] = {}
     status = 0
     try:
-        client = _service(config) if not args.sim and not args.port else None
+        client = _service(_service_socket(args, config))
     except _Unreachable as exc:
         print(f"mjtable diag: {exc}", file=sys.stderr)
         return EXIT_UNREACHABLE
@@ -314,16 +315,28 @@ def _write(out: Any, lines: list[str]) -> None:
     out.flush()
 
 
-def _service(config: Config | None) -> ApiClient | None:
-    """The running service of ``config``, connected; None when none answers on its socket
-    (then the port is the board's to open). A socket this user may not use is one line and
-    status 3: the service holds the port, so opening it would be refused anyway."""
-    if config is None:
+def _service_socket(args: argparse.Namespace, config: Config | None) -> str | None:
+    """The socket of the service to ask: the configuration's; given none of --config, --port
+    and --sim, the simulated table `mjtable run --sim` started (said on stderr); else None."""
+    if args.sim or args.port:
+        return None
+    if config is not None:
+        return config.api.socket
+    from cli.client import simulated_socket  # lazy: the pointer, only when it may be asked
+
+    return simulated_socket("mjtable diag")
+
+
+def _service(socket: str | None) -> ApiClient | None:
+    """The running service on ``socket``, connected; None when none answers on it (then the
+    port is the board's to open). A socket this user may not use is one line and status 3:
+    the service holds the port, so opening it would be refused anyway."""
+    if socket is None:
         return None
     # lazy: the API's client and its models, only when a service is asked
     from controller.api.client import ApiClient, ClientError, ServiceNotRunning
 
-    client = ApiClient(config.api.socket, timeout=ANSWER_S)
+    client = ApiClient(socket, timeout=ANSWER_S)
     try:
         client.connect()
     except ServiceNotRunning:

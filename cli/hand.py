@@ -19,6 +19,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from cli.errors import UsageError
+from rules.words import DEFAULT_RULE_SET, RULE_SETS, RuleSet  # the vocabulary only
 
 if TYPE_CHECKING:
     from rules.hand import Hand
@@ -27,9 +28,9 @@ if TYPE_CHECKING:
 #: The options that belong to one rule set (their help group is named after it); given for a
 #: hand of another rule set they are refused.
 RULE_SET_OPTIONS: dict[str, tuple[str, ...]] = {
-    "sichuan": ("--heavenly", "--second-heaven", "--robbed-kong-points"),
-    "wenzhou": ("--leader-streak", "--table"),
-    "simplified": ("--order", "--not-announced"),
+    RuleSet.SICHUAN: ("--heavenly", "--second-heaven", "--robbed-kong-points"),
+    RuleSet.WENZHOU: ("--leader-streak", "--table"),
+    RuleSet.SIMPLIFIED: ("--order", "--not-announced"),
 }
 
 
@@ -45,9 +46,9 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--variant",
-        default="wenzhou",
+        default=DEFAULT_RULE_SET.value,
         metavar="V",
-        help="wenzhou (the default, as for demo and run), sichuan, wsom or simplified",
+        help=f"the rule set: {', '.join(RULE_SETS)} (default {DEFAULT_RULE_SET})",
     )
     parser.add_argument("tiles", nargs="+", metavar="TILES", help="tiles standing in the hand")
     parser.add_argument(
@@ -291,7 +292,13 @@ def _as_json(
         ),
         "readings": [r.text() for r in readings],
         "lines": [
-            {"name": ln.name, "effect": ln.effect.value, "value": ln.value, "note": ln.note}
+            {
+                "name": ln.name,
+                "words": ln.words,
+                "effect": ln.effect.value,
+                "value": ln.value,
+                "note": ln.note,
+            }
             for ln in result.lines
         ],
         "points": result.points,

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from cli.errors import UsageError
 from controller.service.paths import DEFAULT_AUDIT_PATH, DEFAULT_CONFIG_PATH, DEFAULT_SOCKET_PATH
+from rules.words import DEFAULT_RULE_SET, RULE_SETS  # the vocabulary only: no third-party import
 
 if TYPE_CHECKING:
     from controller.service.config import Config
@@ -67,8 +68,8 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--variant",
-        help="with --sim and no --config: the rule set (wenzhou, sichuan, wsom, simplified "
-        "or a profile TOML file; default wenzhou)",
+        help=f"with --sim and no --config: the rule set ({', '.join(RULE_SETS)} or a profile "
+        f"TOML file; default {DEFAULT_RULE_SET})",
     )
     parser.add_argument("--socket", metavar="PATH", help="override api.socket")
     parser.add_argument("--audit", metavar="PATH", help="override audit.path")
@@ -97,7 +98,8 @@ def build_config(args: argparse.Namespace) -> Config:
         if args.config is not None:
             config = load_config(_existing_config(args.config))
         elif args.sim:
-            config = _sim_config(args.variant if args.variant is not None else "wenzhou")
+            variant = DEFAULT_RULE_SET.value if args.variant is None else args.variant
+            config = _sim_config(variant)
         else:
             config = load_config(_existing_config(DEFAULT_CONFIG_PATH))
     except ConfigError as exc:
@@ -137,23 +139,11 @@ def _existing_config(path: str) -> str:
     if not found:
         raise UsageError(
             f"no configuration at {path}: create one with `sudo mjtable install --prefix /` "
-            f"(it writes {DEFAULT_CONFIG_PATH}) or copy {_example()} and edit it "
-            "(docs/config.md); `mjtable run --sim` runs without one"
+            f"(it writes {DEFAULT_CONFIG_PATH}), or write the example there with `mjtable "
+            f"config example > {path}` and edit it (docs/config.md); `mjtable run --sim` runs "
+            "without one"
         )
     return path
-
-
-def _example() -> str:
-    """Where this installation's example configuration is (a checkout's udev/, or the copy a
-    wheel installs under PREFIX/share/mjtable/udev)."""
-    # lazy: the installation's files, only to name one
-    from controller.service.install import source_dir
-    from controller.service.install_files import InstallError
-
-    try:
-        return str(source_dir() / "config.example.toml")
-    except InstallError:
-        return "the example configuration of docs/config.md"
 
 
 def _sim_config(variant: str) -> Config:

@@ -42,6 +42,10 @@ class RuleSet(StrEnum):
 #: The rule sets' names, in the seeds' order; each has a built-in profile of that name.
 RULE_SETS: tuple[str, ...] = tuple(r.value for r in RuleSet)
 
+#: The rule set a command plays when none is named (`mjtable demo`, `deal`, `hand`,
+#: `run --sim` without ``--variant``), and the simulated table's: one default, here.
+DEFAULT_RULE_SET = RuleSet.WENZHOU
+
 
 def seat_at(index: int) -> Seat:
     """The seat ``index`` steps counter-clockwise from East (any integer, taken mod 4)."""

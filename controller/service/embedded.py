@@ -28,7 +28,7 @@ from controller.service.builder import (
 )
 from drivers.board import BoardLink
 from rules.profiles import Profile, load_profile
-from rules.words import DiceSource
+from rules.words import DEFAULT_RULE_SET, DiceSource
 
 
 class CycleFault(Exception):
@@ -149,7 +149,7 @@ class EmbeddedTable:
 
     def __init__(
         self,
-        variant: str = "wenzhou",
+        variant: str = DEFAULT_RULE_SET.value,
         *,
         seed: int | None = None,
         speed: float = 0.0,

@@ -41,6 +41,7 @@ from controller.service.install_files import (
     DEFAULT_EXEC,
     DROPIN,
     DROPIN_DIR,
+    EXAMPLE_CONFIG,
     GATEWAY_UNIT,
     RULES,
     SYSUSERS,
@@ -291,7 +292,7 @@ def install(
     report = InstallReport(prefix=root, dry_run=dry_run)
 
     # Everything is computed and checked before the first file is written.
-    example = (src / "config.example.toml").read_text(encoding="utf-8")
+    example = (src / EXAMPLE_CONFIG).read_text(encoding="utf-8")
     config_path = root / CONFIG
     config = _read_config(config_path, report) if config_path.exists() else tomllib.loads(example)
     vendor, product = _panel_ids(config)

@@ -22,6 +22,9 @@ DEFAULT_EXEC = "/opt/mjtable/current/bin/mjtable"
 link of the versioned layout (docs/install.md, "Upgrade and rollback")."""
 
 CONFIG = Path(DEFAULT_CONFIG_PATH).relative_to("/")
+EXAMPLE_CONFIG = "config.example.toml"
+"""The example configuration among the installation's files (udev/): installed as CONFIG when
+there is none, printed by `mjtable config example`."""
 RULES = Path("etc/udev/rules.d/99-mjtable.rules")
 UNIT = Path("etc/systemd/system/mjtable.service")
 GATEWAY_UNIT = Path("etc/systemd/system/mjtable-gateway.service")

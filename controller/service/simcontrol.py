@@ -3,13 +3,17 @@
 Tests (and a technician trying the service without a table) use it to act on
 what only exists in simulation: press the emulated USB panel's buttons, unplug
 and replug it, read its LEDs, and reach the simulated board's controls (inject a
-fault, cut the line, reboot it). Newline-delimited JSON, one request per line:
+fault, cut the line, reboot it, repair it). Newline-delimited JSON, one request per
+line (docs/simulator.md, "The simulated table's control socket"):
 
     {"op": "press", "button": "SHUFFLE"}        -> {"ok": true, "result": null}
     {"op": "leds"}                              -> {"ok": true, "result": {"ready": true, ...}}
     {"op": "unplug_panel"} / {"op": "plug_panel"}
     {"op": "board", "verb": "inject", "args": ["jam@build"]}
-    {"op": "board", "verb": "state"}
+    {"op": "board", "verb": "repair"}
+
+The board's verbs are those of `mjtable sim --control` (simulator/control.py), each with its
+arguments in order in ``args``.
 
 Every request is validated strictly (pydantic's strict types, as the API's): a number is a
 JSON number in its range, never ``true``, ``"3"`` or, for an integer, ``3.0``; a wrong one is
@@ -58,6 +62,7 @@ BOARD_ARGS: dict[str, TypeAdapter[Any]] = {
     "set_noise": TypeAdapter(_NOISE),
     "cut_line": TypeAdapter(tuple[_Seconds]),
     "press_button": TypeAdapter(tuple[_BoardButton, _Seat]),
+    "manifest": TypeAdapter(tuple[Annotated[int, Field(strict=True, ge=0, le=1)]]),
     **dict.fromkeys(
         (
             "reboot",
@@ -65,7 +70,9 @@ BOARD_ARGS: dict[str, TypeAdapter[Any]] = {
             "release_estop",
             "open_cover",
             "close_cover",
+            "repair",
             "state",
+            "status",
             "sensors",
             "clear_faults",
         ),
@@ -73,6 +80,12 @@ BOARD_ARGS: dict[str, TypeAdapter[Any]] = {
     ),
 }
 BOARD_VERBS = frozenset(BOARD_ARGS)
+
+#: A request written for `mjtable sim --control` (a verb without an op).
+VERB_WITHOUT_OP = (
+    'a board\'s verb goes in {"op": "board", "verb": ..., "args": [...]} here (the '
+    '{"verb": ...} form is mjtable sim --control\'s; docs/simulator.md)'
+)
 
 
 class _Request(BaseModel):
@@ -188,6 +201,8 @@ class SimControlServer:
 
     def execute(self, request: dict[str, Any]) -> Any:
         op = request.get("op")
+        if "op" not in request and "verb" in request:
+            raise ValueError(VERB_WITHOUT_OP)
         if not isinstance(op, str) or op not in REQUESTS:
             raise ValueError(f"unknown op {op!r}: expected one of {', '.join(REQUESTS)}")
         parsed = _strict(REQUESTS[op], request)

@@ -34,6 +34,38 @@ class Effect(StrEnum):
     TIMES = "times"
 
 
+#: The English words of the scoring lines the seeds name in French (Sichuan's annex II, the
+#: simplified rules' barème). A line's ``name`` stays the seeds' own: it is the line's code,
+#: in the JSON of `mjtable hand` and in the game record; what a person reads in English is
+#: this (docs/rules.md, "Scoring").
+LINE_WORDS: dict[str, str] = {
+    # Sichuan
+    "Faux Mah-Jong": "mixed chows and pungs",
+    "Tout Chow": "all chows",
+    "1 Chow et 3 Pungs": "one chow and three pungs",
+    "Tout Pung": "all pungs",
+    "Suite Serpentin": "serpentine",
+    "7 Paires": "seven pairs",
+    "Mah-Jong tiré du mur": "Mah-Jong from the wall",
+    "Kong exposé": "exposed kongs",
+    "Kong caché": "concealed kongs",
+    "Points Kong de l'adversaire": "the robbed player's kong points",
+    "Une tuile restante": "one tile left",
+    "Gloire du Kong": "won on a kong's replacement",
+    "Kong volé": "robbed kong",
+    "Dieu gagne en second": "won on the leader's first discard",
+    "Dieu gagne": "heavenly hand",
+    # the simplified rules
+    "fleurs et saisons": "flowers and seasons",
+    "brelans": "pungs",
+    "carrés": "kongs",
+    "que des honneurs": "honours only",
+    "brelans ou carrés": "pungs or kongs only",
+    "une seule famille": "one suit",
+    "une Tuile non annoncée": "waiting on one tile, not announced",
+}
+
+
 @dataclass(frozen=True)
 class Line:
     name: str
@@ -41,10 +73,15 @@ class Line:
     value: int
     note: str = ""
 
+    @property
+    def words(self) -> str:
+        """The line's name in English."""
+        return LINE_WORDS.get(self.name, self.name)
+
     def text(self) -> str:
         sign = {Effect.POINTS: "", Effect.ADD: "+", Effect.TIMES: "x"}[self.effect]
         tail = f"  ({self.note})" if self.note else ""
-        return f"{self.name}: {sign}{self.value}{tail}"
+        return f"{self.words}: {sign}{self.value}{tail}"
 
 
 def total(lines: tuple[Line, ...] | list[Line]) -> int:

@@ -84,7 +84,7 @@ def combination_lines(d: Decomposition) -> list[Line]:
         pair = _pair(d)
         all_258 = all(_number(f) in (2, 5, 8) for f in faces)
         if chows == 0 and all_258:
-            lines.append(Line("2, 5, 8 Only", Effect.POINTS, 4, "replaces Tout Pung"))
+            lines.append(Line("2, 5, 8 Only", Effect.POINTS, 4, "replaces all pungs"))
         elif chows == 0:
             lines.append(Line("Tout Pung", Effect.POINTS, 2))
         elif chows == 1:
@@ -117,7 +117,7 @@ def hand_lines(d: Decomposition, hand: Hand, ctx: SichuanContext) -> list[Line]:
         lines.append(Line("Kong caché", Effect.ADD, 3 * concealed, f"{concealed} x 3"))
     if hand.win_from is WinSource.ROBBED and ctx.robbed_kong_points:
         lines.append(
-            Line("Points Kong de l'adversaire", Effect.ADD, ctx.robbed_kong_points, "Kong volé")
+            Line("Points Kong de l'adversaire", Effect.ADD, ctx.robbed_kong_points, "robbed kong")
         )
     if len(hand.concealed) == 2:
         lines.append(Line("Une tuile restante", Effect.TIMES, 2, "one tile left in hand"))
@@ -142,8 +142,8 @@ def kong_before(hand: Hand) -> bool:
 
 #: Why « Dieu gagne en second » gives nothing after a kong, in the annex's words.
 SECOND_HEAVEN_AFTER_KONG = (
-    "Dieu gagne en second gives nothing: a kong was made before (annex II: « si un Kong a "
-    "été effectué avant, il ne donne lieu à aucune attribution »)"
+    "won on the leader's first discard gives nothing: a kong was made before (annex II: « si "
+    "un Kong a été effectué avant, il ne donne lieu à aucune attribution »)"
 )
 
 

@@ -342,3 +342,100 @@ def test_dealt_shows_the_table_as_dealt(tmp_path: Path) -> None:
         assert unknown.stderr == "mjtable dealt: no cycle '7-nope' is known to the table\n"
     finally:
         service.cleanup()
+
+
+@pytest.mark.parametrize("ending", ["dealt", "fault", "stopped"])
+def test_dealt_during_a_deal_waits_for_its_hands(
+    server: ApiServer, table: FakeTable, ending: str
+) -> None:
+    """`mjtable dealt` right after DEAL was pressed (the table lifting, cycle 2 under way)
+    shows cycle 2 once it is dealt, not cycle 1 before it; a deal that ends in a fault or a
+    stop is one line saying so, status 1."""
+    from controller.cycle.reports import DealtEvent, PhaseEvent
+    from tests.support.fake_controller import dealt_state, now
+
+    table.cycles["c-000001"] = dealt_state("c-000001")
+    table.last = "c-000001"
+    table.state, table.cycle = "lifting", "c-000002"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cli", "dealt", "--socket", str(server.path)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(lambda: server.stats().subscribers == 1, WAIT, "the command's subscription")
+        if ending == "dealt":
+            dealt = dealt_state("c-000002")
+            table.emit(DealtEvent(at=now(), cycle="c-000002", dealt=dealt))
+        elif ending == "fault":
+            table.trip("LIFT_TIMEOUT")
+        else:
+            table.emit(PhaseEvent(at=now(), cycle="c-000002", state="stopped", previous="lifting"))
+        out, err = proc.communicate(timeout=WAIT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    waiting = "mjtable dealt: cycle c-000002 is being dealt (lifting): its table comes once dealt"
+    assert err.startswith(waiting)
+    if ending == "dealt":
+        assert proc.returncode == 0, err
+        assert out.startswith("wenzhou (profile wenzhou 1), tile set A, cycle c-000002\n")
+        return
+    assert proc.returncode == 1 and out == ""
+    said = err.splitlines()[-1]
+    if ending == "fault":
+        assert said == (
+            "mjtable dealt: cycle c-000002 was not dealt: LIFT_TIMEOUT: a tile was never picked "
+            "up; check: open the cover and look for a tile stuck at the disc"
+        )
+    else:
+        assert said == (
+            "mjtable dealt: cycle c-000002 was not dealt: the table is stopped (mjtable status "
+            "says more)"
+        )
+
+
+def test_dealt_between_deals_shows_the_last_at_once(server: ApiServer, table: FakeTable) -> None:
+    """Walls built and DEAL not pressed yet: the last dealt table, without waiting."""
+    from tests.support.fake_controller import dealt_state
+
+    table.cycles["c-000001"] = dealt_state("c-000001")
+    table.last = "c-000001"
+    table.state, table.cycle = "ready", "c-000002"
+    done = subprocess.run(
+        [sys.executable, "-m", "cli", "dealt", "--socket", str(server.path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+    )
+    assert done.returncode == 0 and done.stderr == ""
+    assert done.stdout.startswith("wenzhou (profile wenzhou 1), tile set A, cycle c-000001\n")
+
+
+def test_deal_presses_deal_on_the_service_of_a_configuration(
+    server: ApiServer, table: FakeTable, sockdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`mjtable deal --config FILE` presses DEAL on the configuration's service, as shuffle
+    --config does; the computation's own options beside it are refused in one line."""
+    config = sockdir / "config.toml"
+    config.write_text(
+        f'[table]\nnumber = 7\n[rules]\nprofile = "wenzhou"\n[api]\nsocket = "{server.path}"\n'
+    )
+    assert run(["shuffle", "--config", str(config)]) == 0
+    capsys.readouterr()
+    assert run(["deal", "--config", str(config)]) == 0
+    assert capsys.readouterr().out == "deal accepted: deal accepted (state idle, cycle c-000001)\n"
+    assert [a for a, _ in table.requests] == ["shuffle", "deal"]
+    assert run(["deal", "--config", str(config), "--random"]) == 2
+    assert capsys.readouterr().err == (
+        "mjtable deal: --config asks the running service to deal; --random belongs to the "
+        "computation without hardware\n"
+    )
+    with pytest.raises(SystemExit) as refused:
+        run(["deal", "--config", str(config), "--socket", str(server.path)])
+    assert refused.value.code == 2
+    assert "not allowed with argument --config" in capsys.readouterr().err

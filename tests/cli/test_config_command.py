@@ -120,3 +120,17 @@ def test_every_problem_of_a_profile_can_be_seen(
         capsys.readouterr().out
         == "sichuan: valid: profile sichuan 1, rule set sichuan, 108 tiles\n"
     )
+
+
+def test_example_prints_the_example_configuration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`mjtable config example > FILE` gives the installed example, which config check takes."""
+    root = Path(__file__).resolve().parents[2]
+    assert run(["config", "example"]) == 0
+    out = capsys.readouterr().out
+    assert out == (root / "udev" / "config.example.toml").read_text(encoding="utf-8")
+    written = tmp_path / "config.toml"
+    written.write_text(out, encoding="utf-8")
+    assert run(["config", "check", str(written)]) == 0
+    assert capsys.readouterr().out.startswith(f"{written}: valid")

@@ -4,6 +4,7 @@ from the production files and ends promptly on SIGTERM."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import platform
@@ -22,6 +23,7 @@ from controller.api.client import ApiClient
 from controller.service.paths import DEFAULT_SOCKET_PATH
 from firmware.config import Timings
 from protocol.messages import PROTO_MAJOR, PROTO_MINOR
+from rules.words import DEFAULT_RULE_SET
 from tests.support.commands import ROOT, mjtable
 from tests.support.fake_controller import WAIT
 from tests.support.waiting import wait_for
@@ -85,6 +87,28 @@ def test_a_long_variant_is_refused_with_the_names_it_knows() -> None:
     assert "wenzhou, sichuan, wsom, simplified" in line
 
 
+def test_one_default_rule_set_written_in_one_place() -> None:
+    """demo, deal, hand and run --sim play the same rule set when none is named, the one
+    rules/words.py declares; no module of the command line or the controller spells it."""
+    from cli.run import build_config
+
+    parser = build_parser()
+    for words in (["demo"], ["hand", "1m"]):
+        assert parser.parse_args(words).variant == DEFAULT_RULE_SET
+    sim = parser.parse_args(["run", "--sim"])
+    assert build_config(sim).rules.profile == DEFAULT_RULE_SET
+    dealt = mjtable("deal", "--random", "--seed", "1", "--json")
+    assert json.loads(dealt.stdout)["variant"] == DEFAULT_RULE_SET
+    spelled = [
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for folder in ("cli", "controller")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and node.value == DEFAULT_RULE_SET.value
+    ]
+    assert spelled == []
+
+
 @pytest.mark.parametrize(
     "argv",
     [
@@ -132,7 +156,8 @@ def test_run_without_a_configuration_names_it_and_how_to_make_one(tmp_path: Path
     line = one_line(done.stderr)
     assert done.returncode == 2
     assert line.startswith(f"mjtable run: no configuration at {missing}: ")
-    assert "mjtable install --prefix /" in line and "udev/config.example.toml" in line
+    assert "mjtable install --prefix /" in line
+    assert f"`mjtable config example > {missing}` and edit it" in line
 
 
 @pytest.mark.parametrize("what", ["directory", "plain file"])
@@ -316,21 +341,26 @@ def test_diag_with_motors_tests_each_and_reads_an_audit_log(tmp_path: Path) -> N
 
 def test_the_other_commands_find_the_simulated_table_without_socket(sockdir: Path) -> None:
     """`mjtable run --sim` on temporary files leaves its socket's path in a pointer of its
-    user's own (here in TMPDIR/mjtable-UID, mode 0700); `status` and `shuffle` find it without
-    --socket and say so; the pointer goes with the service."""
+    user's own (here in TMPDIR/mjtable-UID, mode 0700); every command that talks to the
+    service finds it without --socket and says so, its own name first; the pointer goes with
+    the service."""
     assert not Path(DEFAULT_SOCKET_PATH).exists(), "a table service runs on this machine"
     tmp_path = sockdir
     (tmp_path / "tmpdir").mkdir()
     env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
     env |= {"TMPDIR": str(tmp_path / "tmpdir"), "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cli", "run", "--sim"],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+
+    def start(*words: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "cli", *words],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    proc = start("run", "--sim")
     pointer = tmp_path / "tmpdir" / f"mjtable-{os.getuid()}" / "mjtable-sim.socket"
     try:
         assert proc.stdout is not None
@@ -340,18 +370,56 @@ def test_the_other_commands_find_the_simulated_table_without_socket(sockdir: Pat
         with ApiClient(socket) as client:
             wait_for(lambda: client.status().link_up, WAIT, "the board's link")
 
-        def command(*words: str) -> subprocess.CompletedProcess[str]:
-            argv = [sys.executable, "-m", "cli", *words]
-            return subprocess.run(
-                argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=WAIT
-            )
+            def command(*words: str) -> subprocess.CompletedProcess[str]:
+                argv = [sys.executable, "-m", "cli", *words]
+                done = subprocess.run(
+                    argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=WAIT
+                )
+                said = (
+                    f"mjtable {words[0]}: no table service at {DEFAULT_SOCKET_PATH}: asking "
+                    f"the simulated table of mjtable run --sim at {socket}\n"
+                )
+                assert done.stderr.startswith(said), (words, done.stderr)
+                return done
 
-        status = command("status")
-        assert status.returncode == 0, status.stderr
-        assert "asking the simulated table of mjtable run --sim at " + socket in status.stderr
-        assert "state      idle" in status.stdout
-        shuffled = command("shuffle")
-        assert shuffled.returncode == 0 and "shuffle accepted" in shuffled.stdout
+            status = command("status")
+            assert status.returncode == 0 and "state      idle" in status.stdout
+            shuffled = command("shuffle")
+            assert shuffled.returncode == 0 and "shuffle accepted" in shuffled.stdout
+            wait_for(lambda: client.status().state == "ready", WAIT, "the walls")
+            dealing = command("deal", "--socket")
+            assert dealing.returncode == 0 and "deal accepted" in dealing.stdout
+            dealt = command("dealt")
+            assert dealt.returncode == 0, dealt.stderr
+            last = client.last_dealt()
+            assert last is not None and f"cycle {last.cycle_id}\n" in dealt.stdout
+            thrown = command("throw", "3+4")
+            assert thrown.returncode == 1 and "throw refused" in thrown.stdout
+            diag = command("diag")
+            assert diag.returncode == 0 and "  fault        none\n" in diag.stdout
+            # the table's own verdicts at rest, from the simulated table
+            stopped = command("stop")
+            assert stopped.returncode == 1 and "stop refused" in stopped.stdout
+            cleared = command("clear-fault")
+            assert cleared.returncode == 1 and "clear_fault refused" in cleared.stdout
+            floor = tmp_path / "floor.jsonl"
+            floor.touch()
+            for words, first in (
+                (("watch",), f"watching {Path(socket).with_name('status.sock')}: table 1"),
+                (
+                    ("game", "follow", "--dir", str(tmp_path / "game"), "--events", str(floor)),
+                    f"following {socket} and ",
+                ),
+            ):
+                follower = start(*words)
+                assert follower.stdout is not None and follower.stderr is not None
+                assert follower.stdout.readline().startswith(first)
+                follower.send_signal(signal.SIGINT)
+                follower.wait(timeout=WAIT)
+                name = "mjtable " + " ".join(words[:2]) if words[0] == "game" else "mjtable watch"
+                assert follower.stderr.read().startswith(f"{name}: no table service at ")
+                follower.stdout.close()
+                follower.stderr.close()
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
     finally:

@@ -33,7 +33,7 @@ def test_sichuan_self_drawn_win_with_payment(capsys: pytest.CaptureFixture[str])
     )
     assert status == 0
     assert "verdict: win (sets and a pair)" in out
-    assert "Tout Chow: 1" in out
+    assert "all chows: 1" in out
     assert "points: 2 per payer" in out
     assert "everyone still in the hand pays 2 = 1.00 EUR each" in out
 
@@ -132,8 +132,8 @@ def test_melds_syntax(capsys: pytest.CaptureFixture[str]) -> None:
         "wall",
     )
     assert status == 0
-    assert "Kong exposé: +2" in out
-    assert "Kong caché: +3" in out
+    assert "exposed kongs: +2" in out
+    assert "concealed kongs: +3" in out
 
 
 @pytest.mark.parametrize(
@@ -186,7 +186,7 @@ def test_heavenly_without_win_scores_like_the_hand_record(
             capsys, "--variant", "sichuan", "333m 444m 777p 222s 66s", "--heavenly", *extra
         )
         assert status == 0
-        assert "Mah-Jong tiré du mur: +1" in out and "Dieu gagne: x6" in out
+        assert "Mah-Jong from the wall: +1" in out and "heavenly hand: x6" in out
         assert "points: 18 per payer" in out
         assert "payment: self-drawn: everyone still in the hand pays 18" in out
 
@@ -221,8 +221,8 @@ def test_second_heaven_gives_nothing_after_a_kong(
     assert "Dieu gagne en second" not in [ln["name"] for ln in data["lines"]]
     assert data["points"] == points
     assert data["notes"] == [
-        "Dieu gagne en second gives nothing: a kong was made before (annex II: « si un Kong a "
-        "été effectué avant, il ne donne lieu à aucune attribution »)"
+        "won on the leader's first discard gives nothing: a kong was made before (annex II: « si "
+        "un Kong a été effectué avant, il ne donne lieu à aucune attribution »)"
     ]
     status, out, _ = run(
         capsys, "--variant", "sichuan", "333m 444m 222s 66s 777p", "--win", "6s",
@@ -237,7 +237,7 @@ def test_kong_glory_with_a_kong(capsys: pytest.CaptureFixture[str]) -> None:
         "--from", "kong",
     )  # fmt: skip
     assert status == 0
-    assert "Gloire du Kong: x2" in out and "points: 8 per payer" in out
+    assert "won on a kong's replacement: x2" in out and "points: 8 per payer" in out
 
 
 @pytest.mark.parametrize(
@@ -294,7 +294,7 @@ def test_une_tuile_follows_the_builtin_profile(capsys: pytest.CaptureFixture[str
     _, out, _ = run(capsys, *two_faces, "--not-announced")
     assert "score: 105" in out
     _, out, _ = run(capsys, *one_face, "--not-announced")
-    assert "une Tuile non annoncée" in out and "score: 0" in out
+    assert "waiting on one tile, not announced" in out and "score: 0" in out
     _, out, _ = run(capsys, *one_face)
     assert "score: 105" in out
 
@@ -315,3 +315,50 @@ def test_point_without_a_win_is_refused_not_ignored(capsys: pytest.CaptureFixtur
     )
     won = run(capsys, "123m 456m 789p 111s 99s EE", "--joker", "F", "--win", "E", "--point", "0.5")
     assert won[0] == 0 and "= 1.0 EUR each" in won[1]
+
+
+#: Lines the seeds name in English already (Sichuan's annex II writes these so).
+ENGLISH_NAMES = {"2, 5, 8 Only", "Tail 1-9", "Full flush", "Mah-Jong"}
+
+
+def test_scoring_lines_are_said_in_english(capsys: pytest.CaptureFixture[str]) -> None:
+    """`mjtable hand` words every scoring line in English (the seeds' French names stay the
+    lines' codes, in the JSON's ``name``); every line the French-named scorers write has its
+    English words, and docs/rules.md lists them."""
+    import ast
+
+    from rules.scoring.common import LINE_WORDS
+
+    root = Path(__file__).resolve().parents[2]
+    written = {
+        node.args[0].value
+        for scorer in ("sichuan", "simplified")
+        for node in ast.walk(ast.parse((root / "rules/scoring" / f"{scorer}.py").read_text()))
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", None) == "Line"
+        and isinstance(node.args[0], ast.Constant)
+    }
+    assert written - ENGLISH_NAMES == set(LINE_WORDS)
+    hands = [
+        ("--variant", "sichuan", "55s", "--melds", "123m, 4444m", "--melds", "777p, 222s",
+         "--win", "5s", "--from", "wall"),
+        ("--variant", "sichuan", "333m 444m 777p 222s 66s", "--heavenly"),
+        ("--variant", "sichuan", "11223355667799s", "--win", "9s"),
+        ("--variant", "simplified", "1m2m3m 4m5m6m 7m8m9m 1p1p1p E", "--win", "E", "--from",
+         "wall"),
+        ("--variant", "simplified", "EEE SSS WWW C", "--melds", "FFFF", "--win", "C"),
+    ]  # fmt: skip
+    shown = []
+    for hand in hands:
+        status, out, err = run(capsys, *hand)
+        assert status == 0, err
+        lines = [line.strip() for line in out.splitlines() if line.startswith("  ")]
+        lines = [line for line in lines if not line.startswith("(best of")]
+        shown += [line.split(":")[0] for line in lines]
+        data = json.loads(run(capsys, *hand, "--json")[1])
+        assert [ln["words"] for ln in data["lines"]] == [line.split(":")[0] for line in lines]
+    french = [name for name in shown if name in LINE_WORDS]
+    assert shown and french == []
+    rules = (root / "docs" / "rules.md").read_text(encoding="utf-8")
+    for name, words in LINE_WORDS.items():
+        assert f"| {name} | {words} |" in rules, name

@@ -155,6 +155,23 @@ def test_config_check_of_the_shipped_example(installed: Installed) -> None:
     assert done.stdout.startswith(f"{example}: valid")
 
 
+def test_a_missing_configuration_gets_advice_that_works_from_the_wheel(
+    installed: Installed,
+) -> None:
+    """The advice of `mjtable run` without a configuration, followed from the wheel (no
+    checkout's udev/ to copy from), gives a configuration `mjtable config check` takes."""
+    missing = installed.work / "config.toml"
+    refused = installed.mjtable("run", "--config", missing)
+    assert refused.returncode == 2
+    assert f"`mjtable config example > {missing}`" in refused.stderr
+    example = installed.mjtable("config", "example")
+    assert example.returncode == 0, example.stderr
+    assert example.stdout == (ROOT / "udev" / "config.example.toml").read_text(encoding="utf-8")
+    missing.write_text(example.stdout, encoding="utf-8")
+    done = installed.mjtable("config", "check", missing)
+    assert done.returncode == 0 and done.stdout.startswith(f"{missing}: valid"), done.stderr
+
+
 def test_audit_verify_of_a_log_it_wrote(installed: Installed) -> None:
     log = installed.work / "audit" / "audit.jsonl"
     log.parent.mkdir()

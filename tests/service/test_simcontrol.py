@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
-from controller.service.simcontrol import SimControlServer
+from controller.service.simcontrol import BOARD_VERBS, REQUESTS, VERB_WITHOUT_OP, SimControlServer
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class Recorder:
@@ -18,7 +20,7 @@ class Recorder:
 
     def __init__(self, calls: list[tuple[str, tuple[Any, ...]]]) -> None:
         self._calls = calls
-        self.leds = {"ready": True, "busy": False, "fault": False}
+        self.leds = {"ready": True, "busy": False, "fault": False, "blink_fault": False}
 
     def __getattr__(self, name: str) -> Any:
         return lambda *args: self._calls.append((name, args))
@@ -88,3 +90,49 @@ def test_right_numbers_go_through(control: SimControlServer) -> None:
         "set_noise",
         "press_button",
     ]
+
+
+def test_the_board_takes_every_verb_of_the_simulators_control() -> None:
+    """`mjtable run --sim`'s socket reaches every board verb `mjtable sim --control` serves
+    (repair, status and manifest were refused)."""
+    from simulator.control import VERBS
+
+    assert set(VERBS) == BOARD_VERBS
+
+
+def _documented() -> tuple[list[tuple[str, str]], str]:
+    """docs/simulator.md's section on this socket: its request and answer lines, and its text."""
+    doc = (ROOT / "docs" / "simulator.md").read_text(encoding="utf-8")
+    section = doc.split("### The simulated table's control socket", 1)[1].split("\n## ", 1)[0]
+    lines = [line for line in section.splitlines() if line.startswith(("-> ", "<- "))]
+    pairs = [(ask[3:], answer[3:]) for ask, answer in zip(lines[::2], lines[1::2], strict=True)]
+    return pairs, section
+
+
+def test_the_documented_requests_are_the_ones_it_takes(control: SimControlServer) -> None:
+    """Every request docs/simulator.md shows for this socket is answered as shown (an answer
+    shown with `...` in part, ok or not as shown); every op and board verb is in its table."""
+    pairs, section = _documented()
+    assert pairs
+    for request, shown in pairs:
+        answer = ask(control, json.loads(request))
+        if "..." in shown:
+            assert answer["ok"] is (shown.startswith('{"ok": true')), (request, answer)
+            if not answer["ok"]:
+                start = json.loads(shown.split("(...)")[0] + '"}')["error"]
+                assert answer["error"].startswith(start), (request, answer)
+        else:
+            assert answer == json.loads(shown), request
+    table = section.split("| op |", 1)[1]
+    for op in REQUESTS:
+        assert f"`{op}`" in table, op
+    for verb in BOARD_VERBS:
+        assert f"`{verb}`" in table, verb
+
+
+def test_a_request_written_for_the_simulators_own_socket_says_where_it_goes(
+    control: SimControlServer,
+) -> None:
+    answer = ask(control, {"verb": "repair"})
+    assert answer == {"ok": False, "error": f"ValueError: {VERB_WITHOUT_OP}"}
+    assert control.calls == []  # type: ignore[attr-defined]
