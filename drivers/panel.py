@@ -235,6 +235,12 @@ class Panel:
         self._thread = threading.Thread(target=self._run, name="mjtable-panel", daemon=True)
         self._thread.start()
 
+    @property
+    def alive(self) -> bool:
+        """Whether the panel's reader thread runs (after open(), until close())."""
+        thread = self._thread
+        return thread is not None and thread.is_alive()
+
     def close(self) -> None:
         """Stop reading and release the device (waits at most about one read timeout).
 

@@ -73,6 +73,7 @@ from controller.cycle.states import DICE
 from controller.cycle.steps import Steps
 from controller.cycle.testing import BoardTests
 from drivers.board import BoardEvent, PortDown, PortUp
+from drivers.ioloop import IoLoop
 from protocol.events import LinkDown, LinkUp, PeerRebooted, ProtocolMismatch
 from rules.dealt import DealtState
 from rules.profiles import Profile
@@ -114,7 +115,10 @@ class CycleController:
         first_leader: Seat = "E",
         rotate_leader: bool = True,
         cycle_prefix: str | None = None,
+        loop: IoLoop | None = None,
     ) -> None:
+        """``loop``: the service's I/O loop, which runs the deadlines (without one, a loop of
+        the controller's own does)."""
         self._lock = threading.RLock()
         self._audit_head = audit_head
         #: the system clock's watch (the service's), for the status's ``clock_synced``
@@ -127,7 +131,7 @@ class CycleController:
         )
         outbox, audit, board = Outbox(self._lock), AuditTrail(recorder), BoardSide()
         presses = Presses(state, audit, outbox)
-        phases = Phases(state, board, outbox, self._deadline_passed)
+        phases = Phases(state, board, outbox, self._deadline_passed, loop)
         guards = Guards(state, board, audit, outbox, presses, phases)
         reconcile = Reconciler(state, board, audit, outbox, presses, phases, guards)
         deals = Deals(history, first_leader, rotate_leader)
@@ -225,11 +229,6 @@ class CycleController:
     def publish_latencies_ns(self) -> deque[int]:
         """Last die -> dealt state published, for the benchmark (the latest 10000)."""
         return self._steps.publish_latencies_ns
-
-    @property
-    def deadline_alive(self) -> bool:
-        """Whether the deadline timer's thread runs (the service's watchdog asks)."""
-        return self._phases.alive
 
     def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
         return self._outbox.subscribe(callback)

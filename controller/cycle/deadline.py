@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+from drivers.ioloop import IoLoop, Timer
 from protocol.arq import LINK_TIMEOUT_MS
 
 log = logging.getLogger("mjtable.controller")
@@ -108,57 +108,38 @@ DEFAULT_DEADLINES = Deadlines()
 
 
 class DeadlineTimer:
-    """At most one armed deadline; ``arm`` replaces it, ``cancel`` drops it."""
+    """At most one armed deadline; ``arm`` replaces it, ``cancel`` drops it. A timer of
+    ``loop``'s (the service's I/O loop, drivers/ioloop.py); without one, of a loop of its own,
+    one thread named ``name``. A callback runs in the loop's thread; one that raises is logged
+    and the loop goes on."""
 
-    def __init__(self, name: str = "deadline") -> None:
-        self._cond = threading.Condition()
-        self._due: float | None = None
-        self._callback: Callable[[], None] | None = None
+    def __init__(self, name: str = "deadline", loop: IoLoop | None = None) -> None:
+        self._own = loop is None
+        self._loop = loop if loop is not None else IoLoop(name, logger=log)
+        if self._own:
+            self._loop.start()
+        self._lock = threading.Lock()
+        self._timer: Timer | None = None
         self._closed = False
-        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self._thread.start()
-
-    @property
-    def alive(self) -> bool:
-        """Whether the timer's thread runs (the service's watchdog asks)."""
-        return self._thread.is_alive()
 
     def arm(self, seconds: float, callback: Callable[[], None]) -> None:
-        with self._cond:
-            self._due = time.monotonic() + seconds
-            self._callback = callback
-            self._cond.notify()
+        with self._lock:
+            if self._closed:
+                return
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = self._loop.call_later(seconds, callback)
 
     def cancel(self) -> None:
-        with self._cond:
-            self._due = None
-            self._callback = None
+        with self._lock:
+            timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
 
     def close(self) -> None:
-        with self._cond:
+        """No deadline fires after this (a loop of its own stops)."""
+        with self._lock:
             self._closed = True
-            self._due = None
-            self._callback = None
-            self._cond.notify()
-        if threading.current_thread() is not self._thread:
-            self._thread.join(5)
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                while not self._closed:
-                    if self._due is None:
-                        self._cond.wait()
-                        continue
-                    remaining = self._due - time.monotonic()
-                    if remaining <= 0:
-                        break
-                    self._cond.wait(remaining)
-                if self._closed:
-                    return
-                callback, self._callback, self._due = self._callback, None, None
-            if callback is not None:
-                try:
-                    callback()
-                except Exception:  # the thread must outlive a failing callback
-                    log.exception("a deadline callback failed")
+        self.cancel()
+        if self._own:
+            self._loop.stop()

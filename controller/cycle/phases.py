@@ -3,8 +3,9 @@
 ``Phases.fire`` moves the machine (states.py), arms the new state's deadline (its row names
 it), announces the move (``PhaseEvent``) and tells the parts that watch the machine (the
 CLEAR FAULT press cut short, the diagnosis's motor tests ended). One deadline is armed at a
-time, on the one timer thread (deadline.py); a step of a state may arm another (a roll of the
-board's dice, a step of the recovery procedure, a motor test). When it passes, ``overdue``
+time, as a timer of the service's loop (deadline.py; a loop of its own without one); a step
+of a state may arm another (a roll of the board's dice, a step of the recovery procedure, a
+motor test). When it passes, ``overdue``
 (the controller's, which takes the lock) is called with the deadline's generation: a deadline
 replaced or cancelled since is recognised by ``due`` and ignored.
 """
@@ -19,6 +20,7 @@ from controller.cycle.core import CycleState, Outbox
 from controller.cycle.deadline import BOARD_DEADLINES, DeadlineName, DeadlineTimer, OwnDeadline
 from controller.cycle.reports import PhaseEvent, utc_now
 from controller.cycle.states import ROWS
+from drivers.ioloop import IoLoop
 
 #: a deadline passed: (its generation, the state it was armed in, its seconds)
 Overdue = Callable[[int, str, float], None]
@@ -30,13 +32,18 @@ class Phases:
     """The machine's moves and the state's deadline."""
 
     def __init__(
-        self, state: CycleState, board: BoardSide, outbox: Outbox, overdue: Overdue
+        self,
+        state: CycleState,
+        board: BoardSide,
+        outbox: Outbox,
+        overdue: Overdue,
+        loop: IoLoop | None = None,
     ) -> None:
         self._state = state
         self._board = board
         self._outbox = outbox
         self._overdue = overdue
-        self._timer = DeadlineTimer("controller-deadline")
+        self._timer = DeadlineTimer("controller-deadline", loop)
         self._gen = 0
         self._watchers: list[Watcher] = []
 
@@ -96,12 +103,7 @@ class Phases:
         """Whether the deadline armed as ``gen`` in ``state`` still stands."""
         return gen == self._gen and state == self._state.state
 
-    @property
-    def alive(self) -> bool:
-        """Whether the timer's thread runs (the service's watchdog asks)."""
-        return self._timer.alive
-
     def close(self) -> None:
-        """The timer's thread ends (``cancel`` first, under the controller's lock: a deadline
-        passing meanwhile waits for that lock)."""
+        """No deadline fires any more (``cancel`` first, under the controller's lock: a
+        deadline passing meanwhile waits for that lock)."""
         self._timer.close()

@@ -166,6 +166,11 @@ class ClockWatch:
         state = self.state
         return None if state is None else state.synced
 
+    @property
+    def alive(self) -> bool:
+        """Whether the watch's thread runs (the service's watchdog asks)."""
+        return self._thread is not None and self._thread.is_alive()
+
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="clock-watch", daemon=True)
         self._thread.start()

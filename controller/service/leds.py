@@ -56,6 +56,11 @@ class LedWorker:
         """The state the LEDs show: a table whose board is not connected is not ready."""
         return self._table if self._link_up else "offline"
 
+    @property
+    def alive(self) -> bool:
+        """Whether the worker's thread runs (the service's watchdog asks)."""
+        return self._thread.is_alive()
+
     def start_from(self, state: str, *, link_up: bool) -> None:
         """The table as it stands once the worker follows its events: shown at once."""
         self._table = state

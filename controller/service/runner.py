@@ -5,8 +5,10 @@ recovery of a cycle cut short by a crash), the rule-set profile, the table
 controller, the board link (the configured serial port, or the embedded
 simulator on a pty with ``--sim``), the dealer's button panel, and the local
 API socket; then it tells systemd it is ready. Everything after that is driven
-by events: board frames, panel presses, API requests, deadline timers. The main
-thread sleeps on a signal; the service uses no CPU while the table is idle.
+by events on the service's one I/O loop (board frames, API requests, deadlines,
+the watchdog's pings) and by panel presses; the threads beside the loop are in
+docs/controller.md. The main thread sleeps on a signal; the service uses no CPU
+while the table is idle.
 
 A restart (after a crash, SIGKILL or a power cut) never re-publishes or invents
 a deal: a cycle whose records stop before its ``dealt`` record is closed with a
@@ -153,6 +155,7 @@ class Service:
             deadlines=config.deadlines.cycle().scaled(self._wait_factor),
             recorder=self._record,
             audit_head=self._audit_head,
+            loop=self.loop,
         )
         self._recover()
         self.controller.clock = self.clock
@@ -209,21 +212,22 @@ class Service:
 
     def _start_watchdog(self) -> None:
         """Under a unit with WatchdogSec=: WATCHDOG=1 from the service's loop while the
-        deadline timer's thread lives (controller/service/watchdog.py)."""
+        threads beside it live (controller/service/watchdog.py, docs/controller.md)."""
         interval = watchdog_interval()
-        if interval is None or self.controller is None:
+        if interval is None:
             return
-        controller = self.controller
-        self.watchdog = Watchdog(
-            interval,
-            [thread_probe("the deadline timer", lambda: controller.deadline_alive)],
-            self.loop,
-        )
+        clock, panel, leds = self.clock, self.panel, self.leds
+        probes = [thread_probe("the clock watch", lambda: clock.alive)]
+        if panel is not None and leds is not None:
+            probes.append(thread_probe("the button panel's reader", lambda: panel.alive))
+            probes.append(thread_probe("the panel LEDs' writer", lambda: leds.alive))
+        self.watchdog = Watchdog(interval, probes, self.loop)
         self.watchdog.start()
         log.info(
-            "watchdog: WATCHDOG=1 every %g s while the service's loop turns and the deadline "
-            "timer lives",
+            "watchdog: WATCHDOG=1 every %g s while the service's loop turns and its %d other "
+            "threads live",
             self.watchdog.period,
+            len(probes),
         )
 
     def _check_hello(self, url: str) -> None:

@@ -4,8 +4,8 @@ The unit sets ``WatchdogSec=``; systemd then expects ``WATCHDOG=1`` at least tha
 and kills and restarts a service that falls silent. :class:`Watchdog` pings from a timer on
 the service's own I/O loop (drivers/ioloop.py), every third of the interval, so a ping proves
 that the loop (the board link, the API, the timers) still turns; before each ping it asks its
-probes, the threads the service keeps beside the loop (:func:`thread_probe`: the cycle's
-deadline timer), and pings only when every one is alive.
+probes, the threads the service keeps beside the loop (:func:`thread_probe`: the clock
+watch, the panel's reader and its LEDs' writer), and pings only when every one is alive.
 
 A loop blocked (a callback that never returns) sends no more pings: systemd restarts the
 service after ``WatchdogSec=``, and just before, when no ping has gone for the whole interval,
