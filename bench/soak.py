@@ -16,6 +16,10 @@ verifies with the key every K disruptions and at the end, and the service's memo
 flat. Exit status 0 when all hold, 1 when one does not (each failure names its disruption
 and the command that runs it alone), 2 for bad options or a missing mosquitto, 3 when
 --timeout stopped the run first.
+
+Here are the command and the driver: each disruption struck and the table brought to deal
+again. The driver holds its world (bench/soak_world.py) and what it finds, with the figures
+(bench/soak_figures.py); the plan and the watchers are bench/soak_parts.py.
 """
 
 from __future__ import annotations
@@ -29,31 +33,18 @@ import sys
 import tempfile
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
-from bench.procstat import process_pss_kib, process_rss_kib
-from bench.soak_parts import (
-    KIND_WORDS,
-    KINDS,
-    NOMINAL_S,
-    ApiWatch,
-    AuditDealt,
-    Disruption,
-    FloorWatch,
-    Memory,
-    Outcome,
-    by_kind,
-    plan,
-    report_text,
-)
-from bench.table import ROOT, SPEED, Dealer, Table, TableError, deal_again, drive_to
+from bench.procstat import process_rss_kib
+from bench.soak_figures import Findings, Outcome, report_text
+from bench.soak_parts import KIND_WORDS, KINDS, NOMINAL_S, Disruption, plan
+from bench.soak_world import World
+from bench.table import SPEED, Dealer, Table, TableError, deal_again, drive_to
 from controller.api.client import ClientError
-from controller.audit.sealing import format_key, generate
 from controller.cycle.reports import Status
-from gateway.mosquitto import INSTALL_HINT, Mosquitto, mosquitto_path, passwd_path
+from gateway.mosquitto import INSTALL_HINT, mosquitto_path, passwd_path
 
 #: How long the table has to deal again after a disruption, beyond the disruption's own
 #: seconds (a cut, an E-stop held, the broker away): a cycle takes about a second at the
@@ -61,9 +52,6 @@ from gateway.mosquitto import INSTALL_HINT, Mosquitto, mosquitto_path, passwd_pa
 RECOVERY_S = 90.0
 #: How long the rules layer's subscriber has to receive a dealt state after the broker is back.
 FLOOR_S = 60.0
-RULES_TOPIC = "mjtable-rules/5/dealt"
-#: How long the gateway has to come online at the start.
-START_S = 60.0
 EXIT_FAILED, EXIT_USAGE, EXIT_TIMEOUT = 1, 2, 3
 #: What a disruption may leave behind that fails it (and not the soak).
 TROUBLE = (TableError, ClientError, OSError, subprocess.SubprocessError)
@@ -80,112 +68,19 @@ class Strike:
             self.at = time.monotonic()
 
 
-class World:
-    """The broker, the table (board and service) and the gateway, in a temporary directory,
-    with the watchers of what they publish."""
-
-    def __init__(self, root: Path, seed: int, speed: float) -> None:
-        self.root = root
-        self.seed = seed
-        self.speed = speed
-        self.broker = Mosquitto(root / "mosquitto", persistent=True)
-        self.key = root / "audit.key"
-        self.vault = root / "verification.key"  # the floor's copy, kept off the table
-        self._table: Table | None = None
-        self.gateway: subprocess.Popen[bytes] | None = None
-        self.lives = 0
-        self.api: ApiWatch | None = None
-        self.floor: FloorWatch | None = None
-        self.audit = AuditDealt(root / "audit.jsonl")
-
-    @property
-    def table(self) -> Table:
-        if self._table is None:
-            raise TableError("the table is not started")
-        return self._table
-
-    def start(self) -> None:
-        self.vault.write_text(format_key(generate(self.key)) + "\n")
-        self.broker.start()
-        gateway = (
-            f'[gateway]\nhost = "127.0.0.1"\nport = {self.broker.port}\n'
-            f'outbox_path = "{self.root / "outbox.jsonl"}"\nmetrics_port = 0\n'
-            f'[gateway.rules_layer]\ntopic = "{RULES_TOPIC}"\nusername = "rules"\n'
-        )
-        self._table = Table(
-            self.root,
-            speed=self.speed,
-            seed=self.seed,
-            deadlines={},  # the service's own
-            audit_key=self.key,
-            rotate_bytes=1 << 20,  # the soak crosses rotations too
-            extra=gateway,
-        )
-        self.start_service()
-        with (self.root / "gateway.log").open("ab") as log:
-            self.gateway = subprocess.Popen(
-                [sys.executable, "-m", "cli", "gateway", "--config", str(self.table.config)],
-                cwd=ROOT,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=log,
-            )
-        self.api = ApiWatch(self.table.sock)
-        self.floor = FloorWatch(self.broker.port, RULES_TOPIC, "mjtable/5/availability")
-        if not self.floor.wait_online(START_S):
-            raise TableError(f"the gateway never said the table is online: {self.gateway_log()}")
-
-    def gateway_log(self) -> str:
-        try:
-            return " | ".join((self.root / "gateway.log").read_text().splitlines()[-5:])
-        except OSError:
-            return "(no log)"
-
-    def start_service(self) -> None:
-        self.table.start_service()
-        self.lives += 1
-
-    def service_pid(self) -> int:
-        if self.table.service is None:
-            raise TableError("the service is not running")
-        return self.table.service.pid
-
-    def stop(self) -> None:
-        for watch in (self.api, self.floor):
-            if watch is not None:
-                watch.stop()
-        if self.gateway is not None and self.gateway.poll() is None:
-            self.gateway.terminate()
-            try:
-                self.gateway.wait(15)
-            except subprocess.TimeoutExpired:
-                self.gateway.kill()
-                self.gateway.wait(15)
-        try:
-            if self._table is not None:
-                self._table.close()
-        finally:
-            self.broker.stop()
-
-
 class Soak:
-    @property
-    def table(self) -> Table:
-        return self.world.table
+    """The run of ``args`` over ``kinds`` in ``world``: each disruption struck and the table
+    brought to deal again; what it finds is kept by :attr:`findings`."""
 
     def __init__(self, world: World, args: argparse.Namespace, kinds: list[str]) -> None:
         self.world = world
         self.args = args
         self.kinds = kinds
-        self.outcomes: list[Outcome] = []
-        self.failures: list[str] = []
-        self.memory = Memory()
-        self.verified = 0
-        self.verify_result = "not run"
-        self.verify_warnings = 0
-        self.stopped_by_timeout = False
-        self.gateway_rss = (0, 0)
-        self.wrong_said: str | None = None
+        self.findings = Findings(world, args, kinds)
+
+    @property
+    def table(self) -> Table:
+        return self.world.table
 
     # ------------------------------------------------------------ one disruption
 
@@ -316,116 +211,43 @@ class Soak:
 
         return {"jam": free_the_jam, "estop": release}.get(d.kind)
 
-    # ------------------------------------------------------------ checks
-
-    def published_wrong(self) -> str | None:
-        """A cycle published twice (on the API, in the audit log, on the rules layer's
-        topic), or announced without its audit record (a deal is announced only once it is
-        durable); None when neither."""
-        audit = self.world.audit
-        audit.read()
-        api, floor = self.world.api, self.world.floor
-        announced = {*(api.dealt if api else ()), *(floor.dealt if floor else ())}
-        found = {
-            "published twice on the API": api.twice() if api else [],
-            "published twice in the audit log": audit.twice(),
-            "published twice on the rules layer's topic": floor.twice() if floor else [],
-            "announced without a dealt record in the audit log": sorted(
-                announced - set(audit.dealt.values())
-            ),
-        }
-        said = [f"{what}: {', '.join(cycles)}" for what, cycles in found.items() if cycles]
-        return "cycles " + "; ".join(said) if said else None
-
-    def verify(self) -> str | None:
-        """`mjtable audit verify` with the key; None when the log verifies."""
-        try:
-            done = subprocess.run(
-                [
-                    *(sys.executable, "-m", "cli", "audit", "verify"),
-                    *(str(self.table.audit), "--key", str(self.world.vault)),
-                ],
-                cwd=ROOT,
-                capture_output=True,
-                text=True,
-                timeout=600,
-            )
-        except subprocess.TimeoutExpired:
-            return "mjtable audit verify did not finish within 600 s"
-        self.verified += 1
-        lines = (done.stdout + done.stderr).strip().splitlines()
-        # exit 0: the log holds; warnings may come first (an unclean end after each SIGKILL or
-        # power cut: docs/audit.md), and the verdict is the OK line
-        ok = [line for line in lines if line.startswith("OK:")]
-        self.verify_result = (ok or lines or [f"exit status {done.returncode}"])[0]
-        self.verify_warnings = sum(line.startswith("warning:") for line in lines)
-        if done.returncode != 0:
-            return "the audit log does not verify with the key: " + " | ".join(lines[:4])
-        return None
-
-    def sample_memory(self, index: int) -> None:
-        pid = self.world.service_pid()
-        self.memory.add(index, self.world.lives, process_pss_kib(pid), process_rss_kib(pid))
-
     # ------------------------------------------------------------ the run
-
-    def replay(self, index: int) -> str:
-        words = f"python -m bench.soak --seed {self.args.seed} --start {index} --disruptions 1"
-        if self.kinds != list(KINDS):
-            words += f" --kinds {','.join(self.kinds)}"
-        if self.args.speed != SPEED:
-            words += f" --speed {self.args.speed:g}"
-        return words
-
-    def fail(self, d: Disruption, what: str) -> None:
-        self.failures.append(
-            f"disruption #{d.index} (seed {self.args.seed}): {d.describe()}: {what}; "
-            f"alone: {self.replay(d.index)}"
-        )
 
     def run(self, started: float) -> None:
         args = self.args
         deadline = started + args.timeout
         deal_again(self.table, RECOVERY_S)  # the first deal: a set up on the table
-        self.sample_memory(args.start - 1)
+        findings = self.findings
+        findings.sample_memory(args.start - 1)
         gateway = self.world.gateway
         first_gateway = process_rss_kib(gateway.pid) if gateway is not None else 0
         for index in range(args.start, args.start + args.disruptions):
             if time.monotonic() > deadline:
-                self.stopped_by_timeout = True
+                findings.stopped_by_timeout = True
                 break
             d = plan(args.seed, index, self.kinds)
             try:
                 outcome = self.one(d, deadline)
             except TROUBLE as exc:
                 if time.monotonic() > deadline:
-                    self.stopped_by_timeout = True
+                    findings.stopped_by_timeout = True
                     break
                 outcome = Outcome(d, False, 0, None, failure=str(exc))
-            self.outcomes.append(outcome)
-            problems = [outcome.failure] if outcome.failure else []
-            wrong = self.published_wrong()
-            if wrong and wrong != self.wrong_said:  # each finding once
-                problems.append(wrong)
-                self.wrong_said = wrong
             done = index - args.start + 1
-            if args.verify_every and done % args.verify_every == 0:
-                problems += [p for p in [self.verify()] if p]
-            for problem in problems:
-                self.fail(d, problem)
+            problems = findings.check(outcome, done)
             if problems and not args.keep_going:
-                self.progress(done, outcome, started)
+                findings.progress(done, outcome, started)
                 break
             if problems:
                 self.restore()
-            self.sample_memory(index)
-            self.progress(done, outcome, started)
-        last = self.verify()  # at the end, whatever came before
+            findings.sample_memory(index)
+            findings.progress(done, outcome, started)
+        last = findings.verify()  # at the end, whatever came before
         if last:
-            self.failures.append(last)
+            findings.failures.append(last)
         gateway = self.world.gateway
         last_gateway = process_rss_kib(gateway.pid) if gateway and gateway.poll() is None else 0
-        self.gateway_rss = (first_gateway, last_gateway)
+        findings.gateway_rss = (first_gateway, last_gateway)
 
     def restore(self) -> None:
         """After a failed recovery (--keep-going): the technician puts the table right
@@ -439,80 +261,6 @@ class Soak:
             self.table.service = None
             self.world.start_service()
         deal_again(self.table, RECOVERY_S)
-
-    def progress(self, done: int, outcome: Outcome, started: float) -> None:
-        d = outcome.disruption
-        elapsed = time.monotonic() - started
-        left = elapsed / done * (self.args.disruptions - done)
-        pss = self.memory.samples[-1][2] / 1024 if self.memory.samples else 0.0
-        verdict = "missed" if outcome.missed else "ok" if outcome.recovered else "FAILED"
-        line = (
-            f"soak {done}/{self.args.disruptions} #{d.index} {d.kind}@{d.phase} {verdict}"
-            f" {outcome.seconds or 0:.1f} s CLEAR FAULT x{outcome.clears} | failed "
-            f"{len(self.failures)} | service PSS {pss:.1f} MiB | {elapsed / 60:.1f} min, "
-            f"about {left / 60:.0f} min left"
-        )
-        if sys.stderr.isatty():
-            sys.stderr.write(f"\r\x1b[K{line}")
-        else:
-            sys.stderr.write(line + "\n")
-        sys.stderr.flush()
-
-    def figures(self, run_time: float) -> dict[str, Any]:
-        outcomes = self.outcomes
-        samples = self.memory.samples
-        slope = self.memory.slope() * 100
-        highest = self.memory.highest()
-        grew = highest[2] - samples[0][2] if samples else 0
-        verdict = "flat" if grew <= self.args.max_growth * 1024 else "GROWS"
-        growth, lived = self.memory.longest_life()
-        api, floor = self.world.api, self.world.floor
-        return {
-            "seed": self.args.seed,
-            "first": self.args.start,
-            "asked": self.args.disruptions,
-            "run": len(outcomes),
-            "speed": self.args.speed,
-            "run_time_s": round(run_time, 1),
-            "kinds": by_kind(outcomes, self.kinds),
-            "total": {
-                "disruptions": len(outcomes),
-                "recovered": sum(o.recovered for o in outcomes),
-                "missed": sum(o.missed for o in outcomes),
-                "clears": dict(sorted(Counter(o.clears for o in outcomes).items())),
-            },
-            "dealt": {
-                "api": sum(api.dealt.values()) if api else 0,
-                "audit": len(self.world.audit.dealt),
-                "floor": sum(floor.dealt.values()) if floor else 0,
-                "wrong": self.published_wrong(),
-            },
-            "audit": {
-                "verified": self.verified,
-                "result": self.verify_result,
-                "warnings": self.verify_warnings,
-            },
-            "memory": {
-                "start_pss_kib": samples[0][2] if samples else None,
-                "start_rss_kib": samples[0][3] if samples else None,
-                "end_pss_kib": samples[-1][2] if samples else None,
-                "end_rss_kib": samples[-1][3] if samples else None,
-                "slope_pss_kib_per_100": round(slope, 1),
-                "slope_rss_kib_per_100": round(self.memory.slope(3) * 100, 1),
-                "lives": self.world.lives,
-                "longest_life_growth_kib": growth,
-                "longest_life_disruptions": lived,
-                "highest_pss_kib": highest[2],
-                "highest_at": highest[0],
-                "bound_mib": self.args.max_growth,
-                "verdict": verdict,
-                "gateway_start_rss_kib": self.gateway_rss[0],
-                "gateway_end_rss_kib": self.gateway_rss[1],
-                "samples": [list(sample) for sample in samples],  # disruption, life, PSS, RSS
-            },
-            "failures": self.failures,
-            "stopped_by_timeout": self.stopped_by_timeout,
-        }
 
 
 class Parser(argparse.ArgumentParser):
@@ -585,10 +333,10 @@ def main(argv: list[str] | None = None) -> int:
             world.start()
             soak.run(started)
         except (*TROUBLE, RuntimeError) as exc:  # the table never came up, or restore failed
-            soak.failures.append(f"the soak could not go on: {exc}")
+            soak.findings.failures.append(f"the soak could not go on: {exc}")
         finally:
             world.stop()
-        figures = soak.figures(time.monotonic() - started)
+        figures = soak.findings.figures(time.monotonic() - started)
     finally:
         if os.environ.get("MJTABLE_SOAK_KEEP"):
             print(f"the soak's files are kept in {root}", file=sys.stderr)

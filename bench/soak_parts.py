@@ -1,19 +1,18 @@
-"""The chaos soak's parts (bench/soak.py): the plan of disruptions, the watchers of what the
-table publishes (its API, the floor's broker, its audit log), the service's memory, and the
-figures.
+"""The chaos soak's parts (bench/soak.py): the plan of disruptions, and the watchers of what the
+table publishes (its API, the floor's broker, its audit log).
 
-Nothing here drives the table: bench/soak.py does, through bench/table.py.
+Nothing here drives the table: bench/soak.py does, through bench/table.py. The world they
+watch is bench/soak_world.py's; what the soak finds and its figures, bench/soak_figures.py's.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import random
 import threading
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -266,143 +265,3 @@ class AuditDealt:
     def twice(self) -> list[str]:
         counts = Counter(self.dealt.values())
         return sorted(c for c, n in counts.items() if n > 1)
-
-
-# --------------------------------------------------------------------- memory
-
-
-@dataclass
-class Memory:
-    """The service's memory after each recovery: (disruption, life, PSS KiB, RSS KiB); a
-    life is one process of the service (a kill or a power cut starts the next)."""
-
-    samples: list[tuple[int, int, int, int]] = field(default_factory=list)
-
-    def add(self, index: int, life: int, pss: int, rss: int) -> None:
-        self.samples.append((index, life, pss, rss))
-
-    def slope(self, column: int = 2) -> float:
-        """KiB per disruption, fitted within each life of the service (one line per life,
-        one slope for all: a restart's fresh process is no fall in memory)."""
-        lives: dict[int, list[tuple[int, int]]] = {}
-        for sample in self.samples:
-            lives.setdefault(sample[1], []).append((sample[0], sample[column]))
-        top = bottom = 0.0
-        for points in lives.values():
-            mx = sum(x for x, _ in points) / len(points)
-            my = sum(y for _, y in points) / len(points)
-            top += sum((x - mx) * (y - my) for x, y in points)
-            bottom += sum((x - mx) ** 2 for x, _ in points)
-        return top / bottom if bottom else 0.0
-
-    def highest(self) -> tuple[int, int, int, int]:
-        """The sample of the highest PSS (zeros before any)."""
-        return max(self.samples, key=lambda sample: sample[2], default=(0, 0, 0, 0))
-
-    def longest_life(self) -> tuple[int, int]:
-        """The growth of the longest-lived process of the service (KiB of PSS) and the
-        disruptions it lived through."""
-        lives: dict[int, list[tuple[int, int]]] = {}
-        for index, life, pss, _ in self.samples:
-            lives.setdefault(life, []).append((index, pss))
-        if not lives:
-            return 0, 0
-        points = max(lives.values(), key=len)
-        return points[-1][1] - points[0][1], points[-1][0] - points[0][0]
-
-
-# --------------------------------------------------------------------- figures
-
-
-def percentile(values: Sequence[float], p: float) -> float | None:
-    """Nearest rank: the smallest value with at least ``p`` of them at or below it."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(p * len(ordered)) - 1)]
-
-
-@dataclass(frozen=True)
-class Outcome:
-    disruption: Disruption
-    recovered: bool
-    clears: int
-    seconds: float | None  # from the strike to the table dealing again
-    missed: bool = False  # the board's fault never struck (its phase did not run)
-    failure: str | None = None
-
-
-def by_kind(outcomes: Sequence[Outcome], kinds: Sequence[str]) -> dict[str, dict[str, Any]]:
-    table: dict[str, dict[str, Any]] = {}
-    for kind in kinds:
-        mine = [o for o in outcomes if o.disruption.kind == kind]
-        times = [o.seconds for o in mine if o.recovered and o.seconds is not None]
-        table[kind] = {
-            "disruptions": len(mine),
-            "recovered": sum(o.recovered for o in mine),
-            "missed": sum(o.missed for o in mine),
-            "clears": dict(sorted(Counter(o.clears for o in mine).items())),
-            "p50_s": percentile(times, 0.5),
-            "p99_s": percentile(times, 0.99),
-            "phases": dict(Counter(o.disruption.phase for o in mine)),
-        }
-    return table
-
-
-def seconds_text(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
-
-
-def report_text(figures: dict[str, Any]) -> str:
-    """The closing figures, for a person."""
-    lines = [
-        f"chaos soak: seed {figures['seed']}, disruptions {figures['first']}.."
-        f"{figures['first'] + figures['run'] - 1} ({figures['run']} run of "
-        f"{figures['asked']} asked), speed {figures['speed']}, "
-        f"run time {figures['run_time_s'] / 60:.1f} min",
-        "",
-        f"{'kind':8} {'count':>5} {'recovered':>9} {'missed':>6}  CLEAR FAULTs "
-        f"(x0/x1/x2+)  deal again p50 / p99 (s)",
-    ]
-    for kind, row in figures["kinds"].items():
-        clears = {int(c): n for c, n in row["clears"].items()}  # keys are text in JSON
-        more = sum(n for c, n in clears.items() if c >= 2)
-        lines.append(
-            f"{kind:8} {row['disruptions']:5} {row['recovered']:9} {row['missed']:6}  "
-            f"{clears.get(0, 0):5}/{clears.get(1, 0)}/{more:<11}"
-            f"{seconds_text(row['p50_s']):>8} / {seconds_text(row['p99_s'])}"
-        )
-    total = figures["total"]
-    histogram = ", ".join(f"x{c}: {n}" for c, n in total["clears"].items())
-    lines += [
-        f"{'all':8} {total['disruptions']:5} {total['recovered']:9} {total['missed']:6}  "
-        f"CLEAR FAULTs per recovery: {histogram}",
-        "",
-        f"dealt: {figures['dealt']['api']} announced on the API, {figures['dealt']['audit']} "
-        f"in the audit log, {figures['dealt']['floor']} on the rules layer's topic; "
-        f"published twice or not in the log: {figures['dealt']['wrong'] or 'none'}",
-        f"audit log: verified with the key {figures['audit']['verified']} time(s), "
-        f"{figures['audit']['result']} ({figures['audit'].get('warnings', 0)} warning(s) at the "
-        "last check: the unclean ends the kills and power cuts left)",
-    ]
-    memory = figures["memory"]
-    if memory["start_pss_kib"] is not None:
-        lines.append(
-            f"service memory (PSS / RSS, MiB): start {memory['start_pss_kib'] / 1024:.1f} / "
-            f"{memory['start_rss_kib'] / 1024:.1f}, end {memory['end_pss_kib'] / 1024:.1f} / "
-            f"{memory['end_rss_kib'] / 1024:.1f}; slope within a life "
-            f"{memory['slope_pss_kib_per_100']:+.0f} KiB PSS per 100 disruptions "
-            f"({memory['lives']} lives; the longest, {memory['longest_life_disruptions']} "
-            f"disruptions, grew {memory['longest_life_growth_kib']:+d} KiB); highest "
-            f"{memory['highest_pss_kib'] / 1024:.1f} MiB (after #{memory['highest_at']}), "
-            f"bound: start + {memory['bound_mib']:g} MiB: {memory['verdict']}"
-        )
-    lines.append(
-        f"gateway memory (RSS, MiB): start {memory['gateway_start_rss_kib'] / 1024:.1f}, "
-        f"end {memory['gateway_end_rss_kib'] / 1024:.1f}"
-    )
-    for failure in figures["failures"]:
-        lines.append(f"FAILED {failure}")
-    if figures["stopped_by_timeout"]:
-        lines.append(f"stopped by --timeout after {figures['run']} disruption(s)")
-    return "\n".join(lines)

@@ -7,8 +7,10 @@ docs/audit.md for the format and the record kinds. One job per module:
 
 - :mod:`controller.audit.records`: the record: kinds, canonical JSON line, hashes, parsing;
 - :mod:`controller.audit.files`: the chain's files (active, rotated, torn tails), read back;
-- :mod:`controller.audit.writer`: :class:`~controller.audit.writer.AuditLog`, which appends
-  durable records, rotates files, sets torn tails aside and holds the lock;
+- :mod:`controller.audit.opening`: opening a log: the lock, where the chain goes on, the torn
+  tail set aside;
+- :mod:`controller.audit.writer`: :class:`~controller.audit.writer.AuditLog`, which holds the
+  lock, records what the opening found, appends durable records, rotates files and seals;
 - :mod:`controller.audit.runs`: the edges of the table's runs (opening and closing seals) and
   the findings a start records on how the last run ended;
 - :mod:`controller.audit.verify`: checking a whole chain and reporting its breaks;

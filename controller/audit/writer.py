@@ -9,7 +9,9 @@ sidecar file ``FILE.torn-N`` and recorded as a ``torn_tail`` record; the chain
 continues from the last good record. When the file reaches ``max_bytes`` it is
 renamed ``FILE.N`` (N = 1, 2, ... oldest first) and the new file starts with a
 ``rotated`` record linked to the last record of the old one. One process at a time
-holds a log open (an ``flock`` on ``FILE.lock``).
+holds a log open (an ``flock`` on ``FILE.lock``). The lock and what the opening finds in the
+files (where the chain goes on, the torn tail set aside) are :mod:`controller.audit.opening`'s
+job; the records the opening writes, and everything after, are this module's.
 
 Opened with a sealing ``key`` (the path of the table's key file), the log is sealed
 (:mod:`controller.audit.sealing`): a ``seal`` record ends each epoch, after a ``dealt``
@@ -25,9 +27,7 @@ close at all) it records as a finding before its opening seal, never as its own
 
 from __future__ import annotations
 
-import contextlib
 import errno
-import fcntl
 import hashlib
 import os
 import threading
@@ -37,15 +37,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from controller.audit.files import (
-    find_last,
-    fsync_dir,
-    next_rotated,
-    next_torn,
-    rotated_files,
-    split_lines,
-    torn_files,
-)
+from controller.audit.files import find_last, fsync_dir, next_rotated, rotated_files
+from controller.audit.opening import AuditCorrupt as AuditCorrupt
+from controller.audit.opening import AuditLocked as AuditLocked
+from controller.audit.opening import LogLock, Tail, recover_tail
 from controller.audit.records import (
     GENESIS,
     AuditDataError,
@@ -54,7 +49,6 @@ from controller.audit.records import (
     build_record,
     check_data,
     format_time,
-    parse_line,
     sha256_hex,
 )
 from controller.audit.runs import CLOSE, FINDING_KINDS, OPEN, opening_finding
@@ -71,10 +65,6 @@ DEFAULT_MAX_BYTES = 16 * 1024 * 1024
 append."""
 
 
-class AuditLocked(AuditError):
-    """Another process holds the audit log open for writing."""
-
-
 class AuditWriteError(AuditError):
     """Writing or syncing the log failed; the log refuses further appends."""
 
@@ -83,23 +73,8 @@ class AuditClosed(AuditError):
     """The log was closed."""
 
 
-class AuditCorrupt(AuditError):
-    """The log cannot be continued without a person looking at it."""
-
-
 def _utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-def _last_valid(lines: list[bytes]) -> tuple[int, AuditRecord | None]:
-    """Index just past the last line that parses, and that record (None if none)."""
-    for i in range(len(lines) - 1, -1, -1):
-        try:
-            record = parse_line(lines[i])
-        except ValueError:
-            continue
-        return i + 1, record
-    return 0, None
 
 
 class AuditLog:
@@ -115,7 +90,7 @@ class AuditLog:
         *,
         max_bytes: int,
         clock: Callable[[], datetime],
-        lock_fd: int,
+        lock: LogLock,
     ) -> None:
         self.path = path
         self.max_bytes = max_bytes
@@ -124,7 +99,7 @@ class AuditLog:
         self._wake = threading.Condition(self._lock)
         self._sealer: Sealer | None = None
         self._timer: threading.Thread | None = None
-        self._lock_fd = lock_fd
+        self._flock = lock
         self._fd: int | None = None
         self._size = 0
         self._next_seq = 0
@@ -162,23 +137,7 @@ class AuditLog:
         if max_bytes < 1024:
             raise AuditDataError(f"max_bytes is {max_bytes}: at least 1024 bytes are needed")
         active = Path(path)
-        directory = active.parent
-        if not directory.is_dir():
-            directory.mkdir(mode=0o750, parents=True, exist_ok=True)
-            fsync_dir(directory.parent)
-        lock_path = active.with_name(active.name + ".lock")
-        lock_fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o640)
-        try:
-            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            os.close(lock_fd)
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-                raise AuditLocked(
-                    f"the audit log {active} is open in another process "
-                    "(is another mjtable service running?)"
-                ) from None
-            raise
-        log = cls(active, max_bytes=max_bytes, clock=clock, lock_fd=lock_fd)
+        log = cls(active, max_bytes=max_bytes, clock=clock, lock=LogLock(active))
         try:
             log._recover(
                 None if key is None else Path(key), interval=seal_interval, records=seal_records
@@ -194,31 +153,11 @@ class AuditLog:
 
     def _recover(self, key: Path | None, *, interval: float | None, records: int) -> None:
         active = self.path
-        content = active.read_bytes() if active.exists() else b""
-        lines, fragment = split_lines(content)
-        good_count, last = _last_valid(lines)
-        torn = b"\n".join(lines[good_count:]) + (b"\n" if good_count < len(lines) else b"")
-        torn += fragment
-        torn_lines = (len(lines) - good_count) + (1 if fragment else 0)
-        good_len = len(content) - len(torn)
-
-        if last is None:
-            # Nothing usable in the active file: continue from the last rotated file.
-            rotated = rotated_files(active)
-            if rotated:
-                last = self._last_of_rotated(rotated[-1])
-        if last is not None:
-            self._next_seq = last.seq + 1
-            self._prev = last.line_hash
-            self._last = last
-
-        sidecar = None
-        if torn:
-            sidecar = self._set_aside(torn)
-            with open(active, "r+b") as handle:
-                handle.truncate(good_len)
-                handle.flush()
-                os.fsync(handle.fileno())
+        tail = recover_tail(active)
+        if tail.last is not None:
+            self._next_seq = tail.last.seq + 1
+            self._prev = tail.last.line_hash
+            self._last = tail.last
         created = not active.exists()
         self._fd = os.open(active, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640)
         if created:
@@ -229,9 +168,9 @@ class AuditLog:
             files, key, self._next_seq, interval=interval, records=records
         )
         with self._lock:  # what is written now may wake the time seal's thread
-            self._write_opening(sidecar, torn, torn_lines, good_len)
+            self._write_opening(tail)
 
-    def _write_opening(self, sidecar: Path | None, torn: bytes, lines: int, offset: int) -> None:
+    def _write_opening(self, tail: Tail) -> None:
         """The records of the opening: the ``rotated`` record a fresh active file needs, the
         finding on how the last run ended and the opening seal (a sealed log), the torn tail."""
         after = 0 if self._sealer is None else self._sealer.unsealed
@@ -241,57 +180,25 @@ class AuditLog:
             self.recovered.append(self._write_rotated(rotated_files(self.path)[-1], hold=True))
         if self._sealer is not None:
             finding = opening_finding(
-                self._sealer.last_seal, after=after, last_seq=last_seq, torn=len(torn)
+                self._sealer.last_seal, after=after, last_seq=last_seq, torn=len(tail.torn)
             )
             if finding is not None:
                 self.recovered.append(self._write(*finding, None, hold=True))
             self._seal(OPEN)
-        if sidecar is not None:
+        if tail.sidecar is not None:
             self.recovered.append(
                 self._append_locked(
                     "torn_tail",
                     {
-                        "file": sidecar.name,
-                        "bytes": len(torn),
-                        "sha256": sha256_hex(torn),
-                        "offset": offset,
-                        "lines": lines,
+                        "file": tail.sidecar.name,
+                        "bytes": len(tail.torn),
+                        "sha256": sha256_hex(tail.torn),
+                        "offset": tail.offset,
+                        "lines": tail.lines,
                     },
                     None,
                 )
             )
-
-    def _last_of_rotated(self, rotated: Path) -> AuditRecord:
-        lines, fragment = split_lines(rotated.read_bytes())
-        if fragment or not lines:
-            raise AuditCorrupt(
-                f"the rotated audit file {rotated} does not end with a complete record: "
-                "run `mjtable audit verify` and have the log examined before starting"
-            )
-        try:
-            return parse_line(lines[-1])
-        except ValueError as exc:
-            raise AuditCorrupt(
-                f"the last record of the rotated audit file {rotated} is damaged ({exc}): "
-                "run `mjtable audit verify` and have the log examined before starting"
-            ) from None
-
-    def _set_aside(self, torn: bytes) -> Path:
-        """Write the torn bytes to a new sidecar (or reuse an identical last one)."""
-        existing = torn_files(self.path)
-        if existing and existing[-1].read_bytes() == torn:
-            return existing[-1]
-        sidecar = next_torn(self.path)
-        fd = os.open(sidecar, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o440)
-        try:
-            view = memoryview(torn)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        fsync_dir(self.path.parent)
-        return sidecar
 
     # ---------------------------------------------------------------- writing
 
@@ -511,11 +418,7 @@ class AuditLog:
                     os.close(self._fd)
                     self._fd = None
                 self._wake.notify_all()
-                if self._lock_fd >= 0:
-                    with contextlib.suppress(OSError):
-                        fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
-                    os.close(self._lock_fd)
-                    self._lock_fd = -1
+                self._flock.release()
             if timer is not None and timer is not threading.current_thread():
                 timer.join()
 
