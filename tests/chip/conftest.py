@@ -114,17 +114,14 @@ def frozen_image() -> Path:
     from controller.firmware.image import SCRIPT, SOURCES
     from simulator.chip.exchange import shared_folder
     from tests.support.chip_image import frozen_image as cached
-    from tests.support.chip_image import image_path
 
     need_chip()
     try:
         shared = shared_folder(names=(SCRIPT, SOURCES))
     except SimulatorError as exc:
         pytest.fail(str(exc))
-    if not image_path(DEFAULT_TILES, shared).is_file():
-        need_toolchain()
     try:
-        return cached(DEFAULT_TILES, shared)[0]
+        return cached(DEFAULT_TILES, shared, before_build=need_toolchain)[0]
     except FirmwareError as exc:
         pytest.fail(str(exc))
 

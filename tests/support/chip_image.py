@@ -65,13 +65,18 @@ def image_path(tiles: int, shared: Path) -> Path:
 
 
 def frozen_image(
-    tiles: int, shared: Path, say: Callable[[str], None] = lambda text: None
+    tiles: int,
+    shared: Path,
+    say: Callable[[str], None] = lambda text: None,
+    before_build: Callable[[], None] = lambda: None,
 ) -> tuple[Path, float | None]:
-    """The image for ``tiles`` from the sources, built when the cache lacks it: its path, and the
-    seconds the build took (None when it was there)."""
+    """The image for ``tiles`` from the sources, built when the cache lacks it (``before_build``
+    first: the tests check the toolchain there): its path, and the seconds the build took (None
+    when it was there)."""
     path = image_path(tiles, shared)
     if path.is_file():
         return path, None
+    before_build()
     started = time.monotonic()
     path.parent.mkdir(parents=True, exist_ok=True)
     make_image(
