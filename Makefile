@@ -29,7 +29,7 @@ need = { command -v $(2) >/dev/null 2>&1 || { \
 	echo "make $(1): SKIPPED: $(2) not found: install $(3)" >&2; false; }; }
 
 .PHONY: demo test test-all lint typecheck mpy npm micropython micropython-run unit pythons \
-	pythons-rest chip-cycles bench lock \
+	pythons-rest chip-cycles chip-image bench lock \
 	wheelhouse pi-wheels pi-check clean
 
 $(RUNTIME): pyproject.toml
@@ -108,6 +108,12 @@ pythons-rest: $(DEV)
 chip-cycles: $(DEV)
 	@$(MAKE) --no-print-directory $(NPM_STAMP)
 	$(BIN)/python -m pytest -n 0 -q -p no:randomly tests/chipcycles
+
+# The image the chip tests boot (`mjtable firmware image` of the sources: MicroPython built with
+# Debian's Arm toolchain, minutes), into the tests' cache outside the checkout; nothing to do
+# when the cache holds it for these sources (tests/support/chip_image.py).
+chip-image: $(DEV)
+	$(BIN)/python -m tests.support.chip_image
 
 bench: $(DEV)
 	$(BIN)/python -m bench.protocol

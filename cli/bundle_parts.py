@@ -334,7 +334,6 @@ def _firmware(
         found["matches"] = True
         return found, Words("firmware_simulated", {"build": build})
     config = gathered.config
-    port = config.board.port if config is not None and config.board is not None else None
     tiles = _tiles(config) or int(board.get("tiles") or DEFAULT_TILES)
     try:
         made = installed_build(None, tiles)[:DIGITS]
@@ -345,17 +344,17 @@ def _firmware(
     found["matches"] = build == made
     if build == made:
         return found, Words("firmware_same", {"build": build})
-    found["flash"] = flash_command(port, tiles)
-    return found, Words("firmware_differs", {"board": build, "installed": made})
+    found["flash"] = flash = flash_command(tiles)
+    return found, Words("firmware_differs", {"board": build, "installed": made, "flash": flash})
 
 
 def _tiles(config: Config | None) -> int | None:
     if config is None:
         return None
-    from rules.profiles import ProfileError, load_profile  # lazy: the rules, for the tiles
+    from rules.profiles import ProfileError  # lazy: the rules, for the tiles
 
     try:
-        return load_profile(config.rules.profile).layout.tiles()
+        return config.rules.loaded().layout.tiles()
     except ProfileError:
         return None
 

@@ -200,8 +200,9 @@ WORDS: dict[str, dict[Lang, str]] = {
         "fr": "le build installé {build}",
     },
     "firmware_differs": {
-        "en": "build {board}, NOT the installed {installed} (mjtable firmware flash puts it on)",
-        "fr": "build {board}, PAS le build installé {installed} (mjtable firmware flash l'y met)",
+        "en": "build {board}, NOT the installed {installed} ({flash} makes the image to copy "
+        "onto it)",
+        "fr": "build {board}, PAS le build installé {installed} ({flash} fait l'image à y copier)",
     },
     "firmware_not_made": {
         "en": "not compared (the installed build could not be made)",

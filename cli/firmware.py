@@ -1,4 +1,5 @@
-"""`mjtable firmware build|flash|verify`: the board's firmware, built, copied onto it, checked.
+"""`mjtable firmware build|image|flash|verify`: the board's firmware, built, frozen into the image a
+technician flashes, copied onto a board, checked.
 
 The work is in controller/firmware/; this module reads the options and shows progress. Every
 failure is one line (``mjtable firmware: ...``) and exit status 1; verify exits 1 when a file
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
     from controller.firmware.flash import Check
 
 DEFAULT_OUT = Path("build/firmware")
+#: `mjtable firmware image`'s UF2, by the table's tiles
+DEFAULT_IMAGE = "build/firmware-{tiles}.uf2"
 
 
 def register(subparsers: Any) -> None:
@@ -38,6 +41,25 @@ def register(subparsers: Any) -> None:
     )
     build.add_argument(
         "--out", type=Path, default=DEFAULT_OUT, metavar="DIR", help=f"default {DEFAULT_OUT}"
+    )
+    image = sub.add_parser(
+        "image",
+        help="the UF2 to copy onto a Pico: MicroPython with the build frozen in",
+        description="Build the board's files and freeze them into MicroPython v1.27.0 for the "
+        "Raspberry Pi Pico, built from the shared rp2040 folder's sources with Debian's Arm "
+        "toolchain (1 to 4 minutes); write the UF2 that a Pico in BOOTSEL mode takes.",
+    )
+    image.add_argument(
+        "--out",
+        type=Path,
+        metavar="FILE",
+        help="the UF2 to write (default " + DEFAULT_IMAGE.format(tiles="TILES") + ")",
+    )
+    image.add_argument(
+        "--rp2040",
+        metavar="DIR",
+        help="the folder with MicroPython's sources and build-image.sh (default: "
+        "$MJTABLE_RP2040_DIR, else ../shared/rp2040 beside the checkout)",
     )
     for name, text in (
         ("flash", "copy a build onto the board (manifest last)"),
@@ -62,7 +84,7 @@ def register(subparsers: Any) -> None:
             metavar="S",
             help="seconds to wait for the board's REPL (default 10)",
         )
-    for action in (build, *[sub.choices[n] for n in ("flash", "verify")]):
+    for action in (build, image, *[sub.choices[n] for n in ("flash", "verify")]):
         action.add_argument(
             "--source",
             type=Path,
@@ -89,6 +111,8 @@ def _run(args: argparse.Namespace) -> int:
     if timeout is not None and not (0 < timeout <= 3600):  # NaN fails both
         raise UsageError(f"--timeout: expected seconds, more than 0, at most 3600: {timeout}")
     try:
+        if args.action == "image":
+            return _image(args)
         if args.action != "build":
             from controller.firmware.board import can_open
 
@@ -126,6 +150,35 @@ def _build(args: argparse.Namespace, out: Path) -> Build:
         tiles=args.tiles,
     )
     return built
+
+
+def _image(args: argparse.Namespace) -> int:
+    # lazy: the chip's folder lookup (the same as `mjtable sim --chip`'s) and the image's build
+    from controller.firmware.build import default_source_root
+    from controller.firmware.image import SCRIPT, SOURCES, make_image
+    from simulator.chip.exchange import shared_folder
+    from simulator.transport import SimulatorError
+
+    try:
+        shared = shared_folder(args.rp2040, names=(SCRIPT, SOURCES))
+    except SimulatorError as exc:
+        print(f"mjtable firmware: {exc}", file=sys.stderr)
+        return 1
+    out = args.out if args.out is not None else Path(DEFAULT_IMAGE.format(tiles=args.tiles))
+    if args.out is None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    root = args.source if args.source is not None else default_source_root()
+    print(f"building the board's files from {root} and MicroPython from {shared}", flush=True)
+    made = make_image(
+        root, out, shared, tiles=args.tiles, say=lambda text: print(f"  {text}", flush=True)
+    )
+    print(
+        f"wrote {made.path}: firmware {made.build.manifest.firmware_version}, build "
+        f"{made.build.manifest.build_hash[:16]}, {made.tiles} tiles, {made.size} bytes of flash "
+        f"(sha256 {made.sha256[:16]}); copy it onto the Pico's RPI-RP2 drive (hold BOOTSEL while "
+        "plugging its USB in)"
+    )
+    return 0
 
 
 def _on_board(args: argparse.Namespace, directory: Path) -> int:

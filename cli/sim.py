@@ -4,8 +4,8 @@
                 [--seed N] [--speed X] [--tiles N] [--no-reader] [--no-dice]
                 [--fault SPEC]... [--scenario FILE] [--control PATH]
     mjtable sim --chip --pty [--link PATH] | --tcp HOST:PORT [--allow-remote]
-                [--seed N] [--speed 1|0] [--tiles N] [--build DIR] [--flash FILE] [--rp2040 DIR]
-                [--fault SPEC]... [--scenario FILE] [--control PATH]
+                [--seed N] [--speed 1|0] [--tiles N] [--build DIR | --image FILE] [--flash FILE]
+                [--rp2040 DIR] [--fault SPEC]... [--scenario FILE] [--control PATH]
 
 The first line on stdout is the device path (pty) or ``socket://HOST:PORT`` (tcp); the board
 serves until SIGINT or SIGTERM, then stops cleanly (the --link symlink and the control socket are
@@ -13,7 +13,8 @@ removed). ``mjtable sim --diagram`` prints the firmware's state diagram (mermaid
 With ``--chip`` the board is the firmware's build on MicroPython on an emulated RP2040
 (simulator/chip/, docs/chip.md) over the same simulated table, with the same faults and control
 channel (a fault kind that means nothing on a chip is refused in one line); what the chip prints
-on its USB REPL goes to stderr.
+on its USB REPL goes to stderr. ``--image FILE`` boots the UF2 of `mjtable firmware image` (the
+firmware frozen into MicroPython) instead of the stock image with a build on its flash.
 """
 
 from __future__ import annotations
@@ -92,6 +93,12 @@ def register(subparsers: Any) -> None:
         help="the firmware build to put on the chip's flash (default: built from the sources)",
     )
     chip.add_argument(
+        "--image",
+        metavar="FILE",
+        help="boot this image (the UF2 of `mjtable firmware image`: the firmware frozen in) "
+        "instead of MicroPython's stock image with a build on the flash",
+    )
+    chip.add_argument(
         "--flash",
         metavar="FILE",
         help="keep the chip's flash file system in FILE (used as it is when it exists)",
@@ -148,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
     if args.diagram:
         sys.stdout.write(state_diagram())
         return 0
-    chip_only = [o for o in ("build", "flash", "rp2040") if getattr(args, o) is not None]
+    chip_only = [o for o in ("build", "image", "flash", "rp2040") if getattr(args, o) is not None]
     if chip_only and not args.chip:
         raise UsageError(f"--{chip_only[0]} only goes with --chip")
     if not args.pty and args.tcp is None:
@@ -264,6 +271,11 @@ def run_chip(args: argparse.Namespace, faults: list[str | FaultSpec]) -> int:
             f"--speed {args.speed:g} with --chip: 1 (the clock of the chip never runs ahead of "
             "real time) or 0 (as fast as it emulates); its link keeps the time of the chip"
         )
+    if args.build is not None and args.image is not None:
+        raise UsageError("--build and --image: choose one (the image carries its build, frozen in)")
+    image = Path(args.image) if args.image is not None else None
+    if image is not None and not image.is_file():
+        raise UsageError(f"--image {args.image}: no such file (make one: mjtable firmware image)")
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -277,7 +289,8 @@ def run_chip(args: argparse.Namespace, faults: list[str | FaultSpec]) -> int:
             try:
                 where = Path(args.build) if args.build is not None else Path(tmp) / "firmware"
                 config = ChipConfig(  # checked before the build
-                    build=where,
+                    build=where if image is None else None,
+                    image=image,
                     flash=Path(args.flash) if args.flash is not None else None,
                     tiles=args.tiles,
                     seed=args.seed,
@@ -285,9 +298,9 @@ def run_chip(args: argparse.Namespace, faults: list[str | FaultSpec]) -> int:
                     shared=Path(args.rp2040) if args.rp2040 is not None else None,
                     faults=tuple(faults),
                 )
-                if args.build is None:
+                if args.build is None and image is None:
                     build(default_source_root(), where, tiles=config.tiles)
-                elif not where.is_dir():
+                elif args.build is not None and not where.is_dir():
                     raise UsageError(f"--build {args.build}: no such directory")
                 board = ChipBoard(config, on_console=_console)
                 if args.tcp is not None:
@@ -307,8 +320,9 @@ def run_chip(args: argparse.Namespace, faults: list[str | FaultSpec]) -> int:
                 raise UsageError(str(exc)) from None
             print(served, flush=True)
             seed = "CSPRNG" if config.seed is None else f"seed {config.seed}"
+            booted = "MicroPython v1.27.0" if image is None else f"{image}, the firmware frozen in"
             print(
-                f"mjtable sim: the emulated RP2040 (MicroPython v1.27.0), firmware build "
+                f"mjtable sim: the emulated RP2040 ({booted}), firmware build "
                 f"{board.build_hash[:16] or 'unknown (no manifest on the flash)'}, "
                 f"{config.tiles} tiles, {seed}, speed {config.speed:g}, "
                 f"{len(faults)} fault(s) armed, flash {board.flash}",

@@ -1,4 +1,5 @@
 """I/O to the table's devices: the serial link to the board (``board``), the dealer's USB
 button panel (``panel``, with ``usbemu``: a pyusb backend that emulates it for tests and the
-simulator), and the one I/O loop every link and local server runs on (``ioloop``,
-``lineserver``). Nothing above this room knows whether a port is real, a pty or a socket."""
+simulator), the one I/O loop every link and local server runs on (``ioloop``,
+``lineserver``), and the files the Pico's boot loader takes (``uf2``). Nothing above this room
+knows whether a port is real, a pty or a socket."""

@@ -1,4 +1,5 @@
-"""The board's entry point: MicroPython runs it at power-on (copied to the board as /main.py).
+"""The board's entry point: MicroPython runs it at power-on (copied to the board as /main.py, or
+frozen into the image of ``mjtable firmware image``, which MicroPython runs before a /main.py).
 
 Boot: build the reference board's HAL (hal/rp2.py: every motor off, the drivers' enable line
 down), then wait BOOT_WINDOW_MS with the heartbeat LED flashing fast: a Ctrl-C on the USB REPL
@@ -67,7 +68,10 @@ def cannot_load(error: BaseException, sleep_ms: "Callable[[int], None]") -> None
         + ": "
         + str(error)
     )
-    print("mjtable: the watchdog restarts the board; flash it again (mjtable firmware flash)")
+    print(
+        "mjtable: the watchdog restarts the board; flash it again "
+        "(the UF2 of mjtable firmware image, or mjtable firmware flash)"
+    )
     try:
         sleep_ms(BOOT_WINDOW_MS)
     except KeyboardInterrupt:
@@ -78,9 +82,22 @@ def cannot_load(error: BaseException, sleep_ms: "Callable[[int], None]") -> None
         sleep_ms(1000)
 
 
+def frozen_first(path: "list[str]") -> None:
+    """Put the modules frozen into MicroPython's image (``.frozen``) before the file system's
+    on ``path`` (sys.path: ``''``, ``.frozen``, ``/lib`` on the Pico). A board flashed with the
+    image of ``mjtable firmware image`` runs the firmware it was built with, whatever ``.mpy``
+    files an earlier ``mjtable firmware flash`` left on its flash; the stock image freezes no
+    module of ours, so its board runs the files on its flash as before."""
+    if ".frozen" in path:
+        path.remove(".frozen")
+        path.insert(0, ".frozen")
+
+
 def main() -> None:
+    import sys
     from time import sleep_ms  # type: ignore[attr-defined,unused-ignore]
 
+    frozen_first(sys.path)
     try:
         from firmware.app import start
         from firmware.config import BoardConfig

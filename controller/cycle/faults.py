@@ -95,10 +95,11 @@ FIRMWARE_MISMATCH = FaultKind(
     "FIRMWARE_MISMATCH",
     "controller",
     "the board runs firmware {board} ({board_build}), this controller needs firmware "
-    "{version} (build {build}): flash it with `{flash}`",
-    "stop the service (sudo systemctl stop mjtable), flash the board with that command, restart "
-    "the board, start the service, then press CLEAR FAULT; to deal with this board as it is, "
-    'set board.firmware_mismatch = "warn" in the configuration',
+    "{version} (build {build}): flash it with the UF2 of `{flash}`",
+    "make that image from this controller's release, copy the UF2 onto the Pico (hold BOOTSEL "
+    "while plugging its USB in: it shows a drive named RPI-RP2), let it restart, then press "
+    'CLEAR FAULT; to deal with this board as it is, set board.firmware_mismatch = "warn" in '
+    "the configuration",
 )
 MANIFEST_MISMATCH = FaultKind(
     "MANIFEST_MISMATCH",
@@ -231,7 +232,8 @@ def board_fault_words(
             name,
             f"the board's firmware failed to start{said}; it answers on the link and moves nothing",
             "note the error, then restart the board (its reset button or its power); if it "
-            "happens again, flash it again (mjtable firmware flash) and report the error",
+            "happens again, flash it again (the UF2 of mjtable firmware image) and report the "
+            "error",
         )
     # the protocol's advice ends at the table; the controller's key comes after it
     advice = advice.replace("then clear the fault", "then press CLEAR FAULT")

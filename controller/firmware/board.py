@@ -244,6 +244,16 @@ class Board:
                 f"the board did not say which .mpy files it loads ({answer[:60]!r})"
             ) from None
 
+    def image_build(self) -> str | None:
+        """The manifest frozen into the board's MicroPython by `mjtable firmware image` (one line
+        of JSON), or None when it runs another MicroPython (the stock one)."""
+        out = self.exec(
+            "try:\n import mjtable_image\n t = mjtable_image.MANIFEST.decode()\n"
+            "except ImportError:\n t = None\n"
+            "print('-' if t is None else '+' + t, end='')\n"
+        )
+        return out[1:] if out.startswith("+") else None
+
     def read_text(self, path: str) -> str | None:
         """A small text file of the board, or None when it is missing."""
         out = self.exec(

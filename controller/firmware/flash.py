@@ -1,10 +1,11 @@
 """Flash a build onto a board and verify what the board holds, file by file.
 
-Flash: first, whether the board's MicroPython can load the build's ``.mpy`` files (mpy.py):
-nothing is copied to a board that could not start them. The board's manifest is removed first
-and written last, so a flash cut short (a cable
-pulled, a reset) leaves a board that verify reports as incomplete rather than one that claims a
-build it does not hold. Then the directories, then the removal of files of ours the build does
+Flash: first, whether the board runs the image of `mjtable firmware image` (its modules frozen
+in, which it runs whatever files are copied onto it) and whether its MicroPython can load the
+build's ``.mpy`` files (mpy.py): nothing is copied to a board that would not run them. The
+board's manifest is removed first and written last, so a flash cut short (a cable pulled, a
+reset) leaves a board that verify reports as incomplete rather than one that claims a build it
+does not hold. Then the directories, then the removal of files of ours the build does
 not have (an old ``.py`` would shadow a new ``.mpy``: MicroPython prefers the source), then every
 module, ``main.py`` after them, and the manifest.
 
@@ -44,6 +45,14 @@ def flash(board: Board, directory: Path, manifest: Manifest, progress: Progress)
     FirmwareError, before anything is copied, when the board's MicroPython cannot load the
     build's .mpy files."""
     manifest.check_files(directory)
+    frozen = board.image_build()
+    if frozen is not None:
+        raise FirmwareError(
+            f"the board runs the image of mjtable firmware image ({_image_words(frozen)}), "
+            "which runs its frozen modules whatever files are copied onto it: copy the new "
+            "image onto it instead, or MicroPython's own UF2 to flash .mpy files (hold BOOTSEL "
+            "while plugging it in), then run this again"
+        )
     problem = loadable_problem(
         board.mpy_format(), build_format(directory, [e.path for e in manifest.files])
     )
@@ -62,6 +71,15 @@ def flash(board: Board, directory: Path, manifest: Manifest, progress: Progress)
         _write(board, entry.path, data, progress)
     _write(board, MANIFEST_NAME, (directory / MANIFEST_NAME).read_bytes(), progress)
     return removed
+
+
+def _image_words(frozen: str) -> str:
+    """``firmware 1.0.0, build 0294fda57d315958`` from the image's frozen manifest."""
+    try:
+        data = json.loads(frozen)
+        return f"firmware {data['firmware_version']}, build {str(data['build_hash'])[:16]}"
+    except (ValueError, KeyError, TypeError):
+        return "a build it does not name"
 
 
 def _write(board: Board, path: str, data: bytes, progress: Progress) -> None:

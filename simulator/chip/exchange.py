@@ -48,16 +48,24 @@ CAUSE_WATCHDOG = 1
 PWM_SLICES = 8
 
 
-def shared_folder(given: str | os.PathLike[str] | None = None) -> Path:
-    """The folder with the MicroPython image and the boot ROM: ``given``, else $MJTABLE_RP2040_DIR,
-    else ../shared/rp2040 beside the checkout. SimulatorError naming what is missing."""
+def shared_folder(
+    given: str | os.PathLike[str] | None = None, names: tuple[str, ...] = SHARED_FILES
+) -> Path:
+    """The shared rp2040 folder, holding ``names`` (by default the MicroPython image and the
+    boot ROM the chip needs): ``given``, else $MJTABLE_RP2040_DIR, else ../shared/rp2040 beside
+    the checkout. SimulatorError naming what is missing."""
     where = Path(given or os.environ.get(SHARED_ENV) or SHARED_DEFAULT)
-    for name in SHARED_FILES:
+    for name in names:
         if not (where / name).is_file():
+            needs = (
+                "the emulated chip needs the shared rp2040 folder (MicroPython's image and the "
+                "RP2040 boot ROM)"
+                if names == SHARED_FILES
+                else "the image is built from the shared rp2040 folder (MicroPython's sources "
+                "and the script that builds them)"
+            )
             raise SimulatorError(
-                f"no {name} in {where}: the emulated chip needs the shared rp2040 folder "
-                f"(MicroPython's image and the RP2040 boot ROM); give it with --rp2040 DIR or "
-                f"{SHARED_ENV}"
+                f"no {name} in {where}: {needs}; give it with --rp2040 DIR or {SHARED_ENV}"
             )
     return where
 
@@ -179,10 +187,14 @@ class Outputs:
 
 class Runner:
     """The runner's process: started with the flash file and the wiring; ``send`` a slice's
-    inputs, then feed what comes out of ``fileno()`` to ``take`` until it gives the outputs."""
+    inputs, then feed what comes out of ``fileno()`` to ``take`` until it gives the outputs.
+    ``image``: a raw flash image booted instead of the shared folder's stock MicroPython."""
 
-    def __init__(self, fs_file: Path, wiring: str, shared: Path, entropy: int) -> None:
+    def __init__(
+        self, fs_file: Path, wiring: str, shared: Path, entropy: int, image: Path | None = None
+    ) -> None:
         node = node_program()
+        booted = ["--image", str(image)] if image is not None else []
         to_r, to_w = os.pipe()
         from_r, from_w = os.pipe()
         try:
@@ -200,6 +212,7 @@ class Runner:
                     wiring,
                     "--entropy",
                     str(entropy & 0xFFFFFFFF),
+                    *booted,
                 ],
                 pass_fds=(to_r, from_w),
                 stdin=subprocess.DEVNULL,

@@ -1,4 +1,6 @@
 """The emulated chip's fixtures: Node.js (or one loud skip outside CI), the firmware built once,
+the frozen image built at most once per run (tests/support/chip_image.py; Debian's Arm toolchain
+missing skips it with one line saying what to install, except under CI=true, where it fails),
 and a small program run on the chip slice by slice.
 
 The chip is MicroPython's stock Pico image on rp2040js (tools/chip/runner.mjs), with the shared
@@ -17,9 +19,9 @@ import re
 import select
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import pytest
 
@@ -27,6 +29,7 @@ from drivers.board import BoardEvent, BoardLink, EventCallback
 from protocol.events import LinkDown, LinkUp
 from simulator.chip.exchange import Inputs, Outputs, Runner, node_program, shared_folder
 from simulator.chip.flash import file_system
+from simulator.chip.image import load_image, write_image
 from simulator.transport import SimulatorError
 
 if TYPE_CHECKING:
@@ -87,6 +90,42 @@ def until_link_up(
     return event
 
 
+def need_toolchain() -> None:
+    """Debian's Arm toolchain, which builds the frozen image; missing, skip (fail under
+    CI=true) with what to install."""
+    from controller.firmware.image import install_command, missing_toolchain
+
+    missing = missing_toolchain()
+    if missing:
+        message = (
+            f"Debian's Arm toolchain is missing ({', '.join(missing)}): the frozen image is "
+            f"built with it; install it (as root: {install_command(missing)})"
+        )
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def frozen_image() -> Path:
+    """`mjtable firmware image` of the sources (136 tiles): from the cache, else built there."""
+    from controller.firmware import FirmwareError
+    from controller.firmware.build import DEFAULT_TILES
+    from controller.firmware.image import SCRIPT, SOURCES
+    from simulator.chip.exchange import shared_folder
+    from tests.support.chip_image import frozen_image as cached
+
+    need_chip()
+    try:
+        shared = shared_folder(names=(SCRIPT, SOURCES))
+    except SimulatorError as exc:
+        pytest.fail(str(exc))
+    try:
+        return cached(DEFAULT_TILES, shared, before_build=need_toolchain)[0]
+    except FirmwareError as exc:
+        pytest.fail(str(exc))
+
+
 @pytest.fixture(scope="session")
 def firmware_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """`mjtable firmware build` of the sources, once."""
@@ -97,14 +136,25 @@ def firmware_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 class ChipProgram:
     """A small program (``files`` on the chip's flash, ``/main.py`` first) run slice by slice
-    on the emulated chip, with no table behind its pins (I2C devices from ``devices``)."""
+    on the emulated chip, with no table behind its pins (I2C devices from ``devices``); on
+    ``image`` (a UF2) instead of MicroPython's stock image when given."""
 
-    def __init__(self, where: Path, files: dict[str, bytes], devices: dict[int, bytes]) -> None:
+    def __init__(
+        self,
+        where: Path,
+        files: dict[str, bytes],
+        devices: dict[int, bytes],
+        image: Path | None = None,
+    ) -> None:
         self.flash = where / "flash.lfs"
         self.flash.write_bytes(file_system(files))
         wiring = json.dumps({"i2c": [{"address": a, "kind": "bytes"} for a in devices]})
         self.devices = devices
-        self.runner = Runner(self.flash, wiring, need_chip(), entropy=1)
+        raw = None
+        if image is not None:
+            raw = where / "image.bin"
+            write_image(load_image(image), raw)
+        self.runner = Runner(self.flash, wiring, need_chip(), entropy=1, image=raw)
         self.last: Outputs | None = None
         self.command = 0
         self.flash_cut: tuple[int, int, int] | None = None
@@ -162,16 +212,24 @@ class ChipProgram:
         self.runner.stop()
 
 
-ProgramFactory = Callable[[dict[str, bytes], dict[int, bytes]], ChipProgram]
+class ProgramFactory(Protocol):
+    def __call__(
+        self, files: dict[str, bytes], devices: dict[int, bytes], image: Path | None = None
+    ) -> ChipProgram: ...
 
 
 @pytest.fixture
 def chip_program(tmp_path: Path) -> Iterator[ProgramFactory]:
-    """Run a small program on the chip: ``chip_program(files, devices)``; stopped after."""
+    """Run a small program on the chip: ``chip_program(files, devices[, image])``; stopped
+    after."""
     made: list[ChipProgram] = []
 
-    def make(files: dict[str, bytes], devices: dict[int, bytes]) -> ChipProgram:
-        program = ChipProgram(tmp_path, files, devices)
+    def make(
+        files: dict[str, bytes], devices: dict[int, bytes], image: Path | None = None
+    ) -> ChipProgram:
+        where = tmp_path / f"program-{len(made)}"
+        where.mkdir()
+        program = ChipProgram(where, files, devices, image)
         made.append(program)
         return program
 

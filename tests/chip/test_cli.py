@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from cli import main
-from simulator.chip.flash import FS_SIZE, flash_build_hash
+from drivers.uf2 import to_uf2
+from simulator.chip.flash import FS_OFFSET, FS_SIZE, flash_build_hash
 
 
 def refusal(argv: list[str]) -> str:
@@ -37,6 +38,9 @@ def refusal(argv: list[str]) -> str:
         (["--chip", "--serial", "X"], "--serial does not go with --chip"),
         (["--chip", "--speed", "0.5"], "--speed 0.5 with --chip"),
         (["--chip", "--build", "/no/such/dir"], "--build /no/such/dir: no such directory"),
+        (["--image", "x.uf2"], "--image only goes with --chip"),
+        (["--chip", "--build", "b", "--image", "x.uf2"], "--build and --image: choose one"),
+        (["--chip", "--image", "/no/such.uf2"], "--image /no/such.uf2: no such file"),
         (["--chip", "--tiles", "100"], "tiles = 100: must be one of 108, 136, 144"),
         (["--chip", "--seed", "-1"], "seed -1: must be an integer 0..4294967295"),
     ],
@@ -117,3 +121,17 @@ def test_faults_and_the_control_channel_go_with_the_chip(
     scenario.write_text('[[fault]]\nkind = "internal"\n')
     line = refusal([*argv, "--scenario", str(scenario)])
     assert line.startswith("mjtable sim: fault 'internal' does not go with the chip: it raises")
+
+
+def test_an_image_for_another_table_or_that_is_no_image_is_refused(tmp_path: Path) -> None:
+    shared = fake_shared(tmp_path / "shared")
+    frozen = b'{"firmware_version": "1.0.0", "build_hash": "' + b"ab" * 32 + b'", "tiles": 144}'
+    image = tmp_path / "fw.uf2"
+    image.write_bytes(to_uf2(b"\x00" * 1000 + frozen))
+    argv = ["sim", "--chip", "--pty", "--rp2040", str(shared), "--image", str(image)]
+    line = refusal(argv)
+    assert f"the image {image} drives 144 tiles (the build frozen into it), not 136" in line
+    image.write_bytes(to_uf2(b"\x00" * (FS_OFFSET + 1)))
+    assert "past 0xa0000 where MicroPython's file system begins" in refusal(argv)
+    image.write_bytes(to_uf2(b"\x00" * 1000)[:-1])
+    assert f"{image} is not a UF2 for the Pico: 2047 bytes is not a whole" in refusal(argv)

@@ -23,11 +23,13 @@ from firmware.hal import (
 )
 from firmware.hal.mechanics import NOMINAL_MA, NTC_OPEN, NTC_SHORTED
 from protocol import codes
+from simulator.chip.board import ChipConfig
 from simulator.chip.exchange import FLASH_ERASE, PWM_SLICES, Inputs, Outputs
 from simulator.chip.expander import GPIOA, GPPUA, IODIRA, IPOLA, OLATA, Mcp23017
 from simulator.chip.flash import FS_SIZE, build_files, file_system, flash_build_hash, read_files
 from simulator.chip.wiring import ADC_MAX, ChipTable, board
 from simulator.hardware import SimHal
+from simulator.transport import SimulatorError
 from tests.firmware import fake_machine
 
 #: the PWM slices' TOP MicroPython sets at 125 MHz for 20 kHz (div 1) and 1 kHz (div 31/16)
@@ -224,3 +226,9 @@ def test_the_inputs_encode_as_the_runner_reads_them() -> None:
     assert data[-9:] == b"\x02\x00ab\x00\x00" + b"\x00\x00\x00"  # no flash cut aimed
     aimed = Inputs(1000, 0, flash_cut=(FLASH_ERASE, 2, 100)).encode()
     assert aimed[-3:] == bytes((FLASH_ERASE, 2, 100))
+
+
+def test_the_chip_runs_a_build_or_an_image_not_both(tmp_path: Path) -> None:
+    for config in ({}, {"build": tmp_path, "image": tmp_path / "fw.uf2"}):
+        with pytest.raises(SimulatorError, match="give one of the two"):
+            ChipConfig(**config)  # type: ignore[arg-type]

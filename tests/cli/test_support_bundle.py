@@ -390,11 +390,11 @@ def test_a_board_of_another_build_is_named_with_the_installed_one(
     installed = installed_build()[:16]
     assert (
         f"board firmware: build 0123456789abcdef, NOT the installed {installed} (mjtable "
-        "firmware flash puts it on)"
+        "firmware image --tiles 136 makes the image to copy onto it)"
     ) in said
     firmware = json.loads(extracted(tmp_path / "b.tar.gz")["versions.json"])["firmware"]
     assert firmware["matches"] is False and firmware["installed_build"] == installed
-    assert firmware["flash"] == "mjtable firmware flash --port PORT"
+    assert firmware["flash"] == "mjtable firmware image --tiles 136"
 
 
 def test_under_sudo_the_archive_is_the_asking_users(

@@ -66,7 +66,7 @@ class Installed:
 
     def __init__(self) -> None:
         self.value = Expected(
-            "1.0.0", ("5151515151515151",), "mjtable firmware flash --port P", pending=True
+            "1.0.0", ("5151515151515151",), "mjtable firmware image --tiles 136", pending=True
         )
 
     def expected(self) -> Expected:
@@ -82,15 +82,15 @@ def test_a_board_waits_for_the_installed_build_then_is_compared_with_it() -> Non
     assert bench.controller.firmware_pending
     assert bench.controller.request("shuffle", "cli").message == FIRMWARE_PENDING
     installed.value = Expected(
-        "1.0.0", ("e38c34f75d4d6562", "5151515151515151"), "mjtable firmware flash --port P"
+        "1.0.0", ("e38c34f75d4d6562", "5151515151515151"), "mjtable firmware image --tiles 136"
     )
     bench.controller.firmware_known()
     fault = bench.controller.status().fault
     assert fault is not None and fault.code == "FIRMWARE_MISMATCH"
     assert fault.message == (
         "the board runs firmware 1.0.0 (an unknown build: no manifest on the board), this "
-        "controller needs firmware 1.0.0 (build e38c34f75d4d6562): flash it with "
-        "`mjtable firmware flash --port P`"
+        "controller needs firmware 1.0.0 (build e38c34f75d4d6562): flash it with the UF2 of "
+        "`mjtable firmware image --tiles 136`"
     )
     assert not bench.controller.firmware_pending
     assert not bench.press("clear_fault")

@@ -9,6 +9,7 @@ import importlib
 import json
 import sys
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -193,3 +194,29 @@ def test_the_pico_reads_its_manifest_file(pico: object, tmp_path: Path) -> None:
     assert hal.manifest() is None
     (tmp_path / "manifest.json").write_bytes(manifest_text("ab" * 32))
     assert build_id(hal.manifest()) == "abababababababab"
+
+
+def test_the_pico_reads_the_build_frozen_into_its_image_before_its_manifest_file(
+    pico: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The image of `mjtable firmware image` carries its build as the frozen module
+    mjtable_image; a /manifest.json an earlier flash left is not what the board runs."""
+    (tmp_path / "manifest.json").write_bytes(manifest_text("ab" * 32))
+    frozen = types.ModuleType("mjtable_image")
+    frozen.MANIFEST = b'{"build_hash": "' + b"cd" * 32 + b'"}'  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "mjtable_image", frozen)
+    hal = pico.Rp2Hal()  # type: ignore[attr-defined]
+    assert build_id(hal.manifest()) == "cdcdcdcdcdcdcdcd"
+    monkeypatch.delitem(sys.modules, "mjtable_image")
+    assert build_id(hal.manifest()) == "abababababababab"
+
+
+def test_main_puts_the_frozen_modules_before_the_flash_s() -> None:
+    path = ["", ".frozen", "/lib"]  # sys.path on the Pico
+    firmware_main.frozen_first(path)
+    assert path == [".frozen", "", "/lib"]
+    firmware_main.frozen_first(path)
+    assert path == [".frozen", "", "/lib"]
+    host = ["", "/usr/lib/python3"]  # nothing frozen: unchanged
+    firmware_main.frozen_first(host)
+    assert host == ["", "/usr/lib/python3"]

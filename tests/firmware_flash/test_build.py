@@ -164,13 +164,13 @@ def test_the_installed_build_is_the_one_for_the_tables_tiles(tmp_path: Path) -> 
 
     root = default_source_root()
     big = build(root, tmp_path / "144", tiles=144).manifest.build_hash[:16]
-    installed = InstalledFirmware("0" * 16, "/dev/serial0", root=root, tiles=144)
+    installed = InstalledFirmware("0" * 16, root=root, tiles=144)
     installed.start()
     assert installed.wait(120)
     expected = installed.expected()
     assert expected.build == big and expected.matches(big)
     assert not expected.matches(build(root, tmp_path / "136").manifest.build_hash)
-    assert expected.flash == "mjtable firmware flash --port /dev/serial0 --tiles 144"
+    assert expected.flash == "mjtable firmware image --tiles 144"
 
 
 def test_a_build_thread_that_fails_in_any_way_still_says_so_and_lets_the_service_go_on(
@@ -186,9 +186,7 @@ def test_a_build_thread_that_fails_in_any_way_still_says_so_and_lets_the_service
 
     monkeypatch.setattr(installed_module, "installed_build", broken)
     ready: list[bool] = []
-    installed = installed_module.InstalledFirmware(
-        "0" * 16, "/dev/serial0", on_ready=lambda: ready.append(True)
-    )
+    installed = installed_module.InstalledFirmware("0" * 16, on_ready=lambda: ready.append(True))
     installed.start()
     assert installed.wait(30.0)
     expected = installed.expected()

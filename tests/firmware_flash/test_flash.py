@@ -166,6 +166,32 @@ def test_a_board_whose_micropython_cannot_load_the_build_is_left_untouched(
         assert mcu.read_text("/main.py") is None
 
 
+def test_a_board_that_runs_the_image_is_left_untouched(
+    source: Path, tmp_path: Path, start_board: Start, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Pico flashed with `mjtable firmware image` runs its frozen modules: the .mpy files would
+    be copied for nothing, and verify would pass on files the board does not run."""
+    built = build(source, tmp_path / "build")
+    board = start_board()
+    frozen = (
+        b'{"firmware_version": "1.0.0", "build_hash": "' + b"0294fda5" * 8 + b'", "tiles": 136}'
+    )
+    with Board(board.port) as mcu:  # importable as the image's frozen module is
+        mcu.make_dirs(["/lib"])
+        mcu.write("/lib/mjtable_image.py", b"MANIFEST = " + repr(frozen).encode(), lambda *_: None)
+    status, _, err = run(capsys, "flash", "--port", board.port, "--build", str(built.directory))
+    assert status == 1
+    assert err == (
+        "mjtable firmware: the board runs the image of mjtable firmware image (firmware 1.0.0, "
+        "build 0294fda50294fda5), which runs its frozen modules whatever files are copied onto "
+        "it: copy the new image onto it instead, or MicroPython's own UF2 to flash .mpy files "
+        "(hold BOOTSEL while plugging it in), then run this again\n"
+    )
+    with Board(board.port) as mcu:
+        assert mcu.read_text("/manifest.json") is None  # nothing was copied
+        assert mcu.read_text("/main.py") is None
+
+
 # --- ports that are not a board ------------------------------------------------------------
 
 

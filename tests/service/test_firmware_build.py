@@ -118,8 +118,8 @@ def test_a_board_of_another_build_is_refused_with_the_line_that_says_what_to_fla
             r.wait_for("fault")
         line = (
             f"the board runs firmware {VERSION} (build {other[:16]}), this controller needs "
-            f"firmware {VERSION} (build {installed[:16]}): flash it with "
-            f"`mjtable firmware flash --port {port}`"
+            f"firmware {VERSION} (build {installed[:16]}): flash it with the UF2 of "
+            "`mjtable firmware image --tiles 136`"
         )
         status = r.controller.status()
         assert status.fault is not None and status.fault.code == "FIRMWARE_MISMATCH"
@@ -146,8 +146,8 @@ def test_warn_logs_the_line_and_deals(
         said = [rec.getMessage() for rec in caplog.records if "needs firmware" in rec.getMessage()]
         assert said == [
             f"the board runs firmware {VERSION} (build {other[:16]}), this controller needs "
-            f"firmware {VERSION} (build {installed[:16]}): flash it with `mjtable firmware flash "
-            f'--port {port}`; dealing all the same (board.firmware_mismatch = "warn")'
+            f"firmware {VERSION} (build {installed[:16]}): flash it with the UF2 of `mjtable "
+            'firmware image --tiles 136`; dealing all the same (board.firmware_mismatch = "warn")'
         ]
         assert r.controller.status().fault is None
         assert r.controller.request("shuffle", "api").accepted

@@ -10,6 +10,9 @@
 // --shared DIR  where RPI_PICO-v1.27.0.bin and bootrom-rp2040-b1.bin are (also
 //               MJTABLE_RP2040_DIR; default: ../shared/rp2040 beside the checkout); both are
 //               checked against the folder's SHA256SUMS.
+// --image FILE  a raw flash image (from 0x10000000, ending before the file system) booted instead
+//               of the shared folder's stock MicroPython: `mjtable firmware image`'s, the
+//               firmware frozen in (simulator/chip/image.py makes the file from its UF2)
 // --fds IN,OUT  the descriptors of the exchange (default 3,4)
 // --entropy N   seeds the ring oscillator's random bit (with the boot's number: each boot of the
 //               chip draws other bits, the same ones for the same N)
@@ -138,7 +141,14 @@ function sharedFile(name) {
 if (!fsPath) {
   fail("no --fs FILE: the chip needs its flash file system (made by the simulator)");
 }
-const image = sharedFile(IMAGE);
+const imagePath = option("--image");
+if (imagePath && !existsSync(imagePath)) {
+  fail(`no image at ${imagePath}`);
+}
+const image = imagePath ? readFileSync(imagePath) : sharedFile(IMAGE);
+if (image.length > FS_OFFSET) {
+  fail(`the image ${imagePath} (${image.length} bytes) runs into the file system at 0xa0000`);
+}
 const bootrom = sharedFile(BOOTROM);
 if (!existsSync(fsPath)) {
   fail(`no flash file system at ${fsPath}`);
