@@ -39,7 +39,7 @@ from controller.cycle.faults import (
 )
 from controller.cycle.guards import Guards
 from controller.cycle.phases import Phases
-from controller.cycle.places import BUILT, SET_CODE, waiting_set
+from controller.cycle.places import PLACE_BUILT, SET_CODE, waiting_set
 from controller.cycle.reconcile import Reconciler
 from controller.cycle.reports import (
     Action,
@@ -129,7 +129,7 @@ class Steps:
     def _start_shuffle(self) -> str:
         state, board = self._state, self._board
         tile_set = self.waiting_set() or "A"
-        reread = board.view is not None and board.view.place(tile_set) == BUILT
+        reread = board.view is not None and board.view.place(tile_set) == PLACE_BUILT
         self._counter += 1
         leader = self._deals.leader
         cycle = Cycle(
