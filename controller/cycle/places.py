@@ -42,8 +42,8 @@ PLACE_UP: Final = codes.PLACE_UP
 PLACE_UNKNOWN: Final = codes.PLACE_UNKNOWN
 
 
-#: the board's states in which a motion runs
-MOVING_STATES: frozenset[int] = frozenset(
+#: the board's states in which a motion runs (the firmware's MOVING, firmware/board.py)
+MOVING: frozenset[int] = frozenset(
     {
         codes.STATE_SHUFFLING,
         codes.STATE_BUILDING,
@@ -128,7 +128,7 @@ class BoardView:
     @property
     def moving(self) -> bool:
         """The board reports a motion running."""
-        return self.state in MOVING_STATES
+        return self.state in MOVING
 
     @property
     def faulted(self) -> bool:

@@ -55,12 +55,12 @@ from controller.cycle.states import (
     DEALT,
     DICE,
     LIFTING,
-    MOTION_STATES,
     READING,
     RECOVERING,
     RESTORING,
     ROWS,
     SHUFFLING,
+    STEP_STATES,
     STOPPED,
 )
 from rules.deal import deal
@@ -182,7 +182,7 @@ class Steps:
     # ------------------------------------------------------------ what the board reports
 
     def on_progress(self, event: m.Progress) -> None:
-        if self._state.state not in MOTION_STATES:
+        if self._state.state not in STEP_STATES:
             return
         self._outbox.queue(
             ProgressEvent(
