@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from rules.dealt import DealError, RuleSetField, all_errors, first_error
+from rules.dealt import DealError, ProfileRef, RuleSetField, all_errors, first_error
 from rules.words import RULE_SETS, SEATS, RuleSet, Seat
 
 #: The most tiles a profile can place: the largest tile set (simplified, 144). Every count of
@@ -294,6 +294,10 @@ class Profile(_Frozen):
 
     def hand_size(self, is_leader: bool) -> int:
         return self.deal.hand_sizes.leader if is_leader else self.deal.hand_sizes.others
+
+    def ref(self) -> ProfileRef:
+        """The profile as a dealt state and the table's status name it: name and version."""
+        return ProfileRef(name=self.name, version=self.version)
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
