@@ -19,7 +19,8 @@ from paho.mqtt.enums import CallbackAPIVersion
 from bench.procstat import process_cpu, process_pss_kib, process_rss_kib
 from controller.cycle.reports import Answered, AuditRef, CommandResult, DiagStarted, Event, Status
 from gateway.mosquitto import Mosquitto
-from rules.dealt import DealtState
+from rules.dealt import DealtState, ProfileRef
+from rules.words import RuleSet
 
 #: The fault the rounds wait for (an emergency stop, on a full table or a fake core).
 FAULT_CODE = "ESTOP"
@@ -100,7 +101,8 @@ class FakeTable:
         return Status(
             state=self.state,
             cycle=None,
-            variant="wenzhou",
+            variant=RuleSet.WENZHOU,
+            profile=ProfileRef(name="wenzhou", version="1"),
             table=str(self.number),
             tile_set_on_top=None,
             tile_set_waiting="A",

@@ -94,7 +94,7 @@ def _check_profile(given: str) -> int:
         print(f"{given}: not valid ({count} problem{'s' if count != 1 else ''})", file=sys.stderr)
         return 1
     print(f"{given}: valid: profile {profile.name} {profile.version}, rule set "
-          f"{profile.variant.value}, {int(profile.tile_set)} tiles")  # fmt: skip
+          f"{profile.variant.value}, {profile.tiles} tiles")  # fmt: skip
     return 0
 
 

@@ -244,7 +244,7 @@ def _random_inputs(
         except ValueError:
             raise UsageError(f"--seed: {seed_text!r} is not an integer") from None
     rng = random.Random(seed)
-    tiles = tile_list(int(profile.tile_set))
+    tiles = tile_list(profile.tiles)
     rng.shuffle(tiles)
     manifest = manifest_from_ring(profile, tiles)
     start: Seat = leader or "E"

@@ -62,7 +62,9 @@ def register(subparsers: Any) -> None:
         default=1.0,
         help="time scale: 1 real table (default), 0.1 ten times faster, 0 as fast as possible",
     )
-    parser.add_argument("--tiles", type=int, default=136, help="tile set: 108, 136 or 144")
+    parser.add_argument(
+        "--tiles", type=int, default=136, help="tiles the game is played with: 108, 136 or 144"
+    )
     parser.add_argument("--no-reader", action="store_true", help="a board without a tile reader")
     parser.add_argument("--no-dice", action="store_true", help="a table without a dice unit")
     parser.add_argument(

@@ -42,8 +42,7 @@ def arranged_deal(
     those tiles (in the order it takes them), the live wall begins with ``live`` and ends
     with ``live_end`` (its last tiles, in draw order), and (Wenzhou) the turned tile is
     ``joker``. DealError when the tiles do not fit (a count, or more copies than the set)."""
-    size = int(profile.tile_set)
-    base = deal(profile, manifest_from_ring(profile, tile_list(size)), leader, throws)
+    base = deal(profile, manifest_from_ring(profile, tile_list(profile.tiles)), leader, throws)
     wanted: dict[Key, str] = {}
 
     def want(positions: Sequence[Pos], tiles: Sequence[str], what: str) -> None:
@@ -66,12 +65,12 @@ def arranged_deal(
         if base.joker is None:
             raise DealError(f"{profile.name} turns no joker")
         want([base.joker.position], [joker], "joker")
-    rest = Counter(tile_list(size))
+    rest = Counter(tile_list(profile.tiles))
     rest.subtract(wanted.values())
     short = sorted(t for t, n in rest.items() if n < 0)
     if short:
-        raise DealError(f"more {short[0]} wanted than the {size}-tile set holds")
-    filler = iter([t for t in tile_list(size) if rest[t] > 0 and not rest.subtract([t])])
+        raise DealError(f"more {short[0]} wanted than the {profile.tiles}-tile set holds")
+    filler = iter([t for t in tile_list(profile.tiles) if rest[t] > 0 and not rest.subtract([t])])
     walls = {
         seat: [
             [

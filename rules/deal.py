@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rules.dealt import DealError, DealtState, Joker, Manifest, ProfileRef, Throw
+from rules.dealt import DealError, DealtState, Joker, Manifest, Throw
 from rules.dice import Settled, settle
 from rules.manifest import validate_manifest
 from rules.profiles import Profile
@@ -103,7 +103,7 @@ def deal(
     pos = walls.pos
     return DealtState(
         variant=profile.variant,
-        profile=ProfileRef(name=profile.name, version=profile.version),
+        profile=profile.ref(),
         cycle_id=cycle_id,
         tile_set=tile_set,
         counting=profile.counting,

@@ -37,9 +37,9 @@ from rules.tiles import (
     sort_key,
     sorted_tiles,
     suit_of,
-    tile_set,
+    tile_copies,
 )
-from rules.words import RuleSet
+from rules.words import RuleSet, TileCount
 
 
 class HandError(ValueError):
@@ -84,7 +84,7 @@ class RuleSetSpec:
 
     rule_set: RuleSet
     hand_size: int  # tiles of a complete hand, a kong counting as three
-    tile_set: int  # 108, 136 or 144
+    tiles: TileCount
     jokers: bool
     bonus_tiles: bool
 
@@ -332,7 +332,7 @@ def _check_faces(rule_set: RuleSet, tiles: Iterable[str], what: str) -> None:
     for tile in tiles:
         if is_bonus(tile) and not spec.bonus_tiles:
             raise HandError(f"{what}: {tile} is a flower or season, not used in {rule_set.value}")
-        if is_honour(tile) and spec.tile_set == 108:
+        if is_honour(tile) and spec.tiles == 108:
             raise HandError(f"{what}: {tile} is an honour, not in the 108-tile set of {rule_set}")
 
 
@@ -406,11 +406,11 @@ def build_hand(
     full = hand_size(len(standing), melds) == spec.hand_size
     if win_tile is not None and not (full and win_tile in standing):
         physical[win_tile] += 1
-    available = tile_set(spec.tile_set)
+    available = tile_copies(spec.tiles)
     for tile, count in sorted(physical.items(), key=lambda item: sort_key(item[0])):
         if count > available[tile]:
             raise HandError(
-                f"{count} copies of {tile}: the {spec.tile_set}-tile set holds {available[tile]}"
+                f"{count} copies of {tile}: the {spec.tiles}-tile set holds {available[tile]}"
             )
     if win_tile is not None:
         size = hand_size(len(standing), melds)

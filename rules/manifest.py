@@ -16,7 +16,7 @@ from functools import lru_cache
 
 from rules.dealt import UNKNOWN, Manifest, ManifestError, manifest_from_data
 from rules.profiles import Layout, Profile
-from rules.tiles import tile_set
+from rules.tiles import tile_copies
 from rules.words import SEATS
 
 
@@ -30,8 +30,8 @@ class ManifestSizeError(ManifestError):
 
 
 @lru_cache(maxsize=8)
-def _set_counts(size: int) -> Counter[str]:
-    return tile_set(size)
+def _copies(tiles: int) -> Counter[str]:
+    return tile_copies(tiles)
 
 
 def _check_layout(layout: Layout, manifest: Manifest) -> None:
@@ -52,18 +52,18 @@ def _check_layout(layout: Layout, manifest: Manifest) -> None:
 
 
 def _check_set(profile: Profile, manifest: Manifest) -> None:
-    expected = _set_counts(int(profile.tile_set))
+    expected = _copies(profile.tiles)
     counts = Counter(t for t in manifest.board_order() if t != UNKNOWN)
     for tile, n in counts.items():
         have = expected.get(tile, 0)
         if have == 0:
-            raise ManifestError(f"manifest: tile {tile} is not in the {profile.tile_set}-tile set")
+            raise ManifestError(f"manifest: tile {tile} is not in the {profile.tiles}-tile set")
         if n > have:
             raise ManifestError(f"manifest: tile {tile} appears {n} times, the set has {have}")
 
 
 def validate_manifest(profile: Profile, manifest: Manifest) -> None:
-    """Check a manifest against a profile's layout and tile set; ManifestError names the
+    """Check a manifest against a profile's layout and tiles; ManifestError names the
     first fault. ``?`` tiles are allowed (a board without a reader); the known tiles must
     then not exceed the set."""
     _check_layout(profile.layout, manifest)

@@ -1,7 +1,7 @@
 """Profiles: everything the table procedures need to know about a rule set, as data.
 
 A profile configures one rule set (:class:`rules.words.RuleSet`, its ``variant``). It names
-its tile set, wall layout, counting unit, dice procedure, joker procedure, breach kind,
+its number of tiles, wall layout, counting unit, dice procedure, joker procedure, breach kind,
 colline, deal pattern, hand sizes and replacement source, and (simplified rules) who must
 announce « une Tuile ». The four built-in
 profiles (``wenzhou``, ``sichuan``, ``wsom``, ``simplified``) are TOML files shipped in
@@ -23,12 +23,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from rules.dealt import DealError, RuleSetField, all_errors, first_error
-from rules.words import RULE_SETS, SEATS, RuleSet, Seat
+from rules.dealt import DealError, ProfileRef, RuleSetField, all_errors, first_error
+from rules.words import RULE_SETS, SEATS, TILE_COUNTS, RuleSet, Seat, TileCount
 
-#: The most tiles a profile can place: the largest tile set (simplified, 144). Every count of
-#: a profile (stacks, tiles dealt, rounds, colline) is bounded by it, so no profile, however
-#: written, makes the deal's arithmetic or its lists large.
+#: The most tiles a profile can place: the most a game is played with (simplified, 144). Every
+#: count of a profile (stacks, tiles dealt, rounds, colline) is bounded by it, so no profile,
+#: however written, makes the deal's arithmetic or its lists large.
 MAX_TILES = 144
 #: The largest profile file read (the built-in ones are about 1 kB).
 MAX_PROFILE_BYTES = 1 << 20
@@ -215,7 +215,7 @@ class Profile(_Frozen):
     variant: RuleSetField = Field(description="the rule set this profile configures")
     version: str = Field(min_length=1, max_length=32)
     description: str = Field(default="", max_length=2000)
-    tile_set: Literal["108", "136", "144"]
+    tiles: TileCount
     counting: Literal["pair", "tile"] = "pair"
     layout: Layout
     dice: Dice
@@ -231,11 +231,8 @@ class Profile(_Frozen):
         if self.announce != Announce() and self.variant is not RuleSet.SIMPLIFIED:
             raise ValueError("announce.une_tuile: only the simplified rules ask for « une Tuile »")
         tiles = self.layout.tiles()
-        if tiles != int(self.tile_set):
-            raise ValueError(
-                f"layout: the walls hold {tiles} tiles but tile_set {self.tile_set} "
-                f"has {self.tile_set}"
-            )
+        if tiles != self.tiles:
+            raise ValueError(f"layout: the walls hold {tiles} tiles but tiles says {self.tiles}")
         sizes = self.deal.sizes_from_steps()
         want = [self.deal.hand_sizes.leader] + [self.deal.hand_sizes.others] * 3
         if sizes != want:
@@ -295,6 +292,10 @@ class Profile(_Frozen):
     def hand_size(self, is_leader: bool) -> int:
         return self.deal.hand_sizes.leader if is_leader else self.deal.hand_sizes.others
 
+    def ref(self) -> ProfileRef:
+        """The profile as a dealt state and the table's status name it: name and version."""
+        return ProfileRef(name=self.name, version=self.version)
+
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)
@@ -322,7 +323,33 @@ def _builtin_data(name: str) -> dict[str, Any]:
     return _read_toml(text, name)
 
 
+#: ``tile_set``, the former name of ``tiles`` (``tile_set = "136"``), is still read: a profile
+#: file written before loads as it did (the same profile, the same deals).
+_FORMER_TILES: dict[str, TileCount] = {str(n): n for n in TILE_COUNTS}
+
+
+def _former_names(data: dict[str, Any], where: str) -> dict[str, Any]:
+    """One profile file's keys under their names of now (``tile_set`` becomes ``tiles``)."""
+    if "tile_set" not in data:
+        return data
+    old = data.pop("tile_set")
+    if "tiles" in data:
+        raise ProfileError(
+            f"profile {where}: tile_set: the former name of tiles, given beside it; keep tiles"
+        )
+    if not isinstance(old, str) or old not in _FORMER_TILES:
+        shown = repr(old)
+        shown = shown if len(shown) <= 40 else shown[:40] + "…"
+        raise ProfileError(
+            f'profile {where}: tile_set: {shown} is not "108", "136" or "144" (tile_set is '
+            "the former name of tiles: write tiles = 108, 136 or 144)"
+        )
+    data["tiles"] = _FORMER_TILES[old]
+    return data
+
+
 def _resolve(data: dict[str, Any], where: str, here: Path | None, depth: int) -> dict[str, Any]:
+    data = _former_names(data, where)
     base = data.pop("base", None)
     if base is None:
         return data

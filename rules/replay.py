@@ -17,7 +17,7 @@ from rules.profiles import Profile, load_profile
 from rules.record import HandRecord
 from rules.scoring import DEFAULT_TABLE, WenzhouTable
 from rules.seating import WenzhouGame
-from rules.tiles import is_bonus, sort_key, tile_set
+from rules.tiles import is_bonus, sort_key, tile_copies
 from rules.words import SEATS, RuleSet
 
 
@@ -40,13 +40,13 @@ def validate_dealt(dealt: DealtState, profile: Profile) -> None:
             raise RecordError(
                 f"seat {seat}: {got} tiles but {len(dealt.hand_positions[seat])} positions"
             )
-    expected = tile_set(int(profile.tile_set))
+    expected = tile_copies(profile.tiles)
     found = Counter(every)
     if found != expected:
         extra = sorted((found - expected).elements(), key=sort_key)
         missing = sorted((expected - found).elements(), key=sort_key)
         what = f"{extra[0]} more than the set holds" if extra else f"{missing[0]} missing"
-        raise RecordError(f"the dealt tiles are not one {profile.tile_set}-tile set: {what}")
+        raise RecordError(f"the dealt tiles are not one {profile.tiles}-tile set: {what}")
     placed = [
         (t, p) for s in SEATS for t, p in zip(dealt.hands[s], dealt.hand_positions[s], strict=True)
     ]

@@ -135,7 +135,7 @@ def winning_tiles(hand: Hand) -> list[str]:
     joker = INDEX[hand.joker] if hand.joker is not None else None
     melds = len(hand.melds)
     in_melds = meld_jokers(hand)
-    last = 27 if spec.tile_set == 108 else 34
+    last = 27 if spec.tiles == 108 else 34
     result: list[str] = []
     for i in range(last):
         if held[i] >= 4:

@@ -1,11 +1,11 @@
-"""Tiles in the seeds' notation, and the three tile sets of TABLE.md section 2.
+"""Tiles in the seeds' notation, and the tiles of a game of 108, 136 or 144 (TABLE.md section 2).
 
 A tile is a short string:
 
 - suits: ``1m``..``9m`` (caractères), ``1p``..``9p`` (cercles), ``1s``..``9s`` (bambous);
 - winds: ``E`` ``S`` ``W`` ``N`` (the French ``O`` for West is accepted on input);
 - dragons: ``C`` (red, Centre), ``F`` (green, Fortune), ``B`` (white, Blanc);
-- bonus tiles of the 144-tile set: flowers ``1f``..``4f`` and seasons ``5f``..``8f``.
+- bonus tiles of a game of 144: flowers ``1f``..``4f`` and seasons ``5f``..``8f``.
 
 The module is pure data and small functions; it imports nothing of the project.
 """
@@ -80,22 +80,22 @@ def number_of(tile: str) -> int | None:
     return int(tile[0]) if is_suited(tile) else None
 
 
-def tile_set(size: int) -> Counter[str]:
-    """The multiset of one physical set: 108, 136 or 144 tiles."""
+def tile_copies(tiles: int) -> Counter[str]:
+    """How many copies of each tile a game of ``tiles`` (108, 136 or 144) holds."""
     counts: Counter[str] = Counter()
-    if size not in (108, 136, 144):
-        raise ValueError(f"unknown tile set size {size}: expected 108, 136 or 144")
+    if tiles not in (108, 136, 144):
+        raise ValueError(f"unknown number of tiles {tiles}: expected 108, 136 or 144")
     for tile in SUITED:
         counts[tile] = 4
-    if size >= 136:
+    if tiles >= 136:
         for tile in HONOURS:
             counts[tile] = 4
-    if size == 144:
+    if tiles == 144:
         for tile in BONUS:
             counts[tile] = 1
     return counts
 
 
-def tile_list(size: int) -> list[str]:
-    """The tiles of one set in canonical order, each repeated as often as the set holds it."""
-    return sorted_tiles(tile_set(size).elements())
+def tile_list(tiles: int) -> list[str]:
+    """The tiles of a game of ``tiles`` in canonical order, each as often as the game holds it."""
+    return sorted_tiles(tile_copies(tiles).elements())

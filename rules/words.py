@@ -3,7 +3,10 @@
 - **seat**: ``E`` ``S`` ``W`` ``N`` (indices 0..3); seat s+1 sits at the right of seat s,
   and play and dealing turns go counter-clockwise E, S, W, N (TABLE.md section 2);
 - **tile set**: ``A`` or ``B``, the table's two physical sets with different backs, one
-  played while the other is shuffled underneath (TABLE.md section 1);
+  played while the other is shuffled underneath (TABLE.md section 1); only these letters are
+  called a tile set (``tile_set``);
+- **tiles**: how many tiles a game is played with, 108, 136 or 144 (TABLE.md section 2): each
+  tile set holds that many; a profile's ``tiles``;
 - **rule set**: one of the four sets of rules of the seeds, :class:`RuleSet`; a *profile*
   (:class:`rules.profiles.Profile`, a TOML file) configures the table procedures of one rule
   set, and the built-in profiles are named after their rule set. Users meet the rule set as
@@ -25,6 +28,9 @@ SEAT_INDEX: dict[str, int] = {s: i for i, s in enumerate(SEATS)}
 
 TileSetName = Literal["A", "B"]
 TILE_SETS: tuple[TileSetName, ...] = ("A", "B")
+
+TileCount = Literal[108, 136, 144]
+TILE_COUNTS: tuple[TileCount, ...] = (108, 136, 144)
 
 DiceSource = Literal["board", "controller", "dealer"]
 DICE_SOURCES: tuple[DiceSource, ...] = ("board", "controller", "dealer")

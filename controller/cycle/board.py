@@ -16,7 +16,7 @@ import protocol.codes as codes
 import protocol.messages as m
 from controller.cycle.core import ImpossibleCommand, Sender
 from controller.cycle.deadline import BOARD_DEADLINES
-from controller.cycle.places import BUILT, MOTIONS, UP, BoardView, blocked
+from controller.cycle.places import MOTIONS, PLACE_BUILT, PLACE_UP, BoardView, blocked
 from controller.cycle.states import NO_DEADLINES
 from rules.words import TileSetName
 
@@ -59,9 +59,9 @@ class BoardSide:
         after a restart): where the two sets were, and the board's count of motions begun."""
         self.believed = {"A": None, "B": None}
         if bench is not None:
-            self.believed[bench] = BUILT
+            self.believed[bench] = PLACE_BUILT
         if on_top is not None:
-            self.believed[on_top] = UP
+            self.believed[on_top] = PLACE_UP
         self.last_motions = motions
 
     @property
@@ -76,7 +76,7 @@ class BoardSide:
 
     def on_top(self) -> TileSetName | None:
         """The set the board reports up on the table (the hand in play), if any."""
-        up = self.view.sets_in(UP) if self.view is not None else []
+        up = self.view.sets_in(PLACE_UP) if self.view is not None else []
         return up[0] if up else None
 
     def no_deadlines(self) -> str | None:

@@ -285,7 +285,8 @@ class CycleController:
             return Status(
                 state=state.state,
                 cycle=cycle.cycle_id if cycle else None,
-                variant=state.profile.name,
+                variant=state.profile.variant,
+                profile=state.profile.ref(),
                 table=state.table,
                 tile_set_on_top=board.on_top(),
                 tile_set_waiting=self._steps.waiting_set(),

@@ -29,7 +29,7 @@ from controller.cycle.faults import (
 )
 from controller.cycle.phases import Phases
 from controller.cycle.reports import FaultEvent, FaultSource, utc_now
-from controller.cycle.states import FAULT, MOTION_STATES, RECOVERING, ROWS, WAITING
+from controller.cycle.states import FAULT, RECOVERING, ROWS, STEP_STATES, WAITING
 
 log = logging.getLogger("mjtable.controller")
 
@@ -92,15 +92,15 @@ class Guards:
             self._audit.record("fault", {**extra, "while_in_fault": True}, cycle=state.current_id())
             log.error("FAULT %s (while in fault): %s — check: %s", code, message, advice)
             return
-        in_motion = ROWS[state.state].moving
+        stoppable = ROWS[state.state].stoppable
         if board.up:
             try:
-                if in_motion:
+                if stoppable:
                     board.send(m.Stop())
                 board.ask_status()  # where the fault left the sets
             except Exception as exc:  # the link may be the very thing that failed
                 log.warning("could not send STOP and READ_STATUS: %s", exc)
-        phase = phase or (state.state if in_motion else None)
+        phase = phase or (state.state if stoppable else None)
         fault = state.fault = FaultEvent(
             at=utc_now(),
             cycle=state.current_id(),
@@ -153,7 +153,7 @@ class Guards:
         if state == RECOVERING and event.command == m.ClearFault.TYPE:
             self._clear_refused(event.reason, name, text, advice)
             return
-        if state not in MOTION_STATES:
+        if state not in STEP_STATES:
             log.info("board refused %s (%s) in state %s", command, name, state)
             return
         self.fault_now(name, "board", REFUSED.format(command=command, text=text), advice)

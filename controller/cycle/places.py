@@ -32,17 +32,18 @@ SETS: tuple[TileSetName, TileSetName] = ("A", "B")
 #: the tile set's code on the wire (SHUFFLE, BUILD_WALLS, ...)
 SET_CODE: dict[str, int] = {"A": codes.TILE_SET_A, "B": codes.TILE_SET_B}
 
-DISC: Final = codes.PLACE_DISC
-SHUFFLED: Final = codes.PLACE_SHUFFLED
-BUILDING: Final = codes.PLACE_BUILDING
-PARTIAL: Final = codes.PLACE_PARTIAL
-BUILT: Final = codes.PLACE_BUILT
-UP: Final = codes.PLACE_UP
-UNKNOWN: Final = codes.PLACE_UNKNOWN
+#: a set's places, by the protocol's names (a bare BUILDING is the table's state, states.py)
+PLACE_DISC: Final = codes.PLACE_DISC
+PLACE_SHUFFLED: Final = codes.PLACE_SHUFFLED
+PLACE_BUILDING: Final = codes.PLACE_BUILDING
+PLACE_PARTIAL: Final = codes.PLACE_PARTIAL
+PLACE_BUILT: Final = codes.PLACE_BUILT
+PLACE_UP: Final = codes.PLACE_UP
+PLACE_UNKNOWN: Final = codes.PLACE_UNKNOWN
 
 
-#: the board's states in which a motion runs
-MOVING_STATES: frozenset[int] = frozenset(
+#: the board's states in which a motion runs (the firmware's MOVING, firmware/board.py)
+MOVING: frozenset[int] = frozenset(
     {
         codes.STATE_SHUFFLING,
         codes.STATE_BUILDING,
@@ -101,7 +102,7 @@ class BoardView:
     def of(cls, status: m.BoardStatus) -> BoardView:
         """The view a BOARD_STATUS (or HELLO_REPLY's status) gives. A one-set board reports
         one place: the other set is taken as loose in the disc."""
-        places = (*status.places, DISC)[:2]
+        places = (*status.places, PLACE_DISC)[:2]
         laid = (*status.laid, 0)[:2]
         return cls(
             places=(places[0], places[1]),
@@ -127,7 +128,7 @@ class BoardView:
     @property
     def moving(self) -> bool:
         """The board reports a motion running."""
-        return self.state in MOVING_STATES
+        return self.state in MOVING
 
     @property
     def faulted(self) -> bool:
@@ -143,14 +144,14 @@ class BoardView:
         """The board's DONE(OK) of ``command`` (on ``tile_set``): where it leaves the sets."""
         view = self
         if command == m.Shuffle.TYPE and tile_set is not None:
-            view = view.with_place(tile_set, SHUFFLED)
+            view = view.with_place(tile_set, PLACE_SHUFFLED)
         elif command == m.BuildWalls.TYPE and tile_set is not None:
-            view = view.with_place(tile_set, BUILT)
+            view = view.with_place(tile_set, PLACE_BUILT)
         elif command == m.LiftWalls.TYPE and tile_set is not None:
-            view = view.with_place(tile_set, UP)
+            view = view.with_place(tile_set, PLACE_UP)
         elif command == m.Collect.TYPE:
-            for up in view.sets_in(UP):
-                view = view.with_place(up, DISC)
+            for up in view.sets_in(PLACE_UP):
+                view = view.with_place(up, PLACE_DISC)
         rest = _RESTS.get(command)
         if rest is None:
             return view
@@ -226,17 +227,17 @@ def waiting_set(view: BoardView) -> TileSetName:
     """The set the next SHUFFLE prepares: walls built underneath (read again, never shuffled);
     else a set whose build was cut short (shuffled again); else the set not up on the table
     (A when neither is)."""
-    for places in ((BUILT,), (PARTIAL, BUILDING, UNKNOWN)):
+    for places in ((PLACE_BUILT,), (PLACE_PARTIAL, PLACE_BUILDING, PLACE_UNKNOWN)):
         found = view.sets_in(*places)
         if found:
             return found[0]
-    up = view.sets_in(UP)
+    up = view.sets_in(PLACE_UP)
     return other(up[0]) if up else "A"
 
 
 def lost_sets(view: BoardView) -> list[TileSetName]:
     """The sets the board lost track of (its power went while it moved them)."""
-    return view.sets_in(UNKNOWN)
+    return view.sets_in(PLACE_UNKNOWN)
 
 
 def recovery_steps(view: BoardView) -> list[m.Message]:
@@ -244,7 +245,7 @@ def recovery_steps(view: BoardView) -> list[m.Message]:
     set the board knows is up on the table (then a lost set cannot be there, and the hand in
     play stays), then SHUFFLE each lost set (partial walls drop back into the disc first)."""
     lost = lost_sets(view)
-    steps: list[m.Message] = [] if view.sets_in(UP) else [m.Collect()]
+    steps: list[m.Message] = [] if view.sets_in(PLACE_UP) else [m.Collect()]
     steps.extend(m.Shuffle(SET_CODE[s]) for s in lost)
     return steps
 
@@ -253,6 +254,6 @@ def describe_recovery(view: BoardView) -> str:
     """The recovery procedure in plain words (``collect the table top, then shuffle set B``)."""
     lost = lost_sets(view)
     shuffles = " and ".join(f"set {s}" for s in lost)
-    if view.sets_in(UP):
-        return f"shuffle {shuffles} again (set {view.sets_in(UP)[0]} stays up on the table)"
+    if view.sets_in(PLACE_UP):
+        return f"shuffle {shuffles} again (set {view.sets_in(PLACE_UP)[0]} stays up on the table)"
     return f"collect the table top, then shuffle {shuffles} again"

@@ -34,7 +34,7 @@ from controller.cycle.faults import CLEAR_SENT, CLEARED, SETS_UNKNOWN, board_fau
 from controller.cycle.guards import Guards
 from controller.cycle.phases import Phases
 from controller.cycle.places import (
-    BUILT,
+    PLACE_BUILT,
     SETS,
     BoardView,
     describe_recovery,
@@ -159,7 +159,7 @@ class Reconciler:
             return
         state = self._state
         ready = state.ready
-        if state.state == READY and ready is not None and view.place(ready.tile_set) != BUILT:
+        if state.state == READY and ready is not None and view.place(ready.tile_set) != PLACE_BUILT:
             tile_set = ready.tile_set
             self._guards.abort(
                 f"the board no longer reports set {tile_set}'s walls built underneath"

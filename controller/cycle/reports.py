@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, Protocol, overload
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rules.dealt import DealtState
+from rules.dealt import DealtState, ProfileRef, RuleSetField
 from rules.words import DiceSource, Seat, TileSetName
 
 
@@ -241,7 +241,12 @@ class Status(BaseModel):
 
     state: str
     cycle: str | None
-    variant: str
+    variant: RuleSetField = Field(
+        description="the rule set the table plays (the profile's variant, as in a dealt state)"
+    )
+    profile: ProfileRef = Field(
+        description="the profile the table deals with: its name and version, as in a dealt state"
+    )
     table: str
     tile_set_on_top: TileSetName | None
     tile_set_waiting: TileSetName | None

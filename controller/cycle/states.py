@@ -136,7 +136,7 @@ class StateRow:
     report: bool = False
     #: a step of the deal cycle: the board works on a command and reports its progress, and
     #: a refused command faults the cycle
-    motion: bool = False
+    step: bool = False
     #: nothing moves: a lost link or a board restart here costs no fault
     at_rest: bool = False
     #: the link lost and back: "wait" (the board works on alone; its events follow in order,
@@ -163,8 +163,8 @@ class StateRow:
         return any(command == awaited.TYPE for awaited in self.done)
 
     @property
-    def moving(self) -> bool:
-        """The board may be moving: STOP is accepted here, and sent on a fault."""
+    def stoppable(self) -> bool:
+        """STOP is accepted here, and sent on a fault: the board may be moving."""
         return "stop" in self.accepts
 
     def refusal(self, action: Action) -> str:
@@ -198,7 +198,7 @@ STATE_TABLE: tuple[StateRow, ...] = (
         accepts=_STOP,
         deadline="shuffle",
         done=(m.Shuffle,),
-        motion=True,
+        step=True,
         returning="wait",
     ),
     StateRow(
@@ -208,7 +208,7 @@ STATE_TABLE: tuple[StateRow, ...] = (
         accepts=_STOP,
         deadline="build",
         done=(m.BuildWalls,),
-        motion=True,
+        step=True,
         returning="wait",
     ),
     StateRow(
@@ -218,7 +218,7 @@ STATE_TABLE: tuple[StateRow, ...] = (
         accepts=_STOP,
         deadline="manifest",
         done=(m.ReadManifest,),
-        motion=True,
+        step=True,
         returning="wait",
     ),
     StateRow(
@@ -236,7 +236,7 @@ STATE_TABLE: tuple[StateRow, ...] = (
         accepts=_STOP,
         deadline="collect",
         done=(m.Collect,),
-        motion=True,
+        step=True,
         returning="wait",
     ),
     StateRow(
@@ -246,7 +246,7 @@ STATE_TABLE: tuple[StateRow, ...] = (
         accepts=_STOP,
         deadline="lift",
         done=(m.LiftWalls,),
-        motion=True,
+        step=True,
         returning="wait",
     ),
     StateRow(
@@ -256,7 +256,7 @@ STATE_TABLE: tuple[StateRow, ...] = (
         accepts=_STOP,
         deadline="dice",
         done=(m.DisplayDice,),  # dice the controller threw, shown on the table: taken
-        motion=True,
+        step=True,
         returning="wait",
     ),
     StateRow(
@@ -303,7 +303,7 @@ STATE_TABLE: tuple[StateRow, ...] = (
         deadline="shuffle",  # armed again for each step
         done=(m.Collect, m.Shuffle),
         report=True,
-        motion=True,
+        step=True,
         returning="wait",
     ),
     StateRow(
@@ -319,10 +319,11 @@ STATE_TABLE: tuple[StateRow, ...] = (
 
 #: state name -> its row
 ROWS: dict[str, StateRow] = {row.state: row for row in STATE_TABLE}
-#: the steps of the cycle in which the board works on a command
-MOTION_STATES: frozenset[str] = frozenset(row.state for row in STATE_TABLE if row.motion)
-#: the states in which the board may be moving (STOP accepted)
-MOVING: tuple[State, ...] = tuple(row.state for row in STATE_TABLE if row.moving)
+#: the states in which the board works on a step the table sent (its progress reported, its
+#: refusal a fault)
+STEP_STATES: frozenset[str] = frozenset(row.state for row in STATE_TABLE if row.step)
+#: the states STOP halts (the board may be moving)
+STOPPABLE: tuple[State, ...] = tuple(row.state for row in STATE_TABLE if row.stoppable)
 #: states in which nothing moves: a link lost or a board restart here is no fault
 AT_REST: frozenset[str] = frozenset(row.state for row in STATE_TABLE if row.at_rest)
 #: states in which the board works on alone while the link is lost (its events follow)
@@ -352,7 +353,7 @@ TRANSITIONS: tuple[tuple[str, str | list[str], str], ...] = (
     ("lifted", LIFTING, DICE),
     ("publish", DICE, DEALT),
     ("board_reset", [READY, DEALT], IDLE),
-    ("halt", list(MOVING), STOPPED),
+    ("halt", list(STOPPABLE), STOPPED),
     ("fail", ANY_BUT_FAULT, FAULT),
     ("clear", [FAULT, STOPPED], RECOVERING),
     ("recovered", RECOVERING, IDLE),

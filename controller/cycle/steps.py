@@ -39,7 +39,7 @@ from controller.cycle.faults import (
 )
 from controller.cycle.guards import Guards
 from controller.cycle.phases import Phases
-from controller.cycle.places import BUILT, SET_CODE, waiting_set
+from controller.cycle.places import PLACE_BUILT, SET_CODE, waiting_set
 from controller.cycle.reconcile import Reconciler
 from controller.cycle.reports import (
     Action,
@@ -55,12 +55,12 @@ from controller.cycle.states import (
     DEALT,
     DICE,
     LIFTING,
-    MOTION_STATES,
     READING,
     RECOVERING,
     RESTORING,
     ROWS,
     SHUFFLING,
+    STEP_STATES,
     STOPPED,
 )
 from rules.deal import deal
@@ -129,7 +129,7 @@ class Steps:
     def _start_shuffle(self) -> str:
         state, board = self._state, self._board
         tile_set = self.waiting_set() or "A"
-        reread = board.view is not None and board.view.place(tile_set) == BUILT
+        reread = board.view is not None and board.view.place(tile_set) == PLACE_BUILT
         self._counter += 1
         leader = self._deals.leader
         cycle = Cycle(
@@ -182,7 +182,7 @@ class Steps:
     # ------------------------------------------------------------ what the board reports
 
     def on_progress(self, event: m.Progress) -> None:
-        if self._state.state not in MOTION_STATES:
+        if self._state.state not in STEP_STATES:
             return
         self._outbox.queue(
             ProgressEvent(

@@ -18,9 +18,13 @@ import pytest
 from cli import client as cmd_client
 from cli import main as run
 from controller.api.server import ApiServer
+from controller.cycle.controller import CycleController
 from controller.cycle.reports import Status
 from controller.service.config_api import ApiSection
 from controller.service.paths import DEFAULT_SOCKET_PATH
+from rules.dealt import ProfileRef
+from rules.profiles import PROFILE_DIR, load_profile
+from rules.words import RuleSet
 from tests.support.fake_controller import WAIT, FakeTable
 from tests.support.waiting import wait_for
 
@@ -59,6 +63,28 @@ def test_status_json(server: ApiServer, capsys) -> None:
     assert run(["status", "--socket", str(server.path), "--json"]) == 0
     status = Status.model_validate_json(capsys.readouterr().out)
     assert status.state == "idle" and status.table == "7"
+
+
+def test_status_names_the_rule_set_and_the_profile_apart(sockdir: Path, capsys) -> None:
+    """A casino's own profile (casino7.toml, a copy of wenzhou.toml under its own name): the
+    status says the rule set played as ``variant`` and the profile as ``profile``, over the
+    API and in `mjtable status`, from the real controller."""
+    wenzhou = (PROFILE_DIR / "wenzhou.toml").read_text("utf-8")
+    casino7 = wenzhou.replace('name = "wenzhou"', 'name = "casino7"')
+    assert casino7 != wenzhou
+    (sockdir / "casino7.toml").write_text(casino7, "utf-8")
+    controller = CycleController(load_profile(sockdir / "casino7.toml"), table="7")
+    try:
+        with ApiServer(controller, sockdir / "api.sock") as server:
+            assert run(["status", "--socket", str(server.path), "--json"]) == 0
+            data = json.loads(capsys.readouterr().out)
+            assert run(["status", "--socket", str(server.path)]) == 0
+            lines = capsys.readouterr().out.splitlines()
+    finally:
+        controller.close()
+    assert data["variant"] == "wenzhou"
+    assert data["profile"] == {"name": "casino7", "version": "1"}
+    assert "variant    wenzhou" in lines and "profile    casino7 1" in lines
 
 
 def test_commands_and_exit_codes(server: ApiServer, table: FakeTable, capsys) -> None:
@@ -288,7 +314,8 @@ def test_status_names_the_cycle_in_play_and_counts_in_words(
     status = Status(
         state=state,
         cycle=cycle,
-        variant="wenzhou",
+        variant=RuleSet.WENZHOU,
+        profile=ProfileRef(name="wenzhou", version="1"),
         table="7",
         tile_set_on_top=None,
         tile_set_waiting=None,

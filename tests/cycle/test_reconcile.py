@@ -15,7 +15,7 @@ import pytest
 
 from controller.cycle.faults import SETS_UNKNOWN, refusal_words
 from controller.cycle.places import BoardView, blocked, recovery_steps, waiting_set
-from controller.cycle.states import MOTION_STATES, STATES
+from controller.cycle.states import STATES, STEP_STATES
 from firmware.places import (
     TileSet,
     build_block,
@@ -136,7 +136,7 @@ def test_no_impossible_command_and_the_table_deals_again(state: str, news: str) 
             # (the board moved the sets the step needs), never once the table planned
             # from the report.
             held = faults.count("IMPOSSIBLE_COMMAND")
-            if held > (1 if state in MOTION_STATES and news != "restart" else 0):
+            if held > (1 if state in STEP_STATES and news != "restart" else 0):
                 problems.append(f"{words}: held back a command ({faults})")
             if not dealt:
                 problems.append(f"{words}: did not deal again (state {bench.controller.state})")

@@ -25,10 +25,10 @@ from controller.cycle.faults import CATALOGUE, DEADLINE, FaultKind, catalogue_ma
 from controller.cycle.states import (
     AT_REST,
     DARK,
-    MOTION_STATES,
     ROWS,
     STATE_TABLE,
     STATES,
+    STEP_STATES,
     TRANSITIONS,
     LifecycleModel,
     State,
@@ -76,8 +76,9 @@ def test_deadlines_named_by_the_rows_are_the_controllers_own_or_the_boards() -> 
     named = {row.deadline for row in STATE_TABLE if row.deadline is not None}
     # every deadline bounds a state, and only known ones ("roll": each roll in the dice state)
     assert named | {"roll"} == names
-    # each motion state is bounded; the machine never waits forever while something moves
-    assert all(row.deadline for row in STATE_TABLE if row.moving or row.motion)
+    # each step and each state STOP halts is bounded: the machine never waits forever while
+    # something moves
+    assert all(row.deadline for row in STATE_TABLE if row.stoppable or row.step)
     assert Deadlines() == DEFAULT_DEADLINES
     # the host keeps no copy of the board's limits: no field for the motions the board bounds
     assert not own & set(BOARD_DEADLINES)
@@ -86,15 +87,15 @@ def test_deadlines_named_by_the_rows_are_the_controllers_own_or_the_boards() -> 
 def test_rows_wait_for_commands_and_sets_are_consistent() -> None:
     for row in STATE_TABLE:
         assert all(awaited.KIND == "command" for awaited in row.done), row.state
-        assert not (row.motion and row.at_rest), row.state
-        assert not (row.moving and row.at_rest), row.state
-        if row.motion:
-            assert row.moving and row.done, row.state
+        assert not (row.step and row.at_rest), row.state
+        assert not (row.stoppable and row.at_rest), row.state
+        if row.step:
+            assert row.stoppable and row.done, row.state
         if row.returning == "wait":  # the board works on alone: bounded, and stoppable
-            assert row.motion and row.deadline, row.state
+            assert row.step and row.deadline, row.state
         if row.report:  # the board's report ends it, after the board's DONE
             assert row.done and row.deadline, row.state
-    assert {row.state for row in STATE_TABLE if row.moving} > MOTION_STATES
+    assert {row.state for row in STATE_TABLE if row.stoppable} > STEP_STATES
     assert ROWS["stopped"].done == (m.Stop,) and ROWS["recovering"].done == (m.ClearFault,)
     assert ROWS["recovering"].report and ROWS["restoring"].report
     assert ROWS["restoring"].waits_for(m.Collect.TYPE) and ROWS["restoring"].waits_for(

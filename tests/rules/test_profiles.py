@@ -13,15 +13,21 @@ from hypothesis import strategies as st
 from rules.deal import deal
 from rules.dealt import Throw
 from rules.dice import next_throw
-from rules.profiles import BUILTIN_PROFILES, ProfileError, load_profile, profile_from_data
+from rules.profiles import (
+    BUILTIN_PROFILES,
+    PROFILE_DIR,
+    ProfileError,
+    load_profile,
+    profile_from_data,
+)
 from rules.words import SEATS
 from tests.support.deals import check_accounting, shuffled_manifest
 
 
 def test_builtins_are_what_table_md_says() -> None:
     w = load_profile("wenzhou")
-    assert (w.tile_set, w.counting, w.colline.size, w.joker.kind) == (
-        "136",
+    assert (w.tiles, w.counting, w.colline.size, w.joker.kind) == (
+        136,
         "pair",
         16,
         "indicator",
@@ -31,7 +37,7 @@ def test_builtins_are_what_table_md_says() -> None:
     assert (w.replacement.source, w.colline.replenish) == ("colline", "live_end")
 
     s = load_profile("sichuan")
-    assert s.tile_set == "108" and s.colline.size == 0 and s.joker.kind == "none"
+    assert s.tiles == 108 and s.colline.size == 0 and s.joker.kind == "none"
     assert all(s.layout.heights(x) == (2,) * 13 + (1,) for x in SEATS)
     assert s.deal.takes() == [(o, 4) for _ in range(3) for o in range(4)] + [
         (o, 1) for o in range(4)
@@ -39,10 +45,10 @@ def test_builtins_are_what_table_md_says() -> None:
     assert s.replacement.source == "live_end"
 
     wsom = load_profile("wsom")
-    assert wsom.tile_set == "136" and wsom.deal.takes() == s.deal.takes()
+    assert wsom.tiles == 136 and wsom.deal.takes() == s.deal.takes()
 
     simple = load_profile("simplified")
-    assert simple.tile_set == "144" and simple.colline.size == 14
+    assert simple.tiles == 144 and simple.colline.size == 14
     assert (simple.breach.kind, simple.breach.lift_to) == ("lift", (1, 6))
     assert simple.dice.procedure == "single_die_round"
     assert simple.deal.takes() == [(o, 2) for _ in range(6) for o in range(4)] + [
@@ -66,9 +72,7 @@ def _refused(data: dict[str, Any]) -> str:
 def test_tiles_that_do_not_fit_the_layout() -> None:
     data = _data()
     data["layout"]["E"] = [2] * 16
-    assert (
-        _refused(data) == "profile test: layout: the walls hold 134 tiles but tile_set 136 has 136"
-    )
+    assert _refused(data) == "profile test: layout: the walls hold 134 tiles but tiles says 136"
 
 
 def test_a_deal_larger_than_the_wall() -> None:
@@ -143,8 +147,39 @@ def test_more_refusals_name_their_field() -> None:
     data["deal"]["steps"][0]["seats"] = [0, 4]
     assert "deal.steps.0.seats.1" in _refused(data)
     data = _data()
-    data["tile_set"] = "100"
-    assert "tile_set: Input should be '108', '136' or '144'" in _refused(data)
+    data["tiles"] = 100
+    assert "tiles: Input should be 108, 136 or 144" in _refused(data)
+
+
+def test_the_former_name_tile_set_is_still_read(tmp_path: Path) -> None:
+    """A profile file written when the number of tiles was called tile_set (a string) loads
+    as it did; given beside tiles, or with another value, it is refused in one line."""
+    wenzhou = (PROFILE_DIR / "wenzhou.toml").read_text("utf-8")
+    assert "\ntiles = 136\n" in wenzhou
+    old = tmp_path / "old.toml"
+    old.write_text(wenzhou.replace("\ntiles = 136\n", '\ntile_set = "136"\n'), "utf-8")
+    assert load_profile(old) == load_profile("wenzhou")
+    child = tmp_path / "child.toml"  # its own former key wins over its base's tiles
+    child.write_text('base = "sichuan"\nname = "child"\ntile_set = "136"\n', "utf-8")
+    with pytest.raises(ProfileError, match=r"child\.toml: layout: the walls hold 108 tiles but"):
+        load_profile(child)
+    both = tmp_path / "both.toml"
+    both.write_text(
+        wenzhou.replace("\ntiles = 136\n", '\ntiles = 136\ntile_set = "136"\n'), "utf-8"
+    )
+    with pytest.raises(ProfileError) as err:
+        load_profile(both)
+    assert str(err.value) == (
+        f"profile {both}: tile_set: the former name of tiles, given beside it; keep tiles"
+    )
+    wrong = tmp_path / "wrong.toml"
+    wrong.write_text(wenzhou.replace("\ntiles = 136\n", "\ntile_set = 136\n"), "utf-8")
+    with pytest.raises(ProfileError) as err:
+        load_profile(wrong)
+    assert str(err.value) == (
+        f'profile {wrong}: tile_set: 136 is not "108", "136" or "144" (tile_set is the former '
+        "name of tiles: write tiles = 108, 136 or 144)"
+    )
 
 
 def test_une_tuile_option(tmp_path: Path) -> None:
@@ -187,7 +222,7 @@ def test_casino_toml_with_base_and_errors(tmp_path: Path) -> None:
     assert load_profile(child).colline.size == 14
 
     bad = tmp_path / "bad.toml"
-    bad.write_text('base = "sichuan"\nname = "bad"\ntile_set = "136"\n', "utf-8")
+    bad.write_text('base = "sichuan"\nname = "bad"\ntiles = 136\n', "utf-8")
     with pytest.raises(ProfileError, match=r"bad.toml: layout: the walls hold 108 tiles"):
         load_profile(bad)
 
@@ -209,8 +244,8 @@ def test_casino_toml_with_base_and_errors(tmp_path: Path) -> None:
 
 
 @st.composite
-def layouts(draw: st.DrawFn) -> tuple[str, dict[str, list[int]]]:
-    """Four walls of any mix of full and half stacks holding a whole tile set."""
+def layouts(draw: st.DrawFn) -> tuple[int, dict[str, list[int]]]:
+    """Four walls of any mix of full and half stacks holding the tiles of a game."""
     size = draw(st.sampled_from([108, 136, 144]))
     cuts = sorted(draw(st.lists(st.integers(-4, 4), min_size=3, max_size=3)))
     base = size // 4
@@ -221,7 +256,7 @@ def layouts(draw: st.DrawFn) -> tuple[str, dict[str, list[int]]]:
         halves = draw(st.sampled_from([h for h in range(0, 6) if h % 2 == tiles % 2]))
         heights = [2] * ((tiles - halves) // 2) + [1] * halves
         walls[seat] = draw(st.permutations(heights))
-    return str(size), walls
+    return size, walls
 
 
 @settings(max_examples=60, deadline=None)
@@ -234,7 +269,7 @@ def layouts(draw: st.DrawFn) -> tuple[str, dict[str, list[int]]]:
     seed=st.integers(0, 1000),
 )
 def test_any_layout_any_counting_accounts_for_every_tile(
-    layout: tuple[str, dict[str, list[int]]],
+    layout: tuple[int, dict[str, list[int]]],
     name: str,
     counting: str,
     leader: str,
@@ -243,7 +278,7 @@ def test_any_layout_any_counting_accounts_for_every_tile(
 ) -> None:
     size, walls = layout
     data = _data(name)
-    data.update(tile_set=size, counting=counting, layout=walls)
+    data.update(tiles=size, counting=counting, layout=walls)
     profile = profile_from_data(data)
     throws = [Throw.model_validate({"by": leader, "dice": d[:2]})]
     req = next_throw(profile, leader, throws)  # type: ignore[arg-type]

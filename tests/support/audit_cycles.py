@@ -29,7 +29,7 @@ def play_cycle(
     """Log one cycle the way the service does, with a real deal; return the dealt state."""
     rng = random.Random(seed)
     profile = load_profile(profile_name)
-    tiles = tile_list(int(profile.tile_set))
+    tiles = tile_list(profile.tiles)
     rng.shuffle(tiles)
     manifest = manifest_from_ring(profile, tiles)
     log.append(

@@ -18,7 +18,7 @@ def T(by: str, *dice: int) -> Throw:
 
 
 def shuffled_manifest(profile: Profile, seed: int = 1) -> Manifest:
-    tiles = tile_list(int(profile.tile_set))
+    tiles = tile_list(profile.tiles)
     random.Random(seed).shuffle(tiles)
     return manifest_from_ring(profile, tiles)
 
@@ -55,7 +55,7 @@ def check_accounting(profile: Profile, state: DealtState) -> None:
         for n, st in enumerate(manifest.walls[s], start=1)
         for j in range(len(st))
     }
-    assert len(keys) == len(expected) == int(profile.tile_set)
+    assert len(keys) == len(expected) == profile.tiles
     assert set(keys) == expected
     for seat in SEATS:
         tiles = state.hands[seat]
@@ -64,6 +64,4 @@ def check_accounting(profile: Profile, state: DealtState) -> None:
     assert state.colline == [manifest.tile_at(p) for p in state.colline_positions]
     assert state.live_wall == [manifest.tile_at(p) for p in state.live_wall_positions]
     assert len(state.colline) == profile.colline.size
-    assert len(state.live_wall) == (
-        int(profile.tile_set) - profile.deal.total() - profile.colline.size
-    )
+    assert len(state.live_wall) == (profile.tiles - profile.deal.total() - profile.colline.size)

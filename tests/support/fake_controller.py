@@ -34,9 +34,9 @@ from controller.cycle.reports import (
     ThrowEvent,
 )
 from rules.deal import deal
-from rules.dealt import DealtState, Throw
+from rules.dealt import DealtState, ProfileRef, Throw
 from rules.profiles import load_profile
-from rules.words import Seat
+from rules.words import RuleSet, Seat
 from tests.support.deals import shuffled_manifest
 
 
@@ -97,7 +97,8 @@ class FakeTable:
             return Status(
                 state=self.state,
                 cycle=self.cycle,
-                variant="wenzhou",
+                variant=RuleSet.WENZHOU,
+                profile=ProfileRef(name="wenzhou", version="1"),
                 table=self.table,
                 tile_set_on_top="A",
                 tile_set_waiting="B",

@@ -37,7 +37,7 @@ def sit(variant: str, point: str | None = "0.50") -> Sit:
 def shuffled(variant: str, leader: Seat, seed: int, cycle_id: str = "") -> DealtState:
     """A deal of a shuffled set, ``leader`` throwing first (player A in the simplified rules)."""
     profile = load_profile(variant)
-    tiles = tile_list(int(profile.tile_set))
+    tiles = tile_list(profile.tiles)
     random.Random(seed).shuffle(tiles)
     throws = throws_from_dice(profile, leader, DICE[variant])
     manifest = manifest_from_ring(profile, tiles)

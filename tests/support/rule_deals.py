@@ -29,7 +29,7 @@ DICE: dict[str, list[list[int]]] = {
 
 def plain_deal(variant: str, leader: Seat = "E", seed: int | None = None) -> DealtState:
     profile = load_profile(variant)
-    tiles = tile_list(int(profile.tile_set))
+    tiles = tile_list(profile.tiles)
     if seed is not None:
         random.Random(seed).shuffle(tiles)
     manifest = manifest_from_ring(profile, tiles)
@@ -81,11 +81,11 @@ def arranged_deal(
     if joker is not None:
         assert base.joker is not None
         want(base.joker.position, joker)
-    rest = Counter(tile_list(int(profile.tile_set)))
+    rest = Counter(tile_list(profile.tiles))
     rest.subtract(Counter(wanted.values()))
     if any(n < 0 for n in rest.values()):
         raise ValueError(f"more copies wanted than the set holds: {-rest}")
-    filler = [t for t in tile_list(int(profile.tile_set)) if rest[t] > 0 and not rest.subtract([t])]
+    filler = [t for t in tile_list(profile.tiles) if rest[t] > 0 and not rest.subtract([t])]
     walls: dict[str, list[list[str]]] = {
         s: [list(stack) for stack in base.manifest.walls[s]] for s in SEATS
     }

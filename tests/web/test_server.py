@@ -21,6 +21,8 @@ from gateway.web.auth import hash_token, new_token
 from gateway.web.diag import run_checks
 from gateway.web.page import TableInfo
 from gateway.web.server import SECURITY_HEADERS, WebServer
+from rules.dealt import ProfileRef
+from rules.words import RuleSet
 from tests.web.client import Client, hidden_csrf
 from tests.web.test_picture import TILE, dealt_event
 
@@ -62,7 +64,8 @@ def status(state: str = "idle", with_fault: FaultEvent | None = None) -> Status:
     return Status(
         state=state,
         cycle=None,
-        variant="wenzhou",
+        variant=RuleSet.WENZHOU,
+        profile=ProfileRef(name="wenzhou", version="1"),
         table="7",
         tile_set_on_top=None,
         tile_set_waiting="A",
