@@ -2,14 +2,15 @@
 
 It is a client of the service's local API socket (controller.api.client) and publishes the
 table to the floor's MQTT broker; the service itself never touches the network. It imports
-only the API client and the message models that client speaks, never the controller's
-internals (tests/gateway/test_boundary.py checks it). One job per module:
+only the API client and the message models that client speaks, and the project's I/O loop,
+never the controller's internals (tests/gateway/test_boundary.py checks it). One job per module:
 
 - settings.py: what the gateway needs from the configuration's [gateway] section;
 - payloads.py: the topics and the JSON payloads published there, and their schemas;
 - discovery.py: Home Assistant's MQTT discovery configurations;
 - outbox.py: the bounded on-disk outbox that keeps events while the broker is away;
-- broker.py: one connection to the broker (paho-mqtt, thread-based), fed by an outbox;
+- broker.py: one connection to the broker (paho-mqtt, on the gateway's loop), fed by an
+  outbox;
 - core.py: the connection to the table's API socket (subscribe, status, reconnect);
 - view.py: the latest status, the fault history and the picture, kept for readers in the
   process;

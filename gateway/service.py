@@ -12,6 +12,9 @@ Dealt states (``dealt`` events: hands, walls, the live wall) never go on the flo
 With a ``[gateway.rules_layer]`` section they go on that topic alone, through a connection of
 their own with the rules layer's credentials (and an outbox of their own); without it, they
 are not published at all.
+
+One I/O loop, ``gateway`` (drivers/ioloop.py), serves the broker connections, their outboxes
+and timers.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from controller.api.messages import Event, Status
+from drivers.ioloop import IoLoop
 from gateway.broker import BrokerLink, Endpoint, Tls, Will
 from gateway.core import CoreWatcher
 from gateway.discovery import discovery_configs
@@ -84,6 +88,8 @@ class Gateway:
         self.metrics = GatewayMetrics(table)
         self.metrics_port: int | None = None
         self._lock = threading.Lock()
+        #: the gateway's one I/O loop: the broker connections and their timers
+        self.loop = IoLoop("gateway", logger=log)
         self._seq = 0
         self._head: tuple[int | None, str | None, str | None, int] = (None, None, None, -1)
         self._last_status: Status | None = None
@@ -103,6 +109,8 @@ class Gateway:
             Outbox(settings.outbox_path, settings.outbox_max_bytes, settings.outbox_max_events),
             name="floor",
             will=Will(self.topics.availability, OFFLINE.encode()),
+            loop=self.loop,
+            on_online=self.view.set_broker,
         )
         self.rules: BrokerLink | None = None
         rules = settings.rules_layer
@@ -123,6 +131,7 @@ class Gateway:
                     settings.outbox_max_events,
                 ),
                 name="rules-layer",
+                loop=self.loop,
             )
         self.core = CoreWatcher(socket_path, self, refresh_s=head_interval)
         self.web: WebServer | None = None  # the technicians' page, with [gateway.web]
@@ -177,6 +186,7 @@ class Gateway:
         if self.rules is not None:
             self.rules.start()
         self.core.start()
+        self.loop.start()
         log.info(
             "gateway for table %s started (run %s): %s on %s",
             self.table,
@@ -221,6 +231,8 @@ class Gateway:
         self.floor.stop(farewell=Will(self.topics.availability, OFFLINE.encode()))
         if self.rules is not None:
             self.rules.stop()
+        if not self.loop.stop():
+            log.warning("the gateway's loop did not stop within 5 s")
         self.metrics.close()
         log.info("gateway for table %s stopped", self.table)
 
