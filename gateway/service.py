@@ -13,8 +13,10 @@ With a ``[gateway.rules_layer]`` section they go on that topic alone, through a 
 their own with the rules layer's credentials (and an outbox of their own); without it, they
 are not published at all.
 
-One I/O loop, ``gateway`` (drivers/ioloop.py), serves the broker connections, their outboxes
-and timers.
+One I/O loop, ``gateway`` (drivers/ioloop.py), serves the table's API connection and the
+broker connections, their outboxes and timers; every method of the sink (``core_up``,
+``on_event``...) runs in its thread. The threads beside it are those of libraries that block
+(docs/floor.md, "Threads").
 """
 
 from __future__ import annotations
@@ -87,8 +89,7 @@ class Gateway:
         self.view = TableView()
         self.metrics = GatewayMetrics(table)
         self.metrics_port: int | None = None
-        self._lock = threading.Lock()
-        #: the gateway's one I/O loop: the broker connections and their timers
+        #: the gateway's one I/O loop: the API connection, the broker connections, the timers
         self.loop = IoLoop("gateway", logger=log)
         self._seq = 0
         self._head: tuple[int | None, str | None, str | None, int] = (None, None, None, -1)
@@ -133,7 +134,7 @@ class Gateway:
                 name="rules-layer",
                 loop=self.loop,
             )
-        self.core = CoreWatcher(socket_path, self, refresh_s=head_interval)
+        self.core = CoreWatcher(socket_path, self, self.loop, refresh_s=head_interval)
         self.web: WebServer | None = None  # the technicians' page, with [gateway.web]
         self.withheld = 0  # dealt events not published (no rules layer configured)
         self._gauges()
@@ -247,7 +248,7 @@ class Gateway:
     def request_stop(self) -> None:
         self._stopped.set()
 
-    # -- the core's thread (gateway.core.CoreSink)
+    # -- the loop's thread (gateway.core.CoreSink)
 
     def core_up(self, status: Status) -> None:
         self.view.set_core(True)
@@ -273,9 +274,8 @@ class Gateway:
 
     def on_event(self, event: Event, raw: dict[str, Any]) -> None:
         ref = audit_ref(raw)
-        with self._lock:
-            self._seq += 1
-            seq = self._seq
+        self._seq += 1
+        seq = self._seq
         payload = dump(
             FloorEvent(
                 table=self.table,
@@ -311,14 +311,13 @@ class Gateway:
         status = self._last_status
         last_cycle = status.last_cycle if status is not None else None
         cycles = status.cycles_dealt if status is not None else 0
-        with self._lock:
-            seq, hash_ = self._head[:2]
-            if ref is not None and (seq is None or ref.seq >= seq):
-                seq, hash_ = ref.seq, ref.hash
-            head = (seq, hash_, last_cycle, cycles)
-            if head == self._head and not again:
-                return
-            self._head = head
+        seq, hash_ = self._head[:2]
+        if ref is not None and (seq is None or ref.seq >= seq):
+            seq, hash_ = ref.seq, ref.hash
+        head = (seq, hash_, last_cycle, cycles)
+        if head == self._head and not again:
+            return
+        self._head = head
         if seq is not None:
             self.metrics.on_audit(seq)
         payload = AuditHead(
