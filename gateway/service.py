@@ -209,7 +209,6 @@ class Gateway:
             self.view,
             table=TableInfo(self.table, self.table_name, package_version()),
             socket_path=self.core.socket_path,
-            broker_up=lambda: self.floor.online,
         )
         try:
             web.start()
