@@ -268,7 +268,9 @@ class BrokerLink:
             sock = client.socket()  # TLS: records already decrypted wait inside the socket
             while self._client is client and sock is not None and _pending(sock):
                 client.loop_read()
-        if mask & EVENT_WRITE and self._client is client:
+        # what the reading queued (the next events, once acknowledged ones make room) goes
+        # out now, as paho's own loop does, rather than after one more turn of the loop
+        if self._client is client and (mask & EVENT_WRITE or client.want_write()):
             client.loop_write()
 
     def _keepalive(self, client: mqtt.Client) -> None:
