@@ -224,7 +224,7 @@ class BrokerLink:
         error: str | None = None
         try:
             client.connect(self.endpoint.host, self.endpoint.port, self.endpoint.keepalive)
-        except (OSError, ValueError) as exc:  # TLS errors are OSErrors
+        except Exception as exc:  # TLS errors are OSErrors; whatever it is, the loop hears it
             error = f"cannot connect to the MQTT broker at {self.endpoint.where}: {_words(exc)}"
         try:
             self._loop.call_soon(self._connected, client, error)

@@ -8,13 +8,14 @@ order received. The events are what the floor receives; the status the floor kee
 is the API's ``Status``, and some of its fields no event carries (the tile sets, the leader,
 the actions allowed, the audit head, the clock), so after an event that changes it (``phase``,
 ``fault``, ``fault_cleared``, ``link``, ``dealt``) the watcher asks for it again on the same
-connection, without waiting: the events behind keep flowing to the sink meanwhile, and one
-request stands for every such event that comes before its answer. Every ``refresh_s`` seconds
+connection, without waiting: the events behind keep flowing to the sink meanwhile, and the
+ones that change the status while a request is out ask for one more after its answer, however
+many they are. Every ``refresh_s`` seconds
 (the gateway's ``head_interval``) it asks for the status too: the audit head the gateway
 publishes is never older than that, even on a quiet table (records without an event move it).
 
 When the service goes away (stopped, restarted, the connection dropped for reading too
-slowly, a request unanswered for ``REQUEST_TIMEOUT_S``) the watcher tells the sink and
+slowly, the subscription unanswered for ``REQUEST_TIMEOUT_S``) the watcher tells the sink and
 connects again with a growing delay, logging each fault in the API client's plain words.
 Events that happen while the gateway is not connected are not replayed by the API: the
 status of the next subscription says where the table is, and the audit head says what was
@@ -104,8 +105,6 @@ class CoreWatcher:
         self._said = ""  # the last fault logged
         self.connected = False
         self.connections = 0
-        #: status requests sent after events (the subscription's and the interval's apart)
-        self.status_requests = 0
 
     # -- from any thread
 
@@ -265,7 +264,7 @@ class CoreWatcher:
             self.sink.on_status(self._status(result))
             if self._again:
                 self._again = False
-                self._status_again()
+                self._ask("status")
         else:
             self.sink.on_interval(self._status(result))
 
@@ -319,11 +318,7 @@ class CoreWatcher:
             if self._asking("status"):
                 self._again = True  # its answer may predate this event: once more after it
             else:
-                self._status_again()
-
-    def _status_again(self) -> None:
-        self.status_requests += 1
-        self._ask("status")
+                self._ask("status")
 
     def _interval(self) -> None:
         """The status again, ``refresh_s`` after the last time (on a fixed schedule, whatever
@@ -338,13 +333,29 @@ class CoreWatcher:
             self._ask("interval")
 
     def _unanswered(self, number: int) -> None:
-        if number in self._asked:
+        """A request unanswered for REQUEST_TIMEOUT_S: the subscription's ends the connection;
+        a status's is given up (its answer, if it comes, is ignored) while the events go on."""
+        asked = self._asked.pop(number, None)
+        if asked is None:
+            return
+        what, _ = asked
+        if what == "subscribe":
             self._failed(
                 ServiceTimeout(
                     f"the mjtable service on {self.path} did not answer within "
                     f"{REQUEST_TIMEOUT_S:g} s"
                 )
             )
+            return
+        log.warning(
+            "the mjtable service on %s did not answer a status request within %g s; the floor "
+            "keeps the status it has until the next one",
+            self.socket_path,
+            REQUEST_TIMEOUT_S,
+        )
+        if what == "status" and self._again:
+            self._again = False
+            self._ask("status")
 
     def _close(self) -> None:
         sock, self._sock = self._sock, None
