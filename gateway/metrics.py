@@ -101,8 +101,11 @@ class GatewayMetrics:
             self._phase_start = (event.state, at)
 
     def serve(self, host: str, port: int) -> int:
-        """Serve /metrics on ``host:port`` in a thread; returns the port (``0``: any free)."""
-        server, _thread = start_http_server(port, host, registry=self.registry)
+        """Serve /metrics on ``host:port`` in a thread, ``metrics`` (prometheus_client's
+        server, the standard library's, blocks; it answers each scrape in a short thread of
+        its own); returns the port (``0``: any free)."""
+        server, thread = start_http_server(port, host, registry=self.registry)
+        thread.name = "metrics"
         self._server = server
         return int(server.server_port)
 

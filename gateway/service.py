@@ -12,6 +12,11 @@ Dealt states (``dealt`` events: hands, walls, the live wall) never go on the flo
 With a ``[gateway.rules_layer]`` section they go on that topic alone, through a connection of
 their own with the rules layer's credentials (and an outbox of their own); without it, they
 are not published at all.
+
+One I/O loop, ``gateway`` (drivers/ioloop.py), serves the table's API connection and the
+broker connections, their outboxes and timers; every method of the sink (``core_up``,
+``on_event``...) runs in its thread. The threads beside it are those of libraries that block
+(docs/floor.md, "Threads").
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from controller.api.messages import Event, Status
+from drivers.ioloop import IoLoop
 from gateway.broker import BrokerLink, Endpoint, Tls, Will
 from gateway.core import CoreWatcher
 from gateway.discovery import discovery_configs
@@ -83,7 +89,8 @@ class Gateway:
         self.view = TableView()
         self.metrics = GatewayMetrics(table)
         self.metrics_port: int | None = None
-        self._lock = threading.Lock()
+        #: the gateway's one I/O loop: the API connection, the broker connections, the timers
+        self.loop = IoLoop("gateway", logger=log)
         self._seq = 0
         self._head: tuple[int | None, str | None, str | None, int] = (None, None, None, -1)
         self._last_status: Status | None = None
@@ -103,6 +110,8 @@ class Gateway:
             Outbox(settings.outbox_path, settings.outbox_max_bytes, settings.outbox_max_events),
             name="floor",
             will=Will(self.topics.availability, OFFLINE.encode()),
+            loop=self.loop,
+            on_online=self.view.set_broker,
         )
         self.rules: BrokerLink | None = None
         rules = settings.rules_layer
@@ -123,8 +132,9 @@ class Gateway:
                     settings.outbox_max_events,
                 ),
                 name="rules-layer",
+                loop=self.loop,
             )
-        self.core = CoreWatcher(socket_path, self, refresh_s=head_interval)
+        self.core = CoreWatcher(socket_path, self, self.loop, refresh_s=head_interval)
         self.web: WebServer | None = None  # the technicians' page, with [gateway.web]
         self.withheld = 0  # dealt events not published (no rules layer configured)
         self._gauges()
@@ -177,6 +187,7 @@ class Gateway:
         if self.rules is not None:
             self.rules.start()
         self.core.start()
+        self.loop.start()
         log.info(
             "gateway for table %s started (run %s): %s on %s",
             self.table,
@@ -198,7 +209,6 @@ class Gateway:
             self.view,
             table=TableInfo(self.table, self.table_name, package_version()),
             socket_path=self.core.socket_path,
-            broker_up=lambda: self.floor.online,
         )
         try:
             web.start()
@@ -221,6 +231,8 @@ class Gateway:
         self.floor.stop(farewell=Will(self.topics.availability, OFFLINE.encode()))
         if self.rules is not None:
             self.rules.stop()
+        if not self.loop.stop():
+            log.warning("the gateway's loop did not stop within 5 s")
         self.metrics.close()
         log.info("gateway for table %s stopped", self.table)
 
@@ -235,7 +247,7 @@ class Gateway:
     def request_stop(self) -> None:
         self._stopped.set()
 
-    # -- the core's thread (gateway.core.CoreSink)
+    # -- the loop's thread (gateway.core.CoreSink)
 
     def core_up(self, status: Status) -> None:
         self.view.set_core(True)
@@ -261,9 +273,8 @@ class Gateway:
 
     def on_event(self, event: Event, raw: dict[str, Any]) -> None:
         ref = audit_ref(raw)
-        with self._lock:
-            self._seq += 1
-            seq = self._seq
+        self._seq += 1
+        seq = self._seq
         payload = dump(
             FloorEvent(
                 table=self.table,
@@ -299,14 +310,13 @@ class Gateway:
         status = self._last_status
         last_cycle = status.last_cycle if status is not None else None
         cycles = status.cycles_dealt if status is not None else 0
-        with self._lock:
-            seq, hash_ = self._head[:2]
-            if ref is not None and (seq is None or ref.seq >= seq):
-                seq, hash_ = ref.seq, ref.hash
-            head = (seq, hash_, last_cycle, cycles)
-            if head == self._head and not again:
-                return
-            self._head = head
+        seq, hash_ = self._head[:2]
+        if ref is not None and (seq is None or ref.seq >= seq):
+            seq, hash_ = ref.seq, ref.hash
+        head = (seq, hash_, last_cycle, cycles)
+        if head == self._head and not again:
+            return
+        self._head = head
         if seq is not None:
             self.metrics.on_audit(seq)
         payload = AuditHead(

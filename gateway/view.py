@@ -1,10 +1,11 @@
 """What the gateway knows of its table, for readers inside its process.
 
-The gateway keeps the latest status (and when it came), the recent faults and the picture of
-the last deal here; a reader in the same process (the technicians' page, gateway/web/) asks
-:class:`TableView` and never touches the MQTT or API connections. Thread-safe: the core's
-thread writes, any thread reads; ``version`` grows with every change, so a reader polls it
-cheaply.
+The gateway keeps the latest status (and when it came), whether it follows the table and
+reaches the broker, the recent faults and the picture of the last deal here; a reader in the
+same process (the technicians' page, gateway/web/) asks :class:`TableView` and never touches
+the MQTT or API connections. Thread-safe: the gateway's loop writes, any thread reads;
+``version`` grows with every change, and :meth:`TableView.listen` tells a reader of each
+change as it happens, so that it follows the changes rather than asking again and again.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import collections
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from controller.api.messages import FaultClearedEvent, FaultEvent, Status
@@ -50,6 +52,24 @@ class TableView:
         self._status_at: float | None = None
         self._picture: Picture | None = None
         self._version = 0
+        self._listeners: tuple[Callable[[], object], ...] = ()
+
+    def listen(self, callback: Callable[[], object]) -> Callable[[], None]:
+        """Call ``callback()`` after every change, in the writer's thread and outside the
+        view's lock (it must not block: hand the news to the reader's own thread). Returns
+        what stops it."""
+        with self._lock:
+            self._listeners = (*self._listeners, callback)
+
+        def remove() -> None:
+            with self._lock:
+                self._listeners = tuple(c for c in self._listeners if c is not callback)
+
+        return remove
+
+    def _changed(self) -> None:
+        for callback in self._listeners:
+            callback()
 
     # -- readers
 
@@ -86,26 +106,31 @@ class TableView:
             self._status = status
             self._status_at = time.monotonic()
             self._version += 1
+        self._changed()
 
     def set_core(self, connected: bool) -> None:
         with self._lock:
             self._core = connected
             self._version += 1
+        self._changed()
 
     def set_broker(self, connected: bool) -> None:
         with self._lock:
             self._broker = connected
             self._version += 1
+        self._changed()
 
     def set_picture(self, picture: Picture) -> None:
         with self._lock:
             self._picture = picture
             self._version += 1
+        self._changed()
 
     def fault(self, event: FaultEvent) -> None:
         with self._lock:
             self._faults.append(FaultRecord(event))
             self._version += 1
+        self._changed()
 
     def cleared(self, event: FaultClearedEvent) -> None:
         with self._lock:
@@ -115,3 +140,4 @@ class TableView:
                 if record.cleared_at is not None:
                     break
                 self._faults[index] = FaultRecord(record.fault, event.at)
+        self._changed()

@@ -1,6 +1,7 @@
 """The technicians' page, served by the floor gateway with a [gateway.web] section.
 
-A reader of the gateway's view (gateway/view.py), in a thread of its own; see docs/web.md.
+A reader of the gateway's view (gateway/view.py), in a thread of its own (aiohttp's asyncio
+loop); see docs/web.md.
 This package's __init__ imports nothing: the gateway imports the web library only when the
 page is configured (server.py). One job per module:
 

@@ -5,14 +5,13 @@ button does not ask the board to test anything. It checks what the gateway can s
 the table's service answers a fresh ``status`` request on the API socket (and how fast),
 whether the board's link is up in that answer (and what the board said in its HELLO),
 whether the gateway follows the table's events and is connected to the MQTT broker, and how
-old the last status it received is. Blocking (one API request): the server runs it in a
-worker thread.
+old the last status it received is. Blocking (one API request): the server runs it in its
+worker thread, ``web-worker``.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,9 +40,7 @@ class DiagReport:
         return all(c.ok for c in self.checks)
 
 
-def run_checks(
-    view: TableView, socket_path: str, broker_up: Callable[[], bool], now_utc: str
-) -> DiagReport:
+def run_checks(view: TableView, socket_path: str, now_utc: str) -> DiagReport:
     checks: list[Check] = []
     board: dict[str, Any] = {}
     started = time.monotonic()
@@ -83,7 +80,7 @@ def run_checks(
                 "the gateway is not following the table's events; it tries again by itself",
             )
         )
-    if broker_up():
+    if snapshot.broker_connected:
         checks.append(Check("MQTT broker", True, "connected: the floor receives this table"))
     else:
         checks.append(

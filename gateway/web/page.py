@@ -72,9 +72,7 @@ def when(at: str | None) -> str:
     return at.replace("T", " ").split(".")[0].removesuffix("Z") + " UTC"
 
 
-def context(
-    snapshot: Snapshot, broker_up: bool, viewer: Viewer, table: TableInfo
-) -> dict[str, Any]:
+def context(snapshot: Snapshot, viewer: Viewer, table: TableInfo) -> dict[str, Any]:
     """Everything the sections read."""
     status = snapshot.status
     board: Mapping[str, Any] = (status.board or {}) if status is not None else {}
@@ -86,7 +84,7 @@ def context(
         "viewer": viewer,
         "status": status,
         "core_up": snapshot.core_connected,
-        "broker_up": broker_up,
+        "broker_up": snapshot.broker_connected,
         "faults": faults,
         "standing": sum(1 for f in faults if f.cleared_at is None),
         "versions": versions,

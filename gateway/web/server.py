@@ -1,9 +1,11 @@
 """The technicians' page over HTTP (aiohttp), in a thread of the gateway with its own loop.
 
-The gateway is thread-based (paho's network thread, the core's watcher); aiohttp is asyncio.
-Rather than turn the gateway inside out, :class:`WebServer` runs one event loop in one thread
-of its own; its handlers only read the gateway's :class:`~gateway.view.TableView` (locked,
-never blocking) and run the blocking diagnostic checks in a worker thread. Stopping it
+The gateway's loop is drivers/ioloop.py's, a selector of its own; aiohttp is asyncio and needs
+asyncio's. Rather than move the gateway onto asyncio, :class:`WebServer` runs one asyncio loop
+in one thread, ``web``; its handlers only read the gateway's :class:`~gateway.view.TableView`
+(locked, never blocking) and run the blocking diagnostic checks in the loop's executor, one
+thread, ``web-worker``. The view tells the server of each change (``TableView.listen``),
+which wakes the live streams: nothing looks at the view while nothing changes. Stopping it
 closes the live streams and the listener, then the loop.
 
 Routes: ``GET /`` the page, ``GET/POST /login``, ``POST /logout``, ``POST /diag``
@@ -15,6 +17,7 @@ changes), ``/static/``. Every POST carries the session's CSRF token (a form fiel
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import secrets
@@ -22,6 +25,7 @@ import ssl
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -39,8 +43,7 @@ log = logging.getLogger("mjtable.gateway.web")
 STATIC = Path(__file__).parent / "static"
 SESSION_COOKIE = "mjtable_session"
 LOGIN_COOKIE = "mjtable_login"  # the login form's CSRF token (double submit)
-#: How often a live stream looks at the view, and sends a comment when nothing changed.
-TICK_S = 0.25
+#: A live stream sends a comment after this long without a change (seconds).
 KEEPALIVE_S = 15.0
 MAX_STREAMS = 32
 MAX_BODY = 16 * 1024
@@ -71,14 +74,12 @@ class _Page:
         view: TableView,
         table: TableInfo,
         diag: Callable[[], DiagReport],
-        broker_up: Callable[[], bool],
         clock: Callable[[], float],
     ) -> None:
         self.settings = settings
         self.view = view
         self.table = table
         self.diag_checks = diag
-        self.broker_up = broker_up
         self.clock = clock
         self.sessions = Sessions(settings.session_minutes * 60.0)
         self.limiter = LoginLimiter()
@@ -86,7 +87,14 @@ class _Page:
         self.secure = settings.cert is not None
         self.closing = False
         self.streams = 0
+        self._waiting: set[asyncio.Event] = set()  # one per live stream
         self._diag_lock = asyncio.Lock()
+
+    def wake(self) -> None:
+        """Something changed (the view, a session, the server closing): every live stream
+        looks. In the loop's thread."""
+        for event in self._waiting:
+            event.set()
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=MAX_BODY)
@@ -111,6 +119,7 @@ class _Page:
 
     async def _closing(self, app: web.Application) -> None:
         self.closing = True
+        self.wake()
 
     def session(self, request: web.Request) -> Session | None:
         return self.sessions.get(request.cookies.get(SESSION_COOKIE), self.clock())
@@ -124,7 +133,7 @@ class _Page:
         )
 
     def context(self, session: Session) -> dict[str, object]:
-        return context(self.view.snapshot(), self.broker_up(), self.viewer(session), self.table)
+        return context(self.view.snapshot(), self.viewer(session), self.table)
 
     def _cookie(self, response: web.StreamResponse, name: str, value: str, age: int) -> None:
         response.set_cookie(
@@ -197,6 +206,7 @@ class _Page:
             return self._login_page("That token is not valid for this table.", 401)
         self.limiter.succeeded(address)
         session = self.sessions.open(role, self.clock())
+        self.wake()  # a session the new one pushed out ends its live streams
         log.info("the technicians' page: %s logged in from %s", role, address)
         response = _see_other("/")
         self._cookie(response, SESSION_COOKIE, session.sid, int(self.sessions.lifetime_s))
@@ -206,6 +216,7 @@ class _Page:
     async def logout(self, request: web.Request) -> web.StreamResponse:
         session = await self._checked_post(request)
         self.sessions.close(session.sid)
+        self.wake()  # its live streams end
         response = _see_other("/login")
         response.del_cookie(SESSION_COOKIE, path="/")
         return response
@@ -233,27 +244,37 @@ class _Page:
         )
         await response.prepare(request)
         self.streams += 1
-        last: tuple[int, bool] | None = None
+        changed = asyncio.Event()
+        self._waiting.add(changed)
+        last: int | None = None
         quiet_since = time.monotonic()
         try:
             while not self.closing:
+                changed.clear()  # a change from now on wakes the wait below
                 if self.sessions.get(session.sid, self.clock()) is None:
                     await response.write(b"event: logout\ndata: {}\n\n")
                     break
-                key = (self.view.version, self.broker_up())
-                if key != last:
-                    last = key
+                version = self.view.version
+                if version != last:
+                    last = version
                     ctx = self.context(session)
                     data = json.dumps({"sections": self.renderer.sections(ctx)})
                     await response.write(f"event: page\ndata: {data}\n\n".encode())
                     quiet_since = time.monotonic()
-                elif time.monotonic() - quiet_since > KEEPALIVE_S:
+                elif time.monotonic() - quiet_since >= KEEPALIVE_S:
                     await response.write(b": still here\n\n")
                     quiet_since = time.monotonic()
-                await asyncio.sleep(TICK_S)
+                # until a change, the keepalive or the session's end, whichever comes first
+                wait = min(
+                    KEEPALIVE_S - (time.monotonic() - quiet_since),
+                    session.expires - self.clock(),
+                )
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(changed.wait(), max(0.0, wait))
         except ConnectionError:
             pass  # the browser went away
         finally:
+            self._waiting.discard(changed)
             self.streams -= 1
         return response
 
@@ -268,17 +289,12 @@ class WebServer:
         *,
         table: TableInfo,
         socket_path: str,
-        broker_up: Callable[[], bool],
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.settings = settings
+        self.view = view
         self.page = _Page(
-            settings,
-            view,
-            table,
-            lambda: run_checks(view, socket_path, broker_up, _utc_now()),
-            broker_up,
-            clock,
+            settings, view, table, lambda: run_checks(view, socket_path, _utc_now()), clock
         )
         self.port: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -310,7 +326,11 @@ class WebServer:
 
     def _run(self, ready: threading.Event) -> None:
         loop = asyncio.new_event_loop()
+        # the checks (and a host name's lookup) block: one worker thread, named
+        loop.set_default_executor(ThreadPoolExecutor(1, thread_name_prefix="web-worker"))
         self._loop = loop
+        # each change of the view wakes the live streams, in this loop's thread
+        forget = self.view.listen(lambda: _call_soon(loop, self.page.wake))
         runner = web.AppRunner(self.page.app(), access_log=None, shutdown_timeout=2.0)
         try:
             loop.run_until_complete(runner.setup())
@@ -321,7 +341,9 @@ class WebServer:
             self.port = int(runner.addresses[0][1])
         except (OSError, ssl.SSLError, ValueError) as exc:
             self._error = exc
+            forget()
             loop.run_until_complete(runner.cleanup())
+            loop.run_until_complete(loop.shutdown_default_executor())
             loop.close()
             ready.set()
             return
@@ -329,6 +351,7 @@ class WebServer:
         try:
             loop.run_forever()
         finally:
+            forget()
             loop.run_until_complete(runner.cleanup())
             loop.run_until_complete(loop.shutdown_default_executor())
             loop.close()
@@ -340,7 +363,14 @@ class WebServer:
 
         def halt() -> None:
             self.page.closing = True
+            self.page.wake()
             loop.stop()
 
         loop.call_soon_threadsafe(halt)
         thread.join(timeout)
+
+
+def _call_soon(loop: asyncio.AbstractEventLoop, function: Callable[[], object]) -> None:
+    """``function()`` in ``loop``'s thread, from any thread; nothing once the loop is closed."""
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(function)

@@ -1,4 +1,4 @@
-"""The gateway imports only the API client and the message models it speaks."""
+"""The gateway imports only the API client, the message models it speaks, and the I/O loop."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ ALLOWED_OURS = {
     "controller.api.client",
     "controller.api.messages",
     "controller.cycle.reports",
+    "drivers.ioloop",
 }
 ALLOWED_OTHERS = {"paho", "prometheus_client", "pydantic"}
 

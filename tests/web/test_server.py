@@ -81,7 +81,6 @@ class Served:
     server: WebServer
     view: TableView
     clock: Clock
-    broker: list[bool]
 
     def client(self) -> Client:
         assert self.server.port is not None
@@ -92,18 +91,17 @@ def serve(tmp_path: Path, settings: Settings) -> Served:
     view = TableView()
     view.set_status(status())
     view.set_core(True)
+    view.set_broker(True)
     clock = Clock()
-    broker = [True]
     server = WebServer(
         settings,
         view,
         table=TableInfo("7", "Table 7", "0.1.0"),
         socket_path=str(tmp_path / "nobody.sock"),
-        broker_up=lambda: broker[0],
         clock=clock,
     )
     server.start()
-    return Served(server, view, clock, broker)
+    return Served(server, view, clock)
 
 
 @pytest.fixture
@@ -217,7 +215,7 @@ def test_the_checks_are_for_the_technician(served: Served) -> None:
     assert "table&#39;s service</strong>: FAILED" in result["html"]
     assert "nobody.sock" in result["html"]
     assert "MQTT broker</strong>: OK" in result["html"]
-    served.broker[0] = False
+    served.view.set_broker(False)
     plain = tech.post("/diag", {"csrf": csrf})  # without JavaScript: the whole page
     assert plain.status == 200 and "MQTT broker</strong>: FAILED" in plain.body
 
@@ -231,7 +229,7 @@ def test_the_checks_reach_a_real_service(tmp_path: Path) -> None:
     one = serve(tmp_path, Settings())
     try:
         one.server.page.diag_checks = lambda: run_checks(
-            one.view, str(path), lambda: True, "2026-11-30T20:46:20Z"
+            one.view, str(path), "2026-11-30T20:46:20Z"
         )
         tech = one.client()
         tech.login(TECHNICIAN)
@@ -255,27 +253,48 @@ def test_the_checks_reach_a_real_service(tmp_path: Path) -> None:
         listener.close()
 
 
-def stream_first_page(web: Client) -> dict[str, str]:
-    """The first event of the live stream: the page's sections."""
-    conn = http.client.HTTPConnection("127.0.0.1", web.port, timeout=10)
-    cookie = "; ".join(f"{k}={v}" for k, v in web.cookies.items())
-    conn.request("GET", "/events", headers={"Cookie": cookie})
-    response = conn.getresponse()
-    try:
-        assert response.status == 200
-        assert response.getheader("Content-Type") == "text/event-stream"
-        assert response.getheader("Content-Security-Policy")
+class Stream:
+    """The live stream of a logged-in client, read event by event."""
+
+    def __init__(self, web: Client) -> None:
+        self.conn = http.client.HTTPConnection("127.0.0.1", web.port, timeout=10)
+        cookie = "; ".join(f"{k}={v}" for k, v in web.cookies.items())
+        self.conn.request("GET", "/events", headers={"Cookie": cookie})
+        self.response = self.conn.getresponse()
+        assert self.response.status == 200
+        assert self.response.getheader("Content-Type") == "text/event-stream"
+        assert self.response.getheader("Content-Security-Policy")
+
+    def next(self) -> tuple[str, str]:
+        """The next event's name and data (comments skipped)."""
         lines: list[str] = []
         while True:
-            line = response.readline().decode()
+            line = self.response.readline().decode()
+            assert line, "the stream ended"
             if line == "\n" and lines:
                 break
-            lines.append(line.strip())
-        assert lines[0] == "event: page"
-        sections: dict[str, str] = json.loads(lines[1].removeprefix("data: "))["sections"]
+            if line.strip() and not line.startswith(":"):
+                lines.append(line.strip())
+        return lines[0].removeprefix("event: "), lines[1].removeprefix("data: ")
+
+    def page(self) -> dict[str, str]:
+        """The next event, which must be the page's sections."""
+        name, data = self.next()
+        assert name == "page", name
+        sections: dict[str, str] = json.loads(data)["sections"]
         return sections
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def stream_first_page(web: Client) -> dict[str, str]:
+    """The first event of the live stream: the page's sections."""
+    stream = Stream(web)
+    try:
+        return stream.page()
     finally:
-        conn.close()
+        stream.close()
 
 
 def test_the_live_stream_sends_the_sections(served: Served) -> None:
@@ -290,6 +309,23 @@ def test_the_live_stream_sends_the_sections(served: Served) -> None:
     assert "&lt;now&gt;" in sections["faults"] and "<now>" not in sections["faults"]
     served.view.cleared(FaultClearedEvent(at="2026-11-30T20:47:00.000Z", state="idle"))
     assert "2026-11-30 20:47:00 UTC" in stream_first_page(web)["faults"]
+
+
+def test_an_open_stream_follows_the_changes_and_the_logout(served: Served) -> None:
+    web = served.client()
+    web.login(VIEWER)
+    csrf = hidden_csrf(web.get("/").body)
+    stream = Stream(web)
+    try:
+        assert "ESTOP" not in stream.page()["summary"]
+        served.view.fault(fault())  # each change wakes the stream, which sends it
+        assert "ESTOP" in stream.page()["faults"]
+        served.view.set_broker(False)
+        assert "not connected" in stream.page()["summary"].lower()
+        assert web.post("/logout", {"csrf": csrf}).status == 303
+        assert stream.next()[0] == "logout"
+    finally:
+        stream.close()
 
 
 def test_faces_only_for_a_role_allowed_them(tmp_path: Path) -> None:
@@ -319,7 +355,6 @@ def test_a_port_in_use_is_an_error_in_words(tmp_path: Path) -> None:
             TableView(),
             table=TableInfo("7", "Table 7", "0.1.0"),
             socket_path=str(tmp_path / "api.sock"),
-            broker_up=lambda: True,
         )
         with pytest.raises(OSError, match="address already in use"):
             server.start()
