@@ -19,8 +19,9 @@ call, timer or tick that raises is logged with its traceback and counted in ``er
 goes on (a tick that raised is tried again ``error_delay`` later).
 
 The table service runs one such loop for the board link, the API's sockets, the simulator's
-control socket and its own timers (docs/controller.md, "Threads"); each part adds its tick and
-its files and takes them away when it stops, and the service stops the loop last.
+control socket and its own timers (docs/controller.md, "Threads and order"), the floor gateway
+one for its table connection and its brokers (docs/floor.md, "Threads"); each part adds its
+tick and its files and takes them away when it stops, and the process stops the loop last.
 
 ``lock``: held while the loop runs callbacks, calls and tick (not while it sleeps), so other
 threads that take it see the loop's state between two wake-ups.
