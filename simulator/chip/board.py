@@ -39,7 +39,14 @@ from pathlib import Path
 from typing import Any
 
 from drivers.ioloop import EVENT_READ, IoLoop
-from simulator.chip.exchange import CAUSE_WATCHDOG, POWER_CUT, Outputs, Runner, shared_folder
+from simulator.chip.exchange import (
+    CAUSE_WATCHDOG,
+    HANG,
+    POWER_CUT,
+    Outputs,
+    Runner,
+    shared_folder,
+)
 from simulator.chip.flash import flash_build_hash, write_flash_file
 from simulator.chip.wiring import ChipTable, board
 from simulator.config import TILE_COUNTS
@@ -154,6 +161,7 @@ class ChipBoard:
         self._rx = bytearray()
         self._due: float | None = None  # monotonic time the next slice may be sent at
         self._power_cut = False
+        self._hang = False
         #: chip time reached (us), boots of the chip so far, and the last one's cause
         self.chip_us = 0.0
         self.boots = 0
@@ -266,6 +274,13 @@ class ChipBoard:
         """The board loses its power: the chip starts again from its flash at the next slice."""
         with self._lock:
             self._power_cut = True
+
+    def hang(self) -> None:
+        """The firmware hangs at the next slice: the chip's core stops running code (as stuck
+        with its interrupts off) while its clock and its watchdog go on, so the watchdog, once
+        the firmware started it, resets the chip (the flash and the expanders as they were)."""
+        with self._lock:
+            self._hang = True
 
     def alter(self, change: Callable[[SimHal], object]) -> None:
         """Change the simulated table between two slices (a part broken, a repair):
@@ -384,6 +399,9 @@ class ChipBoard:
             self._power_cut = False
             self.table.power_cut()
             inputs.command = POWER_CUT
+        elif self._hang:
+            self._hang = False
+            inputs.command = HANG
         runner.send(inputs)
 
     def _service(self) -> float | None:

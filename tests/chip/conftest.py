@@ -25,7 +25,15 @@ import pytest
 
 from drivers.board import BoardEvent, BoardLink, EventCallback
 from protocol.events import LinkDown, LinkUp
-from simulator.chip.exchange import Inputs, Outputs, Runner, node_program, shared_folder
+from simulator.chip.exchange import (
+    HANG,
+    POWER_CUT,
+    Inputs,
+    Outputs,
+    Runner,
+    node_program,
+    shared_folder,
+)
 from simulator.chip.flash import file_system
 from simulator.transport import SimulatorError
 
@@ -127,7 +135,8 @@ class ChipProgram:
         raise AssertionError(f"{pattern!r} not seen in {chip_ms} ms: {self.console()!r}")
 
     def step(self) -> Outputs:
-        """One slice of 1 ms; the power is cut first when ``cut_power()`` asked for it."""
+        """One slice of 1 ms; the power is cut first when ``cut_power()`` asked for it, the
+        core stops when ``hang()`` did."""
         self.runner.send(Inputs(1000, 0, self.command, devices=dict(self.devices)))
         self.command = 0
         deadline = time.monotonic() + SLICE_LIMIT
@@ -143,7 +152,10 @@ class ChipProgram:
             select.select([self.runner], [], [], 1.0)
 
     def cut_power(self) -> None:
-        self.command = 1
+        self.command = POWER_CUT
+
+    def hang(self) -> None:
+        self.command = HANG
 
     def stop(self) -> None:
         self.runner.stop()
