@@ -134,10 +134,10 @@ class ChipProgram:
             assert time.monotonic() < deadline, f"{pattern!r} not seen: {self.console()!r}"
         raise AssertionError(f"{pattern!r} not seen in {chip_ms} ms: {self.console()!r}")
 
-    def step(self) -> Outputs:
-        """One slice of 1 ms; the power is cut first when ``cut_power()`` asked for it, the
-        core stops when ``hang()`` did."""
-        self.runner.send(Inputs(1000, 0, self.command, devices=dict(self.devices)))
+    def step(self, uart1: bytes = b"") -> Outputs:
+        """One slice of 1 ms, ``uart1`` arriving on UART1 meanwhile; the power is cut first when
+        ``cut_power()`` asked for it, the core stops when ``hang()`` did."""
+        self.runner.send(Inputs(1000, 0, self.command, devices=dict(self.devices), uart1=uart1))
         self.command = 0
         deadline = time.monotonic() + SLICE_LIMIT
         while True:
