@@ -144,6 +144,10 @@ def _link(
     if reopen_interval is not None:
         options["reopen_interval"] = reopen_interval
     if port.wait_factor != 1.0:
+        # Not the heartbeat: it feeds the board's own link timeout (2 s of the board's clock),
+        # and the factor is how much slower the board may be, not how fast it is: 30 times
+        # 500 ms is 4.5 s of a chip running at 0.3 of real time. On a slow board heartbeats
+        # come often, which the board bears (docs/chip.md).
         options["rto_ms"] = round(RTO_MS * port.wait_factor)
         options["link_timeout_ms"] = round(LINK_TIMEOUT_MS * port.wait_factor)
     return BoardLink(port.url, on_event, loop=loop, **options)

@@ -31,6 +31,8 @@ Rules every port keeps (docs/firmware.md, "The HAL contract"):
   MicroPython's small integers (2**30 itself is not one on a 32-bit port: arithmetic on it
   would allocate). ``link_ticks_ms()`` is the clock of the serial link's timers: the same
   counter on a board; a simulator whose table runs faster than real time gives real time.
+- ``tile_at_head()`` loses no change of what the reader sees, whatever the time between two
+  calls (a pass of the main loop can outlast the gap between two tiles).
 - ``serial_read`` never blocks; ``serial_write`` may take fewer bytes than given (it returns
   how many it took) and never blocks for long.
 - ``store_read`` / ``store_write`` hold ``STORE_SLOTS`` slots of at most ``STORE_SLOT_SIZE``
@@ -228,7 +230,10 @@ class Hal:
         raise NotImplementedError
 
     def tile_at_head(self) -> int:
-        """The tile code the reader sees at the stacker head now, or TILE_NONE."""
+        """The tile code the reader sees at the stacker head, or TILE_NONE. Every change comes
+        out, in order, however long since the last call: a port whose reader sends its codes
+        on a line keeps the changes not yet given and gives the oldest (the TILE_NONE between
+        two tiles is how the build tells them apart)."""
         raise NotImplementedError
 
     def select_set(self, tile_set: int) -> None:

@@ -5,7 +5,10 @@ by the speed); the sensors are functions of the positions, and the edge counters
 mechanisms pass, as a board's interrupt handlers would:
 
     disc        an index edge every DISC_TURN_MS of turning; turning without the head mixes
-                the sets in the disc (a set is drawn anew from the generator when next picked)
+                the sets in the disc (a set is drawn anew from the generator when next picked);
+                a whole turn without the head, with the trap closed, is a shuffle: the
+                selected set's partial walls go back in first (an instant alone, between the
+                disc and the head starting or stopping one after the other, is not)
     head        a cycle every TILE_CYCLE_MS: a hall edge each cycle, and a tile picked up if
                 the disc feeds it (tile edge; the reader names it for READ_MS); the tile lands
                 in the wall channel TRANSIT_MS later (wall edge)
@@ -101,6 +104,7 @@ class Mechanics:
         self.shorted = [False] * MOTOR_COUNT
         # mechanisms, in UNIT units
         self._disc = 0
+        self._alone = 0  # how far the disc has turned without the head since it last did not
         self._head = 0
         self._chain = 0
         self.lift = [0, 0, 0, 0, CENTRE_TRAVEL_MS * UNIT]  # plates down, centre lift up
@@ -286,11 +290,14 @@ class Mechanics:
             speed[m] = SPEED_FULL if self.shorted[m] else self.speed[m] if turning else 0
             on = on or turning
         if not on:
+            self._alone = 0
             self._warm(dt, False)
             return
         blocked = self.blocked
         if run[_DISC] and not blocked[_DISC]:
             self._turn_disc(speed[_DISC] * dt)
+        else:
+            self._alone = 0
         if run[_HEAD]:
             if blocked[_HEAD]:
                 self.belt_full = self.belt_full or run[_DISC]
@@ -319,12 +326,15 @@ class Mechanics:
         self._disc = pos % turn  # positions stay within one period: small integers
         self.edge[SENSE_DISC_INDEX] += pos // turn
         if self._run[_HEAD]:
+            self._alone = 0
             return
-        # the disc turns alone: the tiles in it mix; with the trap closed (a shuffle), the
-        # selected set's partial walls were swept back in first
+        # the disc turns alone: the tiles in it mix; a whole turn with the trap closed is a
+        # shuffle, and the selected set's partial walls were swept back in first
+        if self._alone < turn:
+            self._alone += units
         s = self.selected
         trap_closed = self.lift[4] >= CENTRE_TRAVEL_MS * UNIT
-        if trap_closed and self.taken[s] and s != self.top:
+        if trap_closed and self._alone >= turn and self.taken[s] and s != self.top:
             self.taken[s] = 0
             self.laid[s] = bytearray()
             self._staged = 0

@@ -54,7 +54,11 @@ docs/firmware.md draws it. Choices, with their arithmetic:
 - The host: UART0, 115200 baud 8N1, on GP0 (TX) and GP1 (RX), 1 KiB buffers each way.
 - The tile reader: a reader module on UART1 (9600 8N1) that sends the code of the tile under
   its antenna (0 = none) whenever it changes and at least every 100 ms; silent for
-  READER_SILENT_MS means it does not answer.
+  READER_SILENT_MS means it does not answer. Its bytes are a stream of changes, not a level:
+  between two tiles the reader sees none for about 40 ms, and a pass of the main loop may last
+  longer (a garbage collection, a host that sends many frames), so the changes not yet given
+  wait in a ring of READER_CHANGES, in order, and ``tile_at_head()`` gives one per call: the
+  "none" between two tiles is never lost, so no tile goes unread (the build counts on it).
 - The dice unit on I2C0 at 0x30: it returns three bytes (the dice of its last throw, 0 =
   unread) and takes the dice to display.
 - Watchdog: machine.WDT. The store: two small files on the Pico's flash file system (littlefs,
@@ -223,6 +227,8 @@ NTC_HOT_COUNTS = const(1283)
 HOST_BAUD = const(115200)
 READER_BAUD = const(9600)
 READER_SILENT_MS = const(300)
+#: the reader's changes kept until tile_at_head() gives them: 16 are eight tiles (1.1 s)
+READER_CHANGES = const(16)
 EXPANDER_MS = const(2)
 #: the build's manifest, written by ``mjtable firmware flash`` (firmware/buildinfo.py); the
 #: image of ``mjtable firmware image`` carries it frozen instead, as ``mjtable_image.MANIFEST``
@@ -514,8 +520,12 @@ class Rp2Hal(Rp2Link):
             rx=Pin(PINS["READER_RX"][1]),
             timeout=0,
         )
-        self._tag = TILE_NONE
+        self._tag = TILE_NONE  # the last code tile_at_head() gave
         self._tag_at = -READER_SILENT_MS
+        self._heard = TILE_NONE  # the last code the reader sent
+        self._changes = bytearray(READER_CHANGES)  # a ring: the codes not yet given, in order
+        self._first = 0  # where the oldest of them is
+        self._waiting = 0  # how many wait
 
     def start_parts(self) -> int:
         self._missing = 0
@@ -629,10 +639,18 @@ class Rp2Hal(Rp2Link):
     # --- tile reader and pick-up -----------------------------------------------------------------
 
     def _read_tags(self) -> None:
+        """The reader's bytes into the ring, each change once (its repeats say it is alive)."""
         n = self._tags.readinto(self._one)
         while n:
-            self._tag = self._one[0]
+            code = self._one[0]
             self._tag_at = self.ticks_ms()
+            if code != self._heard:
+                self._heard = code
+                if self._waiting == READER_CHANGES:  # over a second unread: the oldest goes
+                    self._first = (self._first + 1) % READER_CHANGES
+                    self._waiting -= 1
+                self._changes[(self._first + self._waiting) % READER_CHANGES] = code
+                self._waiting += 1
             n = self._tags.readinto(self._one)
 
     def reader_ok(self) -> bool:
@@ -642,7 +660,13 @@ class Rp2Hal(Rp2Link):
         return _since(self.ticks_ms(), self._tag_at) < READER_SILENT_MS
 
     def tile_at_head(self) -> int:
-        return self._tag if self.reader_ok() else TILE_NONE
+        if not self.reader_ok():
+            return TILE_NONE
+        if self._waiting:  # the oldest change not yet given
+            self._tag = self._changes[self._first]
+            self._first = (self._first + 1) % READER_CHANGES
+            self._waiting -= 1
+        return self._tag
 
     def select_set(self, tile_set: int) -> None:
         self._set_xout(self._gate_bit, tile_set == 1)

@@ -53,6 +53,7 @@ from simulator.chip.exchange import (
     FLASH_EITHER,
     FLASH_ERASE,
     FLASH_PROGRAM,
+    HANG,
     POWER_CUT,
     Outputs,
     Runner,
@@ -226,6 +227,7 @@ class ChipBoard:
         for spec in config.faults:
             self.machine.inject(spec)
         self.control = BoardControl(self)
+        self._hang = False
         #: chip time reached (us), boots of the chip so far, and the last one's cause
         self.chip_us = 0.0
         self.boots = 0
@@ -384,6 +386,12 @@ class ChipBoard:
         """No more noise, no cut."""
         with self._lock:
             self.line.clear()
+    def hang(self) -> None:
+        """The firmware hangs at the next slice: the chip's core stops running code (as stuck
+        with its interrupts off) while its clock and its watchdog go on, so the watchdog, once
+        the firmware started it, resets the chip (the flash and the expanders as they were)."""
+        with self._lock:
+            self._hang = True
 
     def alter(self, change: Callable[[SimHal], object]) -> None:
         """Change the simulated table between two slices (a part broken, a repair):
@@ -528,6 +536,9 @@ class ChipBoard:
             self._power_cut = False
             self.table.power_cut()
             inputs.command = POWER_CUT
+        elif self._hang:
+            self._hang = False
+            inputs.command = HANG
         inputs.flash_cut, self._flash_cut = self._flash_cut, None
         runner.send(inputs)
 

@@ -35,6 +35,8 @@ SHARED_FILES = ("RPI_PICO-v1.27.0.bin", "bootrom-rp2040-b1.bin")
 RUN = 0
 POWER_CUT = 1
 END = 2
+#: the core stops running code (stuck with its interrupts off); its clock and watchdog go on
+HANG = 3
 
 #: the flash operations a power cut can be aimed at (``Inputs.flash_cut``)
 FLASH_ERASE = 1

@@ -27,7 +27,15 @@ import pytest
 
 from drivers.board import BoardEvent, BoardLink, EventCallback
 from protocol.events import LinkDown, LinkUp
-from simulator.chip.exchange import Inputs, Outputs, Runner, node_program, shared_folder
+from simulator.chip.exchange import (
+    HANG,
+    POWER_CUT,
+    Inputs,
+    Outputs,
+    Runner,
+    node_program,
+    shared_folder,
+)
 from simulator.chip.flash import file_system
 from simulator.chip.image import load_image, write_image
 from simulator.transport import SimulatorError
@@ -179,10 +187,11 @@ class ChipProgram:
             assert time.monotonic() < deadline, f"{pattern!r} not seen: {self.console()!r}"
         raise AssertionError(f"{pattern!r} not seen in {chip_ms} ms: {self.console()!r}")
 
-    def step(self) -> Outputs:
-        """One slice of 1 ms; the power is cut first when ``cut_power()`` asked for it, and a
-        cut is aimed at a flash operation when ``aim_power_cut()`` asked for one."""
-        inputs = Inputs(1000, 0, self.command, devices=dict(self.devices))
+    def step(self, uart1: bytes = b"") -> Outputs:
+        """One slice of 1 ms, ``uart1`` arriving on UART1 meanwhile; the power is cut first when
+        ``cut_power()`` asked for it, the core stops when ``hang()`` did, and a cut is aimed at
+        a flash operation when ``aim_power_cut()`` asked for one."""
+        inputs = Inputs(1000, 0, self.command, devices=dict(self.devices), uart1=uart1)
         inputs.flash_cut = self.flash_cut
         self.runner.send(inputs)
         self.command = 0
@@ -201,7 +210,10 @@ class ChipProgram:
             select.select([self.runner], [], [], 1.0)
 
     def cut_power(self) -> None:
-        self.command = 1
+        self.command = POWER_CUT
+
+    def hang(self) -> None:
+        self.command = HANG
 
     def aim_power_cut(self, kind: int, nth: int, percent: int) -> None:
         """The power goes during the chip's ``nth`` flash operation of ``kind`` from the next

@@ -1,8 +1,9 @@
 """The runner's answers to rp2040js's gaps, each seen by a small MicroPython program on the chip:
-the flash keeps what the chip wrote across a power cut, a watchdog that is not fed resets the
-chip and ``machine.reset_cause()`` reads WDT_RESET, an I2C address nobody acknowledges is EIO (as
-on a real board, not a timeout), a device that answers is read, UART0 sends every byte at its
-baud rate, and the ring oscillator gives each boot other random bytes."""
+the flash keeps what the chip wrote across a power cut, a watchdog that is not fed (by a program
+that does not, or one whose core hangs) resets the chip and ``machine.reset_cause()`` reads
+WDT_RESET, an I2C address nobody acknowledges is EIO (as on a real board, not a timeout), a
+device that answers is read, UART0 sends every byte at its baud rate, and the ring oscillator
+gives each boot other random bytes."""
 
 from __future__ import annotations
 
@@ -73,6 +74,28 @@ def test_the_flash_the_watchdog_i2c_and_uart_on_the_chip(chip_program: ProgramFa
     third = chip.run_until(LINE.format(n=2), chip_ms=3000)  # the watchdog was not fed
     assert third.group(1) == str(WDT_RESET)
     assert chip.last is not None and chip.last.boots == 3 and chip.last.cause == 1
+
+
+FED = b"""
+import machine, time
+time.sleep_ms(150)
+print("cause", machine.reset_cause())
+wdt = machine.WDT(timeout=200)
+while True:
+    wdt.feed()
+    time.sleep_ms(10)
+"""
+
+
+def test_a_firmware_that_hangs_is_reset_by_its_watchdog(chip_program: ProgramFactory) -> None:
+    chip = chip_program({"/main.py": FED}, {})
+    chip.run_until(f"cause {PWRON_RESET}", chip_ms=3000)
+    for _ in range(500):  # fed every 10 ms: no reset
+        chip.step()
+    assert chip.last is not None and chip.last.boots == 1
+    chip.hang()  # the core stops; the clock and the watchdog go on
+    chip.run_until(f"cause {WDT_RESET}", chip_ms=3000)
+    assert chip.last.boots == 2 and chip.last.cause == 1
 
 
 def test_a_runner_that_dies_is_named_by_the_board(firmware_build: Path) -> None:

@@ -84,10 +84,14 @@ class ChipTable:
         return dealt
 
     def clear_fault(self) -> None:
+        """One CLEAR FAULT; return once the table is at rest again (the board's report read)."""
+        assert self.watcher is not None
+        mark = self.watcher.mark()
         with self.client() as client:
             self.clears += 1
             result = client.clear_fault()
             assert result.accepted, result
+        self.watcher.wait(lambda e: e.type == "phase" and e.state == "idle", PHASE_S, mark)
 
 
 @pytest.fixture
@@ -139,6 +143,28 @@ def test_a_jam_on_the_chip_is_cleared_with_one_press(table_of: Callable[..., Chi
     assert table.clears == 1
 
 
+def restart_and_deal(table: ChipTable, restart: Callable[[], None]) -> None:
+    """``restart`` the chip; the host sees the board back with a new session; at most one
+    CLEAR FAULT, then the next deal."""
+    watcher = table.watcher
+    assert watcher is not None
+    with table.client() as client:
+        before = client.status().board
+    assert before is not None
+    mark = watcher.mark()
+    restart()
+    down = watcher.wait(lambda e: e.type == "link" and not e.up, PHASE_S, mark)
+    back = watcher.wait(lambda e: e.type == "link" and e.up, PHASE_S, watcher.events.index(down))
+    assert back.board["session"] != before["session"]
+    at_rest = watcher.wait(
+        lambda e: e.type == "phase" and e.state in ("fault", "idle"), PHASE_S, mark
+    )
+    if at_rest.state == "fault":
+        table.clear_fault()
+    table.deal(since=watcher.mark())
+    assert table.clears <= 1
+
+
 def test_a_power_cut_on_the_chip_mid_shuffle_deals_again(
     table_of: Callable[..., ChipTable],
 ) -> None:
@@ -147,15 +173,19 @@ def test_a_power_cut_on_the_chip_mid_shuffle_deals_again(
     with table.client() as client:
         assert client.shuffle().accepted
     watcher.wait(lambda e: e.type == "progress", PHASE_S)
-    table.board.power_cut()
-    # the board comes back from its flash, with a new session: the host tells
-    watcher.wait(lambda e: e.type == "link" and not e.up, PHASE_S)
-    back = watcher.wait(lambda e: e.type == "link" and e.up, PHASE_S)
-    mark = watcher.mark()
+    # the board comes back from its flash
+    restart_and_deal(table, table.board.power_cut)
+    assert (table.board.boots, table.board.watchdog_resets) == (2, 0)
+
+
+def test_a_watchdog_reset_on_the_chip_mid_build_deals_again(
+    table_of: Callable[..., ChipTable],
+) -> None:
+    table = table_of(136)
+    watcher = table.start()
     with table.client() as client:
-        status = client.status()
-    if "clear_fault" in status.allowed:
-        table.clear_fault()
-    assert back.up
-    table.deal(since=mark)
-    assert table.clears <= 1
+        assert client.shuffle().accepted
+    watcher.wait(lambda e: e.type == "phase" and e.state == "building", PHASE_S)
+    # the firmware stops in the middle of the build: its watchdog, not fed, restarts the chip
+    restart_and_deal(table, table.board.hang)
+    assert (table.board.boots, table.board.watchdog_resets) == (2, 1)

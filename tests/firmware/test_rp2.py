@@ -237,6 +237,24 @@ def test_levels_from_gpios_and_from_the_expander(rp2: ModuleType, board: object)
     assert board.level(SENSE_DOWN) == 1 and board.level(SENSE_DOWN + 1) == 0
 
 
+def test_the_readers_changes_are_given_in_order_however_late_they_are_read(
+    rp2: ModuleType, board: object
+) -> None:
+    """Between two reads, a long pass of the main loop: the reader sent a tile, none, the next
+    tile (the same face), its repeat and none again. Each change comes out once, in order, so
+    the build sees the "none" between the two tiles and names both."""
+    assert isinstance(board, rp2.Rp2Hal)
+    reader = fake_machine.uarts[1]
+    reader.rx.extend(bytes((0x11, 0x00, 0x11, 0x11, 0x00)))
+    given = [board.tile_at_head() for _ in range(5)]
+    assert given == [0x11, TILE_NONE, 0x11, TILE_NONE, TILE_NONE]
+    # over a second unread: the oldest changes go, the latest READER_CHANGES stay in order
+    codes_sent = [code for tile in range(1, 11) for code in (tile, TILE_NONE)]
+    reader.rx.extend(bytes(codes_sent))
+    given = [board.tile_at_head() for _ in range(rp2.READER_CHANGES + 1)]
+    assert given == [*codes_sent[-rp2.READER_CHANGES :], TILE_NONE]
+
+
 def test_reader_dice_leds_store_watchdog_and_serial(
     rp2: ModuleType, board: object, tmp_path: Path
 ) -> None:

@@ -25,7 +25,9 @@
 //   host -> chip  "I" inputs, then the chip runs the slice and answers "S":
 //                   u32 slice_us, u32 levels (input level of GP0..GP29), u8 command
 //                   (0 run, 1 power cut: the chip and its I2C devices start again, the flash
-//                   as it was; 2 end: the runner exits), u8 n + n x (u8 gpio,
+//                   as it was; 2 end: the runner exits; 3 hang: the core stops running code,
+//                   as stuck with its interrupts off, while its clock, timers and watchdog go
+//                   on, so a watchdog that was started resets it), u8 n + n x (u8 gpio,
 //                   u8 rising edges to give during the slice), u8 n + n x (u8 adc channel, u8 mux
 //                   channel or 255, u16 value 0..4095), u8 n + n x (u8 i2c address, u8 length,
 //                   state: an expander's u16 input pins, a byte device's bytes; an address not
@@ -744,6 +746,7 @@ for (;;) {
     powerDevices();
     boot(0, null);
   }
+  if (command === 3) stallUntil = Infinity; // until a reset (boot() clears it)
   applyInputs(r, newLevels, sliceNs);
   const end = chip.clock.nanos + sliceNs;
   scheduleRx(0, end);
