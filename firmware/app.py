@@ -6,6 +6,11 @@ board's status is made current first, so a HELLO is answered with it), give the 
 command the engine delivered, run one pass of supervision and of the running motion, queue the
 board's events, run the engine's timers, write what it has to send, and feed the watchdog.
 
+Every pass is timed (vitals.py: a histogram made once, nothing allocated per pass). SENSORS
+asking for the board's vitals is answered here, not by commands.py: SENSOR_DATA with those
+figures, the heap and the link's counters (BoardVitals), and the time spent answering it is
+left out of the pass it fell in.
+
 The watchdog is fed only at the end of a pass that completed: if the loop stops, the board
 resets and reports RESET_WATCHDOG. An exception in the board's logic is reported as
 FAULT(INTERNAL, BOARD, 0xEE) and the loop goes on; one in the loop itself ends it, and the
@@ -22,11 +27,12 @@ counter; the simulator runs its table faster than real time and its link in real
 
 from firmware.board import Board
 from firmware.commands import handle
-from firmware.compat import TYPE_CHECKING, const
-from firmware.hal import LED_HEARTBEAT, NO_BUTTON, ticks_diff
+from firmware.compat import TYPE_CHECKING, const, ticks_us
+from firmware.hal import LED_HEARTBEAT, NO_BUTTON, TICKS_MASK, ticks_diff
 from firmware.lastresort import LastResort, show
-from firmware.status import board_status
+from firmware.status import board_status, sensor_data
 from firmware.version import FW_MAJOR, FW_MINOR, FW_PATCH
+from firmware.vitals import LoopStats, heap
 from protocol import codes as c
 from protocol.connection import BOARD, Connection
 from protocol.errors import ProtocolError, QueueFull
@@ -35,9 +41,13 @@ from protocol.messages import (
     DEADLINE_PHASES,
     PROTO_MAJOR,
     PROTO_MINOR,
+    SENSORS_COLLECT,
+    SENSORS_RESTART,
     BoardStatus,
+    BoardVitals,
     Button,
     HelloReply,
+    Sensors,
 )
 
 if TYPE_CHECKING:
@@ -120,9 +130,20 @@ class App:
         self.dropped = 0
         #: since when (link ticks) the link to the host is down; None while it is not
         self._down_at: int | None = None
+        #: the passes of the loop, timed (SENSORS with the vitals reports them)
+        self.loop_stats = LoopStats(self.now)
+        self._answering = 0  # us of this pass spent answering SENSORS with the vitals
 
     def step(self) -> bool:
-        """One pass of the loop. False once the board must reset (the caller resets it)."""
+        """One pass of the loop, timed. False once the board must reset (the caller resets
+        it)."""
+        t = ticks_us()
+        self._answering = 0
+        alive = self._pass()
+        self.loop_stats.record(ticks_diff(ticks_us(), t) - self._answering)
+        return alive
+
+    def _pass(self) -> bool:
         hal = self.hal
         board = self.board
         conn = self.conn
@@ -137,7 +158,10 @@ class App:
         try:
             event = conn.next_event()
             while event is not None and not board.reset_requested:
-                handle(board, event, now)
+                if isinstance(event, Sensors) and event.flags:
+                    self._sensors(event.flags)
+                else:
+                    handle(board, event, now)
                 event = conn.next_event()
             if not board.reset_requested:
                 self._watch_host(link)
@@ -181,6 +205,38 @@ class App:
         grace = board.timings.host_grace_ms
         if board.busy and ticks_diff(link, self._down_at) >= grace:
             board.fail(c.FAULT_HOST_LOST, c.SUB_BOARD, (grace + 500) // 1000)
+
+    def _sensors(self, flags: int) -> None:
+        """SENSORS asking for the vitals: SENSOR_DATA (behind the events queued before it) with
+        the heap, after a collection when asked for, the loop's counters (started again when
+        asked) and the link's since boot. The time this takes is left out of the pass."""
+        t = ticks_us()
+        data = sensor_data(self.board)
+        free, total, collect_us = heap(bool(flags & SENSORS_COLLECT))
+        v = self.loop_stats
+        span = ticks_diff(self.now, v.since)
+        if span < 0:  # counted for longer than half the ticks' period
+            span += TICKS_MASK + 1
+        link = self.conn.stats
+        data.vitals = BoardVitals(
+            free,
+            total,
+            collect_us,
+            span,
+            v.passes & 0xFFFFFFFF,
+            v.busy_ms & 0xFFFFFFFF,
+            v.percentile(500),
+            v.percentile(990),
+            v.max_us,
+            link["bytes_in"] & 0xFFFFFFFF,
+            link["frames_ok"] & 0xFFFFFFFF,
+            link["header_errors"] & 0xFFFFFFFF,
+            link["crc_errors"] & 0xFFFFFFFF,
+        )
+        self.board.outbox.append(data)
+        if flags & SENSORS_RESTART:
+            v.restart(self.now)
+        self._answering += ticks_diff(ticks_us(), t)
 
     @property
     def link_due(self) -> "int | None":

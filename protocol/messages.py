@@ -49,9 +49,11 @@ if TYPE_CHECKING:
     _M = TypeVar("_M", bound="Message")
 
 PROTO_MAJOR = 2
-PROTO_MINOR = 1
+PROTO_MINOR = 2
 #: the minor version from which HELLO_REPLY carries the board's motion deadlines
 DEADLINES_MINOR = 1
+#: the minor version from which SENSORS may ask for the board's vitals (its heap and main loop)
+VITALS_MINOR = 2
 #: the motions whose total deadline HELLO_REPLY carries, in the order of their phase codes
 DEADLINE_PHASES = (PHASE_SHUFFLE, PHASE_BUILD, PHASE_LIFT, PHASE_DICE, PHASE_COLLECT)
 
@@ -86,6 +88,16 @@ STACK_HEIGHT = (1, 2)
 PLACE = (0, max(PLACES))
 RESET_CAUSE = (0, max(RESET_CAUSES))
 DEADLINE_MS = (1, 0xFFFFFFFF)
+SENSORS_FLAGS = (0, 7)
+
+#: SENSORS.flags (protocol 2.2): SENSOR_DATA carries the board's vitals (BoardVitals)
+SENSORS_VITALS = 1
+#: with SENSORS_VITALS: collect the garbage first (and time it), then count the heap
+SENSORS_COLLECT = 2
+#: with SENSORS_VITALS: once answered, start the main loop's counters again
+SENSORS_RESTART = 4
+#: BoardVitals' heap fields when the interpreter does not count its heap (CPython)
+HEAP_UNKNOWN = 0xFFFFFFFF
 
 
 def _bad(
@@ -788,11 +800,37 @@ class ReadManifest(Message):
 
 
 class Sensors(Message):
-    """Read every sensor: the board answers SENSOR_DATA."""
+    """Read every sensor: the board answers SENSOR_DATA.
+
+    flags (protocol 2.2): SENSORS_VITALS, SENSOR_DATA ends with the board's vitals (its heap and
+    main loop: BoardVitals); with it, SENSORS_COLLECT, the garbage is collected first and the
+    collection timed, and SENSORS_RESTART, the loop's counters start again once answered.
+    Flags 0 travel as an empty payload, as in 2.1; a board of 2.1 refuses any other with
+    BAD_ARGUMENT (the payload's length)."""
 
     TYPE = 0x0D
     NAME = "SENSORS"
     KIND = "command"
+    FIELDS = ("flags",)
+
+    def __init__(self, flags: int = 0) -> None:
+        self.flags = flags
+
+    def check(self, error: "type[FieldError]" = FieldError) -> None:
+        _check_int(error, "Sensors", "flags", 0, self.flags, SENSORS_FLAGS)
+        if self.flags and not self.flags & SENSORS_VITALS:
+            _bad(error, "Sensors", "flags", self.flags, "COLLECT and RESTART go with VITALS", 0)
+
+    def encode(self) -> bytes:
+        self.check()
+        return bytes((self.flags,)) if self.flags else b""
+
+    @classmethod
+    def decode(cls: "type[_M]", payload: bytes) -> "_M":
+        _check_length("Sensors", payload, 0, 1)
+        msg = cls(payload[0] if payload else 0)  # type: ignore[call-arg]
+        msg.check(DecodeError)
+        return msg
 
 
 class MotorTest(Message):
@@ -996,8 +1034,78 @@ class ManifestChunk(Message):
         return [code_to_tile(c) for c in self.tiles]
 
 
+class BoardVitals(Message):
+    """The board's vitals: its heap and its main loop, at the end of SENSOR_DATA when SENSORS
+    asked for them (protocol 2.2). A record inside that message, not a message of its own: it
+    has no TYPE and is in no table.
+
+    heap_free, heap_total: bytes of the interpreter's heap free now (after the collection, when
+    asked for) and in all; HEAP_UNKNOWN where the interpreter does not count them (CPython).
+    collect_us: how long the collection asked for took (0: none asked for). span_ms: the board's
+    time the loop's counters cover (since boot or the last SENSORS_RESTART); passes: passes of
+    the main loop in it; busy_ms: their time in all (for the rest of the span the loop idled);
+    pass_p50_us, pass_p99_us: the median pass and the 99th percentile, each an upper bound (the
+    top of its bucket, 100 us wide below 6.4 ms and 400 us up to 32 ms, or the longest pass when
+    that is less); pass_max_us: the longest pass. The board leaves out of its passes the time it
+    spends answering SENSORS with the vitals, so asking does not change them. rx_bytes,
+    rx_frames, rx_skipped, rx_crc_errors: since boot, the bytes the board read from the host's
+    line, the frames it decoded, the bytes it skipped hunting for a frame, the frames whose CRC
+    failed. 52 bytes.
+    """
+
+    FIELDS = (
+        "heap_free",
+        "heap_total",
+        "collect_us",
+        "span_ms",
+        "passes",
+        "busy_ms",
+        "pass_p50_us",
+        "pass_p99_us",
+        "pass_max_us",
+        "rx_bytes",
+        "rx_frames",
+        "rx_skipped",
+        "rx_crc_errors",
+    )
+    _FMT = ">IIIIIIIIIIIII"
+    _SIZE = 52
+    _BOUNDS = (U32,) * 13
+
+    def __init__(
+        self,
+        heap_free: int,
+        heap_total: int,
+        collect_us: int,
+        span_ms: int,
+        passes: int,
+        busy_ms: int,
+        pass_p50_us: int,
+        pass_p99_us: int,
+        pass_max_us: int,
+        rx_bytes: int,
+        rx_frames: int,
+        rx_skipped: int,
+        rx_crc_errors: int,
+    ) -> None:
+        self.heap_free = heap_free
+        self.heap_total = heap_total
+        self.collect_us = collect_us
+        self.span_ms = span_ms
+        self.passes = passes
+        self.busy_ms = busy_ms
+        self.pass_p50_us = pass_p50_us
+        self.pass_p99_us = pass_p99_us
+        self.pass_max_us = pass_max_us
+        self.rx_bytes = rx_bytes
+        self.rx_frames = rx_frames
+        self.rx_skipped = rx_skipped
+        self.rx_crc_errors = rx_crc_errors
+
+
 class SensorData(Message):
-    """Every sensor at once (answer to SENSORS)."""
+    """Every sensor at once (answer to SENSORS); then, when SENSORS asked for them (protocol
+    2.2), the board's vitals (``vitals``, a BoardVitals; None otherwise): 30 or 82 bytes."""
 
     TYPE = 0x19
     NAME = "SENSOR_DATA"
@@ -1011,6 +1119,7 @@ class SensorData(Message):
         "lift_down",
         "currents_ma",
         "temperature_dc",
+        "vitals",
     )
     _SIZE = 30
 
@@ -1024,6 +1133,7 @@ class SensorData(Message):
         lift_down: int,
         currents_ma: "list[int] | tuple[int, ...]",
         temperature_dc: int,
+        vitals: "BoardVitals | None" = None,
     ) -> None:
         self.state = state
         self.fault = fault
@@ -1037,6 +1147,7 @@ class SensorData(Message):
             currents_ma = _as_ints("SensorData", "currents_ma", 6, currents_ma)
         self.currents_ma: tuple[int, ...] = currents_ma
         self.temperature_dc = temperature_dc
+        self.vitals = vitals
 
     def check(self, error: "type[FieldError]" = FieldError) -> None:
         _check_int(error, "SensorData", "state", 0, self.state, STATE)
@@ -1049,8 +1160,22 @@ class SensorData(Message):
             error, "SensorData", "currents_ma", 6, self.currents_ma, (MOTOR_COUNT, MOTOR_COUNT), U16
         )
         _check_int(error, "SensorData", "temperature_dc", 7, self.temperature_dc, I16)
+        vitals = self.vitals
+        if vitals is not None:
+            if not isinstance(vitals, BoardVitals):
+                _bad(error, "SensorData", "vitals", vitals, "must be a BoardVitals or None", 8)
+                return
+            vitals.check(error)
 
     def encode(self) -> bytes:
+        vitals = self.vitals
+        if vitals is None:
+            return self._encode_sensors()
+        if not isinstance(vitals, BoardVitals):
+            self.check()
+        return self._encode_sensors() + vitals.encode()
+
+    def _encode_sensors(self) -> bytes:
         if STRUCT_CHECKS_RANGES:
             try:
                 if (
@@ -1088,10 +1213,14 @@ class SensorData(Message):
 
     @classmethod
     def decode(cls: "type[_M]", payload: bytes) -> "_M":
-        if len(payload) != 30:
-            _check_length("SensorData", payload, 30, 30)
-        v = struct.unpack(">BBH4BBB9Hh", payload)
-        msg = cls(v[0], v[1], v[2], v[3:7], v[7], v[8], v[9:18], v[18])  # type: ignore[call-arg]
+        n = len(payload)
+        if n != 30 and n != 30 + BoardVitals._SIZE:
+            raise DecodeError(
+                "SensorData", "payload", n, "payload must be 30 bytes, or 82 with the vitals", 0
+            )
+        v = struct.unpack(">BBH4BBB9Hh", payload[:30])
+        vitals = BoardVitals.decode(payload[30:]) if n > 30 else None
+        msg = cls(v[0], v[1], v[2], v[3:7], v[7], v[8], v[9:18], v[18], vitals)  # type: ignore[call-arg]
         if v[0] > STATE[1] or v[1] > FAULT_OR_NONE[1] or v[7] > 0x1F or v[8] > 0x1F:
             msg.check(DecodeError)
         return msg

@@ -20,8 +20,12 @@ from protocol.messages import (
     EVENTS,
     MESSAGE_CLASSES,
     MESSAGE_TYPES,
+    SENSORS_COLLECT,
+    SENSORS_RESTART,
+    SENSORS_VITALS,
     Ack,
     BoardStatus,
+    BoardVitals,
     BuildWalls,
     Button,
     Dice,
@@ -41,6 +45,7 @@ from protocol.messages import (
     Refused,
     RollDice,
     SensorData,
+    Sensors,
     Shuffle,
     decode_message,
     message_name,
@@ -176,6 +181,12 @@ BAD_FIELDS: list[tuple[Message, str, object]] = [
     (SensorData(0, 0, 0, [0] * 4, 0, 0, [0] * 8, 0), "currents_ma", (0,) * 8),
     (SensorData(0, 0, 0, [0] * 4, 0, 0, [0] * 8 + [70000], 0), "currents_ma[8]", 70000),
     (SensorData(0, 0, 0, [0] * 4, 0, 0, [0] * 9, 40000), "temperature_dc", 40000),
+    (SensorData(0, 0, 0, [0] * 4, 0, 0, [0] * 9, 0, 5), "vitals", 5),  # type: ignore[arg-type]
+    (BoardVitals(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1), "rx_crc_errors", -1),
+    (BoardVitals(1 << 32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), "heap_free", 1 << 32),
+    (Sensors(8), "flags", 8),
+    (Sensors(SENSORS_COLLECT), "flags", SENSORS_COLLECT),
+    (Sensors(SENSORS_RESTART), "flags", SENSORS_RESTART),
     (ManifestChunk(2, 10, 0, []), "tile_set", 2),
     (ManifestChunk(0, 10, 0, [0x0A]), "tiles[0]", 0x0A),
     (ManifestChunk(0, 10, 8, [1, 1, 1]), "tiles", 3),
@@ -285,6 +296,11 @@ BAD_PAYLOADS: list[tuple[type[Message], bytes, str]] = [
     (ManifestChunk, b"\x00\x02\x01\x01\x01", "tiles"),
     (ManifestChunk, b"\x00\x05\x00\x60", "tiles[0]"),
     (SensorData, bytes(29), "payload"),
+    (SensorData, bytes(31), "payload"),
+    (SensorData, bytes(83), "payload"),
+    (Sensors, b"\x00\x00", "payload"),
+    (Sensors, b"\x02", "flags"),
+    (Sensors, b"\x09", "flags"),
     (HelloReply, b"\x02" + bytes(20), "payload"),
     (HelloReply, b"\x02" + bytes(20) + b"\x03ab" + STATUS_TAIL[:-3], "serial"),
     (HelloReply, b"\x02" + bytes(20) + b"\x02a\x01" + STATUS_TAIL, "serial"),
@@ -411,7 +427,9 @@ MESSAGES = st.one_of(
         st.integers(0, 31),
         st.lists(u16, min_size=9, max_size=9),
         st.integers(-0x8000, 0x7FFF),
+        st.none() | st.builds(BoardVitals, *[u32] * 13),
     ),
+    st.builds(Sensors, st.sampled_from([0, 1, 3, 5, 7])),
     st.builds(MotorResult, st.integers(0, 8), u16, st.integers(0, 1)),
     st.builds(Button, st.integers(1, 5), st.integers(0, 3), st.integers(0, 1)),
 )
@@ -522,6 +540,20 @@ def test_board_status_names_and_sizes() -> None:
     assert len(s.encode()) == BoardStatus.MIN_SIZE
     assert len(example_status().encode()) == BoardStatus.MAX_SIZE
     assert ReadStatus().encode() == b""
+
+
+def test_sensors_without_flags_are_the_bytes_of_2_1_and_ask_for_no_vitals() -> None:
+    plain = SensorData(1, 0, 0, [0] * 4, 0, 0, [0] * 9, 240)
+    assert Sensors().encode() == b"" and Sensors.decode(b"") == Sensors(0)
+    assert len(plain.encode()) == 30 and SensorData.decode(plain.encode()).vitals is None
+    vitals = BoardVitals(92816, 246016, 23925, 45020, 9120, 12310, 1900, 6800, 42394, 1, 2, 3, 4)
+    asked = Sensors(SENSORS_VITALS | SENSORS_COLLECT | SENSORS_RESTART)
+    assert asked.encode() == b"\x07" and Sensors.decode(b"\x07") == asked
+    longer = SensorData(1, 0, 0, [0] * 4, 0, 0, [0] * 9, 240, vitals)
+    payload = longer.encode()
+    assert payload[:30] == plain.encode() and len(payload) == 82
+    assert SensorData.decode(payload).vitals == vitals
+    assert messages.VITALS_MINOR == messages.PROTO_MINOR == 2
 
 
 def _old_reply_frame(major: int, minor: int, host_session: int) -> bytes:
