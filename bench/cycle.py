@@ -1,10 +1,11 @@
 """Complete deal cycles per second, controller against the simulator over a real pty.
 
 The simulator runs in its own process (`mjtable sim --pty --speed 0`), so the
-controller's CPU time (this process: pyserial, the protocol engine, the state
+controller's CPU time (this process: the board link, the protocol engine, the state
 machine, the deal computation and the dealt-state model) and the simulator's
-are measured apart. Also printed: the time from the last die to the dealt state
-being published, measured inside the controller.
+are measured apart. The controller is put together as the table service does it: one
+I/O loop runs the board link and the deadlines. Also printed: the time from the last die
+to the dealt state being published, measured inside the controller.
 
     .venv/bin/python -m bench.cycle [--cycles 300] [--variant wenzhou]
     .venv/bin/python -m bench.cycle --callgrind [--cycles 100]
@@ -35,6 +36,7 @@ from bench.procstat import process_cpu
 from controller.cycle.controller import CycleController
 from controller.service.builder import BoardConnection, SerialPort
 from controller.service.embedded import CycleRunner
+from drivers.ioloop import IoLoop
 from rules.profiles import load_profile
 
 #: the controller's CPU per cycle this benchmark aims at (ms)
@@ -91,10 +93,13 @@ def run_cycles(
     try:
         assert sim.stdout is not None
         path = sim.stdout.readline().strip()
-        controller = CycleController(profile)
+        # one I/O loop for the board link and the deadlines, as the service has
+        loop = IoLoop("mjtable")
+        controller = CycleController(profile, loop=loop)
         runner = CycleRunner(controller, everything=False)
         connection = BoardConnection(SerialPort(path))
-        link = connection.open(controller.on_board_event)
+        loop.start()
+        link = connection.open(controller.on_board_event, loop)
         controller.attach(link)
         link.start()
         runner.wait_link(10)
@@ -115,6 +120,7 @@ def run_cycles(
         stats = link.stats()
         connection.close()
         controller.close()
+        loop.stop()
     finally:
         sim.terminate()
         sim.wait(10)
