@@ -104,14 +104,14 @@ def run_cycles(
         link.start()
         runner.wait_link(10)
         for _ in range(warmup):
-            runner.run_cycle()
+            runner.deal_cycle()
         controller.publish_latencies_ns.clear()
 
         around("start")
         cpu0, sim0, t0 = self_cpu_seconds(), process_cpu(sim.pid), time.perf_counter()
         waits0 = self_waits()
         for _ in range(cycles):
-            runner.run_cycle()
+            runner.deal_cycle()
         wall = time.perf_counter() - t0
         cpu = self_cpu_seconds() - cpu0
         waits = self_waits() - waits0
