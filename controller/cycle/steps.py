@@ -182,7 +182,7 @@ class Steps:
     # ------------------------------------------------------------ what the board reports
 
     def on_progress(self, event: m.Progress) -> None:
-        if self._state.state not in STEP_STATES:
+        if self._state.state not in STEP_STATES or not self._outbox.wants("progress"):
             return
         self._outbox.queue(
             ProgressEvent(

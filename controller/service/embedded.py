@@ -65,7 +65,7 @@ class CycleRunner:
         if everything:
             self.unsubscribe = controller.subscribe(self._events.put)
         else:
-            self.unsubscribe = controller.subscribe(self._steering)
+            self.unsubscribe = controller.subscribe(self._steering, (*self.STEERING, "phase"))
 
     def _steering(self, event: Event) -> None:
         if event.type in self.STEERING or (event.type == "phase" and event.state == READY):
