@@ -246,6 +246,11 @@ class AuditTrail:
         self._recorder = recorder
         self.error: str | None = None
 
+    @property
+    def recording(self) -> bool:
+        """Whether there is an audit log (without one, a record's data need not be made)."""
+        return self._recorder is not None
+
     def record(self, kind: str, data: dict[str, Any], cycle: str | None = None) -> bool:
         """Write one audit record; False (and the table faults) when it cannot be written."""
         if self._recorder is None:
