@@ -468,9 +468,9 @@ class BoardLink:
         """After the engine's events: a sign of another host on the line, or the quiet that
         ends the suspicion."""
         with self._lock:
-            ignored = self._conn.stats["foreign_replies"]
-            downs = self._conn.stats["link_downs"]
+            stats = self._conn.stats
             answered = self._conn.peer is not None
+        ignored, downs = stats["foreign_replies"], stats["link_downs"]
         lost, self._downs = downs > self._downs, downs
         if ignored > self._ignored:  # the board answered another host's HELLO on this line
             self._ignored = ignored
