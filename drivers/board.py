@@ -10,7 +10,12 @@ The link owns one I/O thread (a ``drivers.ioloop.IoLoop``). It waits in ``select
 on the port and on a wake-up socket, with the protocol engine's next deadline as
 the timeout: no polling loop, no CPU while nothing happens. Bytes from the port
 go into the sans-I/O ``protocol.Connection``; every event the engine produces is handed to the
-``on_event`` callback, in order, on the I/O thread. When the device disappears
+``on_event`` callback, in order, on the I/O thread, and what the engine has to send then (the
+ACK of the frames read, the commands the handlers sent) goes out in one write. pyserial opens
+and configures the port; a serial device's descriptor (non-blocking, as pyserial opens it) is
+then read and written directly, one system call each (pyserial's own read and write cost three
+and two, and more CPU than the frame's handling), and any other port (``socket://``) goes
+through pyserial. When the device disappears
 (unplugged, simulator stopped) the port is closed, a ``PortDown`` event is
 delivered, and the link tries to reopen it every ``reopen_interval`` seconds,
 delivering ``PortUp`` and running HELLO again when it comes back.
@@ -55,6 +60,8 @@ log = logging.getLogger("mjtable.board")
 
 #: The line speed a board is opened at unless told otherwise (config: board.baud).
 DEFAULT_BAUDRATE = 115200
+#: The most bytes one read takes from a serial device (what is left waits for the next read).
+READ_SIZE = 4096
 #: A line another program used is trusted again after this long without a sign of it (s):
 #: past the protocol's link timeout, so a session it keeps taking shows every time.
 SHARED_QUIET_S = 2 * LINK_TIMEOUT_MS / 1000
@@ -208,7 +215,12 @@ class BoardLink:
             link_timeout_ms=link_timeout_ms,
         )
         self._port: Any = None
-        self._fd: int | None = None
+        self._fd: int = -1
+        #: the port is a serial device (pyserial's ``Serial``): the link reads and writes its
+        #: descriptor itself (a URL's port, ``socket://``..., goes through pyserial)
+        self._raw = False
+        #: the thread running the tick, while it runs (a send there needs no wake-up)
+        self._ticking: int | None = None
         self._reopen_at = 0.0
         self._loop: IoLoop | None = None
         # the process's loop, if given: the link neither starts nor stops it
@@ -274,7 +286,8 @@ class BoardLink:
         with self._lock:
             self._conn.send(message, now_ms())
         loop = self._loop
-        if loop is not None:
+        # sent by an event's handler during the tick: the tick writes it before it returns
+        if loop is not None and self._ticking != threading.get_ident():
             loop.wake()
 
     @property
@@ -331,6 +344,7 @@ class BoardLink:
         portlock.claim(port, self.url)
         self._port = port
         self._fd = port.fileno()  # kept: a closed port can no longer tell its descriptor
+        self._raw = type(port) is serial.Serial
         self._port_open = True
         assert self._loop is not None
         self._loop.register(self._fd, EVENT_READ, self._on_readable)
@@ -350,9 +364,9 @@ class BoardLink:
     def _close_port(self) -> None:
         port, self._port = self._port, None
         self._port_open = False
-        fd, self._fd = self._fd, None
+        fd, self._fd = self._fd, -1
         loop = self._loop
-        if fd is not None and loop is not None:
+        if fd >= 0 and loop is not None:
             loop.unregister(fd)
         if port is not None:
             portlock.release(port)
@@ -367,32 +381,39 @@ class BoardLink:
 
     def _tick(self) -> float | None:
         """After every wake-up: (re)open the port when it is time, run the engine's clock,
-        hand its events over and write what it has to send; return the seconds to wait.
+        hand its events over, then write what the engine has to send (the ACK of what came in
+        and the commands the events led to, in one write); return the seconds to wait.
 
         While the port is closed the engine's clock still runs (so a lost board becomes
         LinkDown after the link timeout) and what it sends goes nowhere."""
         deadline: int | None = None
+        self._ticking = threading.get_ident()
         try:
             due = self._port is None and time.monotonic() >= self._reopen_at
             if due and not self._open_port():
                 self._reopen_at = time.monotonic() + self.reopen_interval
             if due:
                 self.tried.set()
+            while True:  # the engine's clock runs again after the handlers sent (its contract)
+                with self._lock:
+                    deadline = self._conn.tick(now_ms())
+                    events = self._conn.events()
+                for event in events:
+                    self._emit(event)
+                self._watch_sharing()
+                if not events:
+                    break
             with self._lock:
-                deadline = self._conn.tick(now_ms())
                 out = self._conn.data_to_send()
-                events = self._drain()
-            for event in events:
-                self._emit(event)
-            self._watch_sharing()
-            port = self._port
-            if out and port is not None:
-                port.write(out)
+            if out and self._port is not None:
+                self._write(out)
                 self.bytes_out += len(out)
         except (serial.SerialException, OSError) as exc:
             self._lost_port(exc)
         except Exception as exc:  # a bug must not end the link silently
             self._failed(exc)
+        finally:
+            self._ticking = None
         timeout = None if deadline is None else max(0.0, (deadline - now_ms()) / 1000)
         if self.shared is not None:
             until_quiet = max(0.0, self._shared_until - time.monotonic())
@@ -402,19 +423,42 @@ class BoardLink:
             timeout = until_reopen if timeout is None else min(timeout, until_reopen)
         return timeout
 
+    def _write(self, data: bytes) -> None:
+        """Write to the port: straight to a serial device's descriptor (non-blocking, as
+        pyserial opened it), pyserial's own write for the rest or for another kind of port."""
+        port = self._port
+        if not self._raw:
+            port.write(data)
+            return
+        try:
+            written = os.write(self._fd, data)
+        except BlockingIOError:
+            written = 0
+        if written < len(data):  # the device's buffer is full: pyserial waits for room
+            port.write(data[written:])
+
     def _on_readable(self, mask: int) -> None:
         port = self._port
         if port is None:
             return
         try:
-            waiting = port.in_waiting
-            data = port.read(waiting if waiting else 1)
+            if self._raw:
+                try:
+                    data = os.read(self._fd, READ_SIZE)
+                except BlockingIOError:  # ready, then nothing: another reader took it
+                    data = b""
+                else:
+                    if not data:  # the end of the file: a hang-up
+                        raise serial.SerialException("the device hung up")
+            else:
+                waiting = port.in_waiting
+                data = port.read(waiting if waiting else 1)
             if not data:  # gone (a hang-up), or another reader took it: reopening tells
                 self._empty_read = True
                 raise serial.SerialException("the device reported data but returned none")
             self.bytes_in += len(data)
             with self._lock:
-                self._conn.receive_data(bytes(data), now_ms())
+                self._conn.receive_data(data, now_ms())
         except (serial.SerialException, OSError) as exc:
             self._lost_port(exc)
         except Exception as exc:
@@ -424,9 +468,9 @@ class BoardLink:
         """After the engine's events: a sign of another host on the line, or the quiet that
         ends the suspicion."""
         with self._lock:
-            ignored = self._conn.stats["foreign_replies"]
-            downs = self._conn.stats["link_downs"]
+            stats = self._conn.stats
             answered = self._conn.peer is not None
+        ignored, downs = stats["foreign_replies"], stats["link_downs"]
         lost, self._downs = downs > self._downs, downs
         if ignored > self._ignored:  # the board answered another host's HELLO on this line
             self._ignored = ignored
@@ -460,14 +504,6 @@ class BoardLink:
     def _failed(self, exc: Exception) -> None:
         log.exception("the board link failed")
         self._lost(f"the link to {self.url} failed: {exc}", self.reopen_interval)
-
-    def _drain(self) -> list[ConnectionEvent]:
-        events: list[ConnectionEvent] = []
-        while True:
-            event = self._conn.next_event()
-            if event is None:
-                return events
-            events.append(event)
 
 
 __all__ = [

@@ -141,6 +141,7 @@ class IoLoop:
         self._finalizer = weakref.finalize(self, _close, self._selector, self._wake_r, self._wake_w)
         self._wake_lock = threading.Lock()  # a wake-up never writes to a closed (reused) fd
         self._woken = False
+        self._again = False  # woken from its own thread: the next select does not wait
         self._calls: collections.deque[tuple[Callable[..., object], tuple[Any, ...]]] = (
             collections.deque()
         )
@@ -209,7 +210,11 @@ class IoLoop:
     # --- from any thread -------------------------------------------------------------------------
 
     def wake(self) -> None:
-        """Make the loop run its calls and tick soon (thread-safe, never blocks)."""
+        """Make the loop run its calls and tick soon (thread-safe, never blocks). From the
+        loop's own thread it costs no system call: the loop goes round again at once."""
+        if self._thread is threading.current_thread():
+            self._again = True
+            return
         with self._wake_lock:
             if self._woken or self._closed:
                 return  # a wake-up byte is waiting already, or nobody will read it
@@ -412,6 +417,9 @@ class IoLoop:
             until = max(0.0, timers[0][0] - time.monotonic())
             if timeout is None or until < timeout:
                 timeout = until
+        if self._again:
+            self._again = False
+            return 0.0
         return timeout
 
     def _failed(self, what: str, function: object) -> None:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar, overload
 
 import protocol.messages as m
@@ -230,8 +230,13 @@ class CycleController:
         """Last die -> dealt state published, for the benchmark (the latest 10000)."""
         return self._steps.publish_latencies_ns
 
-    def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
-        return self._outbox.subscribe(callback)
+    def subscribe(
+        self, callback: Callable[[Event], None], types: Iterable[str] | None = None
+    ) -> Callable[[], None]:
+        """Hand ``callback`` every event the cycle publishes, or those of ``types`` only (an
+        event no subscriber takes is not made: a cycle's PROGRESS reports); returns what
+        unsubscribes it."""
+        return self._outbox.subscribe(callback, types)
 
     def close(self) -> None:
         with self._lock:

@@ -21,7 +21,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -40,7 +40,7 @@ from controller.cycle.reports import (
     Source,
     utc_now,
 )
-from controller.cycle.states import FAULT, RECOVERING, STOPPED, LifecycleModel, build_machine
+from controller.cycle.states import FAULT, RECOVERING, STOPPED, LifecycleModel
 from rules.dealt import DealtState, Manifest, Throw
 from rules.dice import ThrowRequest
 from rules.profiles import Profile
@@ -146,7 +146,6 @@ class CycleState:
         self.dice_source = dice_source
         self.deadlines = deadlines
         self.model = LifecycleModel()
-        self._machine = build_machine(self.model)  # gives the model its triggers
         #: the cycle being prepared or dealt, and the one whose walls are ready to deal
         self.cycle: Cycle | None = None
         self.ready: Cycle | None = None
@@ -168,24 +167,50 @@ class CycleState:
 
 
 class Outbox:
-    """Events for the subscribers: queued under the controller's lock, delivered after it."""
+    """Events for the subscribers: queued under the controller's lock, delivered after it.
+
+    A subscriber may name the types of event it takes (``subscribe(..., types=)``); an event
+    of a type no subscriber takes need not be made at all (``wants``: a cycle's 57 PROGRESS
+    reports are made into events only for a subscriber of ``progress``)."""
 
     def __init__(self, lock: threading.RLock) -> None:
         self._lock = lock
         self._deliver_lock = threading.RLock()
-        self._subscribers: list[Callable[[Event], None]] = []
+        self._subscribers: list[tuple[Callable[[Event], None], frozenset[str] | None]] = []
         self._pending: list[Event] = []
+        #: the types some subscriber takes (None: one takes every type)
+        self._wanted: frozenset[str] | None = frozenset()
 
-    def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
+    def subscribe(
+        self, callback: Callable[[Event], None], types: Iterable[str] | None = None
+    ) -> Callable[[], None]:
+        """Hand ``callback`` every event, or those of ``types`` only; returns what stops it."""
+        entry = (callback, None if types is None else frozenset(types))
         with self._lock:
-            self._subscribers.append(callback)
+            self._subscribers.append(entry)
+            self._update()
 
         def unsubscribe() -> None:
             with self._lock:
-                if callback in self._subscribers:
-                    self._subscribers.remove(callback)
+                if entry in self._subscribers:
+                    self._subscribers.remove(entry)
+                    self._update()
 
         return unsubscribe
+
+    def _update(self) -> None:
+        wanted: set[str] = set()
+        for _, types in self._subscribers:
+            if types is None:
+                self._wanted = None
+                return
+            wanted |= types
+        self._wanted = frozenset(wanted)
+
+    def wants(self, kind: str) -> bool:
+        """Whether a subscriber takes events of type ``kind``."""
+        wanted = self._wanted
+        return wanted is None or kind in wanted
 
     def queue(self, event: Event) -> None:
         """Queue an event (under the controller's lock)."""
@@ -203,7 +228,9 @@ class Outbox:
                 pending, self._pending = self._pending, []
                 subscribers = list(self._subscribers)
             for event in pending:
-                for callback in subscribers:
+                for callback, types in subscribers:
+                    if types is not None and event.type not in types:
+                        continue
                     try:
                         callback(event)
                     except Exception:
@@ -217,6 +244,11 @@ class AuditTrail:
     def __init__(self, recorder: Recorder | None) -> None:
         self._recorder = recorder
         self.error: str | None = None
+
+    @property
+    def recording(self) -> bool:
+        """Whether there is an audit log (without one, a record's data need not be made)."""
+        return self._recorder is not None
 
     def record(self, kind: str, data: dict[str, Any], cycle: str | None = None) -> bool:
         """Write one audit record; False (and the table faults) when it cannot be written."""

@@ -54,7 +54,7 @@ class Phases:
     def fire(self, trigger: str) -> None:
         state = self._state
         previous = state.state
-        getattr(state.model, trigger)()
+        state.model.fire(trigger)
         self.arm()
         self._outbox.queue(
             PhaseEvent(at=utc_now(), cycle=state.current_id(), state=state.state, previous=previous)

@@ -64,7 +64,7 @@ from controller.cycle.states import (
     STOPPED,
 )
 from rules.deal import deal
-from rules.dealt import Throw
+from rules.dealt import DealtState, Throw
 from rules.dice import Settled, progress
 from rules.manifest import ManifestSizeError, manifest_from_ring
 from rules.words import SEATS, DiceSource, TileSetName
@@ -182,7 +182,7 @@ class Steps:
     # ------------------------------------------------------------ what the board reports
 
     def on_progress(self, event: m.Progress) -> None:
-        if self._state.state not in STEP_STATES:
+        if self._state.state not in STEP_STATES or not self._outbox.wants("progress"):
             return
         self._outbox.queue(
             ProgressEvent(
@@ -295,11 +295,11 @@ class Steps:
         self._state.ready = cycle
         self._state.cycle = None
         self._phases.fire("manifest_read")
-        self._audit.record(
-            "manifest",
-            {"tile_set": cycle.tile_set, "walls": cycle.manifest.model_dump(mode="json")["walls"]},
-            cycle=cycle.cycle_id,
-        )
+        if self._audit.recording:  # the walls as JSON data, for the audit log alone
+            walls = cycle.manifest.model_dump(mode="json")["walls"]
+            self._audit.record(
+                "manifest", {"tile_set": cycle.tile_set, "walls": walls}, cycle=cycle.cycle_id
+            )
 
     # ------------------------------------------------------------ dice
 
@@ -387,7 +387,7 @@ class Steps:
 
     def _publish(self, cycle: Cycle, settled: Settled) -> None:
         assert cycle.manifest is not None  # read before the walls rose (state reading)
-        state, record = self._state, self._audit.record
+        state = self._state
         # The rules settled who leads (simplified: player A of the dice) with the last throw;
         # the manifest was checked when it was read.
         dealt = deal(
@@ -400,15 +400,7 @@ class Steps:
             checked=True,
             settled=settled,
         )
-        data = dealt.model_dump(mode="json")
-        if dealt.joker is not None:
-            record(
-                "joker",
-                {"face": dealt.joker.face, "position": data["joker"]["position"]},
-                cycle=cycle.cycle_id,
-            )
-        record("breach", {"position": data["breach"]}, cycle=cycle.cycle_id)
-        if not record("dealt", {"state": data}, cycle=cycle.cycle_id):
+        if not self._record_deal(dealt):
             return  # not durable, so not published: check_audit faults the table
         self._deals.add(dealt)
         state.cycle = None
@@ -416,3 +408,20 @@ class Steps:
         self._outbox.queue(DealtEvent(at=utc_now(), cycle=cycle.cycle_id, dealt=dealt))
         if cycle.last_die_ns:
             self.publish_latencies_ns.append(time.perf_counter_ns() - cycle.last_die_ns)
+
+    def _record_deal(self, dealt: DealtState) -> bool:
+        """The deal's audit records (the joker, the breach, the dealt state); False when the
+        dealt state's could not be written. Without an audit log the dealt state is not turned
+        into JSON data (a tenth of a millisecond) for nothing."""
+        if not self._audit.recording:
+            return True
+        record, cycle = self._audit.record, dealt.cycle_id
+        data = dealt.model_dump(mode="json")
+        if dealt.joker is not None:
+            record(
+                "joker",
+                {"face": dealt.joker.face, "position": data["joker"]["position"]},
+                cycle=cycle,
+            )
+        record("breach", {"position": data["breach"]}, cycle=cycle)
+        return record("dealt", {"state": data}, cycle=cycle)

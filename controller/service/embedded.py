@@ -27,6 +27,7 @@ from controller.service.builder import (
     Timings,
 )
 from drivers.board import BoardLink
+from rules.dealt import DealtState
 from rules.profiles import Profile, load_profile
 from rules.words import DEFAULT_RULE_SET, DiceSource
 
@@ -50,22 +51,24 @@ class CycleRefused(Exception):
 class CycleRunner:
     """Drives complete cycles on a controller and follows its events."""
 
-    #: The events a cycle is steered by; the others only matter to a display.
-    STEERING = frozenset({"phase", "fault", "dealt", "link", "throw_wanted"})
+    #: The events a cycle is steered by (with the phase that ends a shuffle, READY); the
+    #: others only matter to a display.
+    STEERING = frozenset({"fault", "dealt", "link", "throw_wanted"})
 
     def __init__(self, controller: CycleController, *, everything: bool = True) -> None:
-        """``everything=False`` keeps only the steering events (no progress, throws or
-        presses): the benchmark's harness then wakes ~10 times a cycle instead of ~70."""
+        """``everything=False`` keeps only the steering events, what ``run_cycle`` and
+        ``wait_link`` follow (no progress, other phases, throws or presses): the benchmark's
+        harness then wakes 3 times a cycle instead of about 70."""
         self.controller = controller
         self._events: queue.Queue[Event] = queue.Queue()
         self._backlog: list[Event] = []
         if everything:
             self.unsubscribe = controller.subscribe(self._events.put)
         else:
-            self.unsubscribe = controller.subscribe(self._steering)
+            self.unsubscribe = controller.subscribe(self._steering, (*self.STEERING, "phase"))
 
     def _steering(self, event: Event) -> None:
-        if event.type in self.STEERING:
+        if event.type in self.STEERING or (event.type == "phase" and event.state == READY):
             self._events.put(event)
 
     def events(self) -> list[Event]:
@@ -102,10 +105,16 @@ class CycleRunner:
     def run_cycle(
         self, timeout: float = 120.0, on_event: Callable[[Event], None] | None = None
     ) -> dict[str, Any]:
-        """SHUFFLE, then DEAL once the walls are ready; return the dealt state.
+        """SHUFFLE, then DEAL once the walls are ready; return the dealt state, as JSON data.
 
         Raises CycleFault when the cycle faults, CycleTimeout when it takes longer
         than ``timeout`` seconds."""
+        return self.deal_cycle(timeout, on_event).model_dump(mode="json")
+
+    def deal_cycle(
+        self, timeout: float = 120.0, on_event: Callable[[Event], None] | None = None
+    ) -> DealtState:
+        """``run_cycle``, returning the dealt state published (the model itself)."""
         end = time.monotonic() + timeout
         self.events()
         actions: tuple[Action, ...] = ("shuffle", "deal")
@@ -123,7 +132,7 @@ class CycleRunner:
 
     def _follow(
         self, goal: str, end: float, on_event: Callable[[Event], None] | None
-    ) -> dict[str, Any] | None:
+    ) -> DealtState | None:
         while True:
             remaining = end - time.monotonic()
             if remaining <= 0:
@@ -139,7 +148,7 @@ class CycleRunner:
             if event.type == "fault":
                 raise CycleFault(event)
             if event.type == "dealt" and goal == DEALT:
-                return event.dealt.model_dump(mode="json")
+                return event.dealt
             if event.type == "phase" and event.state == goal and goal != DEALT:
                 return None
 

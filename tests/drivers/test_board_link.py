@@ -11,6 +11,8 @@ import tty
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from controller.cycle.controller import CycleController
 from drivers.board import BoardEvent, BoardLink, PortDown, PortUp
 from protocol import codes
@@ -18,6 +20,7 @@ from protocol import messages as m
 from protocol.connection import BOARD, UP, Connection
 from protocol.events import LinkDown, LinkUp, PeerRebooted
 from protocol.examples import example_identity
+from protocol.framing import FrameDecoder
 from rules.profiles import load_profile
 from simulator.server import SimConfig, SimulatedBoard
 
@@ -261,3 +264,48 @@ def test_the_board_speaking_while_the_link_is_down_is_not_another_program() -> N
     finally:
         link.stop()
         board.close()
+
+
+def test_an_answer_goes_out_in_one_write_with_the_ack_of_what_it_answers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The engine's ACK of a frame and the command an event's handler sent in answer leave in
+    one write, from the tick that handed the event over (not the ACK, then a wake-up, then the
+    command)."""
+    board = SimulatedBoard(SimConfig(seed=5))
+    path = os.path.realpath(board.open_pty())
+    board.start()
+    writes: list[bytes] = []
+    real_write = os.write
+
+    def spy(fd: int, data: Any) -> int:
+        with contextlib.suppress(OSError):
+            if os.readlink(f"/proc/self/fd/{fd}") == path:  # the link's end of the pty
+                writes.append(bytes(data))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", spy)
+    events = Events()
+
+    def answer(event: BoardEvent) -> None:
+        if isinstance(event, m.Pong) and event.token < 5:
+            link.send(m.Ping(event.token + 1))  # in the link's thread, during its tick
+        events(event)
+
+    link = BoardLink(path, answer)
+    link.start()
+    try:
+        events.wait(LinkUp)
+        link.send(m.Ping(0))
+        while events.wait(m.Pong).token < 5:
+            pass
+    finally:
+        link.stop()
+        board.stop()
+    answers = []  # the frames of each write that carries a PING sent in answer
+    for chunk in writes:
+        frames = list(FrameDecoder().feed(chunk))
+        if any(t == m.Ping.TYPE and m.Ping.decode(p).token > 0 for t, _, p in frames):
+            answers.append([t for t, _, _ in frames])
+    assert len(answers) == 5, writes
+    assert all(m.Ack.TYPE in frames for frames in answers), answers

@@ -143,6 +143,32 @@ def test_the_loop_sleeps_until_woken_and_tick_sets_the_timeout(
         loop.stop()
 
 
+def test_a_wake_up_from_the_loops_own_thread_goes_round_at_once_without_a_system_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A part of the loop that wakes it (the board link's handlers, the API's events) needs no
+    byte through the wake-up pair: the next select does not wait (its timeout is 0)."""
+    ticks: list[float] = []
+
+    def tick() -> float | None:
+        ticks.append(time.monotonic())
+        if len(ticks) <= 2:
+            loop.wake()
+        return None
+
+    loop = IoLoop("self-wake", tick=tick)
+    selects = record_selects(loop, monkeypatch)
+    loop.start()
+    try:
+        wait_for(lambda: len(selects) == 3, WAIT, "the third select")
+        assert selects == [0.0, 0.0, None] and len(ticks) == 3  # then asleep until woken
+        calls: list[str] = []
+        loop.call_soon(lambda: loop.call_soon(calls.append, "queued from the loop's thread"))
+        wait_for(lambda: calls, WAIT, "the call queued from the loop's thread")
+    finally:
+        loop.stop()
+
+
 def test_a_file_callback_gets_its_mask_and_modify_changes_it(
     pair: tuple[socket.socket, socket.socket],
 ) -> None:
