@@ -386,6 +386,7 @@ class ChipBoard:
         """No more noise, no cut."""
         with self._lock:
             self.line.clear()
+
     def hang(self) -> None:
         """The firmware hangs at the next slice: the chip's core stops running code (as stuck
         with its interrupts off) while its clock and its watchdog go on, so the watchdog, once
