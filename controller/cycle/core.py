@@ -40,7 +40,7 @@ from controller.cycle.reports import (
     Source,
     utc_now,
 )
-from controller.cycle.states import FAULT, RECOVERING, STOPPED, LifecycleModel
+from controller.cycle.states import FAULT, RECOVERING, STOPPED, LifecycleModel, build_machine
 from rules.dealt import DealtState, Manifest, Throw
 from rules.dice import ThrowRequest
 from rules.profiles import Profile
@@ -146,6 +146,7 @@ class CycleState:
         self.dice_source = dice_source
         self.deadlines = deadlines
         self.model = LifecycleModel()
+        self._machine = build_machine(self.model)  # gives the model its triggers
         #: the cycle being prepared or dealt, and the one whose walls are ready to deal
         self.cycle: Cycle | None = None
         self.ready: Cycle | None = None

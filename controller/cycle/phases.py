@@ -54,7 +54,7 @@ class Phases:
     def fire(self, trigger: str) -> None:
         state = self._state
         previous = state.state
-        state.model.fire(trigger)
+        getattr(state.model, trigger)()
         self.arm()
         self._outbox.queue(
             PhaseEvent(at=utc_now(), cycle=state.current_id(), state=state.state, previous=previous)

@@ -1,9 +1,8 @@
-"""The table's lifecycle as data: its states, what each one means, the transitions, the machine.
+"""The table's lifecycle as data: its states, what each one means, the transitions, the Machine.
 
 Read top to bottom: the names of the states; one row per state (what it means, the deadline
 that bounds it, the DONE that ends it, the buttons it accepts and the words of a refusal, the
-LEDs of the dealer's panel); the transitions; the machine that moves by them (a lookup in their
-table, as the protocol's link states and the firmware's states are). docs/controller.md
+LEDs of the dealer's panel); the transitions; the Machine built from them. docs/controller.md
 carries the table (``table_markdown()``) and the diagram (``mermaid()``) generated from these
 same declarations, and tests check both still match, so the docs cannot drift from the code.
 """
@@ -12,7 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Final, Literal, NamedTuple
+from typing import Any, Final, Literal, NamedTuple
+
+from transitions import Machine
 
 import protocol.messages as m
 from controller.cycle.deadline import BOARD_DEADLINES, LINK_MARGIN_S, DeadlineName
@@ -327,7 +328,7 @@ STOPPABLE: tuple[State, ...] = tuple(row.state for row in STATE_TABLE if row.sto
 AT_REST: frozenset[str] = frozenset(row.state for row in STATE_TABLE if row.at_rest)
 #: states in which the board works on alone while the link is lost (its events follow)
 WAITING: frozenset[str] = frozenset(row.state for row in STATE_TABLE if row.returning == "wait")
-ANY_BUT_FAULT: list[State] = [s for s in STATES if s != FAULT]
+ANY_BUT_FAULT: list[str] = [s for s in STATES if s != FAULT]
 #: the states motor tests may start from: at rest, no fault to clear
 TEST_FROM: tuple[State, ...] = (IDLE, READY, DEALT)
 
@@ -339,7 +340,7 @@ def panel_leds(state: str) -> Leds:
 
 
 #: (trigger, source(s), destination); a list source means any of them.
-TRANSITIONS: tuple[tuple[str, State | list[State], State], ...] = (
+TRANSITIONS: tuple[tuple[str, str | list[str], str], ...] = (
     ("link_up", OFFLINE, IDLE),
     ("start_shuffle", [IDLE, DEALT], SHUFFLING),
     ("start_reread", [IDLE, DEALT], READING),
@@ -363,32 +364,25 @@ TRANSITIONS: tuple[tuple[str, State | list[State], State], ...] = (
 )
 
 
-class IllegalTransition(Exception):
-    """A trigger the state of the table does not allow (TRANSITIONS has no such move)."""
-
-
-#: (trigger, state) -> the state it leads to: TRANSITIONS, one entry per source
-NEXT: dict[tuple[str, str], State] = {
-    (trigger, source): dest
-    for trigger, sources, dest in TRANSITIONS
-    for source in (sources if isinstance(sources, list) else [sources])
-}
-
-
 class LifecycleModel:
-    """The state of the table, moved by the triggers of TRANSITIONS (the controller reads
-    ``state``)."""
+    """The object the Machine drives; the controller reads ``state`` from it."""
 
-    def __init__(self) -> None:
-        self.state: State = OFFLINE
+    state: State
 
-    def fire(self, trigger: str) -> None:
-        """Move by ``trigger``; IllegalTransition when the state does not allow it (the state
-        is then unchanged)."""
-        dest = NEXT.get((trigger, self.state))
-        if dest is None:
-            raise IllegalTransition(f"the trigger {trigger} is not allowed in state {self.state}")
-        self.state = dest
+
+def build_machine(model: LifecycleModel) -> Any:
+    """A transitions Machine over STATES and TRANSITIONS, without auto transitions."""
+    return Machine(
+        model=model,
+        states=list(STATES),
+        transitions=[
+            {"trigger": trigger, "source": source, "dest": dest}
+            for trigger, source, dest in TRANSITIONS
+        ],
+        initial=OFFLINE,
+        auto_transitions=False,
+        ignore_invalid_triggers=False,
+    )
 
 
 def mermaid() -> str:

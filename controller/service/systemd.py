@@ -72,3 +72,5 @@ def setup_logging(level: str) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+    # The state machine library narrates every callback at INFO: keep the journal readable.
+    logging.getLogger("transitions").setLevel(logging.WARNING)
