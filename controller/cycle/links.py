@@ -89,14 +89,35 @@ class LinkWatch:
     def on_port_down(self, event: PortDown) -> None:
         # The port can come back before the link times out (a glitch): the protocol
         # engine, which keeps ticking while the port is closed, says when the link is
-        # down. Logged once per loss, not at every reopening attempt.
-        if self._board.port_ok:
+        # down. Logged once per loss, not at every reopening attempt. A port down while the
+        # engine is up (another program at the line) is the link down for everyone: the
+        # status, the events, the audit log.
+        board = self._board
+        was = board.connected
+        if board.port_ok:
             log.warning("%s", event.reason)
-        self._board.port_ok = False
+        board.port_ok = False
+        if was:
+            self._link_changed(up=False, reason=event.reason)
 
     def on_port_up(self, event: PortUp) -> None:
-        self._board.port_ok = True
+        board = self._board
+        was = board.connected
+        board.port_ok = True
         log.info("port %s open", event.url)
+        if not was and board.connected:  # the engine stayed up while the port was not ours
+            self._link_changed(up=True, reason=f"the port {event.url} is this controller's again")
+
+    def _link_changed(self, *, up: bool, reason: str, gap: str = "") -> None:
+        """The link as everyone sees it (the engine up and the port this controller's alone)
+        changed: the audit log and the events say so."""
+        if up:
+            self._audit.record("link_up", {"gap": gap.strip()} if gap else {})
+            info = self._board.info()
+            self._outbox.queue(LinkEvent(at=utc_now(), up=True, reason=reason, board=info))
+        else:
+            self._audit.record("link_down", {"reason": reason})
+            self._outbox.queue(LinkEvent(at=utc_now(), up=False, reason=reason))
 
     def on_mismatch(self, event: ProtocolMismatch) -> None:
         self._guards.declare(PROTOCOL_MISMATCH, board=event.peer_major, controller=m.PROTO_MAJOR)
@@ -110,13 +131,10 @@ class LinkWatch:
             board.lost_at = None
         board.hello = hello
         board.up = True
-        info = board.info()
-        self._audit.record("hello", info or {})
-        self._audit.record("link_up", {"gap": gap.strip()} if gap else {})
+        self._audit.record("hello", board.info() or {})
+        if board.port_ok:  # (else it is up once the port is this controller's again)
+            self._link_changed(up=True, reason=f"board answered HELLO{gap}", gap=gap)
         reconcile.adopt(BoardView.of(hello.status), "hello")
-        self._outbox.queue(
-            LinkEvent(at=utc_now(), up=True, reason=f"board answered HELLO{gap}", board=info)
-        )
         mismatch = self._judge_firmware(hello)
         state = self._state.state
         if state == OFFLINE:
@@ -189,13 +207,13 @@ class LinkWatch:
     def on_link_down(self, event: LinkDown) -> None:
         board = self._board
         reason = event.reason
-        was_up = board.up
+        was_up, was = board.up, board.connected
         board.up = False
         board.down_reason = reason
         if was_up:
-            self._audit.record("link_down", {"reason": reason})
-            self._outbox.queue(LinkEvent(at=utc_now(), up=False, reason=reason))
             board.lost_at = time.monotonic()
+        if was:
+            self._link_changed(up=False, reason=reason)
         state = self._state.state
         if state in (OFFLINE, FAULT):
             return

@@ -8,6 +8,7 @@ import queue
 import select
 import time
 import tty
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from controller.cycle.controller import CycleController
 from drivers.board import BoardEvent, BoardLink, PortDown, PortUp
 from protocol import codes
 from protocol import messages as m
-from protocol.connection import BOARD, UP, Connection
+from protocol.connection import BOARD, HOST, UP, Connection
 from protocol.events import LinkDown, LinkUp, PeerRebooted
 from protocol.examples import example_identity
 from protocol.framing import FrameDecoder
@@ -231,39 +232,83 @@ class HandBoard:
         if out:
             os.write(self.master, out)
 
+    def answer_until(self, done: Callable[[], bool], end: float, what: str) -> None:
+        """Answer the host, turn after turn, until ``done`` (by ``end``, or ``what`` failed)."""
+        while not done():
+            assert time.monotonic() < end, what
+            self.answer()
+            select.select([self.master], [], [], 0.02)
+
     def close(self) -> None:
         os.close(self.master)
         os.close(self.slave)
+
+
+@contextlib.contextmanager
+def hand_linked(
+    link_timeout_ms: int, heartbeat_ms: int
+) -> Iterator[tuple[HandBoard, Events, BoardLink]]:
+    """A link on a HandBoard, its HELLO answered (the board answering as it comes)."""
+    board = HandBoard()
+    events = Events()
+    link = BoardLink(board.path, events, link_timeout_ms=link_timeout_ms, heartbeat_ms=heartbeat_ms)
+    link.start()
+    try:
+        end = time.monotonic() + 60
+        board.answer_until(lambda: link.link_state == UP, end, "the link never came up")
+        events.wait(LinkUp)
+        yield board, events, link
+    finally:
+        link.stop()
+        board.close()
 
 
 def test_the_board_speaking_while_the_link_is_down_is_not_another_program() -> None:
     # A board that sends its events while the host's link has timed out (a slow board, a
     # loaded host): the host leaves them unacknowledged until its HELLO is answered; that is
     # not the sign of another program on the line (the board's answer to another host's HELLO).
-    board = HandBoard()
-    events = Events()
-    link = BoardLink(board.path, events, link_timeout_ms=300, heartbeat_ms=100)
-    link.start()
-    try:
+    with hand_linked(link_timeout_ms=300, heartbeat_ms=100) as (board, events, link):
         end = time.monotonic() + 20
-        while link.link_state != UP:  # the HELLO exchange, the board answering as it comes
-            assert time.monotonic() < end, "the link never came up"
-            board.answer()
-            select.select([board.master], [], [], 0.02)
-        events.wait(LinkUp)
         events.wait(LinkDown)  # the board says nothing for longer than the link's timeout
         board.conn.send(m.Progress(m.Shuffle.TYPE, codes.PHASE_SHUFFLE, 50, 0), board.now())
         board.send_out()  # an event while the host's link is down, and then its HELLO answered
-        while link.link_state != UP:
-            assert time.monotonic() < end, "the link never came back"
-            board.answer()
-            select.select([board.master], [], [], 0.02)
+        board.answer_until(lambda: link.link_state == UP, end, "the link never came back")
         events.wait(LinkUp)
         assert link.shared is None
         assert not [e for e in events.seen if isinstance(e, PortDown)]
-    finally:
-        link.stop()
-        board.close()
+
+
+def test_every_sign_of_another_host_keeps_the_link_reported_down() -> None:
+    # The board answers another host's HELLO on the line, again and again; between two of them
+    # this link's own HELLO is answered and its engine is up. The port is reported down from
+    # the first sign and never up again while the signs come within the quiet window (long
+    # here: 4 link timeouts of 30 s, so the test's pace cannot reach it).
+    with hand_linked(link_timeout_ms=30_000, heartbeat_ms=50) as (board, events, link):
+        end = time.monotonic() + 60
+        for n in range(10):
+            other = Connection(HOST)  # another program's HELLO, answered by the board
+            other.connect(board.now())
+            board.conn.receive_data(other.data_to_send(), board.now())
+            board.send_out()
+            while link.stats()["foreign_replies"] <= n:  # the link read the answer
+                assert time.monotonic() < end, "the link never read the other host's answer"
+                select.select([], [], [], 0.02)
+            assert link.shared is not None and "another program uses the board's port" in (
+                link.shared
+            )
+            # the board took the other host's session: this link's heartbeat meets NO SESSION,
+            # its HELLO takes the session back
+            downs = link.stats()["link_downs"]
+            board.answer_until(
+                lambda: link.stats()["link_downs"] > downs and link.link_state == UP,  # noqa: B023
+                end,
+                "the link never took the session back",
+            )
+        kinds = [type(e).__name__ for e in events.seen]
+        while not events.q.empty():
+            kinds.append(type(events.q.get()).__name__)
+        assert kinds.count("PortDown") == 1, kinds
+        assert "PortUp" not in kinds[kinds.index("PortDown") :], kinds
 
 
 def test_an_answer_goes_out_in_one_write_with_the_ack_of_what_it_answers(
