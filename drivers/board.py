@@ -219,8 +219,10 @@ class BoardLink:
         #: the port is a serial device (pyserial's ``Serial``): the link reads and writes its
         #: descriptor itself (a URL's port, ``socket://``..., goes through pyserial)
         self._raw = False
-        #: the thread running the tick, while it runs (a send there needs no wake-up)
+        #: the thread running the tick, while it runs (a send there needs no wake-up), and
+        #: whether the events' handlers sent
         self._ticking: int | None = None
+        self._sent = False
         self._reopen_at = 0.0
         self._loop: IoLoop | None = None
         # the process's loop, if given: the link neither starts nor stops it
@@ -286,8 +288,10 @@ class BoardLink:
         with self._lock:
             self._conn.send(message, now_ms())
         loop = self._loop
-        # sent by an event's handler during the tick: the tick writes it before it returns
-        if loop is not None and self._ticking != threading.get_ident():
+        if self._ticking == threading.get_ident():
+            # by an event's handler during the tick: the tick writes it before it returns
+            self._sent = True
+        elif loop is not None:
             loop.wake()
 
     @property
@@ -394,17 +398,23 @@ class BoardLink:
                 self._reopen_at = time.monotonic() + self.reopen_interval
             if due:
                 self.tried.set()
-            while True:  # the engine's clock runs again after the handlers sent (its contract)
-                with self._lock:
-                    deadline = self._conn.tick(now_ms())
-                    events = self._conn.events()
+            with self._lock:
+                deadline = self._conn.tick(now_ms())
+                events = self._conn.events()
+            while events:
+                self._sent = False
                 for event in events:
                     self._emit(event)
-                self._watch_sharing()
-                if not events:
+                if not self._sent:
                     break
+                with self._lock:  # the handlers sent: the engine's clock runs again (its contract)
+                    deadline = self._conn.tick(now_ms())
+                    events = self._conn.events()
             with self._lock:
-                out = self._conn.data_to_send()
+                conn = self._conn
+                out = conn.data_to_send()
+                news = conn.count("foreign_replies"), conn.count("link_downs"), conn.peer
+            self._watch_sharing(*news)
             if out and self._port is not None:
                 self._write(out)
                 self.bytes_out += len(out)
@@ -464,13 +474,11 @@ class BoardLink:
         except Exception as exc:
             self._failed(exc)
 
-    def _watch_sharing(self) -> None:
-        """After the engine's events: a sign of another host on the line, or the quiet that
-        ends the suspicion."""
-        with self._lock:
-            stats = self._conn.stats
-            answered = self._conn.peer is not None
-        ignored, downs = stats["foreign_replies"], stats["link_downs"]
+    def _watch_sharing(self, ignored: int, downs: int, peer: object) -> None:
+        """After the engine's events, given its counts of answers to another host's HELLO and
+        of losses of the link, and its peer: a sign of another host on the line, or the quiet
+        that ends the suspicion."""
+        answered = peer is not None
         lost, self._downs = downs > self._downs, downs
         if ignored > self._ignored:  # the board answered another host's HELLO on this line
             self._ignored = ignored
