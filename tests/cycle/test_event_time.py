@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 
 import pytest
 
-from controller.cycle import reports
 from controller.cycle.reports import utc_now
 
 
@@ -26,7 +26,7 @@ def iso(ns: int) -> str:
     ],
 )
 def test_the_time_is_the_isoformat_of_the_instant(monkeypatch: pytest.MonkeyPatch, ns: int) -> None:
-    monkeypatch.setattr(reports.time, "time_ns", lambda: ns)
+    monkeypatch.setattr(time, "time_ns", lambda: ns)
     assert utc_now() == iso(ns)
 
 
@@ -39,5 +39,5 @@ def test_the_next_second_is_written_anew(monkeypatch: pytest.MonkeyPatch) -> Non
         1_700_000_001_500_000_000,
         1_699_999_999_000_000_000,
     ):
-        monkeypatch.setattr(reports.time, "time_ns", lambda ns=ns: ns)
+        monkeypatch.setattr(time, "time_ns", lambda ns=ns: ns)
         assert utc_now() == iso(ns)

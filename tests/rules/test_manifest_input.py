@@ -14,8 +14,8 @@ WENZHOU = load_profile("wenzhou")
 
 
 def walls() -> dict[str, Any]:
-    data: dict[str, Any] = shuffled_manifest(WENZHOU).model_dump()
-    return data["walls"]
+    given: dict[str, Any] = shuffled_manifest(WENZHOU).model_dump()["walls"]
+    return given
 
 
 def test_canonical_unknown_and_aliased_tiles_in_one_manifest() -> None:
