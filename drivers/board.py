@@ -332,6 +332,7 @@ class BoardLink:
                 conn = self._conn
                 out = conn.data_to_send()
                 news = conn.count("foreign_replies"), conn.count("link_downs"), conn.peer
+            self._ticking = None  # what it writes is taken: a send from here on wakes the loop
             self._watch_sharing(*news)
             if out and self._port is not None:
                 self._write(out)
