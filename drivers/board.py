@@ -33,22 +33,19 @@ the board.
 from __future__ import annotations
 
 import contextlib
-import errno
-import grp
 import logging
 import os
-import pwd
-import stat
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import serial
 
 from drivers import portlock
 from drivers.ioloop import EVENT_READ, IoLoop
+from drivers.portopen import HELD_ADVICE, OpenFailure, open_failure
 from protocol.arq import HEARTBEAT_MS, LINK_TIMEOUT_MS, MAX_RETRIES, RTO_MS
 from protocol.connection import HOST, IDLE, Connection
 from protocol.messages import Message
@@ -99,85 +96,6 @@ class BoardLinkError(Exception):
     """The link cannot do what was asked (not started, already stopped)."""
 
 
-@dataclass(frozen=True)
-class OpenFailure:
-    """Why the port could not be opened: ``permission`` (its group or mode), ``refused`` (the
-    service's sandbox: not in the unit's DeviceAllow=), ``missing`` (no such device), ``held``
-    (another program holds it: ``holders`` names it) or ``other``; ``reason`` says it in
-    words, with what to do."""
-
-    kind: Literal["permission", "refused", "missing", "held", "other"]
-    reason: str
-    holders: tuple[portlock.Holder, ...] = ()
-
-
-#: What to do when another program holds the board's port.
-HELD_ADVICE = (
-    "one program at a time drives the board: stop that one first (the service: sudo systemctl "
-    "stop mjtable); while the service runs, `mjtable diag --config FILE` asks it for the "
-    "board's sensors and motor tests instead of opening the port"
-)
-
-
-def _user(uid: int) -> str:
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return str(uid)
-
-
-def _group(gid: int) -> str:
-    try:
-        return grp.getgrgid(gid).gr_name
-    except KeyError:
-        return str(gid)
-
-
-def open_failure(url: str, exc: BaseException) -> OpenFailure:
-    """What an error opening ``url`` means for the technician (never "check the power" when
-    the board is there but the port may not be opened)."""
-    code = getattr(exc, "errno", None)
-    node = os.path.realpath(url) if url.startswith("/") else url
-    shown = url if node == url else f"{url} ({node})"
-    me = _user(os.geteuid())
-    if code == errno.EACCES:
-        try:
-            info = os.stat(node)
-            mode = stat.filemode(info.st_mode)
-            where = f"it is {mode} {_user(info.st_uid)}:{_group(info.st_gid)}"
-        except OSError:
-            where = "its owner could not be read"
-        groups = ", ".join(sorted({_group(g) for g in {os.getegid(), *os.getgroups()}}))
-        return OpenFailure(
-            "permission",
-            f"cannot open {shown}: permission denied: {where}, and this program runs as {me} "
-            f"(groups: {groups}): install the udev rule that gives the board's port to group "
-            "mjtable (`sudo mjtable install`, which writes /etc/udev/rules.d/99-mjtable.rules "
-            "for board.port), then unplug and replug the board or run `sudo udevadm trigger`",
-        )
-    if code == errno.EPERM:
-        return OpenFailure(
-            "refused",
-            f"cannot open {shown}: not permitted by the service's sandbox (not a file "
-            "permission): "
-            "the unit's device list (DeviceAllow=) does not include it; `sudo mjtable install` "
-            "writes /etc/systemd/system/mjtable.service.d/board.conf for board.port, then "
-            "`sudo systemctl restart mjtable`",
-        )
-    if portlock.is_held(exc):
-        found = tuple(portlock.holders(node))
-        return OpenFailure("held", portlock.held_reason(url, list(found), HELD_ADVICE), found)
-    if code in (errno.ENOENT, errno.ENODEV, errno.ENXIO):
-        return OpenFailure(
-            "missing",
-            f"cannot open {shown}: no such device: is board.port its name? The Pi's UART, "
-            "/dev/serial0, is there once enabled (enable_uart=1 in /boot/firmware/config.txt, "
-            "then reboot; docs/firmware.md, Wiring); a USB-serial adapter: "
-            "ls -l /dev/serial/by-id/",
-        )
-    return OpenFailure("other", f"cannot open {url}: {exc}")
-
-
 #: Every event the link hands to ``on_event``: the protocol engine's (the board's messages and
 #: the link events) and the port's own. Each class is final: dispatch on ``type(event)``.
 BoardEvent: TypeAlias = "ConnectionEvent | PortUp | PortDown"
@@ -219,8 +137,10 @@ class BoardLink:
         #: the port is a serial device (pyserial's ``Serial``): the link reads and writes its
         #: descriptor itself (a URL's port, ``socket://``..., goes through pyserial)
         self._raw = False
-        #: the thread running the tick, while it runs (a send there needs no wake-up)
+        #: the thread running the tick, while it runs (a send there needs no wake-up), and
+        #: whether the events' handlers sent
         self._ticking: int | None = None
+        self._sent = False
         self._reopen_at = 0.0
         self._loop: IoLoop | None = None
         # the process's loop, if given: the link neither starts nor stops it
@@ -286,8 +206,10 @@ class BoardLink:
         with self._lock:
             self._conn.send(message, now_ms())
         loop = self._loop
-        # sent by an event's handler during the tick: the tick writes it before it returns
-        if loop is not None and self._ticking != threading.get_ident():
+        if self._ticking == threading.get_ident():
+            # by an event's handler during the tick: the tick writes it before it returns
+            self._sent = True
+        elif loop is not None:
             loop.wake()
 
     @property
@@ -394,17 +316,24 @@ class BoardLink:
                 self._reopen_at = time.monotonic() + self.reopen_interval
             if due:
                 self.tried.set()
-            while True:  # the engine's clock runs again after the handlers sent (its contract)
-                with self._lock:
-                    deadline = self._conn.tick(now_ms())
-                    events = self._conn.events()
+            with self._lock:
+                deadline = self._conn.tick(now_ms())
+                events = self._conn.events()
+            while events:
+                self._sent = False
                 for event in events:
                     self._emit(event)
-                self._watch_sharing()
-                if not events:
+                if not self._sent:
                     break
+                with self._lock:  # the handlers sent: the engine's clock runs again (its contract)
+                    deadline = self._conn.tick(now_ms())
+                    events = self._conn.events()
             with self._lock:
-                out = self._conn.data_to_send()
+                conn = self._conn
+                out = conn.data_to_send()
+                news = conn.count("foreign_replies"), conn.count("link_downs"), conn.peer
+            self._ticking = None  # what it writes is taken: a send from here on wakes the loop
+            self._watch_sharing(*news)
             if out and self._port is not None:
                 self._write(out)
                 self.bytes_out += len(out)
@@ -464,13 +393,11 @@ class BoardLink:
         except Exception as exc:
             self._failed(exc)
 
-    def _watch_sharing(self) -> None:
-        """After the engine's events: a sign of another host on the line, or the quiet that
-        ends the suspicion."""
-        with self._lock:
-            stats = self._conn.stats
-            answered = self._conn.peer is not None
-        ignored, downs = stats["foreign_replies"], stats["link_downs"]
+    def _watch_sharing(self, ignored: int, downs: int, peer: object) -> None:
+        """After the engine's events, given its counts of answers to another host's HELLO and
+        of losses of the link, and its peer: a sign of another host on the line, or the quiet
+        that ends the suspicion."""
+        answered = peer is not None
         lost, self._downs = downs > self._downs, downs
         if ignored > self._ignored:  # the board answered another host's HELLO on this line
             self._ignored = ignored
@@ -507,6 +434,7 @@ class BoardLink:
 
 
 __all__ = [
+    "HELD_ADVICE",
     "BoardEvent",
     "BoardLink",
     "BoardLinkError",

@@ -159,6 +159,10 @@ class Connection(GoBackN):
         merged.update(self._decoder.stats)
         return merged
 
+    def count(self, name: str) -> int:
+        """One counter of this side (``stats[name]`` without copying them all)."""
+        return self._counters[name]
+
     def connect(self, now: int) -> None:
         """Host: start the HELLO exchange (HELLO now, then every hello_interval_ms)."""
         if self.role != HOST:

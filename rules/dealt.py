@@ -30,7 +30,7 @@ from pydantic import (
     model_validator,
 )
 
-from rules.tiles import parse_tile
+from rules.tiles import ALL_FACES, parse_tile
 from rules.words import RULE_SETS, SEATS, RuleSet, Seat, TileSetName
 
 Tier = Literal["top", "bottom"]
@@ -107,6 +107,18 @@ class Joker(BaseModel):
     position: Pos
 
 
+#: every tile's canonical name, and ``?``
+_CANONICAL = frozenset((*ALL_FACES, UNKNOWN))
+
+
+def _canonical_already(stack: list[Any]) -> bool:
+    """Whether every tile of ``stack`` is written as canonical already (nothing to parse)."""
+    try:
+        return _CANONICAL.issuperset(stack)
+    except TypeError:  # a tile that is not even hashable: the full check names it
+        return False
+
+
 class Manifest(BaseModel):
     """Which tile lies at each wall, stack and tier, as the board's tile reader reports it.
 
@@ -136,6 +148,9 @@ class Manifest(BaseModel):
                 raise ValueError(f"wall {seat}: expected a list of stacks")
             out: list[list[str]] = []
             for number, stack in enumerate(stacks, start=1):
+                if type(stack) is list and 1 <= len(stack) <= 2 and _canonical_already(stack):
+                    out.append(list(stack))  # as the board's tile codes name them
+                    continue
                 if not isinstance(stack, list) or not 1 <= len(stack) <= 2:
                     raise ValueError(
                         f"wall {seat} stack {number}: expected [top, bottom] or [single], "

@@ -53,7 +53,8 @@ def _check_layout(layout: Layout, manifest: Manifest) -> None:
 
 def _check_set(profile: Profile, manifest: Manifest) -> None:
     expected = _copies(profile.tiles)
-    counts = Counter(t for t in manifest.board_order() if t != UNKNOWN)
+    counts = Counter(manifest.board_order())
+    counts.pop(UNKNOWN, None)
     for tile, n in counts.items():
         have = expected.get(tile, 0)
         if have == 0:

@@ -372,6 +372,8 @@ class CycleController:
 
     def on_board_event(self, event: BoardEvent) -> None:
         """Called by the board link's I/O thread for every event, in order."""
+        if type(event) is m.Progress and not self._outbox.wants("progress"):
+            return  # what only a subscriber of progress reads (57 a cycle): not even the lock
         if isinstance(event, m.Button):
             # A button wired into the board is a request like any other; it takes the
             # lock and flushes by itself.

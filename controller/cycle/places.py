@@ -62,6 +62,12 @@ MOTIONS: tuple[type[m.Message], ...] = (
     m.RollDice,
     m.MotorTest,
 )
+#: where a motion's DONE leaves the set it moved
+_PLACED: dict[int, int] = {
+    m.Shuffle.TYPE: PLACE_SHUFFLED,
+    m.BuildWalls.TYPE: PLACE_BUILT,
+    m.LiftWalls.TYPE: PLACE_UP,
+}
 #: the resting state a motion's DONE leaves the board in
 _RESTS: dict[int, int] = {
     m.Shuffle.TYPE: codes.STATE_SHUFFLED,
@@ -135,31 +141,24 @@ class BoardView:
         """The board reports a fault latched (FAULT, or the E-stop)."""
         return self.fault != 0 or self.state in (codes.STATE_FAULT, codes.STATE_ESTOP)
 
-    def with_place(self, tile_set: TileSetName, place: int) -> BoardView:
-        places = list(self.places)
-        places[SETS.index(tile_set)] = place
-        return replace(self, places=(places[0], places[1]))
-
     def after_done(self, command: int, tile_set: TileSetName | None = None) -> BoardView:
         """The board's DONE(OK) of ``command`` (on ``tile_set``): where it leaves the sets."""
-        view = self
-        if command == m.Shuffle.TYPE and tile_set is not None:
-            view = view.with_place(tile_set, PLACE_SHUFFLED)
-        elif command == m.BuildWalls.TYPE and tile_set is not None:
-            view = view.with_place(tile_set, PLACE_BUILT)
-        elif command == m.LiftWalls.TYPE and tile_set is not None:
-            view = view.with_place(tile_set, PLACE_UP)
+        places = self.places
+        placed = _PLACED.get(command)
+        if placed is not None and tile_set is not None:
+            i = SETS.index(tile_set)
+            places = (placed, places[1]) if i == 0 else (places[0], placed)
         elif command == m.Collect.TYPE:
-            for up in view.sets_in(PLACE_UP):
-                view = view.with_place(up, PLACE_DISC)
+            a, b = places
+            places = (PLACE_DISC if a == PLACE_UP else a, PLACE_DISC if b == PLACE_UP else b)
         rest = _RESTS.get(command)
         if rest is None:
-            return view
+            return self if places == self.places else replace(self, places=places)
         if command == m.ClearFault.TYPE:
-            if not view.faulted:
-                return view  # nothing was latched: the board stays where it was
-            return replace(view, state=rest, fault=0, subsystem=0, phase=0, detail=0)
-        return replace(view, state=rest)
+            if not self.faulted:
+                return self  # nothing was latched: the board stays where it was
+            return replace(self, state=rest, fault=0, subsystem=0, phase=0, detail=0)
+        return replace(self, places=places, state=rest)  # one copy of the view, not two
 
     def after_fault(self, event: m.Fault) -> BoardView:
         """The board's FAULT: it is latched until CLEAR_FAULT (ESTOP for the E-stop)."""

@@ -64,12 +64,16 @@ from controller.cycle.states import (
     STOPPED,
 )
 from rules.deal import deal
-from rules.dealt import DealtState, Throw
+from rules.dealt import UNKNOWN, DealtState, Throw
 from rules.dice import Settled, progress
 from rules.manifest import ManifestSizeError, manifest_from_ring
 from rules.words import SEATS, DiceSource, TileSetName
 
 log = logging.getLogger("mjtable.controller")
+
+#: a tile's name in the manifest by its code, ``?`` for the board's unknown tile (the protocol
+#: refuses a chunk with any other code)
+_TILE_NAMES: dict[int, str] = {**codes.TILE_CODES, codes.TILE_UNKNOWN: UNKNOWN}
 
 
 class Steps:
@@ -182,7 +186,7 @@ class Steps:
     # ------------------------------------------------------------ what the board reports
 
     def on_progress(self, event: m.Progress) -> None:
-        if self._state.state not in STEP_STATES or not self._outbox.wants("progress"):
+        if self._state.state not in STEP_STATES:
             return
         self._outbox.queue(
             ProgressEvent(
@@ -280,8 +284,8 @@ class Steps:
 
     def _finish_manifest(self, cycle: Cycle) -> None:
         profile = self._state.profile
-        tiles = [codes.code_to_tile(code) or "?" for code in cycle.manifest_codes]
         try:
+            tiles = [_TILE_NAMES[code] for code in cycle.manifest_codes]
             if cycle.manifest_total != len(tiles):  # fewer tiles came than the board announced
                 raise ManifestSizeError(len(tiles), profile.layout.tiles())
             # The one check of the manifest in the cycle: its size, its layout, its set.

@@ -354,3 +354,46 @@ def test_an_answer_goes_out_in_one_write_with_the_ack_of_what_it_answers(
             answers.append([t for t, _, _ in frames])
     assert len(answers) == 5, writes
     assert all(m.Ack.TYPE in frames for frames in answers), answers
+
+
+def test_a_send_after_the_tick_took_what_it_writes_wakes_the_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A handler of what the tick hands over last (PortUp/PortDown when the line's sharing
+    changes) may send after the tick took the bytes it writes: that send wakes the loop, so it
+    goes out at the next turn, not at the next frame or heartbeat."""
+    board = SimulatedBoard(SimConfig(seed=8))
+    path = board.open_pty()
+    board.start()
+    events = Events()
+    link = BoardLink(path, events)
+    link.start()
+    try:
+        events.wait(LinkUp)
+        loop = link._loop
+        assert loop is not None
+        woken: list[bool] = []
+        real_wake = loop.wake
+
+        def wake() -> None:
+            woken.append(True)
+            real_wake()
+
+        monkeypatch.setattr(loop, "wake", wake)
+        wakes_of_the_send: list[int] = []
+        real_watch = link._watch_sharing
+
+        def watch(ignored: int, downs: int, peer: object) -> None:
+            if not wakes_of_the_send:
+                before = len(woken)
+                link.send(m.Ping(9))
+                wakes_of_the_send.append(len(woken) - before)
+            real_watch(ignored, downs, peer)
+
+        monkeypatch.setattr(link, "_watch_sharing", watch)
+        link.call_soon(lambda: None)  # a turn of the loop: its tick
+        assert events.wait(m.Pong).token == 9
+        assert wakes_of_the_send == [1]
+    finally:
+        link.stop()
+        board.stop()

@@ -528,6 +528,17 @@ def test_acks_are_coalesced_one_per_drain() -> None:
     assert board.stats["acks_sent"] == 2
 
 
+def test_count_is_one_counter_of_the_stats() -> None:
+    host, board = connected()
+    host.send(Ping(1), 10)
+    board.receive_data(host.data_to_send(), 11)
+    host.receive_data(board.data_to_send(), 12)
+    for side in (host, board):
+        counters = {name: value for name, value in side.stats.items() if name in side._counters}
+        assert counters and all(side.count(name) == value for name, value in counters.items())
+    assert host.count("acks_received") == 1 and board.count("delivered") == 1
+
+
 def test_ack_goes_out_after_receive_then_tick_then_drain() -> None:
     host, board = connected()
     host.send(Shuffle(1), 600)
