@@ -104,10 +104,15 @@ pythons-rest: $(DEV)
 	$(BIN)/python noxfile.py --rest $(PYTHONS_ARGS)
 
 # Whole deal cycles on the emulated chip through `mjtable run` (108, 136 and 144 tiles, a jam, a
-# power cut): minutes each, so not part of `make test`; not yet in `.ci/run` (docs/chip.md).
+# power cut, a watchdog reset) and a build under a host that sends without pause: minutes each,
+# so not part of `make test`; `.ci/run` runs them after it, two at a time (each chip takes a
+# core; docs/chip.md). Without Node.js and npm: one line saying what to install.
 chip-cycles: $(DEV)
-	@$(MAKE) --no-print-directory $(NPM_STAMP)
-	$(BIN)/python -m pytest -n 0 -q -p no:randomly tests/chipcycles
+	@if $(call need,chip-cycles,node,Node.js and npm (Debian: apt-get install nodejs npm)) && \
+		$(call need,chip-cycles,npm,npm (Debian: apt-get install npm)); then \
+		$(MAKE) --no-print-directory $(NPM_STAMP) && \
+		$(BIN)/python -m pytest -n 2 --dist load -q -p no:randomly --durations=0 tests/chipcycles; \
+	fi
 
 # The image the chip tests boot (`mjtable firmware image` of the sources: MicroPython built with
 # Debian's Arm toolchain, minutes), into the tests' cache outside the checkout; nothing to do

@@ -5,9 +5,10 @@ next tile; a pass of the firmware's main loop that handles the host's frames (an
 collection) lasts longer than that, and a reader sampled once a pass lost the none between two
 tiles: the build missed a tile and ended in READER_FAULT or TILE_COUNT (what cycles through
 `mjtable run` met on a loaded machine, where the host's heartbeats come every few ms of the
-slow chip's time). Here the host keeps its window full of PINGs, each PONG answered at once with
-the next, from the first tile to the last: every tile must be read, in the order the head laid
-them (the board's manifest is the table's), and every PING answered once, in order.
+slow chip's time; tests/chip/test_reader.py is the reader's own test). Here the host keeps its
+window full of PINGs, each PONG answered at once with the next, from the first tile to the
+last: every tile must be read, in the order the head laid them (the board's manifest is the
+table's), and every PING answered once, in order.
 """
 
 from __future__ import annotations
