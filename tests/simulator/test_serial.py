@@ -17,6 +17,7 @@ import serial
 from firmware import commands
 from protocol import codes
 from protocol import messages as m
+from protocol.arq import LINK_TIMEOUT_MS
 from protocol.events import LinkDown, LinkUp, PeerRebooted
 from protocol.framing import FrameDecoder, encode_frame
 from simulator.config import SimConfig, default_layout
@@ -190,10 +191,10 @@ def board() -> object:
     sim.stop()
 
 
-def start_host(sim: SimulatedBoard) -> SimHost:
+def start_host(sim: SimulatedBoard, link_timeout_ms: int = LINK_TIMEOUT_MS) -> SimHost:
     path = sim.open_pty()
     sim.start()
-    host = SimHost(path)
+    host = SimHost(path, link_timeout_ms=link_timeout_ms)
     host.connect()
     return host
 
@@ -342,7 +343,10 @@ def test_line_cut_for_seconds(board: SimulatedBoard) -> None:
 
 
 def test_cut_injected_as_a_fault_spec(board: SimulatedBoard) -> None:
-    host = start_host(board)
+    # The line silent 3 s: past the host's link timeout (1 s here), short of the board's
+    # HOST_LOST (its own timeout and 3 s of grace, 5 s): 2 s of margin either side, for
+    # a machine so loaded that the host or the board runs late.
+    host = start_host(board, link_timeout_ms=1000)
     try:
         board.control.inject("cut@shuffle:at=50,seconds=3")
         events = host.command(m.Shuffle(0))

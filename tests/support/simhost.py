@@ -19,6 +19,7 @@ import serial
 
 from protocol import codes
 from protocol import messages as m
+from protocol.arq import LINK_TIMEOUT_MS
 from protocol.connection import HOST, UP, Connection
 from protocol.events import LinkUp
 from tests.support.commands import mjtable_command
@@ -29,9 +30,11 @@ ROOT = Path(__file__).resolve().parents[2]
 class SimHost:
     """Host side of the link: pyserial port + protocol engine, pumped by the caller."""
 
-    def __init__(self, url: str, *, rto_ms: int = 100) -> None:
+    def __init__(
+        self, url: str, *, rto_ms: int = 100, link_timeout_ms: int = LINK_TIMEOUT_MS
+    ) -> None:
         self.port = serial.serial_for_url(url, timeout=0.005, write_timeout=5)
-        self.conn = Connection(HOST, rto_ms=rto_ms)
+        self.conn = Connection(HOST, rto_ms=rto_ms, link_timeout_ms=link_timeout_ms)
         self._t0 = time.monotonic()
         self.log: list[object] = []  # every event received, in order
         self._unread: list[object] = []
