@@ -1,12 +1,13 @@
 """The firmware on its chip beside the same run under MicroPython's WebAssembly port: heap, main
 loop, garbage collection, the line at full rate, a cycle's time.
 
-    .venv/bin/python -m bench.chip [--cycles N] [--wasm-cycles N] [--blast S] [--rp2040 DIR]
+    .venv/bin/python -m bench.chip [--cycles N] [--image FILE] [--wasm-cycles N] [--blast S]
+                                   [--no-build-blast] [--rp2040 DIR]
 
 The chip: the firmware's `.mpy` build on the flash of MicroPython's stock Pico image, on rp2040js,
 wired to the simulated table (docs/chip.md), at speed 0, driven over its pty by a host protocol
-engine on the chip's clock (bench/chip_parts.py). The WebAssembly port: the same
-firmware from source on virtual hardware, its host engine in the same process
+engine on the chip's clock (bench/chip_parts.py). The WebAssembly port: the same firmware from
+source on virtual hardware, its host engine in the same process
 (tools/micropython/vitals.py). Both runs ask the firmware itself for its vitals (SENSORS with
 SENSORS_VITALS, protocol 2.2: firmware/vitals.py keeps them):
 
@@ -22,10 +23,11 @@ SENSORS_VITALS, protocol 2.2: firmware/vitals.py keeps them):
   board handles per second of its loop's work against the frames the line carries, the bytes
   lost, every PING answered; then the same during a BUILD_WALLS, which must still end in DONE.
 
-The frozen image (firmware/ and protocol/ frozen into MicroPython) has its column, empty until
-bench.chip can run it. Needs Node.js, `make npm` and the shared rp2040 folder; the chip's part
-takes about 4 minutes of wall time per cycle on a free core (the emulation runs at about a
-quarter of the chip's speed), the WebAssembly port's 100 cycles about a minute.
+With --image FILE (the UF2 of `mjtable firmware image`: firmware/ and protocol/ frozen into
+MicroPython) the same run is made on that image too, in the frozen image's column. Needs
+Node.js, `make npm` and the shared rp2040 folder; the chip's part takes 2 to 6 minutes of wall
+time per cycle (the emulation runs at 0.05 to 0.3 of the chip's speed, by the machine's load),
+the WebAssembly port's 100 cycles 1 to 4 minutes.
 """
 
 from __future__ import annotations
@@ -89,10 +91,17 @@ class WasmRun:
     failure: str = ""
 
 
-def chip_run(cycles: int, blast_s: float, build_blast: bool, shared: Path | None) -> ChipRun:
+def chip_run(
+    cycles: int, blast_s: float, build_blast: bool, shared: Path | None, image: Path | None = None
+) -> ChipRun:
+    """The run on the chip: the sources' `.mpy` build on the stock image's flash, or ``image``
+    (`mjtable firmware image`: the build frozen into MicroPython)."""
     with tempfile.TemporaryDirectory(prefix="mjbench-chip-") as tmp:
-        firmware = build(default_source_root(), Path(tmp) / "firmware").directory
-        board = ChipBoard(ChipConfig(build=firmware, seed=1, speed=0, shared=shared))
+        firmware = None
+        if image is None:
+            firmware = build(default_source_root(), Path(tmp) / "firmware").directory
+        config = ChipConfig(build=firmware, image=image, seed=1, speed=0, shared=shared)
+        board = ChipBoard(config)
         host = ChipHost(board.open_pty(), board)
         board.start()
         try:
@@ -289,7 +298,30 @@ def wasm_column(run: WasmRun) -> dict[str, str]:
     }
 
 
-def goal_column(c: ChipRun | None, wasm_cycles: int) -> dict[str, str]:
+def met(c: ChipRun, free_goal_kib: int) -> dict[str, bool]:
+    """Each goal a run can be held to, and whether it meets it."""
+    r = c.rest
+    out = {
+        "rate": r.board_fps >= GOAL_RATE * r.wire_fps,
+        "line": r.lost == 0 and r.pongs == r.pings and not r.crc_errors,
+    }
+    loop = c.cycles[0].loop if c.cycles else c.failed_loop
+    if loop is not None:
+        out["loop"] = loop.pass_p99_us <= GOAL_P99_MS * 1000
+    if c.cycles:
+        out["after"] = c.cycles[0].free_after >= free_goal_kib * KIB
+    if len(c.cycles) > 1:  # no growth: the heap free after the last cycle is not below the first's
+        out["growth"] = c.cycles[-1].free_after >= c.cycles[0].free_after
+    if c.build is not None:
+        b = c.build
+        out["build"] = b.outcome == "DONE" and b.lost == 0 and not b.crc_errors
+    return out
+
+
+def goal_column(
+    mpy: ChipRun | None, frozen: ChipRun | None, wasm: WasmRun, wasm_cycles: int
+) -> dict[str, str]:
+    """Each goal, and for each run that gave the figure, whether it is met."""
     col = {
         "after": f">= {GOAL_FREE_MPY_KIB} KiB (.mpy), >= {GOAL_FREE_FROZEN_KIB} KiB (frozen)",
         "loop": f"p99 <= {GOAL_P99_MS:g} ms",
@@ -298,41 +330,44 @@ def goal_column(c: ChipRun | None, wasm_cycles: int) -> dict[str, str]:
         "build": "DONE, no byte lost",
         "growth": f"0 over {wasm_cycles} cycles",
     }
-    if c is None:
-        return col
-    r = c.rest
-    met = {
-        "rate": r.board_fps >= GOAL_RATE * r.wire_fps,
-        "line": r.lost == 0 and r.pongs == r.pings and not r.crc_errors,
-    }
-    loop = c.cycles[0].loop if c.cycles else c.failed_loop
-    if loop is not None:
-        met["loop"] = loop.pass_p99_us <= GOAL_P99_MS * 1000
-    if c.cycles:
-        met["after"] = c.cycles[0].free_after >= GOAL_FREE_MPY_KIB * KIB
-    if c.build is not None:
-        b = c.build
-        met["build"] = b.outcome.startswith("Done(") and b.lost == 0 and not b.crc_errors
-    for key, ok in met.items():
-        col[key] += ": met" if ok else ": NOT met"
+    verdicts: dict[str, list[str]] = {}
+    for name, run, free_goal in (
+        (".mpy", mpy, GOAL_FREE_MPY_KIB),
+        ("frozen", frozen, GOAL_FREE_FROZEN_KIB),
+    ):
+        if run is not None:
+            for key, ok in met(run, free_goal).items():
+                said = f"{name} {verdict(ok)}"
+                if key == "growth":  # the chip's run is shorter than the goal's
+                    said += f" over {len(run.cycles)}"
+                verdicts.setdefault(key, []).append(said)
+    if not wasm.failure:
+        grown = wasm.figures["heap_used_after_last"] - wasm.figures["heap_used_after_1"]
+        verdicts.setdefault("growth", []).append(f"WebAssembly port {verdict(grown <= 0)}")
+    for key, each in verdicts.items():
+        col[key] += ": " + ", ".join(each)
     return col
 
 
-def rows(chip: ChipRun | None, wasm: WasmRun, wasm_cycles: int) -> list[tuple[str, ...]]:
+def rows(
+    chip: ChipRun | None, frozen: ChipRun | None, wasm: WasmRun, wasm_cycles: int
+) -> list[tuple[str, ...]]:
     """(figure, chip with .mpy, chip with the frozen image, WebAssembly port, goal) for each
-    figure ("-" where the run gave none)."""
+    figure ("-" where a run gave none, NOT_MEASURED in a chip's column not run)."""
     columns: tuple[dict[str, str], ...] = (
         chip_column(chip) if chip else {},
-        {},  # the frozen image: not measured yet
+        chip_column(frozen) if frozen else {},
         wasm_column(wasm),
-        goal_column(chip, wasm_cycles),
+        goal_column(chip, frozen, wasm, wasm_cycles),
     )
     out: list[tuple[str, ...]] = []
     for key, label in ROWS:
-        if key == "build" and (chip is None or chip.build is None):
+        if key == "build" and not any(c is not None and c.build for c in (chip, frozen)):
             continue
         cells = [col.get(key, "-") for col in columns]
-        cells[1] = NOT_MEASURED
+        for i, run in ((0, chip), (1, frozen)):
+            if run is None:
+                cells[i] = NOT_MEASURED
         out.append((label, *cells))
     return out
 
@@ -359,7 +394,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--rp2040", metavar="DIR", help="the shared rp2040 folder (image and boot ROM)"
     )
+    parser.add_argument(
+        "--image",
+        metavar="FILE",
+        type=Path,
+        help="the frozen image (the UF2 of mjtable firmware image): the same run on it too",
+    )
     args = parser.parse_args(argv)
+    if args.image is not None and not args.image.is_file():
+        parser.error(f"--image {args.image}: no such file (make one: mjtable firmware image)")
     if args.cycles < 1 or args.wasm_cycles < 1:
         parser.error("--cycles and --wasm-cycles must be 1 or more")
     if not 0.1 <= args.blast <= 60:
@@ -369,13 +412,14 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.wasm_cycles} cycles",
         flush=True,
     )
+    shared = Path(args.rp2040) if args.rp2040 else None
     try:
-        chip = chip_run(
-            args.cycles,
-            args.blast,
-            not args.no_build_blast,
-            Path(args.rp2040) if args.rp2040 else None,
-        )
+        print("the chip, the .mpy build on its flash", flush=True)
+        chip = chip_run(args.cycles, args.blast, not args.no_build_blast, shared)
+        frozen = None
+        if args.image is not None:
+            print(f"the chip, the frozen image {args.image}", flush=True)
+            frozen = chip_run(args.cycles, args.blast, not args.no_build_blast, shared, args.image)
     except SimulatorError as exc:
         print(f"bench.chip: {exc}", file=sys.stderr)
         return 2
@@ -387,18 +431,20 @@ def main(argv: list[str] | None = None) -> int:
     if wasm.failure:
         print(f"WebAssembly port {wasm.failure}")
     print()
-    print_table(rows(chip, wasm, args.wasm_cycles))
-    print(line_text("the line full, at rest", chip.rest))
-    if chip.build is not None:
-        print(line_text("the line full during BUILD_WALLS", chip.build))
-    print(
-        f"the chip: {chip.pace:.2f} s of chip time per s of the runner's CPU; "
-        f"the frozen image: {NOT_MEASURED} (bench.chip runs the .mpy build only)"
-    )
-    if chip.failure:
-        print(f"bench.chip: the board did not complete {chip.failure}", file=sys.stderr)
-        return 1
-    return 0
+    print_table(rows(chip, frozen, wasm, args.wasm_cycles))
+    failed = 0
+    for name, run in ((".mpy", chip), ("frozen", frozen)):
+        if run is None:
+            print(f"the chip, frozen: {NOT_MEASURED} (give the image: --image FILE)")
+            continue
+        print(line_text(f"the chip, {name}: the line full, at rest", run.rest))
+        if run.build is not None:
+            print(line_text(f"the chip, {name}: the line full during BUILD_WALLS", run.build))
+        print(f"the chip, {name}: {run.pace:.2f} s of chip time per s of the runner's CPU")
+        if run.failure:
+            print(f"bench.chip: {name}: the board did not complete {run.failure}", file=sys.stderr)
+            failed = 1
+    return failed
 
 
 if __name__ == "__main__":
