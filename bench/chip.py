@@ -413,29 +413,36 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     shared = Path(args.rp2040) if args.rp2040 else None
-    try:
-        print("the chip, the .mpy build on its flash", flush=True)
-        chip = chip_run(args.cycles, args.blast, not args.no_build_blast, shared)
-        frozen = None
-        if args.image is not None:
+    with tempfile.TemporaryDirectory(prefix="mjbench-image-") as tmp:
+        image = None
+        if args.image is not None:  # a copy: the image as given, whatever becomes of the file
+            image = Path(tmp) / args.image.name
+            shutil.copyfile(args.image, image)
+        try:
+            print("the chip, the .mpy build on its flash", flush=True)
+            chip = chip_run(args.cycles, args.blast, not args.no_build_blast, shared)
+        except (SimulatorError, RuntimeError) as exc:  # no figures without this run
+            print(f"bench.chip: {exc}", file=sys.stderr)
+            return 2 if isinstance(exc, SimulatorError) else 1
+        frozen, frozen_error = None, ""
+        if image is not None:
             print(f"the chip, the frozen image {args.image}", flush=True)
-            frozen = chip_run(args.cycles, args.blast, not args.no_build_blast, shared, args.image)
-    except SimulatorError as exc:
-        print(f"bench.chip: {exc}", file=sys.stderr)
-        return 2
-    except RuntimeError as exc:  # the chip stopped
-        print(f"bench.chip: {exc}", file=sys.stderr)
-        return 1
+            try:
+                frozen = chip_run(args.cycles, args.blast, not args.no_build_blast, shared, image)
+            except (SimulatorError, RuntimeError) as exc:  # the .mpy build's figures stand
+                frozen_error = str(exc)
+                print(f"bench.chip: the frozen image: {exc}", file=sys.stderr)
     print(f"the WebAssembly port: {args.wasm_cycles} cycles", flush=True)
     wasm = wasm_run(args.wasm_cycles, int(args.blast * 1000))
     if wasm.failure:
         print(f"WebAssembly port {wasm.failure}")
     print()
     print_table(rows(chip, frozen, wasm, args.wasm_cycles))
-    failed = 0
+    failed = 1 if frozen_error else 0
     for name, run in ((".mpy", chip), ("frozen", frozen)):
         if run is None:
-            print(f"the chip, frozen: {NOT_MEASURED} (give the image: --image FILE)")
+            why = frozen_error or "give the image: --image FILE"
+            print(f"the chip, frozen: {NOT_MEASURED} ({why})")
             continue
         print(line_text(f"the chip, {name}: the line full, at rest", run.rest))
         if run.build is not None:
