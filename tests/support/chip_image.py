@@ -4,17 +4,21 @@ per run, into a cache outside the source tree (never where the table's data live
     python -m tests.support.chip_image [--tiles 136]     # build it now (make chip-image, .ci/run)
 
 The cache is ``$MJTABLE_TEST_CACHE``, else ``$XDG_CACHE_HOME/mjtable-tests``, else
-``~/.cache/mjtable-tests``: MicroPython's work tree (its sources unpacked once) and one image,
-named by what it is made from: the build hash of the sources' `mjtable firmware build`, the
-shared folder's sources and script, and the two files that freeze and write it. The same inputs
-give the same image byte for byte (the build is reproducible), so a run that finds it built
-(by `.ci/run` before the suite, or an earlier run on unchanged sources) boots it as it is;
-another is built when any input changes, and the older one is removed.
+``~/.cache/mjtable-tests``: MicroPython's work tree (its sources unpacked once) and the latest
+images, each named by what it is made from: the build hash of the sources' `mjtable firmware
+build`, the shared folder's sources and script, and the two files that freeze and write it.
+The same inputs give the same image byte for byte (the build is reproducible), so a run that
+finds it built (by `.ci/run` before the suite, or an earlier run on unchanged sources) boots it
+as it is; another is built when any input changes. Before a build the older images go, but the
+latest few and any touched within the hour: two runs on different sources (two checkouts) may
+build at the same time, one after the other under the work tree's lock, and neither removes
+the other's.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import os
 import shutil
@@ -78,6 +82,7 @@ def frozen_image(
         return path, None
     before_build()
     started = time.monotonic()
+    prune(path.parent.parent)
     path.parent.mkdir(parents=True, exist_ok=True)
     make_image(
         default_source_root(),
@@ -87,10 +92,29 @@ def frozen_image(
         work=cache_root() / "micropython-rp2",
         say=say,
     )
-    for other in path.parent.parent.iterdir():
-        if other != path.parent:
-            shutil.rmtree(other, ignore_errors=True)
     return path, time.monotonic() - started
+
+
+#: images of other sources kept in the cache (the latest made), and how recent a folder is
+#: left alone whatever its rank: another run may be building into it now (builds take minutes)
+KEEP_IMAGES = 3
+BUSY_S = 3600.0
+
+
+def prune(images: Path) -> None:
+    """Before a build: the cache's older images go, but the latest few and any folder touched
+    within the hour (another run's build in progress, which waits for this one's lock)."""
+    if not images.is_dir():
+        return
+    now = time.time()
+    touched = {}
+    for folder in images.iterdir():
+        with contextlib.suppress(FileNotFoundError):  # (another run's prune)
+            touched[folder] = folder.stat().st_mtime
+    latest = sorted(touched, key=touched.__getitem__, reverse=True)
+    for folder in latest[KEEP_IMAGES:]:
+        if now - touched[folder] > BUSY_S:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:
