@@ -26,7 +26,8 @@ from bench.procstat import process_cpu
 from bench.simulator import Host, cycle_commands
 from controller.firmware.build import build, default_source_root
 from protocol.connection import HOST, Connection
-from simulator.chip.board import ChipBoard, ChipConfig
+from simulator.chip.board import ChipBoard
+from simulator.chip.config import ChipConfig
 from simulator.transport import SimulatorError
 
 TILES = 136

@@ -19,7 +19,7 @@ from firmware.hal import (
 )
 from firmware.hal.mechanics import NOMINAL_MA, NTC_OPEN, NTC_SHORTED
 from protocol import codes
-from simulator.chip.board import ChipConfig
+from simulator.chip.config import ChipConfig
 from simulator.chip.exchange import FLASH_ERASE, PWM_SLICES, Inputs, Outputs
 from simulator.chip.expander import GPIOA, GPPUA, IODIRA, IPOLA, OLATA, Mcp23017
 from simulator.chip.flash import FS_SIZE, build_files, file_system, flash_build_hash, read_files
