@@ -23,7 +23,7 @@ from controller.service.paths import DEFAULT_SOCKET_PATH
 
 if TYPE_CHECKING:
     from controller.api.client import ApiClient
-    from controller.cycle.reports import CommandResult, Status
+    from controller.cycle.reports import CommandResult, PanelPresence, Status
     from rules.dealt import DealtState
 
 #: The status socket when the configuration does not name one: beside the full socket.
@@ -320,6 +320,12 @@ def _board_text(status: Status) -> str:
     return "link up" + (": " + ", ".join(parts) if parts else "")
 
 
+def _panel_text(panel: PanelPresence) -> str:
+    if not panel.connected:
+        return f"not connected: {panel.reason}"
+    return "connected" + (f" (serial {panel.serial})" if panel.serial else "")
+
+
 #: the status's clock_synced, as `mjtable status` shows it
 _CLOCK = {
     True: "synchronised",
@@ -362,6 +368,7 @@ def format_status(status: Status) -> str:
         ("tile sets", ", ".join(sets) or "-"),
         ("board", _board_text(status)),
         ("clock", _CLOCK[status.clock_synced]),
+        *([("panel", _panel_text(status.panel))] if status.panel is not None else []),
         ("fault", fault),
         ("dealt", dealt),
         ("allowed", ", ".join(status.allowed) or "nothing"),
@@ -452,6 +459,14 @@ def event_text(event: dict[str, Any]) -> str:
         text = f"dealt state published ({keys})" if keys else "dealt state published"
     elif kind == "link":
         text = f"board link {'up' if g('up') else 'down'}: {g('reason')}"
+    elif kind == "panel":
+        panel = g("panel")
+        panel = panel if isinstance(panel, dict) else {}
+        if panel.get("connected"):
+            serial = panel.get("serial")
+            text = "button panel connected" + (f" (serial {serial})" if serial else "")
+        else:
+            text = f"button panel not connected: {panel.get('reason')}"
     elif kind == "button":
         verdict = "accepted" if g("accepted") else "refused"
         text = f"{g('action')} from {g('source')} {verdict}: {g('reason')}"

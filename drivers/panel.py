@@ -236,6 +236,11 @@ class Panel:
         self._thread.start()
 
     @property
+    def connected_serial(self) -> str | None:
+        """The USB serial of the panel connected now (None: none is, or it has no serial)."""
+        return self._connected_serial if self._dev is not None else None
+
+    @property
     def alive(self) -> bool:
         """Whether the panel's reader thread runs (after open(), until close())."""
         thread = self._thread

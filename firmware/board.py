@@ -48,14 +48,7 @@ FAULT = c.STATE_FAULT
 ESTOP = c.STATE_ESTOP
 STOPPED = c.STATE_STOPPED
 RESTING = (IDLE, c.STATE_SHUFFLED, c.STATE_BUILT, c.STATE_UP, STOPPED)
-MOVING = (
-    c.STATE_SHUFFLING,
-    c.STATE_BUILDING,
-    c.STATE_LIFTING,
-    c.STATE_COLLECTING,
-    c.STATE_ROLLING,
-    c.STATE_MOTOR_TEST,
-)
+MOVING = c.MOVING_STATES
 #: the destination of "aside_done": back to the resting state the aside motion left
 RESUME = -1
 

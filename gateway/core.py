@@ -54,7 +54,7 @@ from gateway.backoff import Backoff
 log = logging.getLogger("mjtable.gateway.core")
 
 #: Events after which the status is asked for again (the others change nothing in it).
-STATUS_EVENTS = frozenset({"phase", "fault", "fault_cleared", "link", "dealt"})
+STATUS_EVENTS = frozenset({"phase", "fault", "fault_cleared", "link", "panel", "dealt"})
 #: Seconds the service has to answer a request.
 REQUEST_TIMEOUT_S = 10.0
 #: Seconds the API client may wait when asked for the words of a failed connection.

@@ -64,6 +64,13 @@ def discovery_configs(
             device_class="connectivity",
             **on_off,
         ),
+        ("binary_sensor", "panel"): entity(
+            "Button panel",
+            "panel",
+            "{{ 'ON' if value_json.panel and value_json.panel.connected else 'OFF' }}",
+            device_class="connectivity",
+            **on_off,
+        ),
     }
     return {
         f"{discovery_prefix}/{component}/{node}/{obj}/config": config

@@ -57,6 +57,12 @@ class GatewayMetrics:
             one,
             registry=r,
         ).labels(table)
+        self._panel = Gauge(
+            "mjtable_panel_connected",
+            "1 while the dealer's button panel is connected (0: it is not, or the table has none)",
+            one,
+            registry=r,
+        ).labels(table)
         self._retransmits = Gauge(
             "mjtable_link_retransmits", "Frames the board's link sent again", one, registry=r
         ).labels(table)
@@ -77,6 +83,7 @@ class GatewayMetrics:
     def on_status(self, status: Status, raw: Mapping[str, Any]) -> None:
         self._cycles.set(status.cycles_dealt)
         self._link.set(1 if status.link_up else 0)
+        self._panel.set(1 if status.panel is not None and status.panel.connected else 0)
         link = raw.get("link")
         if isinstance(link, Mapping) and isinstance(link.get("retransmits"), int):
             self._retransmits.set(link["retransmits"])

@@ -117,6 +117,16 @@ STATES: dict[int, tuple[str, str, str]] = {
     STATE_ESTOP: ("ESTOP", "emergency stop pressed", "release the emergency stop"),
     STATE_STOPPED: ("STOPPED", "all motion stopped by STOP", ""),
 }
+#: the states in which a motion runs: the board's state machine (firmware/board.py) and the
+#: controller's view of the board (controller/cycle/places.py) read them here
+MOVING_STATES: tuple[int, ...] = (
+    STATE_SHUFFLING,
+    STATE_BUILDING,
+    STATE_LIFTING,
+    STATE_COLLECTING,
+    STATE_ROLLING,
+    STATE_MOTOR_TEST,
+)
 
 # --- Phases (Progress.phase, Fault.phase) ------------------------------------------------------
 

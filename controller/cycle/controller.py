@@ -65,8 +65,11 @@ from controller.cycle.reports import (
     CommandResult,
     DiagStarted,
     Event,
+    PanelPresence,
+    PanelPresenceEvent,
     Source,
     Status,
+    utc_now,
 )
 from controller.cycle.requests import ACTIONS, Requests
 from controller.cycle.states import DICE
@@ -123,6 +126,8 @@ class CycleController:
         self._audit_head = audit_head
         #: the system clock's watch (the service's), for the status's ``clock_synced``
         self.clock: Clock | None = None
+        #: the dealer's button panel as the service last found it (None: no panel)
+        self._panel: PanelPresence | None = None
         state = CycleState(
             profile,
             table=table,
@@ -273,6 +278,16 @@ class CycleController:
             self._guards.check_audit()
         self._outbox.flush()
 
+    def panel_seen(self, panel: PanelPresence) -> None:
+        """The service found the dealer's panel, or lost it (from the panel's thread): the
+        status says so, and a ``panel`` event when it changed."""
+        with self._lock:
+            changed = panel != self._panel
+            self._panel = panel
+            if changed:
+                self._outbox.queue(PanelPresenceEvent(at=utc_now(), panel=panel))
+        self._outbox.flush()
+
     def firmware_known(self) -> None:
         """The installed firmware's build is made (from its thread): the board that is linked
         up is compared with it now."""
@@ -304,6 +319,7 @@ class CycleController:
                 allowed=self._requests.allowed(),
                 audit=self._audit_head() if self._audit_head is not None else None,
                 clock_synced=clock.synced if clock is not None else None,
+                panel=self._panel,
             )
 
     def last_dealt(self) -> DealtState | None:

@@ -42,17 +42,8 @@ PLACE_UP: Final = codes.PLACE_UP
 PLACE_UNKNOWN: Final = codes.PLACE_UNKNOWN
 
 
-#: the board's states in which a motion runs (the firmware's MOVING, firmware/board.py)
-MOVING: frozenset[int] = frozenset(
-    {
-        codes.STATE_SHUFFLING,
-        codes.STATE_BUILDING,
-        codes.STATE_LIFTING,
-        codes.STATE_COLLECTING,
-        codes.STATE_ROLLING,
-        codes.STATE_MOTOR_TEST,
-    }
-)
+#: the board's states in which a motion runs
+MOVING: frozenset[int] = frozenset(codes.MOVING_STATES)
 #: the commands that start a motion (refused while the board is faulted or busy)
 MOTIONS: tuple[type[m.Message], ...] = (
     m.Shuffle,

@@ -130,6 +130,25 @@ class LinkEvent(_Event):
     board: dict[str, Any] | None = None
 
 
+class PanelPresence(BaseModel):
+    """The dealer's button panel, as the service last found it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    connected: bool
+    serial: str | None = Field(default=None, description="the panel's USB serial, when known")
+    reason: str | None = Field(
+        default=None, description="why it is not connected, and what to check (null: it is)"
+    )
+
+
+class PanelPresenceEvent(_Event):
+    """The dealer's button panel was found, or went away (the status's ``panel`` changed)."""
+
+    type: Literal["panel"] = "panel"
+    panel: PanelPresence
+
+
 class ButtonEvent(_Event):
     """A dealer or technician pressed a button (panel, board or API)."""
 
@@ -233,6 +252,7 @@ Event = Annotated[
     | DealtEvent
     | LinkEvent
     | ButtonEvent
+    | PanelPresenceEvent
     | DiagEvent,
     Field(discriminator="type"),
 ]
@@ -285,6 +305,11 @@ class Status(BaseModel):
         default=None,
         description="whether the table's system clock is synchronised (NTP), so that the audit "
         "log's times are right (null: not known, or not the table's service)",
+    )
+    panel: PanelPresence | None = Field(
+        default=None,
+        description="the dealer's button panel: connected or not, and why (null: the table has "
+        "no panel, or it is not the table's service)",
     )
 
 

@@ -35,7 +35,7 @@ from controller.audit.recovery import recover
 from controller.audit.runs import finding_words
 from controller.audit.writer import AuditLog
 from controller.cycle.controller import CycleController
-from controller.cycle.reports import Action, AuditRef, Event
+from controller.cycle.reports import Action, AuditRef, Event, PanelPresence
 from controller.firmware.installed import InstalledFirmware
 from controller.service.builder import (
     BoardConnection,
@@ -306,6 +306,8 @@ class Service:
         self.panel.open(wait=True)
         controller = self.controller
         assert controller is not None
+        if self.panel.connected:  # (absent, its PanelUnplugged said so, from open)
+            controller.panel_seen(PanelPresence(connected=True, serial=self.panel.connected_serial))
         # subscribed first, then the table as it stands: no event falls between the two
         leds = self.leds = LedWorker(self.panel)
         self._unsubscribe.append(controller.subscribe(leds.follow))
@@ -349,8 +351,13 @@ class Service:
                 self.controller.request(action, "panel")
         elif isinstance(event, PanelUnplugged):
             log.warning("button panel unplugged: %s", event.reason)
+            if self.controller is not None:
+                reason = f"{event.reason}: check its USB cable (it is found again by itself)"
+                self.controller.panel_seen(PanelPresence(connected=False, reason=reason))
         elif isinstance(event, PanelReplugged):
             log.info("button panel connected (serial %s)", event.serial)
+            if self.controller is not None:
+                self.controller.panel_seen(PanelPresence(connected=True, serial=event.serial))
             if self.leds is not None:
                 self.leds.replugged()
 

@@ -179,6 +179,12 @@ def test_format_event_lines() -> None:
         "board link down: unplugged"
     )
     assert fmt(
+        {"type": "panel", "at": at, "panel": {"connected": False, "reason": "unplugged"}}
+    ).endswith("button panel not connected: unplugged")
+    assert fmt({"type": "panel", "at": at, "panel": {"connected": True, "serial": "P1"}}).endswith(
+        "button panel connected (serial P1)"
+    )
+    assert fmt(
         {"type": "button", "at": at, "action": "deal", "source": "panel",
          "accepted": False, "reason": "not ready"}
     ).endswith("deal from panel refused: not ready")  # fmt: skip

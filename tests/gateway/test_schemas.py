@@ -67,7 +67,7 @@ def test_the_docs_audit_head_example_fits_and_is_a_heads_line(tmp_path: Path) ->
 
 def test_discovery_configs_fit_their_schema() -> None:
     configs = discovery_configs("homeassistant", Topics("mjtable", "7"), "Table 7")
-    assert len(configs) == 4
+    assert len(configs) == 5  # state, fault, cycles, the board link, the panel
     for topic, config in configs.items():
         assert topic.startswith("homeassistant/") and topic.endswith("/config")
         DiscoveryConfig.model_validate_json(config.model_dump_json(exclude_none=True))

@@ -7,9 +7,14 @@ from collections.abc import Iterable
 
 from rules.dealt import DealtState, Manifest, Pos, Throw
 from rules.manifest import manifest_from_ring
-from rules.profiles import Profile
+from rules.profiles import Profile, load_profile
 from rules.tiles import tile_list
 from rules.words import SEATS
+
+WENZHOU = load_profile("wenzhou")
+SICHUAN = load_profile("sichuan")
+WSOM = load_profile("wsom")
+SIMPLIFIED = load_profile("simplified")
 
 
 def T(by: str, *dice: int) -> Throw:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.cycle.reports import FaultClearedEvent, FaultEvent, Status
+from controller.cycle.reports import FaultClearedEvent, FaultEvent, PanelPresence, Status
 from gateway.picture import picture_of
 from gateway.view import TableView
 from gateway.web.auth import hash_token, new_token
@@ -73,6 +73,7 @@ def status(state: str = "idle", with_fault: FaultEvent | None = None) -> Status:
         board={"firmware": "2.0.1", "protocol": "2.0", "serial": "MJSIM-0001", "build": "ab12"},
         fault=with_fault,
         allowed=["shuffle"],
+        panel=PanelPresence(connected=False, reason="the panel was unplugged: check its cable"),
     )
 
 
@@ -143,6 +144,9 @@ def test_a_bad_token_is_refused_and_a_good_one_opens_a_session(served: Served) -
     assert 'id="role">viewer<' in page.body
     assert 'id="state" class="state-idle">idle<' in page.body
     assert 'id="link" class="ok">up<' in page.body
+    assert 'id="panel" class="bad">not connected: the panel was unplugged: check its cable<' in (
+        page.body
+    )
     assert "2.0.1" in page.body and "ab12" in page.body and "0.1.0" in page.body
     assert 'id="diag"' not in page.body  # the viewer has no checks to run
     assert web.get("/login").status == 303  # already in
