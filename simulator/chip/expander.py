@@ -6,8 +6,9 @@ transaction's first byte sets the pointer, each further byte is written at it an
 of GPIO gives the pin levels of the inputs (IODIR bit set, inverted by IPOL) and the latch of the
 outputs. At power-on every pin is an input and every other register is 0.
 
-The runner (tools/chip/runner.mjs) answers the chip's transactions from the same model within a
-slice; it forwards each write here, so both hold the same registers.
+The runner (tools/chip/runner.mjs, its model in tools/chip/devices.mjs) answers the chip's
+transactions from the same model within a slice; it forwards each write here, so both hold the
+same registers.
 """
 
 from __future__ import annotations

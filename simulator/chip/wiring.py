@@ -3,10 +3,9 @@ mechanisms, what the table's sensors see reaches the chip's pins, its ADC, its I
 UARTs. One model of the mechanics, in one place: the same ``SimHal`` (simulator/hardware.py,
 over firmware/hal/mechanics.py) the CPython simulator runs the firmware on.
 
-The wiring is the reference board's own table, ``PINS`` in firmware/hal/rp2.py, with its
-constants (the shunt, the amplifier's gain, the NTC): read from that file's module-level
-constants (evaluated here without the ``machine`` module the board's HAL imports), so a pin moved
-there moves here.
+The wiring is the reference board's own table, ``PINS`` in firmware/hal/rp2pins.py, with its
+constants (the shunt, the amplifier's gain, the NTC): imported from that module, which needs no
+``machine`` module, so a pin moved there moves here.
 
 Per slice of ``ms`` milliseconds (``ChipTable.slice``): the outputs the chip drove (the drivers'
 enable line, each motor's PWM duty, the lift directions and the pick-up gate on the output
@@ -21,22 +20,18 @@ motor's too, and the E-stop breaks it in the mechanics, as on the board.
 
 from __future__ import annotations
 
-import ast
 import functools
 import json
 import math
-from pathlib import Path
 from typing import Any
 
-import firmware.hal
-from firmware.hal import LED_COUNT
+from firmware.hal import LED_COUNT, rp2pins
 from firmware.hal.mechanics import NTC_OPEN, NTC_SHORTED
 from protocol.codes import MOTOR_COUNT
 from simulator.chip.exchange import Inputs, Outputs
 from simulator.chip.expander import Mcp23017
 from simulator.hardware import SimHal
 
-RP2 = Path(firmware.hal.__file__).resolve().parent / "rp2.py"
 #: the ADC's 12 bits (MicroPython's read_u16 scales them to 16)
 ADC_MAX = 4095
 #: what ADC1 reads with the NTC open (the pull-up's 3.3 V, less the ADC's offset) or shorted
@@ -50,27 +45,9 @@ NTC_REFERENCE_K = 298.15
 
 @functools.cache
 def board() -> dict[str, Any]:
-    """The module-level constants of firmware/hal/rp2.py (PINS, GPIO, XIN, XOUT, the roles, the
-    shunt, the gain...), evaluated in order over firmware.hal's names and a ``const`` that is
-    the identity; statements that need the board's own modules are not run."""
-    tree = ast.parse(RP2.read_text(encoding="utf-8"), str(RP2))
-    names: dict[str, Any] = {k: v for k, v in vars(firmware.hal).items() if k.isupper()}
-    names["const"] = lambda value: value
-    for node in tree.body:
-        value: ast.expr | None
-        if isinstance(node, ast.Assign):
-            targets = [t for t in node.targets if isinstance(t, ast.Name)]
-            value = node.value
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            targets, value = [node.target], node.value
-        else:
-            continue
-        if value is None or not all(t.id.lstrip("_").isupper() for t in targets):
-            continue
-        result = eval(compile(ast.Expression(value), str(RP2), "eval"), names)
-        for target in targets:
-            names[target.id] = result
-    return names
+    """The module-level constants of firmware/hal/rp2pins.py (PINS, GPIO, XIN, XOUT, the roles,
+    the shunt, the gain...) by name."""
+    return {k: v for k, v in vars(rp2pins).items() if k.isupper()}
 
 
 class ChipTable:

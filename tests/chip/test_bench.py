@@ -13,7 +13,8 @@ import pytest
 from bench.chip import NOT_MEASURED, ROWS, WASM_FIGURES, ChipRun, parse_wasm, rows, wasm_run
 from bench.chip_parts import CHAR_US, BlastFigures, ChipHost, CycleFigures, blast
 from protocol import messages as m
-from simulator.chip.board import ChipBoard, ChipConfig
+from simulator.chip.board import ChipBoard
+from simulator.chip.config import ChipConfig
 from tests.chip.conftest import WALL_LIMIT, need_chip
 
 KIB = 1024

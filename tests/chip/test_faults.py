@@ -23,7 +23,8 @@ from drivers.board import BoardEvent
 from protocol import codes
 from protocol import messages as m
 from protocol.events import LinkDown, LinkUp
-from simulator.chip.board import ChipBoard, ChipConfig
+from simulator.chip.board import ChipBoard
+from simulator.chip.config import ChipConfig
 from simulator.control import ControlServer
 from tests.chip.conftest import WALL_LIMIT, need_chip, next_event, slow_link, until_link_up
 from tests.support.control import ControlClient

@@ -18,7 +18,8 @@ from firmware.version import FW_MAJOR, FW_MINOR, FW_PATCH
 from protocol import codes
 from protocol import messages as m
 from protocol.events import LinkUp
-from simulator.chip.board import ChipBoard, ChipConfig
+from simulator.chip.board import ChipBoard
+from simulator.chip.config import ChipConfig
 from simulator.chip.expander import GPPUA, IODIRA
 from tests.chip.conftest import WALL_LIMIT, need_chip, next_event, slow_link, until_link_up
 

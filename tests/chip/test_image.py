@@ -20,7 +20,8 @@ from drivers.board import BoardEvent
 from firmware.version import FW_MAJOR, FW_MINOR, FW_PATCH
 from protocol import codes
 from protocol import messages as m
-from simulator.chip.board import ChipBoard, ChipConfig
+from simulator.chip.board import ChipBoard
+from simulator.chip.config import ChipConfig
 from simulator.chip.flash import FS_SIZE, build_files, file_system, read_files
 from simulator.chip.image import load_image
 from tests.chip.conftest import (

@@ -21,7 +21,8 @@ from drivers.board import BoardEvent
 from protocol import codes
 from protocol import messages as m
 from protocol.events import LinkDown, LinkUp, PeerRebooted
-from simulator.chip.board import ChipBoard, ChipConfig
+from simulator.chip.board import ChipBoard
+from simulator.chip.config import ChipConfig
 from tests.chip.conftest import WALL_LIMIT, need_chip, next_event, slow_link, until_link_up
 
 pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once]

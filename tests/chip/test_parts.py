@@ -1,16 +1,11 @@
 """The chip's parts on the host, without the emulator: the expander's registers, the flash file
 system made from a build, and the wiring of the Pico's pins to the simulated table, checked
-against the reference board's own arithmetic (firmware/hal/rp2.py over a stand-in machine)."""
+against the reference board's own arithmetic (firmware/hal/rp2pins.py)."""
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
@@ -20,32 +15,20 @@ from firmware.hal import (
     SENSE_COVER_CLOSED,
     SENSE_ESTOP,
     SENSOR_COUNT,
+    rp2pins,
 )
 from firmware.hal.mechanics import NOMINAL_MA, NTC_OPEN, NTC_SHORTED
 from protocol import codes
-from simulator.chip.board import ChipConfig
+from simulator.chip.config import ChipConfig
 from simulator.chip.exchange import FLASH_ERASE, PWM_SLICES, Inputs, Outputs
 from simulator.chip.expander import GPIOA, GPPUA, IODIRA, IPOLA, OLATA, Mcp23017
 from simulator.chip.flash import FS_SIZE, build_files, file_system, flash_build_hash, read_files
 from simulator.chip.wiring import ADC_MAX, ChipTable, board
 from simulator.hardware import SimHal
 from simulator.transport import SimulatorError
-from tests.firmware import fake_machine
 
 #: the PWM slices' TOP MicroPython sets at 125 MHz for 20 kHz (div 1) and 1 kHz (div 31/16)
 TOPS = (6249, 64515)
-
-
-@pytest.fixture(scope="module")
-def rp2() -> Iterator[ModuleType]:
-    """firmware.hal.rp2 over the stand-in machine module (as tests/firmware/test_rp2.py)."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setitem(sys.modules, "machine", fake_machine)
-        for name in ("ticks_ms", "ticks_diff", "sleep_ms"):
-            mp.setattr(time, name, lambda *a: 0, raising=False)
-        sys.modules.pop("firmware.hal.rp2", None)
-        yield importlib.import_module("firmware.hal.rp2")
-        sys.modules.pop("firmware.hal.rp2", None)
 
 
 def outputs(levels: int = 0, pwm: dict[int, int] | None = None, top: int = TOPS[0]) -> Outputs:
@@ -122,7 +105,7 @@ def test_switches_reach_their_pins_as_the_board_wires_them() -> None:
         assert down >> pins["UP_" + "ESWN"[i]][1] & 1
 
 
-def test_a_turning_motor_gives_its_edges_and_its_current(rp2: ModuleType) -> None:
+def test_a_turning_motor_gives_its_edges_and_its_current() -> None:
     hal = SimHal(136, 1)
     table = ChipTable(hal)
     pins = board()["PINS"]
@@ -138,24 +121,24 @@ def test_a_turning_motor_gives_its_edges_and_its_current(rp2: ModuleType) -> Non
         current = given.adc[(pins["CURRENT"][3], 0)]
     assert edges == 2  # an index edge every 600 ms of turning
     counts = current << 4 | current >> 8  # MicroPython's read_u16
-    assert abs(rp2.ma_from_counts(counts) - hal.load_ma(0)) <= 2
+    assert abs(rp2pins.ma_from_counts(counts) - hal.load_ma(0)) <= 2
 
 
-def test_pwm_duties_read_back_as_the_speeds_the_firmware_set(rp2: ModuleType) -> None:
+def test_pwm_duties_read_back_as_the_speeds_the_firmware_set() -> None:
     table = ChipTable(SimHal(136, 1))
     for top in TOPS:
         for speed in range(1001):
-            cc = (rp2.duty_u16(speed) * (top + 1) + 65535 // 2) // 65535  # machine_pwm.c
+            cc = (rp2pins.duty_u16(speed) * (top + 1) + 65535 // 2) // 65535  # machine_pwm.c
             assert table._speed(outputs(pwm={6: cc}, top=top), 6) == speed
 
 
-def test_the_ntc_reads_back_the_table_temperature(rp2: ModuleType) -> None:
+def test_the_ntc_reads_back_the_table_temperature() -> None:
     table = ChipTable(SimHal(136, 1))
-    ntc = rp2.ntc_table()
+    ntc = rp2pins.ntc_table()
     for dc in range(-100, 1100, 7):  # -10 to 110 degC: the board's limits are inside
         raw = table._ntc(dc)
         assert 0 < raw < ADC_MAX
-        assert abs(rp2.interpolate(ntc, raw << 4 | raw >> 8) - dc) <= 10  # within 1 degC
+        assert abs(rp2pins.interpolate(ntc, raw << 4 | raw >> 8) - dc) <= 10  # within 1 degC
 
 
 def u16(raw: int) -> int:
@@ -163,28 +146,28 @@ def u16(raw: int) -> int:
     return raw << 4 | raw >> 8
 
 
-def test_broken_sensors_reach_the_adc_as_the_board_reads_them(rp2: ModuleType) -> None:
+def test_broken_sensors_reach_the_adc_as_the_board_reads_them() -> None:
     hal = SimHal(136, 1)
     table = ChipTable(hal)
     pins = board()["PINS"]
     current, ntc = pins["CURRENT"][3], pins["HEATSINK_NTC"][3]
-    table_ntc = rp2.ntc_table()
+    table_ntc = rp2pins.ntc_table()
     given = table.inputs(1, b"")
     # the multiplexer's reference channel reads over any motor's current: it switched
-    assert u16(given.adc[(current, rp2.MUX_REFERENCE)]) > rp2.CURRENT_MAX_COUNTS
-    assert abs(rp2.interpolate(table_ntc, u16(given.adc[(ntc, None)])) - 240) <= 10
+    assert u16(given.adc[(current, rp2pins.MUX_REFERENCE)]) > rp2pins.CURRENT_MAX_COUNTS
+    assert abs(rp2pins.interpolate(table_ntc, u16(given.adc[(ntc, None)])) - 240) <= 10
     for wire in (NTC_OPEN, NTC_SHORTED):
         hal.break_ntc(wire)
         raw = table.inputs(1, b"").adc[(ntc, None)]
-        assert rp2.interpolate(table_ntc, u16(raw)) == NO_READING, wire
+        assert rp2pins.interpolate(table_ntc, u16(raw)) == NO_READING, wire
     hal.stick_amp(codes.MOTOR_LIFT_E)
     hal.short_driver(codes.MOTOR_CHAIN)  # the chip drives nothing: the enable line is down
     hal.advance(10)
     given = table.inputs(1, b"")
-    assert rp2.current_reading(u16(given.adc[(current, codes.MOTOR_LIFT_E)])) == NO_READING
-    chain = rp2.current_reading(u16(given.adc[(current, codes.MOTOR_CHAIN)]))
+    assert rp2pins.current_reading(u16(given.adc[(current, codes.MOTOR_LIFT_E)])) == NO_READING
+    chain = rp2pins.current_reading(u16(given.adc[(current, codes.MOTOR_CHAIN)]))
     assert abs(chain - NOMINAL_MA[codes.MOTOR_CHAIN]) <= NOMINAL_MA[codes.MOTOR_CHAIN] // 20
-    assert rp2.current_reading(u16(given.adc[(current, codes.MOTOR_DICE)])) == 0
+    assert rp2pins.current_reading(u16(given.adc[(current, codes.MOTOR_DICE)])) == 0
 
 
 def test_the_estop_and_the_enable_line_stop_the_dice_motor_the_chip_drives() -> None:

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from simulator.chip.board import ChipBoard, ChipConfig
+from simulator.chip.board import ChipBoard
+from simulator.chip.config import ChipConfig
 from tests.chip.conftest import SLICE_LIMIT, ProgramFactory, need_chip
 
 #: the emulator takes a core: one worker for the chip, and one Python (the chip is the same

@@ -20,7 +20,8 @@ from firmware.hal.mechanics import NTC_OPEN
 from protocol import codes
 from protocol import messages as m
 from protocol.events import LinkDown, LinkUp
-from simulator.chip.board import ChipBoard, ChipConfig
+from simulator.chip.board import ChipBoard
+from simulator.chip.config import ChipConfig
 from tests.chip.conftest import WALL_LIMIT, need_chip, slow_link
 
 pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once]

@@ -25,7 +25,8 @@ from drivers.board import BoardEvent, BoardLink
 from protocol import codes
 from protocol import messages as m
 from protocol.arq import WINDOW
-from simulator.chip.board import ChipBoard, ChipConfig
+from simulator.chip.board import ChipBoard
+from simulator.chip.config import ChipConfig
 from simulator.config import default_layout
 from tests.chip.conftest import need_chip, next_event, slow_link, until_link_up
 

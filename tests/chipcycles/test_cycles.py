@@ -24,7 +24,8 @@ from controller.api.client import ApiClient
 from controller.audit.verify import verify
 from controller.firmware.build import build, default_source_root
 from rules.dealt import DealtState
-from simulator.chip.board import ChipBoard, ChipConfig
+from simulator.chip.board import ChipBoard
+from simulator.chip.config import ChipConfig
 from tests.chip.conftest import need_chip
 from tests.support.api_watcher import Watcher
 from tests.support.port_service import PortService

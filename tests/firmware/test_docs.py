@@ -5,15 +5,10 @@ from __future__ import annotations
 
 import inspect
 import re
-import sys
-import time
 from pathlib import Path
 
-import pytest
-
 from firmware.board import state_diagram
-from firmware.hal import Hal
-from tests.firmware import fake_machine
+from firmware.hal import Hal, rp2pins
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "firmware.md").read_text(encoding="utf-8")
 
@@ -25,24 +20,17 @@ def test_the_state_diagram_is_the_machine() -> None:
     assert block == state_diagram()
 
 
-def test_the_pin_table_is_the_pin_map(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "machine", fake_machine)
-    for name in ("ticks_ms", "ticks_diff", "sleep_ms"):
-        monkeypatch.setattr(time, name, lambda *a: 0, raising=False)
-    monkeypatch.delitem(sys.modules, "firmware.hal.rp2", raising=False)
-    from firmware.hal import rp2
-
+def test_the_pin_table_is_the_pin_map() -> None:
     rows = re.findall(r"^\| (GP\d+|0x2[01]\.[AB]\d) \| (\w+) \| (\w+) \|", DOC, re.M)
     documented = {name: (where, role) for where, name, role in rows}
     expected = {}
-    for name, (where, pin, role, _unit) in rp2.PINS.items():
-        if where == rp2.GPIO:
+    for name, (where, pin, role, _unit) in rp2pins.PINS.items():
+        if where == rp2pins.GPIO:
             place = f"GP{pin}"
         else:
             place = f"0x{where:02x}.{'A' if pin < 8 else 'B'}{pin % 8}"
         expected[name] = (place, role)
     assert documented == expected
-    monkeypatch.delitem(sys.modules, "firmware.hal.rp2", raising=False)
 
 
 def test_the_hal_table_is_the_contract() -> None:

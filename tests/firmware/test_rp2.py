@@ -1,6 +1,7 @@
-"""The reference board's HAL (firmware/hal/rp2.py) under CPython: its pin map checked against
+"""The reference board under CPython: its pin map (firmware/hal/rp2pins.py) checked against
 what the RP2040 and the Pico allow, its arithmetic (PWM duty, mA from ADC counts, the NTC), and
-the HAL itself built on a stand-in ``machine`` module (tests/firmware/fake_machine.py)."""
+its HAL (firmware/hal/rp2.py) built on a stand-in ``machine`` module
+(tests/firmware/fake_machine.py)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from firmware.hal import (
     SENSE_UP,
     SENSOR_COUNT,
     TILE_NONE,
+    rp2pins,
 )
 from firmware.hal.mechanics import NOMINAL_MA, STALL
 from protocol import codes
@@ -62,16 +64,16 @@ def board(rp2: ModuleType, tmp_path: Path) -> object:
     return hal
 
 
-def test_the_pin_map_is_one_the_pico_allows(rp2: ModuleType) -> None:
-    assert rp2.check_pins() == []
+def test_the_pin_map_is_one_the_pico_allows() -> None:
+    assert rp2pins.check_pins() == []
     roles: dict[str, list[int]] = {}
-    for _where, _pin, role, unit in rp2.PINS.values():
+    for _where, _pin, role, unit in rp2pins.PINS.values():
         roles.setdefault(role, []).append(unit)
-    assert sorted(roles[rp2.PWM]) == list(range(codes.MOTOR_COUNT))  # every motor, once
-    sensors = sorted(roles[rp2.EDGE] + roles[rp2.IN] + roles[rp2.IN_LOW])
+    assert sorted(roles[rp2pins.PWM]) == list(range(codes.MOTOR_COUNT))  # every motor, once
+    sensors = sorted(roles[rp2pins.EDGE] + roles[rp2pins.IN] + roles[rp2pins.IN_LOW])
     assert sensors == list(range(SENSOR_COUNT))  # every sensor the firmware reads, once
-    assert sorted(roles[rp2.DIR]) == [3, 4, 5, 6, 7]  # the lifts reverse
-    assert sorted(roles[rp2.MUX]) == [0, 1, 2, 3]
+    assert sorted(roles[rp2pins.DIR]) == [3, 4, 5, 6, 7]  # the lifts reverse
+    assert sorted(roles[rp2pins.MUX]) == [0, 1, 2, 3]
 
 
 @pytest.mark.parametrize(
@@ -87,64 +89,74 @@ def test_the_pin_map_is_one_the_pico_allows(rp2: ModuleType) -> None:
     ],
 )
 def test_the_pin_checks_catch_a_wrong_map(
-    rp2: ModuleType, name: str, moved_to: tuple[int, int, str, int], complaint: str | None
+    name: str, moved_to: tuple[int, int, str, int], complaint: str | None
 ) -> None:
-    pins = dict(rp2.PINS)
+    pins = dict(rp2pins.PINS)
     pins[name] = moved_to
-    problems = rp2.check_pins(pins)
+    problems = rp2pins.check_pins(pins)
     if complaint is None:
         assert problems == []
     else:
         assert any(complaint in p for p in problems), problems
 
 
-def test_pwm_duty_and_current_arithmetic(rp2: ModuleType) -> None:
-    assert [rp2.duty_u16(s) for s in (-5, 0, 1, 500, 1000, 1200)] == [0, 0, 65, 32767, 65535, 65535]
-    assert rp2.MA_FULL_SCALE == 3300  # 3.3 V / (0.050 ohm x 20) = 3.3 A
-    assert rp2.ma_from_counts(0) == 0 and rp2.ma_from_counts(65535) == 3300
-    assert rp2.ma_from_counts(round(65535 * 1150 / 3300)) in (1149, 1150)
+def test_pwm_duty_and_current_arithmetic() -> None:
+    assert [rp2pins.duty_u16(s) for s in (-5, 0, 1, 500, 1000, 1200)] == [
+        0,
+        0,
+        65,
+        32767,
+        65535,
+        65535,
+    ]
+    assert rp2pins.MA_FULL_SCALE == 3300  # 3.3 V / (0.050 ohm x 20) = 3.3 A
+    assert rp2pins.ma_from_counts(0) == 0 and rp2pins.ma_from_counts(65535) == 3300
+    assert rp2pins.ma_from_counts(round(65535 * 1150 / 3300)) in (1149, 1150)
     # every limit and every stalled motor's current is inside the physical range, which is
     # inside the measuring range: a reading over it is no motor's
     largest_stall = max(NOMINAL_MA) * STALL // 100 * 103 // 100  # with the model's ripple
-    assert max(Timings().current_limit_ma) < largest_stall < rp2.CURRENT_MAX_MA
-    assert rp2.CURRENT_MAX_MA < rp2.MA_FULL_SCALE
-    assert rp2.CURRENT_MAX_MA - 1 <= rp2.current_reading(rp2.CURRENT_MAX_COUNTS) <= 3150
-    assert rp2.current_reading(rp2.CURRENT_MAX_COUNTS + 1) == NO_READING
-    assert rp2.current_reading(65535) == NO_READING  # an amplifier at its rail
-    assert rp2.current_reading(0) == 0
+    assert max(Timings().current_limit_ma) < largest_stall < rp2pins.CURRENT_MAX_MA
+    assert rp2pins.CURRENT_MAX_MA < rp2pins.MA_FULL_SCALE
+    assert rp2pins.CURRENT_MAX_MA - 1 <= rp2pins.current_reading(rp2pins.CURRENT_MAX_COUNTS) <= 3150
+    assert rp2pins.current_reading(rp2pins.CURRENT_MAX_COUNTS + 1) == NO_READING
+    assert rp2pins.current_reading(65535) == NO_READING  # an amplifier at its rail
+    assert rp2pins.current_reading(0) == 0
     # and the arithmetic stays in MicroPython's small integers: nothing allocated
-    assert 65535 * rp2.MA_FULL_SCALE < 2**30 and 1000 * 65535 < 2**30
+    assert 65535 * rp2pins.MA_FULL_SCALE < 2**30 and 1000 * 65535 < 2**30
 
 
-def test_the_ntc_table_follows_the_beta_equation(rp2: ModuleType) -> None:
-    table = rp2.ntc_table()
+def test_the_ntc_table_follows_the_beta_equation() -> None:
+    table = rp2pins.ntc_table()
     assert len(table) == 65 and all(a > b for a, b in itertools.pairwise(table[1:-1]))
-    assert abs(rp2.ntc_dc(32768) - 250) <= 1  # R = R0 at 25 degC
+    assert abs(rp2pins.ntc_dc(32768) - 250) <= 1  # R = R0 at 25 degC
     for celsius in range(0, 101, 5):
         kelvin = celsius + 273.15
-        ohm = rp2.NTC_OHM * math.exp(rp2.NTC_BETA * (1 / kelvin - 1 / 298.15))
-        counts = round(65535 * ohm / (ohm + rp2.PULL_UP_OHM))
-        assert abs(rp2.interpolate(table, counts) - celsius * 10) <= 5, celsius
+        ohm = rp2pins.NTC_OHM * math.exp(rp2pins.NTC_BETA * (1 / kelvin - 1 / 298.15))
+        counts = round(65535 * ohm / (ohm + rp2pins.PULL_UP_OHM))
+        assert abs(rp2pins.interpolate(table, counts) - celsius * 10) <= 5, celsius
     # the physical range, -20..150 degC, in counts by the same equation
-    for dc, counts in ((rp2.NTC_MIN_DC, rp2.NTC_COLD_COUNTS), (rp2.NTC_MAX_DC, rp2.NTC_HOT_COUNTS)):
+    for dc, counts in (
+        (rp2pins.NTC_MIN_DC, rp2pins.NTC_COLD_COUNTS),
+        (rp2pins.NTC_MAX_DC, rp2pins.NTC_HOT_COUNTS),
+    ):
         kelvin = dc / 10 + 273.15
-        ohm = rp2.NTC_OHM * math.exp(rp2.NTC_BETA * (1 / kelvin - 1 / 298.15))
-        assert abs(65535 * ohm / (ohm + rp2.PULL_UP_OHM) - counts) < 1
+        ohm = rp2pins.NTC_OHM * math.exp(rp2pins.NTC_BETA * (1 / kelvin - 1 / 298.15))
+        assert abs(65535 * ohm / (ohm + rp2pins.PULL_UP_OHM) - counts) < 1
         # inside: a temperature (within the table's steps of 1024 counts at the hot end)
-        assert abs(rp2.interpolate(table, counts) - dc) <= 30
-    assert rp2.NTC_MIN_DC < 0 and Timings().overheat_dc < rp2.NTC_MAX_DC
+        assert abs(rp2pins.interpolate(table, counts) - dc) <= 30
+    assert rp2pins.NTC_MIN_DC < 0 and Timings().overheat_dc < rp2pins.NTC_MAX_DC
     # outside it the NTC is open or shorted: no reading, never a cool board (an open NTC on
     # the 12-bit ADC reads 4094: 65519 counts, which the equation would take for -110 degC)
     open_ntc = 4094 << 4 | 4094 >> 8
-    for counts in (0, 1, rp2.NTC_HOT_COUNTS - 1, rp2.NTC_COLD_COUNTS + 1, open_ntc, 65535):
-        assert rp2.interpolate(table, counts) == NO_READING, counts
+    for counts in (0, 1, rp2pins.NTC_HOT_COUNTS - 1, rp2pins.NTC_COLD_COUNTS + 1, open_ntc, 65535):
+        assert rp2pins.interpolate(table, counts) == NO_READING, counts
 
 
 def test_motors_drive_pwm_and_direction_and_off_drops_the_enable_line(
     rp2: ModuleType, board: object
 ) -> None:
     assert isinstance(board, rp2.Rp2Hal)
-    gpio = {u: p for _w, p, r, u in rp2.PINS.values() if r == rp2.PWM}
+    gpio = {u: p for _w, p, r, u in rp2pins.PINS.values() if r == rp2pins.PWM}
     assert {fake_machine.pwms[gpio[m]].hz for m in range(8)} == {20000}
     assert fake_machine.pwms[gpio[codes.MOTOR_DICE]].hz == 1000
     board.motors_enable()
@@ -165,7 +177,7 @@ def test_every_current_is_read_its_range_kept_and_the_multiplexer_checked(
 ) -> None:
     assert isinstance(board, rp2.Rp2Hal)
     channels = {c: 0 for c in range(16)}
-    channels[rp2.MUX_REFERENCE] = 65535  # tied to 3.3 V
+    channels[rp2pins.MUX_REFERENCE] = 65535  # tied to 3.3 V
     stuck = [-1]  # the channel a broken multiplexer stays on (-1: it switches)
 
     def mux() -> int:
@@ -184,7 +196,7 @@ def test_every_current_is_read_its_range_kept_and_the_multiplexer_checked(
     stuck[0] = codes.MOTOR_SHUFFLE_DISC  # the select lines do not reach the multiplexer
     assert not board.current_sense_ok()
     stuck[0] = -1
-    channels[rp2.MUX_REFERENCE] = 0  # the multiplexer without supply: the pull-down
+    channels[rp2pins.MUX_REFERENCE] = 0  # the multiplexer without supply: the pull-down
     assert not board.current_sense_ok()
 
 
@@ -251,8 +263,8 @@ def test_the_readers_changes_are_given_in_order_however_late_they_are_read(
     # over a second unread: the oldest changes go, the latest READER_CHANGES stay in order
     codes_sent = [code for tile in range(1, 11) for code in (tile, TILE_NONE)]
     reader.rx.extend(bytes(codes_sent))
-    given = [board.tile_at_head() for _ in range(rp2.READER_CHANGES + 1)]
-    assert given == [*codes_sent[-rp2.READER_CHANGES :], TILE_NONE]
+    given = [board.tile_at_head() for _ in range(rp2pins.READER_CHANGES + 1)]
+    assert given == [*codes_sent[-rp2pins.READER_CHANGES :], TILE_NONE]
 
 
 def test_reader_dice_leds_store_watchdog_and_serial(
@@ -263,7 +275,7 @@ def test_reader_dice_leds_store_watchdog_and_serial(
     assert board.tile_at_head() == TILE_NONE and not board.reader_ok()
     reader.rx.extend(b"\x00\x15")
     assert board.reader_ok() and board.tile_at_head() == 0x15
-    CLOCK[0] += rp2.READER_SILENT_MS
+    CLOCK[0] += rp2pins.READER_SILENT_MS
     assert not board.reader_ok()
     assert board.dice_value(0) == 0  # no dice unit answering
     fake_machine.plain[0x30] = bytes((4, 6, 9))

@@ -4,9 +4,10 @@
 //
 //   node tools/chip/runner.mjs --fs FILE [--fds IN,OUT] [--shared DIR] [--wiring JSON]
 //
-// --fs FILE     the flash file system (littlefs, FS_SIZE bytes, made on the host): read at start,
-//               every erase and program the chip makes is written through to it, so a power cut
-//               (the runner killed, or the "power cut" command) keeps what was written.
+// --fs FILE     the flash file system (littlefs, FS_SIZE bytes in images.mjs, made on the host):
+//               read at start, every erase and program the chip makes is written through to it,
+//               so a power cut (the runner killed, or the "power cut" command) keeps what was
+//               written.
 // --shared DIR  where RPI_PICO-v1.27.0.bin and bootrom-rp2040-b1.bin are (also
 //               MJTABLE_RP2040_DIR; default: ../shared/rp2040 beside the checkout); both are
 //               checked against the folder's SHA256SUMS.
@@ -19,35 +20,7 @@
 // --wiring JSON the I2C devices and the ADC multiplexer (see WIRING below).
 //
 // The exchange: IN carries the inputs of each slice from the host, OUT the outputs of the chip
-// back; stdout and stderr are free for diagnostics. Every message is a u32 length (little-endian)
-// and that many bytes, the first a type:
-//
-//   host -> chip  "I" inputs, then the chip runs the slice and answers "S":
-//                   u32 slice_us, u32 levels (input level of GP0..GP29), u8 command
-//                   (0 run, 1 power cut: the chip and its I2C devices start again, the flash
-//                   as it was; 2 end: the runner exits; 3 hang: the core stops running code,
-//                   as stuck with its interrupts off, while its clock, timers and watchdog go
-//                   on, so a watchdog that was started resets it), u8 n + n x (u8 gpio,
-//                   u8 rising edges to give during the slice), u8 n + n x (u8 adc channel, u8 mux
-//                   channel or 255, u16 value 0..4095), u8 n + n x (u8 i2c address, u8 length,
-//                   state: an expander's u16 input pins, a byte device's bytes; an address not
-//                   listed does not answer), u16 n + UART0 bytes, u16 n + UART1 bytes,
-//                   u8 flash cut (0 none; else the power is cut during the chip's next flash
-//                   operation of that kind: 1 an erase, 2 a program, 3 either; it replaces one
-//                   armed before and stays armed across slices until it strikes), u8 nth (the
-//                   nth such operation from now, 1 the next), u8 percent (how much of it is done
-//                   when the power goes: a program's first bytes programmed, an erase's first
-//                   bytes erased, in order; 100 all of it, and nothing after)
-//   chip -> host  "S" slice done: f64 chip time (us since the runner started), u8 boots (resets
-//                   since start, modulo 256), u8 last reset cause (0 power, 1 watchdog),
-//                   u32 output levels, u32 output enables (GP0..GP29 driven by SIO), 8 PWM slices
-//                   x (u8 enabled, u16 top, u16 level A, u16 level B), u8 n + n x (u8 i2c address,
-//                   u8 length, bytes: a write transaction, register first), u16 n + UART0 bytes,
-//                   u16 n + UART1 bytes, u16 flash operations (erases and programs) begun during
-//                   the slice, u8 1 when the armed flash cut struck during the slice (the chip
-//                   and its I2C devices then started again from power-on, as for command 1)
-//                 "C" console: bytes MicroPython wrote on its USB REPL
-//                 "E" a fault of the runner, in words; the runner then exits with status 1
+// back; its messages are in tools/chip/exchange.mjs.
 //
 // What rp2040js 1.4.1 lacks, and what this runner does about it (the shared folder's README):
 //   1. WFI/WFE with no timer armed does not advance the clock: the clock goes to the next event
@@ -70,31 +43,25 @@
 // Rising edges are given one at a time, each after the chip has had time to take the interrupt;
 // UART bytes arrive and leave at the UART's baud rate; I2C takes no bus time.
 import { RP2040, USBCDC } from "rp2040js";
-import { createHash } from "node:crypto";
-import { closeSync, existsSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
+import { closeSync, writeSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const IMAGE = "RPI_PICO-v1.27.0.bin";
-const BOOTROM = "bootrom-rp2040-b1.bin";
-const FLASH_SIZE = 2 * 1024 * 1024; // the Pico's W25Q16JV
-const FS_OFFSET = 0xa0000; // MICROPY_HW_FLASH_STORAGE_BYTES (1408 KiB) from the end
-const FS_SIZE = FLASH_SIZE - FS_OFFSET;
+import { ByteDevice, Mcp23017, Rosc } from "./devices.mjs";
+import { Reader, Writer, readExactly, send as sendOn } from "./exchange.mjs";
+import { FLASH_SIZE, FS_OFFSET, loadFlash } from "./images.mjs";
+import { charNs, txFifo } from "./uart.mjs";
+
 const SECTOR_ERASE_NS = 45e6;
 const PAGE_PROGRAM_NS = 0.4e6;
 const EDGE_GAP_NS = 40e3; // between two edges of a pin: the interrupt handler runs in between
-// the PL011 UART: its TX FIFO, the level its TX interrupt fires at (IFLS's reset value, 1/2),
-// the flags and the interrupt bit
-const TX_FIFO = 32;
-const TX_TRIGGER = 16;
-const TXFE = 1 << 7;
-const RXFF = 1 << 6;
-const TXFF = 1 << 5;
-const RXFE = 1 << 4;
-const BUSY = 1 << 3;
-const TXINTR = 1 << 5;
 
 // --- arguments and files -------------------------------------------------------------------------
+
+// a message to the host (tools/chip/exchange.mjs)
+function send(type, payload) {
+  sendOn(OUT, type, payload);
+}
 
 function fail(text) {
   send("E", Buffer.from(text));
@@ -116,192 +83,14 @@ const [IN, OUT] = (option("--fds") ?? "3,4").split(",").map(Number);
 const wiring = JSON.parse(option("--wiring") ?? '{"i2c": []}');
 const entropy = Number(option("--entropy") ?? 1) >>> 0;
 
-function sharedFile(name) {
-  const path = join(shared, name);
-  if (!existsSync(path)) {
-    fail(
-      `no ${name} in ${shared}: give the folder that holds the MicroPython image and the ` +
-        "RP2040 boot ROM (--shared DIR or MJTABLE_RP2040_DIR)",
-    );
-  }
-  const data = readFileSync(path);
-  const sums = join(shared, "SHA256SUMS");
-  if (existsSync(sums)) {
-    // sha256sum's lines: the digest, two spaces (or a space and "*"), the file's name
-    const expected = readFileSync(sums, "utf8")
-      .split("\n")
-      .map((l) => l.trim().split(/\s+\*?/))
-      .find(([, file]) => file === name)?.[0];
-    const digest = createHash("sha256").update(data).digest("hex");
-    if (expected && expected !== digest) {
-      fail(`${path} does not match its SHA-256 in ${sums}: copy the shared folder again`);
-    }
-  }
-  return data;
-}
+const { initialFlash, bootrom, fsFile } = loadFlash({
+  shared,
+  fsPath,
+  imagePath: option("--image"),
+  fail,
+});
 
-if (!fsPath) {
-  fail("no --fs FILE: the chip needs its flash file system (made by the simulator)");
-}
-const imagePath = option("--image");
-if (imagePath && !existsSync(imagePath)) {
-  fail(`no image at ${imagePath}`);
-}
-const image = imagePath ? readFileSync(imagePath) : sharedFile(IMAGE);
-if (image.length > FS_OFFSET) {
-  fail(`the image ${imagePath} (${image.length} bytes) runs into the file system at 0xa0000`);
-}
-const bootrom = sharedFile(BOOTROM);
-if (!existsSync(fsPath)) {
-  fail(`no flash file system at ${fsPath}`);
-}
-const fsData = readFileSync(fsPath);
-if (fsData.length !== FS_SIZE) {
-  fail(`${fsPath} holds ${fsData.length} bytes; the Pico's file system is ${FS_SIZE}`);
-}
-const initialFlash = new Uint8Array(FLASH_SIZE).fill(0xff);
-initialFlash.set(image, 0);
-initialFlash.set(fsData, FS_OFFSET);
-const fsFile = openSync(fsPath, "r+");
-
-// --- the exchange --------------------------------------------------------------------------------
-
-function send(type, payload) {
-  const head = Buffer.alloc(5);
-  head.writeUInt32LE(payload.length + 1, 0);
-  head.write(type, 4, "latin1");
-  const data = Buffer.concat([head, payload]);
-  let done = 0;
-  while (done < data.length) {
-    done += writeSync(OUT, data, done);
-  }
-}
-
-function readExactly(n) {
-  const buf = Buffer.alloc(n);
-  let got = 0;
-  while (got < n) {
-    let k;
-    try {
-      k = readSync(IN, buf, got, n - got, null);
-    } catch (err) {
-      if (err.code === "EAGAIN") continue;
-      throw err;
-    }
-    if (k === 0) return null; // the host went away
-    got += k;
-  }
-  return buf;
-}
-
-class Reader {
-  constructor(buf) {
-    this.buf = buf;
-    this.at = 0;
-  }
-  u8() {
-    return this.buf[this.at++];
-  }
-  u16() {
-    const v = this.buf.readUInt16LE(this.at);
-    this.at += 2;
-    return v;
-  }
-  u32() {
-    const v = this.buf.readUInt32LE(this.at);
-    this.at += 4;
-    return v;
-  }
-  bytes(n) {
-    const v = this.buf.subarray(this.at, this.at + n);
-    this.at += n;
-    return v;
-  }
-}
-
-class Writer {
-  constructor() {
-    this.parts = [];
-  }
-  u8(v) {
-    this.parts.push(Buffer.from([v & 0xff]));
-  }
-  u16(v) {
-    const b = Buffer.alloc(2);
-    b.writeUInt16LE(v & 0xffff);
-    this.parts.push(b);
-  }
-  u32(v) {
-    const b = Buffer.alloc(4);
-    b.writeUInt32LE(v >>> 0);
-    this.parts.push(b);
-  }
-  f64(v) {
-    const b = Buffer.alloc(8);
-    b.writeDoubleLE(v);
-    this.parts.push(b);
-  }
-  bytes(v) {
-    this.parts.push(Buffer.from(v));
-  }
-  done() {
-    return Buffer.concat(this.parts);
-  }
-}
-
-// --- the I2C devices -----------------------------------------------------------------------------
-
-// An MCP23017 at register level (IOCON.BANK = 0, sequential addressing): its inputs are the pin
-// levels the host gives, its outputs the latch.
-class Mcp23017 {
-  constructor() {
-    this.reg = new Uint8Array(0x16);
-    this.reg[0] = this.reg[1] = 0xff; // IODIR: every pin an input at power-on
-    this.pins = 0xffff;
-    this.pointer = 0;
-  }
-  set state(bytes) {
-    this.pins = bytes[0] | (bytes[1] << 8);
-  }
-  read() {
-    const r = this.pointer;
-    this.pointer = (this.pointer + 1) % 0x16;
-    if (r === 0x12 || r === 0x13) {
-      const port = r - 0x12;
-      const iodir = this.reg[port];
-      const pins = (this.pins >> (8 * port)) & 0xff;
-      return ((pins ^ this.reg[2 + port]) & iodir) | (this.reg[0x14 + port] & ~iodir & 0xff);
-    }
-    return this.reg[r];
-  }
-  write(value, first) {
-    if (first) {
-      this.pointer = value % 0x16;
-      return;
-    }
-    const r = this.pointer;
-    this.pointer = (this.pointer + 1) % 0x16;
-    this.reg[r === 0x12 || r === 0x13 ? r + 2 : r] = value; // GPIO writes the latch
-  }
-  output(port) {
-    return this.reg[0x14 + port] & ~this.reg[port] & 0xff; // the latch, on the pins set as outputs
-  }
-}
-
-// A device that answers reads with its bytes and takes writes (the dice unit).
-class ByteDevice {
-  constructor() {
-    this.data = new Uint8Array(0);
-    this.at = 0;
-  }
-  set state(bytes) {
-    this.data = Uint8Array.from(bytes);
-  }
-  read() {
-    return this.at < this.data.length ? this.data[this.at++] : 0xff;
-  }
-  write() {}
-}
+// --- the I2C devices (tools/chip/devices.mjs) ---------------------------------------------------
 
 // the devices on I2C0, at power-on (a power cut resets them; a watchdog reset of the chip does not)
 const devices = new Map();
@@ -312,34 +101,6 @@ function powerDevices() {
   }
 }
 powerDevices();
-
-// The ring oscillator: running and stable, its RANDOMBIT from a xorshift32 of the boot's seed.
-class Rosc {
-  constructor(seed) {
-    this.state = seed >>> 0 || 0x2545f491;
-    this.ctrl = 0xfab000; // enabled
-  }
-  readUint32(offset) {
-    switch (offset & 0xfff) {
-      case 0x00:
-        return this.ctrl;
-      case 0x18:
-        return 0x80001000; // STATUS: STABLE, ENABLED
-      case 0x1c: {
-        let x = this.state;
-        x ^= x << 13;
-        x ^= x >>> 17;
-        x ^= x << 5;
-        this.state = x >>> 0;
-        return this.state & 1;
-      }
-    }
-    return 0;
-  }
-  writeUint32Atomic(offset, value) {
-    if ((offset & 0xfff) === 0) this.ctrl = value;
-  }
-}
 
 // --- the chip ------------------------------------------------------------------------------------
 
@@ -428,39 +189,9 @@ function wire() {
     watchdog.timer.enable = false;
     watchdog.alarm.enable = false;
   };
-  // gap 2: a TX FIFO that sends one character time per byte; its interrupt is raised when the
-  // FIFO drains to its trigger level and cleared by UARTICR or by a write that fills it above
+  // gap 2: the UARTs' TX FIFO (tools/chip/uart.mjs)
   chip.uart.forEach((uart, n) => {
-    const fifo = [];
-    uart.checkInterrupts = function () {
-      this.rp2040.setInterrupt(this.irq, !!(this.interruptStatus & this.interruptMask));
-    };
-    const depth = () => (uart.fifosEnabled ? TX_FIFO : 1);
-    Object.defineProperty(uart, "flags", {
-      get() {
-        const rx = (uart.rxFIFO.full ? RXFF : 0) | (uart.rxFIFO.empty ? RXFE : 0);
-        const full = fifo.length >= depth() ? TXFF : 0;
-        return rx | full | (fifo.length ? BUSY : TXFE);
-      },
-    });
-    const send = () => {
-      const before = fifo.length;
-      uartTx[n].push(fifo.shift());
-      if (before > TX_TRIGGER && fifo.length <= TX_TRIGGER) {
-        uart.interruptStatus |= TXINTR;
-        uart.checkInterrupts();
-      }
-      if (fifo.length) at(chip.clock.nanos + charNs(uart), send);
-    };
-    uart.onByte = (value) => {
-      if (fifo.length >= depth()) return; // written while full: lost, as on the silicon
-      fifo.push(value);
-      if (fifo.length > TX_TRIGGER && uart.interruptStatus & TXINTR) {
-        uart.interruptStatus &= ~TXINTR;
-        uart.checkInterrupts();
-      }
-      if (fifo.length === 1) at(chip.clock.nanos + charNs(uart), send);
-    };
+    txFifo(uart, at, () => chip.clock.nanos, (value) => uartTx[n].push(value));
   });
   // I2C0: the devices of the wiring, at register level
   const i2c = chip.i2c[0];
@@ -663,14 +394,6 @@ function applyInputs(r, newLevels, sliceNs) {
 }
 
 // UART bytes arrive one character time apart (start, 8 data bits, stop)
-// a character's time on the line: start bit, data bits, parity, stop bits
-function charNs(uart) {
-  const baud = uart.baudDivider ? uart.baudRate : 115200;
-  const lcr = uart.lineCtrlRegister;
-  const bits = 1 + uart.wordLength + (lcr & 2 ? 1 : 0) + (lcr & 8 ? 2 : 1);
-  return (bits * 1e9) / baud;
-}
-
 function scheduleRx(n, sliceEnd) {
   const uart = chip.uart[n];
   const step = charNs(uart);
@@ -731,9 +454,9 @@ function outputs() {
 
 boot(0, null);
 for (;;) {
-  const head = readExactly(4);
+  const head = readExactly(IN, 4);
   if (!head) break;
-  const body = readExactly(head.readUInt32LE(0));
+  const body = readExactly(IN, head.readUInt32LE(0));
   if (!body) break;
   if (body[0] !== 0x49) fail(`unknown message ${body[0]} from the host`);
   const r = new Reader(body.subarray(1));

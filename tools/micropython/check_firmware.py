@@ -62,20 +62,20 @@ class _StandIn:
 
 if mode == "check":
     sys.modules["machine"] = _StandIn()  # type: ignore[assignment]
-    from firmware.hal import rp2
+    from firmware.hal import rp2, rp2pins
 
     edges = [0] * 6
     handler = rp2._counter(edges, 0)
-    table = rp2.ntc_table()
+    table = rp2pins.ntc_table()
 
     def calls(n: int) -> int:
         """Bytes allocated by n rounds of the interrupt handler and the arithmetic."""
         before = mem_alloc()
         for i in range(n):
             handler(None)
-            rp2.ma_from_counts(i * 32)
-            rp2.duty_u16(i)
-            rp2.interpolate(table, i * 32 + 1)
+            rp2pins.ma_from_counts(i * 32)
+            rp2pins.duty_u16(i)
+            rp2pins.interpolate(table, i * 32 + 1)
         return int(mem_alloc() - before)
 
     calls(10)
