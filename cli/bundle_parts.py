@@ -187,7 +187,7 @@ def sockets(gathered: Gathered) -> tuple[str, str, bool]:
 
 def status_part(gathered: Gathered) -> Part:
     # lazy: the API's client and models
-    from cli.client import format_status
+    from cli.client_words import format_status
     from controller.api.client import ApiClient, ClientError, PermissionDenied
 
     part = Part("status")

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from cli import client as cmd_client
+from cli import client_words
 from cli import main as run
 from controller.api.server import ApiServer
 from controller.cycle.controller import CycleController
@@ -158,7 +159,7 @@ def test_socket_from_a_config_file(server: ApiServer, sockdir: Path, capsys) -> 
 
 
 def test_format_event_lines() -> None:
-    fmt = cmd_client.format_event
+    fmt = client_words.format_event
     at = "2026-01-01T00:00:00.000Z"
     assert fmt(
         {"type": "phase", "at": at, "cycle": None, "state": "ready", "previous": "idle"}
@@ -330,7 +331,7 @@ def test_status_names_the_cycle_in_play_and_counts_in_words(
         cycles_dealt=dealt,
         allowed=[],
     )
-    lines = dict(line.split(None, 1) for line in cmd_client.format_status(status).splitlines())
+    lines = dict(line.split(None, 1) for line in client_words.format_status(status).splitlines())
     assert lines["cycle"] == shown
     assert lines["dealt"].startswith({0: "0 cycles", 1: "1 cycle,", 2: "2 cycles,"}[dealt])
 

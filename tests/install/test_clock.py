@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.client import format_status
+from cli.client_words import format_status
 from controller.api.client import ApiClient
 from controller.service.clock import (
     MAXERROR_LIMIT_US,
