@@ -27,6 +27,7 @@ from controller.service.builder import (
     Timings,
 )
 from drivers.board import BoardLink
+from drivers.ioloop import IoLoop
 from rules.dealt import DealtState
 from rules.profiles import Profile, load_profile
 from rules.words import DEFAULT_RULE_SET, DiceSource
@@ -189,12 +190,15 @@ class EmbeddedTable:
         assert self.connection.simulated is not None
         #: the simulated board: its ``control`` injects faults, cuts the line, reboots it
         self.board: SimulatedBoard = self.connection.simulated
+        #: one I/O loop for the board link and the cycle's deadlines, as the service has
+        self.loop = IoLoop("mjtable-embedded")
         self.controller = CycleController(
             self.profile,
             table=str(table_number),
             dice_source=dice_source,
             deadlines=deadlines,
             recorder=recorder,
+            loop=self.loop,
         )
         self.runner = CycleRunner(self.controller)
         self.link: BoardLink | None = None
@@ -222,7 +226,8 @@ class EmbeddedTable:
         When any step fails (the board does not answer within ``timeout``: CycleTimeout),
         everything started so far is stopped before the error is raised again."""
         try:
-            self.link = self.connection.open(self.controller.on_board_event)
+            self.loop.start()
+            self.link = self.connection.open(self.controller.on_board_event, self.loop)
             self.controller.attach(self.link)
             self.link.start()
             self.runner.wait_link(timeout)
@@ -231,12 +236,15 @@ class EmbeddedTable:
             raise
 
     def stop(self) -> None:
-        """Stop the controller's deadline thread, the link and the board; close the pty.
-        Safe to call twice, and on a table that was never started."""
+        """Stop the controller's deadlines, the link and the board, then the loop; close the
+        pty. Safe to call twice, and on a table that was never started."""
         try:
             self.controller.close()
         finally:
-            self.connection.close()
+            try:
+                self.connection.close()
+            finally:
+                self.loop.stop()
 
     def events(self) -> list[Event]:
         return self.runner.events()

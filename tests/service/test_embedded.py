@@ -29,7 +29,11 @@ def test_a_started_table_stops_everything() -> None:
     threads, fds = resources()
     with EmbeddedTable("wenzhou", seed=3) as table:
         assert table.controller.status().link_up
-        assert len(set(threading.enumerate()) - threads) >= 3  # board, link, deadline
+        started = {t.name for t in set(threading.enumerate()) - threads}
+        # one I/O loop runs the board link and the deadlines, as in the service: no loop of
+        # the link's own ("board-link") nor of the deadlines' ("deadline")
+        assert "mjtable-embedded" in started
+        assert not started & {"board-link", "deadline"}, started
     left, open_fds = resources()
     assert not left - threads, sorted(t.name for t in left - threads)
     assert open_fds == fds
