@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from controller.api.messages import Event, Status
+from controller.api.messages import Event, Status, utc_now
 from drivers.ioloop import IoLoop
 from gateway.broker import BrokerLink, Endpoint, Tls, Will
 from gateway.core import CoreWatcher
@@ -52,10 +52,6 @@ if TYPE_CHECKING:
     from gateway.web.server import WebServer
 
 log = logging.getLogger("mjtable.gateway")
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def new_run_id() -> str:
@@ -321,7 +317,7 @@ class Gateway:
             self.metrics.on_audit(seq)
         payload = AuditHead(
             table=self.table,
-            at=_now(),
+            at=utc_now(),
             seq=seq,
             hash=hash_,
             last_cycle=last_cycle,
