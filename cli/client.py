@@ -76,7 +76,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     watch.set_defaults(func=_watch)
 
     for name, action, text in (
-        ("shuffle", "shuffle", "shuffle and build the waiting tile set"),
+        ("shuffle", "shuffle", "shuffle and build the waiting tile set (after STOP: carry on)"),
         ("stop", "stop", "stop all motion"),
         ("clear-fault", "clear_fault", "clear a fault once its cause is dealt with"),
     ):

@@ -266,6 +266,11 @@ class AuditTrail:
         return True
 
 
+#: the data the audit records of SHUFFLE pressed when stopped carry (its ``button`` record,
+#: the ``fault_cleared`` of the stop and the ``shuffle`` it starts): why the shuffle started
+CARRY_ON: dict[str, Any] = {"carry_on": True}
+
+
 class Presses:
     """A press of a button and its answer, recorded and announced; a CLEAR FAULT press is
     answered once the board has said whether the fault's cause is gone."""
@@ -339,7 +344,11 @@ class Presses:
             return CLEAR_CUT_SHORT.format(
                 what=f"{fault.code} struck ({fault.message})", advice=fault.advice
             )
-        what = "STOP was pressed" if now == STOPPED else f"the table went {now}"
+        if now == STOPPED:
+            return CLEAR_CUT_SHORT.format(
+                what="STOP was pressed", advice="press SHUFFLE to carry on, or CLEAR FAULT"
+            )
+        what = f"the table went {now}"
         return CLEAR_CUT_SHORT.format(what=what, advice="press CLEAR FAULT to start over")
 
 

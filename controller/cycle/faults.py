@@ -191,6 +191,16 @@ REFUSED = "the board refused {command}: {text}"
 
 #: the press is sent: the board answers whether the fault's cause is gone
 CLEAR_SENT = "CLEAR FAULT sent: the board answers whether the fault's cause is gone"
+#: STOP accepted
+STOPPED_WORDS = (
+    "motion stopped; the cycle is abandoned (press SHUFFLE to carry on with a new shuffle, "
+    "or CLEAR FAULT to leave the table idle)"
+)
+#: SHUFFLE pressed when stopped: the stop is cleared first (CLEAR_FAULT sent)
+CARRY_ON_SENT = (
+    "carrying on: the board confirms the stop is over and reports where the tile sets are, "
+    "then the shuffle starts over"
+)
 #: the board cleared its fault
 CLEARED = "cleared: the board reports where the tile sets are, then the table is idle"
 #: the board refused it while a fault stands: {why} (the cause still there, the emergency

@@ -19,17 +19,20 @@ What a report decides, by the state the table is in:
   is up on the table, SHUFFLE of each lost set, READ_STATUS, then ``idle``.
 
 CLEAR FAULT is sent from here too (``start_clear``): what follows it is this part's to follow.
+SHUFFLE pressed when stopped sends it the same way, and its shuffle starts once the table is
+idle again (``then``); a clear that ends in a fault starts nothing.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import protocol.codes as codes
 import protocol.messages as m
 from controller.cycle.board import BoardSide
-from controller.cycle.core import AuditTrail, CycleState, Outbox, Presses
+from controller.cycle.core import CARRY_ON, AuditTrail, CycleState, Outbox, Presses
 from controller.cycle.faults import CLEAR_SENT, CLEARED, SETS_UNKNOWN, board_fault_words
 from controller.cycle.guards import Guards
 from controller.cycle.phases import Phases
@@ -74,6 +77,8 @@ class Reconciler:
         #: board works on (None: its report is awaited)
         self._restore_steps: list[m.Message] = []
         self._restore_step: m.Message | None = None
+        #: what follows the table idle again (SHUFFLE pressed when stopped: the shuffle)
+        self._then: Callable[[], None] | None = None
 
     # ------------------------------------------------------------ taking a report
 
@@ -207,9 +212,12 @@ class Reconciler:
 
     # ------------------------------------------------------------ CLEAR FAULT and after
 
-    def start_clear(self) -> str:
-        """CLEAR FAULT: sent to the board, which answers whether the cause is gone."""
+    def start_clear(self, then: Callable[[], None] | None = None) -> str:
+        """CLEAR FAULT: sent to the board, which answers whether the cause is gone. ``then``
+        is called once the table is idle again (recovered or restored), not when the clear
+        ends otherwise (a fault, STOP)."""
         self._clear_done = False
+        self._then = then
         self._phases.fire("clear")
         self._board.send(m.ClearFault())
         return CLEAR_SENT
@@ -276,6 +284,9 @@ class Reconciler:
         cleared = state.fault.code if state.fault is not None else "STOPPED"
         state.fault = None
         state.cycle = None
+        then, self._then = self._then, None
         self._phases.fire(trigger)
-        self._audit.record("fault_cleared", {"code": cleared})
+        self._audit.record("fault_cleared", {"code": cleared, **(CARRY_ON if then else {})})
         self._outbox.queue(FaultClearedEvent(at=utc_now(), state=state.state))
+        if then is not None:
+            then()

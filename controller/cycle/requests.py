@@ -7,12 +7,18 @@ written or while the board runs another firmware build (STOP alone is never held
 press accepted is handed to the cycle's steps (steps.py); every press and its answer is one
 ``button`` record and one ``button`` event (core.py's ``Presses``), a CLEAR FAULT press once the
 board has answered it.
+
+SHUFFLE when the table was stopped is the dealer's way on: the stop is cleared as CLEAR FAULT
+clears it (the board confirms and reports where the sets are; a lost set is restored), and the
+shuffle starts by itself once the table is idle; a fault on the way stands, and nothing starts.
+A motion cut by STOP is never resumed half way: the cycle starts over.
 """
 
 from __future__ import annotations
 
 from controller.cycle.board import BoardSide
 from controller.cycle.core import (
+    CARRY_ON,
     AuditTrail,
     ClearPress,
     CycleState,
@@ -32,6 +38,7 @@ from controller.cycle.states import (
     NOT_CONNECTED_CLEAR,
     REPORT_DUE,
     ROWS,
+    STOPPED,
 )
 from controller.cycle.steps import Steps
 from rules.words import Seat
@@ -68,9 +75,14 @@ class Requests:
         presses = self._presses
         refusal = self.refusal(action)
         accepted = refusal is None
+        extra: dict[str, object] | None = None
         if refusal is None:
             try:
-                message = self._steps.start(action)
+                if action == "shuffle" and self._state.state == STOPPED:
+                    extra = CARRY_ON
+                    message = self._steps.carry_on(lambda: self._carried_on(source))
+                else:
+                    message = self._steps.start(action)
             except ImpossibleCommand as exc:  # held back: the table faults instead
                 self._guards.impossible(exc)
                 accepted = False
@@ -84,8 +96,18 @@ class Requests:
                     return presses.result(action, True, message)
         else:
             message = refusal
-        presses.pressed(action, source, accepted, message)
+        presses.pressed(action, source, accepted, message, extra)
         return presses.result(action, accepted, message)
+
+    def _carried_on(self, source: Source) -> None:
+        """SHUFFLE pressed when stopped, the table at rest again (idle): the shuffle starts
+        (its ``shuffle`` record says ``carry_on``), unless something refuses it meanwhile,
+        which is answered as a refused press of the same button."""
+        refusal = self.refusal("shuffle")
+        if refusal is None:
+            self._steps.shuffle_after_stop()
+        else:
+            self._presses.pressed("shuffle", source, False, refusal, CARRY_ON)
 
     def refusal(self, action: Action) -> str | None:
         """Why ``action`` is refused now, in one sentence; None when it is accepted. The
@@ -102,8 +124,8 @@ class Requests:
             if action not in row.accepts:
                 return row.refusal(action)
             return board.no_deadlines() if board.connected else NOT_CONNECTED_CLEAR
-        if "clear_fault" in row.accepts:
-            return row.refusal(action)  # in fault or stopped: the technician comes first
+        if "clear_fault" in row.accepts and action not in row.accepts:
+            return row.refusal(action)  # in fault (DEAL when stopped): CLEAR FAULT comes first
         if not board.connected:
             return NOT_CONNECTED
         if (stale := board.no_deadlines()) is not None:

@@ -173,7 +173,9 @@ class StateRow:
 
 
 _IN_FAULT = "the table is in fault: a technician must clear it first"
-_WAS_STOPPED = "the table was stopped: press CLEAR FAULT to start over"
+_WAS_STOPPED = (
+    "the table was stopped: press SHUFFLE to carry on (the cycle starts over with a new shuffle)"
+)
 _UNDER_TEST = (
     "the table is under test (motor tests asked with mjtable diag --motors): wait for them "
     "to end, or press STOP"
@@ -269,10 +271,12 @@ STATE_TABLE: tuple[StateRow, ...] = (
     ),
     StateRow(
         STOPPED,
-        "STOP pressed: motion halted, the cycle abandoned",
+        "STOP pressed: motion halted, the cycle abandoned; SHUFFLE carries on (the board "
+        "confirms and reports where the sets are, then a new shuffle starts), CLEAR FAULT "
+        "leaves the table idle",
         FAULT_LED,
-        accepts=frozenset({"clear_fault"}),
-        refusals={"shuffle": _WAS_STOPPED, "deal": _WAS_STOPPED},
+        accepts=frozenset({"shuffle", "clear_fault"}),
+        refusals={"deal": _WAS_STOPPED},
         deadline="stop",
         overdue=STOP_UNCONFIRMED,
         done=(m.Stop,),

@@ -23,12 +23,14 @@ import logging
 import secrets
 import time
 from collections import deque
+from collections.abc import Callable
 
 import protocol.codes as codes
 import protocol.messages as m
 from controller.cycle.board import BoardSide
-from controller.cycle.core import AuditTrail, Cycle, CycleState, Deals, Outbox
+from controller.cycle.core import CARRY_ON, AuditTrail, Cycle, CycleState, Deals, Outbox
 from controller.cycle.faults import (
+    CARRY_ON_SENT,
     COMMAND_FAILED,
     COMMAND_STOPPED,
     DICE_COUNT,
@@ -36,6 +38,7 @@ from controller.cycle.faults import (
     MANIFEST_INVALID,
     MANIFEST_MISMATCH,
     MANIFEST_SIZE,
+    STOPPED_WORDS,
 )
 from controller.cycle.guards import Guards
 from controller.cycle.phases import Phases
@@ -130,7 +133,17 @@ class Steps:
             return self._stop_motion()
         return self._reconcile.start_clear()
 
-    def _start_shuffle(self) -> str:
+    def carry_on(self, then: Callable[[], None]) -> str:
+        """SHUFFLE pressed when stopped: the stop is cleared as CLEAR FAULT clears it, and
+        ``then`` is called once the table is idle again (Reconciler.start_clear)."""
+        self._reconcile.start_clear(then=then)
+        return CARRY_ON_SENT
+
+    def shuffle_after_stop(self) -> str:
+        """The shuffle SHUFFLE asked for when stopped, the table idle again."""
+        return self._start_shuffle(carry_on=True)
+
+    def _start_shuffle(self, carry_on: bool = False) -> str:
         state, board = self._state, self._board
         tile_set = self.waiting_set() or "A"
         reread = board.view is not None and board.view.place(tile_set) == PLACE_BUILT
@@ -149,6 +162,8 @@ class Steps:
             "profile_version": state.profile.version,
             "leader": leader,
         }
+        if carry_on:
+            data.update(CARRY_ON)
         if reread:
             # The board reports this set's walls complete under the table (a cycle cut
             # short after its build, a service restarted, a board that built on alone): it
@@ -181,7 +196,7 @@ class Steps:
         self._board.send(m.Stop())
         self._phases.fire("halt")
         self._guards.abort("STOP pressed")
-        return "motion stopped; the cycle is abandoned (press CLEAR FAULT to start over)"
+        return STOPPED_WORDS
 
     # ------------------------------------------------------------ what the board reports
 

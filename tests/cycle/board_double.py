@@ -274,6 +274,14 @@ class Bench:
                 self.deliver(answer)
         raise AssertionError(f"the exchange did not settle (state {self.controller.state})")
 
+    def shuffling(self) -> None:
+        """The link up, the board's first report taken, SHUFFLE pressed: its command waits in
+        ``outbox``, unanswered."""
+        self.link_up()
+        self.pump()
+        assert self.press("shuffle")
+        assert self.controller.state == "shuffling"
+
     def press(self, action: str) -> bool:
         if action == "clear_fault":
             self.clears += 1

@@ -144,9 +144,7 @@ def bench() -> Iterator[Bench]:
     """A table in fault (COVER_OPEN) on the board double, whose answers the test hands over."""
     bench = Bench()
     try:
-        bench.link_up()
-        bench.pump()
-        assert bench.press("shuffle")
+        bench.shuffling()
         bench.board.put(bench.board.places, fault=codes.FAULT_COVER_OPEN)
         bench.deliver(m.Fault(codes.FAULT_COVER_OPEN, codes.SUB_SAFETY, codes.PHASE_SHUFFLE, 0))
         bench.pump()
@@ -216,6 +214,7 @@ def test_stop_before_the_answer_answers_the_press_refused(bench: Bench) -> None:
     (clear,) = _clear_records(bench)
     assert clear["accepted"] is False
     assert clear["reason"] == (
-        "not cleared: STOP was pressed before the board answered; press CLEAR FAULT to start over"
+        "not cleared: STOP was pressed before the board answered; press SHUFFLE to carry on, "
+        "or CLEAR FAULT"
     )
     assert c.state == "stopped"
