@@ -274,7 +274,7 @@ STATE_TABLE: tuple[StateRow, ...] = (
         "STOP pressed: motion halted, the cycle abandoned; SHUFFLE carries on (the board "
         "confirms and reports where the sets are, then a new shuffle starts), CLEAR FAULT "
         "leaves the table idle",
-        FAULT_LED,
+        READY_LED,  # no fault: SHUFFLE is what comes next
         accepts=frozenset({"shuffle", "clear_fault"}),
         refusals={"deal": _WAS_STOPPED},
         deadline="stop",

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from controller.cycle.reports import ButtonEvent, PhaseEvent
+from controller.cycle.states import panel_leds
 from protocol import codes
 from protocol import messages as m
 from tests.cycle.board_double import DISC, UNKNOWN, Bench
@@ -179,3 +180,9 @@ def test_a_shuffle_refused_once_idle_is_answered_and_not_sent(bench: Bench) -> N
     presses = [e for e in bench.events[seen:] if isinstance(e, ButtonEvent)]
     assert [(e.action, e.accepted) for e in presses] == [("shuffle", True), ("shuffle", False)]
     assert presses[1].reason.startswith("the audit log cannot be written")
+
+
+def test_the_panel_shows_stopped_apart_from_a_fault() -> None:
+    stopped, fault = panel_leds("stopped"), panel_leds("fault")
+    assert stopped != fault and not stopped.fault
+    assert stopped.ready  # SHUFFLE is what comes next

@@ -111,7 +111,7 @@ def test_panel_leds_come_from_the_table() -> None:
         assert LedWorker.lights(row.state, True) == (*row.leds, True)
     assert panel_leds("offline") == DARK and panel_leds("not a state") == DARK
     assert panel_leds("ready").ready and panel_leds("building").busy
-    assert panel_leds("fault").fault and panel_leds("stopped").fault
+    assert panel_leds("fault").fault and panel_leds("stopped").ready  # STOP is no fault
 
 
 @pytest.mark.parametrize("state", STATES)

@@ -121,6 +121,44 @@ def test_panel_presses_deal_a_hand_seen_in_api_and_audit_log(service: Service) -
     assert kinds[-1] == "stopped"
 
 
+def test_stop_then_shuffle_on_the_panel_carries_on_without_a_technician(tmp_path: Path) -> None:
+    svc = Service(tmp_path, speed=0.05)  # slow enough to press STOP during the build
+    poller: LedPoller | None = None
+    try:
+        svc.start()
+        watcher = Watcher(svc.socket)
+
+        def press_until(button: str, state: str) -> int:
+            """Press ``button`` on the panel and wait for the table to reach ``state``; the
+            index of the first event after the press."""
+            mark = watcher.mark()
+            svc.press(button)
+            watcher.wait(lambda e: e.type == "phase" and e.state == state, since=mark)
+            return mark
+
+        press_until("SHUFFLE", "building")
+        press_until("STOP", "stopped")
+        # the panel says SHUFFLE comes next, not a fault
+        poller = LedPoller(svc)
+        stopped = poller.wait(lambda leds: leds["ready"])
+        assert stopped.leds == {"ready": True, "busy": False, "fault": False, "blink_fault": False}
+        mark = press_until("SHUFFLE", "ready")
+        svc.press("DEAL")
+        dealt = watcher.wait(lambda e: e.type == "dealt", since=mark)
+        phases = [e.state for e in watcher.events[mark:] if e.type == "phase"]
+        assert phases[:3] == ["recovering", "idle", "shuffling"]
+        presses = [(e.action, e.accepted) for e in watcher.of("button")]
+        assert presses == [("shuffle", True), ("stop", True), ("shuffle", True), ("deal", True)]
+        watcher.close()
+        assert svc.terminate() == 0
+        shuffles = [r.record for r in iter_records(svc.audit) if r.record.kind == "shuffle"]
+        assert shuffles[-1].cycle == dealt.cycle and shuffles[-1].data["carry_on"] is True
+    finally:
+        if poller is not None:
+            poller.close()
+        svc.cleanup()
+
+
 def test_sigkill_mid_cycle_then_restart(tmp_path: Path) -> None:
     svc = Service(tmp_path, speed=0.05)
     try:
