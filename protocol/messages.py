@@ -828,6 +828,8 @@ class Sensors(Message):
     @classmethod
     def decode(cls: "type[_M]", payload: bytes) -> "_M":
         _check_length("Sensors", payload, 0, 1)
+        if payload == b"\x00":  # one way to write each message: flags 0 are no payload
+            _bad(DecodeError, "Sensors", "flags", 0, "flags 0 travel as an empty payload", 0)
         msg = cls(payload[0] if payload else 0)  # type: ignore[call-arg]
         msg.check(DecodeError)
         return msg

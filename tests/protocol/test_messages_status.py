@@ -91,6 +91,9 @@ def test_board_status_names_and_sizes() -> None:
 def test_sensors_without_flags_are_the_bytes_of_2_1_and_ask_for_no_vitals() -> None:
     plain = SensorData(1, 0, 0, [0] * 4, 0, 0, [0] * 9, 240)
     assert Sensors().encode() == b"" and Sensors.decode(b"") == Sensors(0)
+    # one way to write it: a zero flags byte would decode to what encodes as no payload
+    with pytest.raises(DecodeError, match="flags 0 travel as an empty payload"):
+        Sensors.decode(b"\x00")
     assert len(plain.encode()) == 30 and SensorData.decode(plain.encode()).vitals is None
     vitals = BoardVitals(92816, 246016, 23925, 45020, 9120, 12310, 1900, 6800, 42394, 1, 2, 3, 4)
     asked = Sensors(SENSORS_VITALS | SENSORS_COLLECT | SENSORS_RESTART)
