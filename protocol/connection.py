@@ -75,6 +75,13 @@ from protocol.messages import (
     NoSession,
 )
 
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from protocol.messages import BoardStatus
+
 
 def _random_session() -> int:
     value = 0
@@ -136,6 +143,9 @@ class Connection(GoBackN):
             if not isinstance(own_session, int) or own_session < 1 or own_session > 0xFFFFFFFF:
                 raise ValueError("session must be 1..0xFFFFFFFF, not " + repr(own_session))
         self.identity = identity
+        #: board: called for the status each HELLO_REPLY carries, the board's as it is then
+        #: (None: identity.status as it stands); so the status is made only when it is sent
+        self.status_of: Callable[[], BoardStatus] | None = None
         #: this side's session id (host: chosen at start; board: identity.session_id)
         self.session = own_session
         #: host: the board's HelloReply; board: the host's Hello (None before the first)
@@ -416,6 +426,8 @@ class Connection(GoBackN):
     def _reply_for(self, host_session: int, host_minor: int = PROTO_MINOR) -> HelloReply:
         ident = self.identity
         assert ident is not None
+        if self.status_of is not None:
+            ident.status = self.status_of()
         # with the status the board keeps current, in the layout the host's version reads
         return ident.answer(host_session, host_minor)
 
