@@ -82,14 +82,16 @@ def crc16_bytewise(data: bytes, crc: int = CRC_INIT) -> int:
 
 
 def crc16_table(data: bytes, crc: int = CRC_INIT) -> int:
-    """The same CRC two bytes per step (two 256-entry tables): the pure-Python default."""
+    """The same CRC two bytes per step (two 256-entry tables): the pure-Python default. By
+    index, allocating nothing: on MicroPython pairing the bytes through zip(it, it) cost more
+    than it saved (2.5x the bytewise form's time for a heartbeat's 5 bytes on the RP2040)."""
     t1 = CRC_TABLE
     t2 = CRC_TABLE2
-    it = iter(data)
-    for b0, b1 in zip(it, it):  # noqa: B905 - MicroPython's zip has no strict=
-        crc = t2[(crc >> 8) ^ b0] ^ t1[(crc & 0xFF) ^ b1]
-    if len(data) & 1:
-        crc = ((crc & 0xFF) << 8) ^ t1[(crc >> 8) ^ data[-1]]
+    n = len(data)
+    for i in range(0, n - 1, 2):
+        crc = t2[(crc >> 8) ^ data[i]] ^ t1[(crc & 0xFF) ^ data[i + 1]]
+    if n & 1:
+        crc = ((crc & 0xFF) << 8) ^ t1[(crc >> 8) ^ data[n - 1]]
     return crc
 
 
@@ -202,6 +204,7 @@ class FrameDecoder:
         head_hi = HEAD_HI
         n = len(b)
         i = 0
+        ok = 0
         skipped = 0
         oversize = 0
         crc_errors = 0
@@ -220,15 +223,18 @@ class FrameDecoder:
             end = i + length + OVERHEAD
             if end > n:
                 break
-            if crc(b[i + 4 : end - 2], h) != (b[end - 2] << 8) | b[end - 1]:
+            payload = b[i + 4 : end - 2]
+            if crc(payload, h) != (b[end - 2] << 8) | b[end - 1]:
                 crc_errors += 1
                 i += 1
                 continue
             ctl = b[i + 1]
-            out.append((ctl & 0x1F, ctl >> 5, b[i + 4 : end - 2]))
-            self.stats["frames_ok"] += 1
+            out.append((ctl & 0x1F, ctl >> 5, payload))
+            ok += 1
             i = end
         self._buf = b[i:] if i else b
+        if ok:
+            self.stats["frames_ok"] += ok
         if skipped:
             self.stats["header_errors"] += skipped
         if oversize:
