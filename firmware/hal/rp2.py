@@ -398,10 +398,12 @@ class Rp2Link(Hal):
 
     def ticks_ms(self) -> int:
         # MicroPython's ticks (0 .. TICKS_MASK, wrapping), as a plain int for the type checker
-        return int(ticks_diff(ticks_ms(), 0)) & TICKS_MASK
+        now: int = ticks_ms()
+        return now & TICKS_MASK
 
     def link_ticks_ms(self) -> int:
-        return int(ticks_diff(ticks_ms(), 0)) & TICKS_MASK  # one clock on the board
+        now: int = ticks_ms()  # one clock on the board
+        return now & TICKS_MASK
 
     def idle(self, ms: int) -> None:
         sleep_ms(ms)
