@@ -397,12 +397,12 @@ class Rp2Link(Hal):
         return int.from_bytes(os.urandom(4), "big")
 
     def ticks_ms(self) -> int:
-        # MicroPython's ticks (0 .. TICKS_MASK, wrapping), as a plain int for the type checker
-        now: int = ticks_ms()
+        # MicroPython's ticks (0 .. TICKS_MASK, wrapping; opaque to the type checker), an int
+        now: int = ticks_ms()  # type: ignore[assignment,unused-ignore]
         return now & TICKS_MASK
 
     def link_ticks_ms(self) -> int:
-        now: int = ticks_ms()  # one clock on the board
+        now: int = ticks_ms()  # type: ignore[assignment,unused-ignore]  # one clock on the board
         return now & TICKS_MASK
 
     def idle(self, ms: int) -> None:
