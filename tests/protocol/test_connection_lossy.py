@@ -57,11 +57,18 @@ def run_lossy(
     return commands + events, got_commands + got_events, loop
 
 
+#: the most of the line's bytes dropped, and flipped, each: the board's HELLO_REPLY (81 bytes in
+#: its frame) must get through for the link to come up at all, and at 4 % of each it did once
+#: in about 700 tries (2,400 in the 600 s a run lasts: a link that often never came up, which
+#: Hypothesis found); at 2 % once in 26 (about 7 s)
+LOSSY_MAX = 0.02
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     seed=st.integers(0, 2**31),
-    drop=st.floats(0.0, 0.04),
-    corrupt=st.floats(0.0, 0.04),
+    drop=st.floats(0.0, LOSSY_MAX),
+    corrupt=st.floats(0.0, LOSSY_MAX),
     duplicate=st.floats(0.0, 0.2),
     n_commands=st.integers(8, 30),
     n_events=st.integers(8, 30),
@@ -144,8 +151,8 @@ def run_shuffled_schedule(
 @settings(max_examples=40, deadline=None)
 @given(
     seed=st.integers(0, 2**31),
-    drop=st.floats(0.0, 0.03),
-    corrupt=st.floats(0.0, 0.03),
+    drop=st.floats(0.0, LOSSY_MAX),
+    corrupt=st.floats(0.0, LOSSY_MAX),
     duplicate=st.floats(0.0, 0.3),
     n_commands=st.integers(8, 30),
     n_events=st.integers(8, 30),
