@@ -128,7 +128,8 @@ def chip_run(
                 failure = f"cycle {len(done) + 1}: {exc}"
                 print(f"the board did not complete {failure}", flush=True)
                 failed_loop = host.ask()[0]
-            pace = (board.chip_us - chip0) / 1e6 / (process_cpu(pid) - cpu0)
+            cpu = process_cpu(pid) - cpu0
+            pace = (board.chip_us - chip0) / 1e6 / cpu if cpu > 0 else 0.0
             print(f"the line full for {blast_s:g} s of chip time, at rest", flush=True)
             rest = blast(host, blast_s * 1e6)
             built = None
@@ -382,7 +383,12 @@ def print_table(table: list[tuple[str, ...]]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cycles", type=int, default=3, help="deal cycles on the chip (default 3)")
+    parser.add_argument(
+        "--cycles",
+        type=int,
+        default=3,
+        help="deal cycles on the chip (default 3; 0: the line full alone, a few minutes less)",
+    )
     parser.add_argument(
         "--wasm-cycles", type=int, default=100, help="deal cycles under the WebAssembly port (100)"
     )
@@ -404,8 +410,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.image is not None and not args.image.is_file():
         parser.error(f"--image {args.image}: no such file (make one: mjtable firmware image)")
-    if args.cycles < 1 or args.wasm_cycles < 1:
-        parser.error("--cycles and --wasm-cycles must be 1 or more")
+    if args.cycles < 0:
+        parser.error("--cycles must be 0 (the line full alone) or more")
+    if args.wasm_cycles < 1:
+        parser.error("--wasm-cycles must be 1 or more")
     if not 0.1 <= args.blast <= 60:
         parser.error("--blast must be 0.1 to 60 seconds")
     print(
@@ -448,7 +456,8 @@ def main(argv: list[str] | None = None) -> int:
         print(line_text(f"the chip, {name}: the line full, at rest", run.rest))
         if run.build is not None:
             print(line_text(f"the chip, {name}: the line full during BUILD_WALLS", run.build))
-        print(f"the chip, {name}: {run.pace:.2f} s of chip time per s of the runner's CPU")
+        if run.pace:  # none without a cycle
+            print(f"the chip, {name}: {run.pace:.2f} s of chip time per s of the runner's CPU")
         if run.failure:
             print(f"bench.chip: {name}: the board did not complete {run.failure}", file=sys.stderr)
             failed = 1

@@ -111,7 +111,8 @@ class App:
         self.session = session
         reply = identity(hal, config, session, board_status(self.board))
         self.conn = Connection(BOARD, identity=reply, window=WINDOW)
-        self._identity = reply
+        # a HELLO is answered with the board's status as it is then (made only then)
+        self.conn.status_of = self._status
         self.conn.local_state = self.board.state
         self._rx = bytearray(RX_CHUNK)
         self._rxv = memoryview(self._rx)
@@ -152,8 +153,6 @@ class App:
         self.passes += 1
         n = hal.serial_read(self._rx)
         if n:
-            # a HELLO among these bytes is answered with the board's status as it is now
-            self._identity.status = board_status(board)
             conn.receive_data(bytes(self._rxv[:n]), link)
         try:
             event = conn.next_event()
@@ -190,6 +189,9 @@ class App:
             hal.led(LED_HEARTBEAT, self._led)
         hal.watchdog_feed()
         return True
+
+    def _status(self) -> BoardStatus:
+        return board_status(self.board)
 
     def _watch_host(self, link: int) -> None:
         """A motion never runs on unattended: once the link to the host has been down for

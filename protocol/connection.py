@@ -75,6 +75,15 @@ from protocol.messages import (
     NoSession,
 )
 
+HEARTBEAT_TYPE = Heartbeat.TYPE
+
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from protocol.messages import BoardStatus
+
 
 def _random_session() -> int:
     value = 0
@@ -136,6 +145,9 @@ class Connection(GoBackN):
             if not isinstance(own_session, int) or own_session < 1 or own_session > 0xFFFFFFFF:
                 raise ValueError("session must be 1..0xFFFFFFFF, not " + repr(own_session))
         self.identity = identity
+        #: board: called for the status each HELLO_REPLY carries, the board's as it is then
+        #: (None: identity.status as it stands); so the status is made only when it is sent
+        self.status_of: Callable[[], BoardStatus] | None = None
         #: this side's session id (host: chosen at start; board: identity.session_id)
         self.session = own_session
         #: host: the board's HelloReply; board: the host's Hello (None before the first)
@@ -147,6 +159,11 @@ class Connection(GoBackN):
         #: last state the peer reported in a heartbeat
         self.peer_state: int | None = None
         self._decoder = FrameDecoder()
+        #: the payload of the last HEARTBEAT taken, and the peer's session it was taken under:
+        #: the same bytes again are the same heartbeat, taken without decoding (a peer sends
+        #: the same one every heartbeat_ms while its state holds)
+        self._beat: bytes | None = None
+        self._beat_session: int | None = None
         self._last_rx = 0
         self._next_hello = 0
 
@@ -177,7 +194,15 @@ class Connection(GoBackN):
     def receive_data(self, data: bytes, now: int) -> None:
         """Bytes read from the wire; complete frames are handled at once."""
         for type_code, seq, payload in self._decoder.feed(data):
-            self._handle_frame(type_code, seq, payload, now)
+            if (
+                type_code == HEARTBEAT_TYPE
+                and payload == self._beat
+                and seq == 0
+                and self.peer_session == self._beat_session
+            ):
+                self._same_beat(now)  # the heartbeat taken last, again: nothing to decode
+            else:
+                self._handle_frame(type_code, seq, payload, now)
 
     def tick(self, now: int) -> "int | None":
         """Run the timers (HELLO, retransmit, link timeout, heartbeat).
@@ -226,17 +251,21 @@ class Connection(GoBackN):
         return self.peer_session is not None
 
     def _deadline(self) -> "int | None":
+        # the earliest of the timers that run (no list: the board calls this at most passes)
         deadline: int | None = None
-        candidates: list[int] = []
-        if self.role == HOST and (self.state == CONNECTING or self.state == DOWN):
-            candidates.append(self._next_hello)
-        if self.state == UP:
-            candidates.append(self._last_rx + self.link_timeout_ms)
+        state = self.state
+        if self.role == HOST and state in (CONNECTING, DOWN):
+            deadline = self._next_hello
+        if state == UP:
+            c = self._last_rx + self.link_timeout_ms
+            if deadline is None or c < deadline:
+                deadline = c
             if self._win:
-                candidates.append(self._sent_at + self.rto_ms)
+                c = self._sent_at + self.rto_ms
+                if c < deadline:
+                    deadline = c
         if self._heartbeats_on():
-            candidates.append(self._last_tx + self.heartbeat_ms)
-        for c in candidates:
+            c = self._last_tx + self.heartbeat_ms
             if deadline is None or c < deadline:
                 deadline = c
         return deadline
@@ -329,7 +358,9 @@ class Connection(GoBackN):
             if isinstance(message, HelloReply):
                 self._host_on_reply(message, now)
             elif isinstance(message, Heartbeat):
-                self._host_on_heartbeat(message, now)
+                if self._host_on_heartbeat(message, now):
+                    self._beat = payload
+                    self._beat_session = self.peer_session
             elif isinstance(message, NoSession):
                 self._last_rx = now
                 if self.state == UP:
@@ -342,7 +373,9 @@ class Connection(GoBackN):
             if isinstance(message, Hello):
                 self._board_on_hello(message, now)
             elif isinstance(message, Heartbeat):
-                self._board_on_heartbeat(message, now)
+                if self._board_on_heartbeat(message, now):
+                    self._beat = payload
+                    self._beat_session = self.peer_session
             else:
                 self._bad(type_code, seq, WrongRole("the board received " + cls.NAME))
 
@@ -404,18 +437,22 @@ class Connection(GoBackN):
         self._events.append(LinkUp(reply))
         self._resume(now)
 
-    def _host_on_heartbeat(self, beat: Heartbeat, now: int) -> None:
+    def _host_on_heartbeat(self, beat: Heartbeat, now: int) -> bool:
+        """Take the board's heartbeat; True when it is of the board's session."""
         if self.state != UP:
-            return
+            return False
         self._last_rx = now
         if beat.session_id != self.peer_session:
             self._go_down("the board's session changed (it restarted)", "board_lost_session", now)
-            return
+            return False
         self.peer_state = beat.state
+        return True
 
     def _reply_for(self, host_session: int, host_minor: int = PROTO_MINOR) -> HelloReply:
         ident = self.identity
         assert ident is not None
+        if self.status_of is not None:
+            ident.status = self.status_of()
         # with the status the board keeps current, in the layout the host's version reads
         return ident.answer(host_session, host_minor)
 
@@ -457,14 +494,28 @@ class Connection(GoBackN):
         self._events.append(LinkUp(reply))
         self._resume(now)
 
-    def _board_on_heartbeat(self, beat: Heartbeat, now: int) -> None:
+    def _board_on_heartbeat(self, beat: Heartbeat, now: int) -> bool:
+        """Take the host's heartbeat; True when it is of the host's session."""
         if self.peer_session is None or beat.session_id != self.peer_session:
             self._send_link(NoSession(), 0, now)
             self._counters["no_session_sent"] += 1
-            return
+            return False
         self._last_rx = now
         self.peer_state = beat.state
-        self._board_back_up(now)
+        if self.state == DOWN:
+            self._board_back_up(now)
+        return True
+
+    def _same_beat(self, now: int) -> None:
+        """The heartbeat taken last (``_beat``), again from the same session: what taking it
+        does, without decoding it."""
+        if self.role == HOST:
+            if self.state == UP:
+                self._last_rx = now
+            return
+        self._last_rx = now
+        if self.state == DOWN:
+            self._board_back_up(now)
 
 
 __all__ = [

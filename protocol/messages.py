@@ -232,7 +232,23 @@ class Message:
                     return payload
             except Exception:
                 pass
-        self.check()
+            self.check()
+        else:
+            # MicroPython's struct truncates: the bounds checked here, inline (check() names
+            # the field, and decides any value that is not a plain int)
+            bounds = self._BOUNDS
+            for i in range(len(bounds)):
+                field = values[i]
+                low, high = bounds[i]
+                if type(field) is not int or field < low or field > high:
+                    self.check()
+                    break
+        # the fields by position, as in decode: cheaper than *values on MicroPython
+        n = len(values)
+        if n == 1:
+            return struct.pack(fmt, values[0])
+        if n == 2:
+            return struct.pack(fmt, values[0], values[1])
         return struct.pack(fmt, *values)
 
     @classmethod
@@ -243,7 +259,17 @@ class Message:
         if not cls._FMT:
             return cls()
         values = struct.unpack(cls._FMT, payload)
-        msg = cls(*values)
+        n = len(values)
+        # the fields by position: on MicroPython a call with *values costs more than the rest
+        # of the decoding (2.4x the call with the arguments written out, on the RP2040)
+        if n == 1:
+            msg = cls(values[0])  # type: ignore[call-arg]
+        elif n == 2:
+            msg = cls(values[0], values[1])  # type: ignore[call-arg]
+        elif n == 3:
+            msg = cls(values[0], values[1], values[2])  # type: ignore[call-arg]
+        else:
+            msg = cls(*values)
         for i, low, high in cls._NARROW:
             v = values[i]
             if v < low or v > high:

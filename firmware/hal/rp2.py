@@ -152,11 +152,13 @@ class Rp2Link(Hal):
         return int.from_bytes(os.urandom(4), "big")
 
     def ticks_ms(self) -> int:
-        # MicroPython's ticks (0 .. TICKS_MASK, wrapping), as a plain int for the type checker
-        return int(ticks_diff(ticks_ms(), 0)) & TICKS_MASK
+        # MicroPython's ticks (0 .. TICKS_MASK, wrapping; opaque to the type checker), an int
+        now: int = ticks_ms()  # type: ignore[assignment,unused-ignore]
+        return now & TICKS_MASK
 
     def link_ticks_ms(self) -> int:
-        return int(ticks_diff(ticks_ms(), 0)) & TICKS_MASK  # one clock on the board
+        now: int = ticks_ms()  # type: ignore[assignment,unused-ignore]  # one clock on the board
+        return now & TICKS_MASK
 
     def idle(self, ms: int) -> None:
         sleep_ms(ms)
@@ -200,8 +202,16 @@ class Rp2Link(Hal):
         machine.reset()
 
     def serial_read(self, buf: bytearray) -> int:
-        n = self._host.readinto(buf)  # type: ignore[attr-defined]
-        return int(n or 0)
+        # no more than the UART holds: the rp2 port's readinto waits for every byte it is
+        # asked for beyond those (at least a millisecond, its shortest timeout_char), so asking
+        # for a whole buffer idled the loop a millisecond a pass, or until the line filled it
+        host = self._host
+        n = int(host.any())  # type: ignore[attr-defined]
+        if not n:
+            return 0
+        if n < len(buf):
+            return int(host.readinto(memoryview(buf)[:n]) or 0)  # type: ignore[attr-defined]
+        return int(host.readinto(buf) or 0)  # type: ignore[attr-defined]
 
     def serial_write(self, data: "bytes | memoryview") -> int:
         n = self._host.write(data)  # type: ignore[attr-defined]
@@ -394,9 +404,12 @@ class Rp2Hal(Rp2Link):
     # --- tile reader and pick-up -----------------------------------------------------------------
 
     def _read_tags(self) -> None:
-        """The reader's bytes into the ring, each change once (its repeats say it is alive)."""
-        n = self._tags.readinto(self._one)
-        while n:
+        """The reader's bytes into the ring, each change once (its repeats say it is alive).
+        Only the bytes the UART holds are read: a read beyond them waits a millisecond."""
+        tags = self._tags
+        while tags.any():
+            if not tags.readinto(self._one):
+                break
             code = self._one[0]
             self._tag_at = self.ticks_ms()
             if code != self._heard:
@@ -406,7 +419,6 @@ class Rp2Hal(Rp2Link):
                     self._waiting -= 1
                 self._changes[(self._first + self._waiting) % READER_CHANGES] = code
                 self._waiting += 1
-            n = self._tags.readinto(self._one)
 
     def reader_ok(self) -> bool:
         if not self._reader:

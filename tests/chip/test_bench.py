@@ -10,7 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from bench.chip import NOT_MEASURED, ROWS, WASM_FIGURES, ChipRun, parse_wasm, rows, wasm_run
+from bench.chip import (
+    NOT_MEASURED,
+    ROWS,
+    WASM_FIGURES,
+    ChipRun,
+    main,
+    parse_wasm,
+    rows,
+    wasm_run,
+)
 from bench.chip_parts import CHAR_US, BlastFigures, ChipHost, CycleFigures, blast
 from protocol import messages as m
 from simulator.chip.board import ChipBoard
@@ -149,3 +158,13 @@ def test_a_cycle_that_faults_leaves_the_figures_it_has() -> None:
     assert rate[0].endswith("x the wire's 1,047/s")
     assert rate[3].endswith(": .mpy NOT met, frozen NOT met")
     assert table[LABEL["line"]][0] == "6,600 of 11,000 bytes lost"
+
+
+def test_no_cycle_is_the_line_full_alone_and_fewer_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # --cycles 0 passes (the next check, --blast's, is the one that refuses); -1 does not
+    for cycles, refused in (("0", "--blast must be"), ("-1", "--cycles must be 0")):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["--cycles", cycles, "--blast", "100"])
+        assert exit_info.value.code == 2 and refused in capsys.readouterr().err

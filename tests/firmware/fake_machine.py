@@ -106,9 +106,17 @@ class UART:
         self.settings = kwargs
         self.rx = bytearray()
         self.tx = bytearray()
+        #: reads that asked for more bytes than were there: on the rp2 port each one waits
+        #: for the missing bytes (at least its timeout_char, a millisecond) before it returns
+        self.waits = 0
         uarts[id] = self
 
-    def readinto(self, buf: bytearray) -> int | None:
+    def any(self) -> int:
+        return len(self.rx)
+
+    def readinto(self, buf: bytearray | memoryview) -> int | None:
+        if len(buf) > len(self.rx):
+            self.waits += 1
         n = min(len(buf), len(self.rx))
         if not n:
             return None  # as MicroPython: None when nothing came

@@ -298,6 +298,10 @@ def test_reader_dice_leds_store_watchdog_and_serial(
     assert board.serial_read(bytearray(8)) == 0
     host.rx.extend(b"hello")
     assert board.serial_read(buf) == 5 and buf[:5] == b"hello"
+    host.rx.extend(bytes(20))
+    assert board.serial_read(buf) == 16 and board.serial_read(buf) == 4
+    # never asked for more than the UART holds: each such read waits on the chip
+    assert host.waits == 0 and reader.waits == 0
     assert board.serial_write(b"reply") == 5 and host.tx == b"reply"
     assert board.serial_number() == "MJ-e6614104032f4a2b"
     assert 0 <= board.random_u32() < 2**32

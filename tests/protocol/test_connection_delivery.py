@@ -210,3 +210,40 @@ def test_host_heartbeat_from_unknown_session_gets_no_session() -> None:
     board = make_board()
     board.receive_data(encode_frame(Heartbeat.TYPE, 0, Heartbeat(5, 1).encode()), 0)
     assert types_in(board.data_to_send()) == [NoSession.TYPE]
+
+
+def test_a_repeated_heartbeat_is_taken_without_decoding_while_its_session_holds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    host, board = connected()
+    payload = Heartbeat(HOST_SESSION, codes.STATE_IDLE).encode()
+    beat = encode_frame(Heartbeat.TYPE, 0, payload)
+    decoded: list[bytes] = []
+    real = Heartbeat.decode.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[Heartbeat], payload: bytes) -> Heartbeat:
+        decoded.append(payload)
+        return real(cls, payload)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(Heartbeat, "decode", classmethod(counting))
+    board.receive_data(beat + beat + beat, 100)
+    assert decoded == [payload] and board.peer_state == codes.STATE_IDLE
+    board.receive_data(beat, 1900)  # taken: the link stays up past 2 s from the first
+    assert board.tick(2150) is not None and board.state == UP and decoded == [payload]
+    # the host restarts with another session: the same bytes are no longer the host's heartbeat
+    new_host = Connection(HOST, session=0x3333)
+    new_host.connect(2200)
+    shuttle(new_host, board, 2200)
+    board.events()
+    board.receive_data(beat, 2300)
+    assert decoded.count(payload) == 2 and types_in(board.data_to_send()) == [NoSession.TYPE]
+    # the host side: the board's heartbeat, twice, decoded once; a board that restarted is seen
+    board_payload = Heartbeat(BOARD_SESSION, 2).encode()
+    board_beat = encode_frame(Heartbeat.TYPE, 0, board_payload)
+    host.receive_data(board_beat + board_beat, 2400)
+    assert decoded.count(board_payload) == 1 and host.state == UP and host.peer_state == 2
+    other = encode_frame(Heartbeat.TYPE, 0, Heartbeat(0xDEAD_BEEF, 1).encode())
+    host.receive_data(other, 2500)
+    assert host.events() == [LinkDown("the board's session changed (it restarted)")]
+    host.receive_data(board_beat, 2600)  # the link is down: nothing taken
+    assert host.state != UP and decoded.count(board_payload) == 1

@@ -27,12 +27,13 @@ from protocol.errors import (
     WrongRole,
 )
 from protocol.events import BadMessage, HelloReceived, LinkDown, LinkUp, ProtocolMismatch
-from protocol.examples import example_identity
-from protocol.framing import encode_frame
+from protocol.examples import example_identity, example_status
+from protocol.framing import FrameDecoder, encode_frame
 from protocol.messages import (
     PROTO_MAJOR,
     PROTO_MINOR,
     Ack,
+    BoardStatus,
     Dice,
     Done,
     Heartbeat,
@@ -81,6 +82,33 @@ def test_hello_exchange() -> None:
     assert host.peer == reply and host.peer_session == BOARD_SESSION
     assert board.peer_session == HOST_SESSION
     assert host.state == UP and board.state == UP
+
+
+def test_hello_reply_carries_the_status_made_when_it_is_sent() -> None:
+    host, board = make_host(), make_board()
+    made: list[int] = []
+
+    def status_now() -> BoardStatus:
+        made.append(len(made))
+        status = example_status()
+        status.state = codes.STATE_FAULT if len(made) > 1 else codes.STATE_IDLE
+        return status
+
+    board.status_of = status_now
+    host.connect(0)
+    shuttle(host, board, 0)
+    assert host.state == UP and made == [0]
+    first = host.peer
+    assert isinstance(first, HelloReply) and first.status.state == codes.STATE_IDLE
+    for now in range(1, 2000, 100):  # heartbeats both ways: no status is made for them
+        host.tick(now)
+        board.tick(now)
+        shuttle(host, board, now)
+    assert made == [0]
+    hello = Hello(PROTO_MAJOR, PROTO_MINOR, HOST_SESSION)  # repeated: our reply was lost
+    board.receive_data(encode_frame(Hello.TYPE, 0, hello.encode()), 2000)
+    (reply,) = [p for t, _s, p in FrameDecoder().feed(board.data_to_send()) if t == HelloReply.TYPE]
+    assert HelloReply.decode(reply).status.state == codes.STATE_FAULT and made == [0, 1]
 
 
 def test_hello_repeats_every_250_ms_until_answered() -> None:

@@ -208,3 +208,36 @@ def test_fuzz_connection_never_raises_on_input(data: bytes, as_board: bool) -> N
     while conn.next_event() is not None:
         pass
     assert isinstance(conn.data_to_send(), bytes)
+
+
+def test_a_repeated_frame_is_not_checked_again_and_a_bad_crc_still_fails(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[bytes] = []
+    real = framing.crc16
+
+    def counting(data: bytes, crc: int = framing.CRC_INIT) -> int:
+        calls.append(bytes(data))
+        return real(data, crc)
+
+    monkeypatch.setattr(framing, "crc16", counting)
+    frame = encode_frame(3, 0, b"\x12\x34\x56\x78\x01")
+    other = encode_frame(5, 2, b"\x12\x34\x56\x78\x01")  # the same payload, another header
+    bad = other[:-1] + bytes([other[-1] ^ 0x40])  # that frame, its FCRC wrong
+    calls.clear()
+    decoder = FrameDecoder()
+    assert decoder.feed(frame * 3) == [(3, 0, b"\x12\x34\x56\x78\x01")] * 3
+    assert len(calls) == 1
+    # cut anywhere, the copies are still found whole
+    assert (
+        decoder.feed(frame[:3]) == []
+        and decoder.feed(frame[3:] + frame) == [(3, 0, b"\x12\x34\x56\x78\x01")] * 2
+    )
+    assert len(calls) == 1 and decoder.stats["frames_ok"] == 5
+    assert decoder.feed(other) == [(5, 2, b"\x12\x34\x56\x78\x01")] and len(calls) == 2
+    assert decoder.feed(bad) == [] and decoder.stats["crc_errors"] == 1
+    assert decoder.feed(other + frame) == [
+        (5, 2, b"\x12\x34\x56\x78\x01"),
+        (3, 0, b"\x12\x34\x56\x78\x01"),
+    ]
+    assert len(calls) == 4 and decoder.stats["crc_errors"] == 1
