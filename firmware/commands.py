@@ -141,8 +141,12 @@ def on_stop(b: "Board", msg: m.Message) -> None:
 
 def on_clear_fault(b: "Board", msg: m.Message) -> None:
     if b.state == c.STATE_ESTOP:
-        b.refuse(msg.TYPE, c.REFUSE_ESTOP_HELD, c.FAULT_ESTOP)
-        return
+        # the E-stop itself decides, not what the last pass saw: a release and this command
+        # read in the same pass (the command is handled before the pass's supervision)
+        if b.hal.level(SENSE_ESTOP):
+            b.refuse(msg.TYPE, c.REFUSE_ESTOP_HELD, c.FAULT_ESTOP)
+            return
+        b.fire("estop_released")
     if b.state == c.STATE_FAULT:
         if cause_present(b):
             b.refuse(msg.TYPE, c.REFUSE_CAUSE_PRESENT, b.fault_code)

@@ -414,3 +414,29 @@ def test_the_estop_stops_the_dice_motor_in_hardware_before_the_firmware_reacts()
     fault = wait_fault(h)
     assert fault == m.Fault(codes.FAULT_ESTOP, codes.SUB_SAFETY, codes.PHASE_DICE, 0)
     assert_cut_before_report(h)
+
+
+def test_clear_fault_read_with_the_estops_release_is_taken() -> None:
+    """The E-stop released and CLEAR_FAULT read in the same pass of the loop (the command is
+    handled before that pass's supervision): the board asks the E-stop itself, not the state
+    the last pass left, and clears."""
+    h = watched()
+    h.hal.press_estop()
+    wait_fault(h)
+    assert h.board.state == codes.STATE_ESTOP
+    mark = h.send(m.ClearFault())
+    h.step()  # the host's engine writes the command: the board reads it at its next pass
+    h.hal.release_estop()  # released as it arrives
+    h.wait(100)
+    answer = [e for e in h.events[mark:] if isinstance(e, m.Done | m.Refused)]
+    assert answer == [m.Done(m.ClearFault.TYPE, codes.RESULT_OK)]
+    assert h.board.state == codes.STATE_STOPPED and h.board.fault_code == 0  # as any clear
+
+
+def test_clear_fault_with_the_estop_still_pressed_is_refused() -> None:
+    h = watched()
+    h.hal.press_estop()
+    wait_fault(h)
+    events = h.command(m.ClearFault())
+    assert last(events) == m.Refused(m.ClearFault.TYPE, codes.REFUSE_ESTOP_HELD, codes.FAULT_ESTOP)
+    assert h.board.state == codes.STATE_ESTOP
