@@ -102,8 +102,10 @@ def build(b: "Board", tile_set: int, layout: "tuple[tuple[int, ...], ...]") -> "
             need += h
         # 1. stack
         now = b.now
-        sup.drive(MOTOR_SHUFFLE_DISC, FORWARD, SPEED_FULL)
+        # the head first and the disc stopped first: a disc turning without the head mixes
+        # the sets in it (a shuffle), so it never does so in a build, not even for a pass
         sup.drive(MOTOR_STACKER_HEAD, FORWARD, SPEED_FULL)
+        sup.drive(MOTOR_SHUFFLE_DISC, FORWARD, SPEED_FULL)
         sup.watch(0, SENSE_TILE, t.sort_timeout_ms, FAULT_SORT_TIMEOUT, SUB_SHUFFLER, w, now)
         sup.watch(1, SENSE_HEAD_HOME, t.head_jam_ms, FAULT_HEAD_JAM, SUB_STACKER_HEAD, w, now)
         disc = MOTOR_SHUFFLE_DISC
@@ -123,8 +125,8 @@ def build(b: "Board", tile_set: int, layout: "tuple[tuple[int, ...], ...]") -> "
                     sup.unwatch(0)
                     sup.unwatch(1)
                     sup.unwatch(2)
-                    sup.stop(MOTOR_STACKER_HEAD)
                     sup.stop(MOTOR_SHUFFLE_DISC)
+                    sup.stop(MOTOR_STACKER_HEAD)
             if reader:
                 code = hal.tile_at_head()
                 if code == TILE_NONE:

@@ -237,3 +237,24 @@ def test_a_stopped_shuffle_leaves_the_set_unshuffled() -> None:
         codes.REFUSE_BAD_STATE,
         codes.BLOCK_SET_NOT_SHUFFLED,
     )
+
+
+def test_the_disc_never_turns_without_the_head_in_a_build() -> None:
+    """A disc turning without the head mixes the sets in it (a shuffle): in a build the head
+    starts before the disc and the disc stops before the head, wall after wall."""
+    h = connected(seed=7)
+    h.command(m.Shuffle(0))
+    running = [0] * 16
+    alone: list[int] = []
+    real = h.hal.motor
+
+    def motor(motor: int, direction: int, speed: int) -> None:
+        real(motor, direction, speed)
+        running[motor] = speed
+        if running[codes.MOTOR_SHUFFLE_DISC] and not running[codes.MOTOR_STACKER_HEAD]:
+            alone.append(motor)
+
+    h.hal.motor = motor  # type: ignore[method-assign]
+    events = h.command(m.BuildWalls(0, default_layout(136)))
+    assert last(events) == m.Done(m.BuildWalls.TYPE, codes.RESULT_OK)
+    assert alone == []
