@@ -17,14 +17,21 @@ good frame after garbage or a cut frame. It never raises and never keeps more th
 
 MicroPython-compatible: the CRC uses two 256-entry tables built at import (two bytes per step).
 On CPython the C routine binascii.crc_hqx (the same CRC, with the initial value passed in) is used
-when present; all give identical results (tests check it) and ``set_crc_implementation`` selects
-one explicitly.
+when present; on the Pico, the HAL adds the same CRC in the chip's machine code (viper,
+firmware/hal/rp2crc.py) with ``add_crc_implementation``. All give identical results (tests check
+it) and ``set_crc_implementation`` selects one explicitly.
 """
 
 import struct
 from array import array
 
 from protocol.errors import FrameError
+
+# mypy treats a name TYPE_CHECKING as true; at run time (CPython or MicroPython) it is False,
+# so nothing is imported for the annotations
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 #: largest payload of a frame, in bytes
 MAX_PAYLOAD = 120
@@ -107,6 +114,11 @@ try:
 except ImportError:  # pragma: no cover - a MicroPython build without binascii
     _crc_hqx = None
 
+#: the implementations by name, each ``func(data, crc=CRC_INIT)`` (one added by
+#: ``add_crc_implementation`` is always given ``crc``), and the one in use
+CRC_IMPLEMENTATIONS: "dict[str, Callable[..., int]]"
+crc16: "Callable[..., int]"
+
 if _crc_hqx is not None:
 
     def crc16_hqx(data: bytes, crc: int = CRC_INIT) -> int:
@@ -140,6 +152,21 @@ def set_crc_implementation(name: str) -> None:
         )
     crc16 = func
     CRC_IMPLEMENTATION = name
+
+
+def add_crc_implementation(name: str, func: "Callable[[bytes, int], int]") -> None:
+    """Add ``func(data, crc)`` (both always given) as ``name`` and select it, once it gives the
+    check value and the table's register for every byte value from every start; ValueError
+    naming it otherwise, and the CRC in use stays. The Pico's HAL adds its machine-code CRC so
+    (firmware/hal/rp2crc.py)."""
+    good = func(b"123456789", CRC_INIT) == CRC_CHECK
+    every = bytes(range(256))
+    for start in (CRC_INIT, 0, 0x1D0F):
+        good = good and func(every, start) == crc16_bytewise(every, start)
+    if not good:
+        raise ValueError("the CRC implementation " + repr(name) + " gives wrong results")
+    CRC_IMPLEMENTATIONS[name] = func
+    set_crc_implementation(name)
 
 
 def encode_frame(type_code: int, seq: int, payload: bytes) -> bytes:

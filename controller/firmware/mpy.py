@@ -5,8 +5,10 @@ architecture, 0 for bytecode alone; bits 0..1: the format's sub-version) and the
 integer. MicroPython says what it loads in ``sys.implementation._mpy``: the version in bits 0..7,
 the sub-version in bits 8..9, its architecture in bits 10..13. It loads a file whose version is
 its own; a file with native code also needs its architecture and sub-version (MicroPython's
-"MicroPython .mpy files"). The build's files are bytecode alone (mpy-cross without ``-march``),
-so the version decides; one that does not match leaves a board that cannot start its firmware.
+"MicroPython .mpy files"). The build's files are bytecode (mpy-cross without ``-march``), but
+for the frames' CRC in the Pico's machine code (firmware/hal/rp2crc.py, ``-march=armv6m``): a
+board loads the build when its version is the board's and, for that file, its architecture and
+sub-version too. One that does not match leaves a board that cannot start its firmware.
 """
 
 from __future__ import annotations
@@ -49,21 +51,32 @@ class Format:
         return file.arch == 0 or (file.arch == self.arch and file.sub_version == self.sub_version)
 
 
+#: the native architectures a build may hold machine code for, in words
+ARCHES = {4: "armv6m (the Raspberry Pi Pico's RP2040)"}
+
+
 def build_format(directory: Path, paths: list[str]) -> Format:
-    """The format of the build's .mpy files (the first one's; FirmwareError if one differs)."""
-    found: Format | None = None
+    """What a board must load for the build's .mpy files: their version, with the architecture
+    and sub-version of those that hold machine code (bytecode alone: arch 0); FirmwareError
+    when a file's version, or a native file's format, differs from another's."""
+    version: int | None = None
+    native: Format | None = None
     for path in paths:
         if not path.endswith(".mpy"):
             continue
         here = Format.of_file((directory / path).read_bytes()[:4])
         if here is None:
             raise FirmwareError(f"{directory / path} is not a .mpy file: build again")
-        if found is not None and here != found:
+        if (version is not None and here.version != version) or (
+            here.arch and native is not None and here != native
+        ):
             raise FirmwareError(f"{directory / path} is of another .mpy format: build again")
-        found = found or here
-    if found is None:
+        version = here.version
+        if here.arch:
+            native = here
+    if version is None:
         raise FirmwareError(f"{directory} holds no .mpy file: build again")
-    return found
+    return native if native is not None else Format(version, 0, 0)
 
 
 def loadable_problem(board_mpy: int, build: Format) -> str | None:
@@ -79,6 +92,15 @@ def loadable_problem(board_mpy: int, build: Format) -> str | None:
     board = Format.of_board(board_mpy)
     if board.loads(build):
         return None
+    if board.version == build.version:  # the machine code: another chip, or another ABI
+        arch = ARCHES.get(build.arch, f"architecture {build.arch}")
+        return (
+            f"this build holds machine code for {arch}, .mpy {build.version}.{build.sub_version}; "
+            f"the board's MicroPython runs {ARCHES.get(board.arch, f'architecture {board.arch}')} "
+            f"code of .mpy {board.version}.{board.sub_version}: copy the UF2 of MicroPython "
+            "1.23 or newer for the Raspberry Pi Pico onto the board (hold BOOTSEL while "
+            "plugging it in), then run this again"
+        )
     return (
         f"the board's MicroPython loads .mpy version {board.version}.{board.sub_version}, this "
         f"build's files are version {build.version}.{build.sub_version}: {todo}"

@@ -31,6 +31,7 @@ against the RP2040 stubs; tests/firmware/test_rp2.py runs it under CPython with 
 
 import binascii
 import os
+import sys
 from time import sleep_ms, ticks_diff, ticks_ms  # type: ignore[attr-defined,unused-ignore]
 
 import machine  # type: ignore[import-not-found,unused-ignore]
@@ -85,6 +86,7 @@ from firmware.hal.rp2pins import (
     interpolate,
     ntc_table,
 )
+from protocol import framing
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -132,6 +134,21 @@ def host_uart() -> object:
     )
 
 
+def use_native_crc() -> bool:
+    """The frames' CRC in the chip's machine code (firmware/hal/rp2crc.py: a tenth of the
+    table's time), once it gives the table's results; False, the table's kept, where it cannot
+    load (a port without the viper emitter, a build without the file, another architecture)."""
+    if sys.implementation.name != "micropython":
+        return False
+    try:
+        from firmware.hal.rp2crc import crc16
+
+        framing.add_crc_implementation("viper", crc16)
+    except (ImportError, SyntaxError, ValueError):
+        return False
+    return True
+
+
 class Rp2Link(Hal):
     """The Pico with its link alone: UART0 to the host, the clock, the LED, the watchdog, the
     reset, the manifest; the drivers' enable line held low. What the firmware's last resort
@@ -139,6 +156,7 @@ class Rp2Link(Hal):
     thing ``Rp2Hal`` makes."""
 
     def __init__(self) -> None:
+        use_native_crc()
         Pin = machine.Pin
         self._enable = Pin(PINS["MOTOR_EN"][1], Pin.OUT, value=0)
         self._led_pin: object = Pin(PINS["LED_HEARTBEAT"][1], Pin.OUT, value=0)

@@ -28,7 +28,10 @@ DEV_ONLY = {
 }
 #: Modules of the wheel that run on the board only, under MicroPython: they cannot import under
 #: CPython (each test run proves they still fail, and that every other module imports).
-BOARD_ONLY = {"firmware.hal.rp2": "the reference board's HAL: machine, rp2, time.ticks_ms"}
+BOARD_ONLY = {
+    "firmware.hal.rp2": "the reference board's HAL: machine, rp2, time.ticks_ms",
+    "firmware.hal.rp2crc": "the frames' CRC in the Pico's machine code: micropython.viper",
+}
 #: What the wheel carries as data files (PREFIX/share/mjtable/udev: mjtable install reads them).
 DATA_DIRS = {"udev": "share/mjtable/udev"}
 

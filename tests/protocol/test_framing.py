@@ -55,6 +55,31 @@ def test_set_crc_implementation() -> None:
         framing.set_crc_implementation("fast")
 
 
+def test_an_added_crc_is_taken_only_when_it_gives_the_tables_results() -> None:
+    """As the Pico's HAL adds its machine-code CRC (firmware/hal/rp2crc.py): taken and selected
+    when right; refused in one line, the CRC in use kept, when wrong anywhere."""
+    before = framing.CRC_IMPLEMENTATION
+    saved = dict(framing.CRC_IMPLEMENTATIONS)
+
+    def short_of_the_last_bytes(data: bytes, crc: int) -> int:  # right up to 200 bytes
+        return crc16_table(data[:200], crc)
+
+    try:
+        with pytest.raises(ValueError, match="the CRC implementation 'bad' gives wrong results"):
+            framing.add_crc_implementation("bad", short_of_the_last_bytes)
+        assert "bad" not in framing.CRC_IMPLEMENTATIONS
+        kept = framing.CRC_IMPLEMENTATION
+        assert kept == before
+        framing.add_crc_implementation("copy", lambda data, crc: crc16_table(data, crc))
+        assert framing.CRC_IMPLEMENTATION == "copy"
+        frame = encode_frame(6, 1, b"\x01")
+        assert FrameDecoder().feed(frame) == [(6, 1, b"\x01")]
+    finally:
+        framing.CRC_IMPLEMENTATIONS.clear()
+        framing.CRC_IMPLEMENTATIONS.update(saved)
+        framing.set_crc_implementation(before)
+
+
 def test_frame_layout_byte_by_byte() -> None:
     frame = encode_frame(0x06, 1, b"\x01")  # SHUFFLE(tile_set=1), SEQ 1
     assert frame[0] == 1  # LEN
