@@ -33,7 +33,7 @@ from firmware.lastresort import LastResort, show
 from firmware.status import board_status, sensor_data
 from firmware.version import FW_MAJOR, FW_MINOR, FW_PATCH
 from firmware.vitals import LoopStats, heap
-from protocol import codes as c
+from protocol import wirecodes as c
 from protocol.connection import BOARD, Connection
 from protocol.errors import ProtocolError, QueueFull
 from protocol.linkstate import DOWN

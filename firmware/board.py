@@ -4,7 +4,7 @@
 HelloReceived, BadMessage); ``Board.run(now)`` runs one pass of supervision and of the running
 motion. What the board has to say goes to ``outbox`` as protocol event objects. The states are the
 protocol's board states and the legal transitions are the table TRANSITIONS below (anything
-else raises; docs/firmware.md shows it as a diagram made by ``state_diagram()``). The
+else raises; docs/firmware.md shows it as a diagram made by ``diagram.state_diagram()``). The
 commands are commands.py; which command a set's place allows is places.py; the refusals every
 motion shares, in order (the rules of docs/simulator.md, which runs this firmware):
 
@@ -28,8 +28,8 @@ from firmware.hal import LED_BUSY, LED_FAULT, RESET_SOFT, SENSE_ESTOP
 from firmware.places import BUILDING, BUILT, DISC, PARTIAL, SHUFFLED, UNKNOWN, UP, TileSet
 from firmware.store import CORRUPT, FLAG_MOTION, FLAG_RESET_ASKED, NONE, Record, Store
 from firmware.supervisor import Supervisor
-from protocol import codes as c
 from protocol import messages as m
+from protocol import wirecodes as c
 
 if TYPE_CHECKING:
     from collections.abc import Generator
@@ -82,27 +82,6 @@ for _trigger, _sources, _dest in TRANSITIONS:
 _MOVES_SETS = (c.PHASE_BUILD, c.PHASE_LIFT, c.PHASE_COLLECT)
 #: FAULT INTERNAL detail for an error in the firmware itself (as the simulator reports it)
 INTERNAL_ERROR = c.INTERNAL_LOOP
-
-
-def state_diagram() -> str:
-    """The machine as a mermaid ``stateDiagram-v2`` (docs/firmware.md carries it)."""
-    groups = (("Resting", RESTING), ("Moving", MOVING))
-    lines = ["stateDiagram-v2", "    [*] --> BOOT"]
-    for name, members in groups:
-        words = " ".join([c.state_name(s) for s in members])
-        lines.append('    state "' + name + ": any of " + words + '" as ' + name)
-    for trigger, sources, dest in TRANSITIONS:
-        target = "Resting" if dest == RESUME else c.state_name(dest)
-        if dest == RESUME:
-            trigger += " (back to the resting state it left)"
-        rest = list(sources)
-        for name, members in groups:
-            if len(rest) > 1 and all([s in rest for s in members]):
-                lines.append("    " + name + " --> " + target + ": " + trigger)
-                rest = [s for s in rest if s not in members]
-        for s in rest:
-            lines.append("    " + c.state_name(s) + " --> " + target + ": " + trigger)
-    return "\n".join(lines) + "\n"
 
 
 class Board:
@@ -183,7 +162,8 @@ class Board:
     def fire(self, trigger: str) -> None:
         new = _TABLE.get((self.state, trigger))
         if new is None:
-            raise ValueError("illegal transition: " + c.state_name(self.state) + " on " + trigger)
+            # the state by its code: the names of the codes are the host's (protocol/codes.py)
+            raise ValueError("illegal transition: state " + str(self.state) + " on " + trigger)
         self.state = self._resume if new == RESUME else new
         self.hal.led(LED_FAULT, self.state == FAULT or self.state == ESTOP)
 

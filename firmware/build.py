@@ -30,7 +30,7 @@ from firmware.hal import (
     TILE_NONE,
     ticks_diff,
 )
-from protocol.codes import (
+from protocol.wirecodes import (
     FAULT_CHAIN_HOME,
     FAULT_HEAD_JAM,
     FAULT_MOTOR_STALL,

@@ -14,7 +14,7 @@ needs ``build_id``, which imports nothing).
 """
 
 from firmware.compat import TYPE_CHECKING
-from protocol.codes import BUILD_UNKNOWN
+from protocol.wirecodes import BUILD_UNKNOWN
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

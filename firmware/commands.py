@@ -26,8 +26,8 @@ from firmware.places import (
 )
 from firmware.status import board_status, cause_present, sensor_data
 from firmware.store import FLAG_RESET_ASKED
-from protocol import codes as c
 from protocol import messages as m
+from protocol import wirecodes as c
 from protocol.events import BadMessage, HelloReceived
 
 if TYPE_CHECKING:

@@ -13,13 +13,13 @@ for ``host_grace_ms`` (HOST_LOST).
 """
 
 from firmware.compat import const
-from protocol.codes import (
+from protocol.wirecodes import (
     PHASE_BUILD,
     PHASE_COLLECT,
     PHASE_DICE,
     PHASE_LIFT,
     PHASE_SHUFFLE,
-    TILE_CODES,
+    is_tile_code,
 )
 
 #: the three tile sets of the table model (108 Sichuan, 136 Wenzhou/WSOM, 144 simplified)
@@ -153,12 +153,13 @@ def default_layout(tiles: int) -> "tuple[tuple[int, ...], ...]":
 def composition(tiles: int) -> bytearray:
     """How many tiles of each code one physical set holds (index = tile code)."""
     counts = bytearray(256)
-    for code in TILE_CODES:
-        name = TILE_CODES[code]
-        if name[-1] == "f":
+    for code in range(0x60):  # the tile codes (0xFF, unknown, is none of a set's)
+        if not is_tile_code(code):
+            continue
+        if code >= 0x51:  # the flowers
             if tiles == 144:
                 counts[code] = 1
-        elif len(name) == 2 or tiles >= 136:
+        elif code < 0x30 or tiles >= 136:  # the suits; the winds and dragons from 136 on
             counts[code] = 4
     return counts
 

@@ -24,8 +24,8 @@ from firmware.buildinfo import build_id
 from firmware.compat import TYPE_CHECKING, const
 from firmware.hal import ticks_diff
 from firmware.version import FW_MAJOR, FW_MINOR, FW_PATCH
-from protocol import codes as c
 from protocol import messages as m
+from protocol import wirecodes as c
 from protocol.connection import BOARD, Connection
 from protocol.errors import ProtocolError, QueueFull
 from protocol.events import HelloReceived

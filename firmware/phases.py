@@ -20,7 +20,7 @@ from firmware.hal import (
     SPEED_FULL,
     ticks_diff,
 )
-from protocol.codes import (
+from protocol.wirecodes import (
     FAULT_DICE_FAULT,
     FAULT_LIFT_LIMIT,
     FAULT_MOTOR_STALL,

@@ -23,7 +23,7 @@ simulator's, UNKNOWN counting as PARTIAL (it must be shuffled again)::
 
 from firmware.compat import TYPE_CHECKING, const
 from firmware.config import MAX_STACKS_PER_WALL
-from protocol.codes import (
+from protocol.wirecodes import (
     BLOCK_BENCH_OCCUPIED,
     BLOCK_SET_NOT_BUILT,
     BLOCK_SET_NOT_IN_DISC,

@@ -17,7 +17,7 @@ from firmware.hal import (
     SENSE_UP,
 )
 from firmware.version import FW_MAJOR, FW_MINOR, FW_PATCH
-from protocol import codes as c
+from protocol import wirecodes as c
 from protocol.messages import BoardStatus, SensorData
 
 if TYPE_CHECKING:

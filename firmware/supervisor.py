@@ -36,7 +36,7 @@ once.
 
 from firmware.compat import TYPE_CHECKING, const
 from firmware.hal import NO_READING, SENSE_COVER_CLOSED, SENSE_ESTOP, ticks_diff
-from protocol.codes import (
+from protocol.wirecodes import (
     FAULT_COVER_OPEN,
     FAULT_DRIVER_SHORT,
     FAULT_ESTOP,

@@ -4,12 +4,17 @@ Every code travels as one unsigned byte. Each table maps a code to ``(NAME, text
 is the empty string where there is nothing for a technician to check); the names are the ones used
 in logs and in docs/protocol.md.
 
-MicroPython-compatible: plain dicts and functions, no imports.
+The codes themselves, as numbers, are protocol/wirecodes.py's, all of them here too: the board
+imports that module alone (these tables of words are the host's, and from a ``.mpy`` file they
+would take about 30 KB of the board's heap), the host this one.
+
+MicroPython-compatible: plain dicts and functions.
 """
+
+from protocol.wirecodes import *  # noqa: F403 (the codes as numbers: this module's too)
 
 # --- Tiles -------------------------------------------------------------------------------------
 
-TILE_UNKNOWN = 0xFF  # a board without a tile reader reports positions only
 
 _TILE_NAMES = []  # type: list[tuple[int, str]]
 for _i in range(9):
@@ -79,27 +84,8 @@ def code_to_tile(code: int) -> str | None:
     return name
 
 
-def is_tile_code(code: int) -> bool:
-    """True for a tile code or 0xFF (unknown tile)."""
-    return code == TILE_UNKNOWN or code in TILE_CODES
-
-
 # --- Board states (Heartbeat.state, SensorData.state) ------------------------------------------
 
-STATE_BOOT = 0
-STATE_IDLE = 1
-STATE_SHUFFLING = 2
-STATE_SHUFFLED = 3
-STATE_BUILDING = 4
-STATE_BUILT = 5
-STATE_LIFTING = 6
-STATE_UP = 7
-STATE_COLLECTING = 8
-STATE_ROLLING = 9
-STATE_MOTOR_TEST = 10
-STATE_FAULT = 11
-STATE_ESTOP = 12
-STATE_STOPPED = 13
 
 STATES: dict[int, tuple[str, str, str]] = {
     STATE_BOOT: ("BOOT", "starting up, no session yet", ""),
@@ -117,27 +103,9 @@ STATES: dict[int, tuple[str, str, str]] = {
     STATE_ESTOP: ("ESTOP", "emergency stop pressed", "release the emergency stop"),
     STATE_STOPPED: ("STOPPED", "all motion stopped by STOP", ""),
 }
-#: the states in which a motion runs: the board's state machine (firmware/board.py) and the
-#: controller's view of the board (controller/cycle/places.py) read them here
-MOVING_STATES: tuple[int, ...] = (
-    STATE_SHUFFLING,
-    STATE_BUILDING,
-    STATE_LIFTING,
-    STATE_COLLECTING,
-    STATE_ROLLING,
-    STATE_MOTOR_TEST,
-)
 
 # --- Phases (Progress.phase, Fault.phase) ------------------------------------------------------
 
-PHASE_NONE = 0
-PHASE_SHUFFLE = 1
-PHASE_BUILD = 2
-PHASE_LIFT = 3
-PHASE_DICE = 4
-PHASE_COLLECT = 5
-PHASE_MANIFEST = 6
-PHASE_MOTOR_TEST = 7
 
 PHASES: dict[int, tuple[str, str, str]] = {
     PHASE_NONE: ("NONE", "no phase", ""),
@@ -152,16 +120,6 @@ PHASES: dict[int, tuple[str, str, str]] = {
 
 # --- Motors (MotorTest.motor, MotorResult.motor, SensorData.currents_ma index) ----------------
 
-MOTOR_SHUFFLE_DISC = 0
-MOTOR_STACKER_HEAD = 1
-MOTOR_CHAIN = 2
-MOTOR_LIFT_E = 3
-MOTOR_LIFT_S = 4
-MOTOR_LIFT_W = 5
-MOTOR_LIFT_N = 6
-MOTOR_CENTRE_LIFT = 7
-MOTOR_DICE = 8
-MOTOR_COUNT = 9
 
 MOTORS: dict[int, tuple[str, str, str]] = {
     MOTOR_SHUFFLE_DISC: ("SHUFFLE_DISC", "shuffle disc", "check the disc belt and the magnets"),
@@ -177,15 +135,6 @@ MOTORS: dict[int, tuple[str, str, str]] = {
 
 # --- Subsystems (Fault.subsystem) --------------------------------------------------------------
 
-SUB_BOARD = 0
-SUB_SHUFFLER = 1
-SUB_STACKER_HEAD = 2
-SUB_CHAIN = 3
-SUB_LIFTS = 4
-SUB_DICE = 5
-SUB_READER = 6
-SUB_SAFETY = 7
-SUB_POWER = 8
 
 SUBSYSTEMS: dict[int, tuple[str, str, str]] = {
     SUB_BOARD: ("BOARD", "board", ""),
@@ -201,26 +150,6 @@ SUBSYSTEMS: dict[int, tuple[str, str, str]] = {
 
 # --- Fault codes (Fault.code, SensorData.fault; 0 = no fault) ----------------------------------
 
-FAULT_NONE = 0
-FAULT_SORT_TIMEOUT = 1
-FAULT_HEAD_JAM = 2
-FAULT_WALL_SHORT = 3
-FAULT_WALL_EXTRA = 4
-FAULT_MOTOR_STALL = 5
-FAULT_LIFT_LIMIT = 6
-FAULT_CHAIN_HOME = 7
-FAULT_DICE_FAULT = 8
-FAULT_OVERHEAT = 9
-FAULT_COVER_OPEN = 10
-FAULT_ESTOP = 11
-FAULT_TILE_COUNT = 12
-FAULT_READER_FAULT = 13
-FAULT_INTERNAL = 14
-FAULT_SENSOR_BROKEN = 15
-FAULT_DRIVER_SHORT = 16
-FAULT_MOTION_TIMEOUT = 17
-FAULT_HOST_LOST = 18
-FAULT_PART_MISSING = 19
 
 FAULTS: dict[int, tuple[str, str, str]] = {
     FAULT_SORT_TIMEOUT: (
@@ -327,10 +256,6 @@ FAULTS: dict[int, tuple[str, str, str]] = {
     ),
 }
 
-#: FAULT INTERNAL's detail: an exception in the firmware's loop (it goes on), or at its start
-#: (the board speaks the protocol and refuses every motion until it is restarted)
-INTERNAL_LOOP = 0xEE
-INTERNAL_START = 0xEF
 
 #: FAULT PART_MISSING's detail: the parts on the reference board's I2C bus, by address
 PARTS: dict[int, tuple[str, str, str]] = {
@@ -355,12 +280,6 @@ PARTS: dict[int, tuple[str, str, str]] = {
 # --- Analogue sensors (FAULT SENSOR_BROKEN's detail) -------------------------------------------
 # detail 0..8: the current sense of that motor (its shunt and amplifier, through the multiplexer)
 
-SENSOR_NTC = 9
-SENSOR_MUX = 10
-
-#: SENSOR_DATA's "no reading": a current sense or the NTC outside its physical range (broken)
-NO_CURRENT = 0xFFFF
-NO_TEMPERATURE = -0x8000
 
 ANALOGUE_SENSORS: dict[int, tuple[str, str, str]] = {
     SENSOR_NTC: (
@@ -390,15 +309,6 @@ def analogue_sensor_info(detail: int) -> tuple[str, str, str]:
 
 # --- Refusal reasons (Refused.reason) ----------------------------------------------------------
 
-REFUSE_BAD_STATE = 1
-REFUSE_FAULTED = 2
-REFUSE_ESTOP_HELD = 3
-REFUSE_BAD_ARGUMENT = 4
-REFUSE_UNSUPPORTED = 5
-REFUSE_CAUSE_PRESENT = 6
-REFUSE_BUSY = 7
-REFUSE_BAD_LAYOUT = 8
-REFUSE_UNKNOWN_COMMAND = 9
 
 REFUSALS: dict[int, tuple[str, str, str]] = {
     REFUSE_BAD_STATE: ("BAD_STATE", "not possible in this state", "check the board state first"),
@@ -439,13 +349,6 @@ REFUSALS: dict[int, tuple[str, str, str]] = {
 
 #: REFUSED(BAD_STATE).detail: what blocks the command (0 = not said)
 
-BLOCK_BOOTING = 1
-BLOCK_SET_NOT_IN_DISC = 2
-BLOCK_SET_NOT_SHUFFLED = 3
-BLOCK_SET_NOT_BUILT = 4
-BLOCK_SURFACE_OCCUPIED = 5
-BLOCK_BENCH_OCCUPIED = 6
-BLOCK_COVER_OPEN = 7
 
 BLOCKS: dict[int, tuple[str, str, str]] = {
     BLOCK_BOOTING: ("BOOTING", "the board has no session yet", "send HELLO"),
@@ -475,10 +378,6 @@ BLOCKS: dict[int, tuple[str, str, str]] = {
 
 # --- Capabilities (HelloReply.capabilities) ----------------------------------------------------
 
-CAP_READER = 1
-CAP_DICE = 2
-CAP_BUTTONS = 4
-CAP_SEEDED = 8
 
 CAPABILITIES: dict[int, tuple[str, str, str]] = {
     CAP_READER: ("READER", "tile reader fitted: the manifest carries identities", ""),
@@ -489,14 +388,6 @@ CAPABILITIES: dict[int, tuple[str, str, str]] = {
 
 # --- SensorData.flags bits ---------------------------------------------------------------------
 
-FLAG_COVER_CLOSED = 1
-FLAG_TRAP_OPEN = 2
-FLAG_HEAD_HOME = 4
-FLAG_BELT_FULL = 8
-FLAG_ESTOP = 16
-FLAG_CHAIN_HOME = 32
-FLAG_DICE_PRESENT = 64
-FLAG_READER_OK = 128
 
 SENSOR_FLAGS: dict[int, tuple[str, str, str]] = {
     FLAG_COVER_CLOSED: ("COVER_CLOSED", "cover closed", ""),
@@ -520,11 +411,6 @@ LIFT_BITS: dict[int, tuple[str, str, str]] = {
 
 # --- Buttons (Button.button) -------------------------------------------------------------------
 
-BUTTON_SHUFFLE = 1
-BUTTON_DEAL = 2
-BUTTON_STOP = 3
-BUTTON_CLEAR = 4
-BUTTON_DICE = 5
 
 BUTTONS: dict[int, tuple[str, str, str]] = {
     BUTTON_SHUFFLE: ("SHUFFLE", "shuffle button", ""),
@@ -536,8 +422,6 @@ BUTTONS: dict[int, tuple[str, str, str]] = {
 
 # --- Tile sets ---------------------------------------------------------------------------------
 
-TILE_SET_A = 0
-TILE_SET_B = 1
 TILE_SETS: dict[int, tuple[str, str, str]] = {
     TILE_SET_A: ("A", "tile set A", ""),
     TILE_SET_B: ("B", "tile set B", ""),
@@ -546,13 +430,6 @@ TILE_SETS: dict[int, tuple[str, str, str]] = {
 
 # --- Places of a tile set (BOARD_STATUS.places, HELLO_REPLY.status) ----------------------------
 
-PLACE_DISC = 0
-PLACE_SHUFFLED = 1
-PLACE_BUILDING = 2
-PLACE_PARTIAL = 3
-PLACE_BUILT = 4
-PLACE_UP = 5
-PLACE_UNKNOWN = 6
 
 PLACES: dict[int, tuple[str, str, str]] = {
     PLACE_DISC: ("DISC", "loose in the shuffle disc, order unknown", ""),
@@ -574,12 +451,6 @@ PLACES: dict[int, tuple[str, str, str]] = {
 
 # --- Reset causes (BOARD_STATUS.reset_cause, HELLO_REPLY.status) -------------------------------
 
-RESET_POWER_ON = 0
-RESET_WATCHDOG = 1
-RESET_SOFT = 2
-RESET_BROWN_OUT = 3
-RESET_PIN = 4
-RESET_UNKNOWN = 5
 
 RESET_CAUSES: dict[int, tuple[str, str, str]] = {
     RESET_POWER_ON: ("POWER_ON", "power was applied", ""),
@@ -598,9 +469,6 @@ RESET_CAUSES: dict[int, tuple[str, str, str]] = {
     RESET_UNKNOWN: ("UNKNOWN", "the board cannot tell why it started", ""),
 }
 
-#: BOARD_STATUS.build_hash of a firmware that was not built by ``mjtable firmware build``
-BUILD_UNKNOWN = "0000000000000000"
-
 
 # --- Look-ups ----------------------------------------------------------------------------------
 
@@ -616,10 +484,6 @@ def fault_info(code: int) -> tuple[str, str, str]:
     """``(NAME, text, advice)`` of a fault code; an unknown code gives ``UNKNOWN_<n>``."""
     return _lookup(FAULTS, code)
 
-
-#: DONE.result: how a command ended
-RESULT_OK = 0
-RESULT_STOPPED = 1
 
 RESULTS: dict[int, tuple[str, str, str]] = {
     RESULT_OK: ("OK", "the command completed", ""),

@@ -46,7 +46,6 @@ from protocol.arq import (
     GoBackN,
     since,
 )
-from protocol.codes import STATE_IDLE
 from protocol.errors import DecodeError, NotConnected, ProtocolError, UnknownType, WrongRole
 from protocol.events import BadMessage, HelloReceived, LinkDown, LinkUp, ProtocolMismatch
 from protocol.framing import FrameDecoder
@@ -74,6 +73,7 @@ from protocol.messages import (
     Message,
     NoSession,
 )
+from protocol.wirecodes import STATE_IDLE
 
 HEARTBEAT_TYPE = Heartbeat.TYPE
 

@@ -12,32 +12,27 @@ MicroPython-compatible: imports struct and the protocol's own modules only.
 
 import struct
 
-from protocol.codes import (
+from protocol.errors import DecodeError, FieldError, UnknownType
+from protocol.framing import MAX_PAYLOAD
+from protocol.wirecodes import (
     BUILD_UNKNOWN,
-    BUTTONS,
-    FAULTS,
+    BUTTON_DICE,
+    FAULT_PART_MISSING,
     MOTOR_COUNT,
     PHASE_BUILD,
     PHASE_COLLECT,
     PHASE_DICE,
     PHASE_LIFT,
+    PHASE_MOTOR_TEST,
     PHASE_SHUFFLE,
-    PHASES,
     PLACE_UNKNOWN,
-    PLACES,
-    REFUSALS,
-    RESET_CAUSES,
+    REFUSE_UNKNOWN_COMMAND,
     RESET_UNKNOWN,
     STATE_BOOT,
-    STATES,
-    SUBSYSTEMS,
-    TILE_CODES,
-    TILE_UNKNOWN,
-    code_to_tile,
-    place_name,
+    STATE_STOPPED,
+    SUB_POWER,
+    is_tile_code,
 )
-from protocol.errors import DecodeError, FieldError, UnknownType
-from protocol.framing import MAX_PAYLOAD
 
 # mypy treats a name TYPE_CHECKING as true; at run time (CPython or MicroPython) it is False,
 # so the typing module is never imported.
@@ -62,6 +57,8 @@ MAX_CHUNK_TILES = 100
 #: longest board serial number in HELLO_REPLY
 MAX_SERIAL = 24
 
+#: the ranges of the fields; a code's runs to the highest of its table in protocol/codes.py
+#: (STATES, PHASES...: tests/protocol keep them the same)
 U8 = (0, 0xFF)
 U16 = (0, 0xFFFF)
 U32 = (0, 0xFFFFFFFF)
@@ -71,22 +68,22 @@ TILE_SET = (0, 1)
 TYPE_CODE = (0, 31)
 FLAG = (0, 1)
 LIFT_MASK = (0, 0x1F)
-STATE = (0, max(STATES))
-PHASE = (0, max(PHASES))
+STATE = (0, STATE_STOPPED)
+PHASE = (0, PHASE_MOTOR_TEST)
 MOTOR = (0, MOTOR_COUNT - 1)
-SUBSYSTEM = (0, max(SUBSYSTEMS))
-FAULT_CODE = (1, max(FAULTS))
-FAULT_OR_NONE = (0, max(FAULTS))
-REASON = (1, max(REFUSALS))
-BUTTON = (1, max(BUTTONS))
+SUBSYSTEM = (0, SUB_POWER)
+FAULT_CODE = (1, FAULT_PART_MISSING)
+FAULT_OR_NONE = (0, FAULT_PART_MISSING)
+REASON = (1, REFUSE_UNKNOWN_COMMAND)
+BUTTON = (1, BUTTON_DICE)
 SEAT = (0, 3)
 PERCENT = (0, 100)
 DICE_COUNT = (1, 3)
 DIE = (1, 6)
 DURATION = (1, 0xFFFF)
 STACK_HEIGHT = (1, 2)
-PLACE = (0, max(PLACES))
-RESET_CAUSE = (0, max(RESET_CAUSES))
+PLACE = (0, PLACE_UNKNOWN)
+RESET_CAUSE = (0, RESET_UNKNOWN)
 DEADLINE_MS = (1, 0xFFFFFFFF)
 SENSORS_FLAGS = (0, 7)
 
@@ -1027,7 +1024,7 @@ class ManifestChunk(Message):
             _bad(error, "ManifestChunk", "tiles", len(tiles), "more than 100 tiles", 3)
         for i in range(len(tiles)):
             code = tiles[i]
-            if not isinstance(code, int) or (code != TILE_UNKNOWN and code not in TILE_CODES):
+            if not isinstance(code, int) or not is_tile_code(code):
                 _bad(
                     error,
                     "ManifestChunk",
@@ -1056,10 +1053,6 @@ class ManifestChunk(Message):
         msg = cls(payload[0], payload[1], payload[2], tuple(payload[3:]))  # type: ignore[call-arg]
         msg.check(DecodeError)
         return msg
-
-    def tile_names(self) -> "list[str | None]":
-        """The tiles in the seeds' notation; None where the identity is unknown."""
-        return [code_to_tile(c) for c in self.tiles]
 
 
 class BoardVitals(Message):
@@ -1455,10 +1448,6 @@ class BoardStatus(Message):
         )
         msg.check(DecodeError)
         return msg
-
-    def place_names(self) -> "list[str]":
-        """The place of each set by name (``['UP', 'BUILT']``)."""
-        return [place_name(p) for p in self.places]
 
 
 # --- Registry ----------------------------------------------------------------------------------

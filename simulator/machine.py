@@ -20,8 +20,8 @@ from __future__ import annotations
 import logging
 
 from firmware.app import App, boot
-from firmware.board import state_diagram
 from firmware.config import BoardConfig
+from firmware.diagram import state_diagram
 from firmware.hal import RESET_POWER_ON, RESET_WATCHDOG
 from firmware.places import UP
 from firmware.status import board_status, cause_present, sensor_data

@@ -41,7 +41,7 @@ Rules every port keeps (docs/firmware.md, "The HAL contract"):
 """
 
 from firmware.compat import const
-from protocol import codes
+from protocol import wirecodes as codes
 
 # --- Sensors (level() and, for the first six, edges()) -------------------------------------------
 

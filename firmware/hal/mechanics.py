@@ -46,8 +46,8 @@ from firmware.hal import (
     SPEED_FULL,
     TILE_NONE,
 )
-from protocol.codes import MOTOR_COUNT
 from protocol.loopback import XorShift32
+from protocol.wirecodes import MOTOR_COUNT
 
 #: nominal running current of each motor (mA); a blocked motor draws more
 NOMINAL_MA = (850, 420, 640, 1150, 1150, 1150, 1150, 900, 380)

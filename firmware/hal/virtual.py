@@ -37,7 +37,7 @@ from firmware.hal.mechanics import (
     UNIT,
     Mechanics,
 )
-from protocol.codes import MOTOR_COUNT
+from protocol.wirecodes import MOTOR_COUNT
 
 
 class VirtualHal(Mechanics, Hal):

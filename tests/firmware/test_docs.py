@@ -7,14 +7,14 @@ import inspect
 import re
 from pathlib import Path
 
-from firmware.board import state_diagram
+from firmware.diagram import state_diagram
 from firmware.hal import Hal, rp2pins
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "firmware.md").read_text(encoding="utf-8")
 
 
 def test_the_state_diagram_is_the_machine() -> None:
-    marker = "<!-- generated: firmware.board.state_diagram() -->\n```mermaid\n"
+    marker = "<!-- generated: firmware.diagram.state_diagram() -->\n```mermaid\n"
     assert marker in DOC
     block = DOC.split(marker, 1)[1].split("```", 1)[0]
     assert block == state_diagram()

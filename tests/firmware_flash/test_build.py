@@ -144,6 +144,10 @@ def test_this_checkouts_firmware_builds(tmp_path: Path) -> None:
     paths = {e.path for e in built.manifest.files}
     assert "main.py" in paths and "protocol/messages.mpy" in paths and "firmware/app.mpy" in paths
     assert "protocol/examples.mpy" not in paths and "firmware/harness.mpy" not in paths
+    # the codes' names and words, and the state machine drawn, are the host's: from .mpy files
+    # the tables alone took 26 KB of the board's heap (it takes the numbers from wirecodes)
+    assert "protocol/wirecodes.mpy" in paths
+    assert "protocol/codes.mpy" not in paths and "firmware/diagram.mpy" not in paths
 
 
 def test_the_build_drives_the_table_it_is_made_for(source: Path, tmp_path: Path) -> None:

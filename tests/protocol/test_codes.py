@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from protocol import codes
+from protocol import codes, wirecodes
+from protocol import messages as m
 from rules.tiles import ALL_FACES
 
 
@@ -141,3 +142,54 @@ def test_places_and_reset_causes_are_data_with_plain_words() -> None:
         assert codes.RESET_CAUSES[code][2]
     assert codes.place_name(99) == "UNKNOWN_99"
     assert len(codes.BUILD_UNKNOWN) == 16 and set(codes.BUILD_UNKNOWN) == {"0"}
+
+
+#: each table of words (protocol/codes.py), and the prefix of its codes as numbers
+#: (protocol/wirecodes.py, what the board imports); the codes outside the tables
+TABLES = (
+    (codes.STATES, "STATE_", ()),
+    (codes.PHASES, "PHASE_", ()),
+    (codes.MOTORS, "MOTOR_", ("MOTOR_COUNT",)),
+    (codes.SUBSYSTEMS, "SUB_", ()),
+    (codes.FAULTS, "FAULT_", ("FAULT_NONE",)),
+    (codes.REFUSALS, "REFUSE_", ()),
+    (codes.BLOCKS, "BLOCK_", ()),
+    (codes.CAPABILITIES, "CAP_", ()),
+    (codes.SENSOR_FLAGS, "FLAG_", ()),
+    (codes.BUTTONS, "BUTTON_", ()),
+    (codes.TILE_SETS, "TILE_SET_", ()),
+    (codes.PLACES, "PLACE_", ()),
+    (codes.RESET_CAUSES, "RESET_", ()),
+    (codes.RESULTS, "RESULT_", ()),
+)
+
+
+@pytest.mark.parametrize(("table", "prefix", "outside"), TABLES)
+def test_the_board_has_every_code_of_each_table_as_a_number(
+    table: dict[int, tuple[str, str, str]], prefix: str, outside: tuple[str, ...]
+) -> None:
+    numbers = {
+        name: value
+        for name, value in vars(wirecodes).items()
+        if name.startswith(prefix) and name not in outside
+    }
+    assert sorted(numbers.values()) == sorted(table)
+    for name, value in numbers.items():
+        assert getattr(codes, name) == value  # the host's module holds the same numbers
+
+
+def test_the_messages_ranges_run_to_each_tables_highest_code() -> None:
+    assert (0, max(codes.STATES)) == m.STATE
+    assert (0, max(codes.PHASES)) == m.PHASE
+    assert (0, max(codes.SUBSYSTEMS)) == m.SUBSYSTEM
+    assert (1, max(codes.FAULTS)) == m.FAULT_CODE and (0, max(codes.FAULTS)) == m.FAULT_OR_NONE
+    assert (1, max(codes.REFUSALS)) == m.REASON
+    assert (1, max(codes.BUTTONS)) == m.BUTTON
+    assert (0, max(codes.PLACES)) == m.PLACE
+    assert (0, max(codes.RESET_CAUSES)) == m.RESET_CAUSE
+
+
+def test_a_tile_code_on_the_board_is_one_of_the_tile_table() -> None:
+    for code in range(-2, 300):
+        expected = code == codes.TILE_UNKNOWN or code in codes.TILE_CODES
+        assert wirecodes.is_tile_code(code) == expected, hex(code)

@@ -165,7 +165,7 @@ def test_build_walls_helpers() -> None:
 
 def test_manifest_chunk_tile_names() -> None:
     chunk = ManifestChunk(0, 3, 0, [0x01, 0x31, 0xFF])
-    assert chunk.tile_names() == ["1m", "E", None]
+    assert [codes.code_to_tile(t) for t in chunk.tiles] == ["1m", "E", None]
 
 
 # --- decode errors ---------------------------------------------------------------------------

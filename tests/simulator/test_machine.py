@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from firmware.board import state_diagram
 from firmware.config import Timings
+from firmware.diagram import state_diagram
 from protocol import codes
 from protocol import messages as m
 from protocol.codes import BLOCK_BENCH_OCCUPIED, BLOCK_SET_NOT_BUILT, BLOCK_SURFACE_OCCUPIED

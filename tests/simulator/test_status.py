@@ -19,6 +19,11 @@ from simulator.server import SimulatedBoard
 from tests.support.simhost import MachineDriver
 
 
+def place_names(s: m.BoardStatus) -> list[str]:
+    """The place of each set by name (``['UP', 'BUILT']``)."""
+    return [codes.place_name(p) for p in s.places]
+
+
 def ask(d: MachineDriver) -> m.BoardStatus:
     """READ_STATUS through the protocol: exactly one BOARD_STATUS comes back."""
     events = d.command(m.ReadStatus())
@@ -35,7 +40,7 @@ def test_power_on_both_sets_in_the_disc_nothing_begun() -> None:
     assert (s.fw_major, s.fw_minor, s.fw_patch) == (1, 0, 0)
     assert s.build_hash != codes.BUILD_UNKNOWN  # the sources' own (test_machine.py)
     assert s.state == codes.STATE_IDLE and s.fault == 0
-    assert s.place_names() == ["DISC", "DISC"] and s.laid == (0, 0)
+    assert place_names(s) == ["DISC", "DISC"] and s.laid == (0, 0)
     assert s.motions == 0 and s.reset_cause == codes.RESET_POWER_ON
 
 
@@ -43,13 +48,13 @@ def test_a_cycle_moves_the_places_and_counts_every_motion() -> None:
     d = MachineDriver(tiles=108)
     d.ready(0)
     s = ask(d)
-    assert s.place_names() == ["BUILT", "DISC"] and s.laid == (108, 0)
+    assert place_names(s) == ["BUILT", "DISC"] and s.laid == (108, 0)
     assert s.state == codes.STATE_BUILT and s.motions == 2
     for command in (m.Collect(), m.LiftWalls(0), m.RollDice(1, 2), m.MotorTest(0, 100)):
         d.command(command)
     d.ready(1)
     s = ask(d)
-    assert s.place_names() == ["UP", "BUILT"]
+    assert place_names(s) == ["UP", "BUILT"]
     assert d.machine.truth(0) is not None and d.machine.truth(1) is not None
     assert s.laid == (108, 108) and s.motions == 8
 
@@ -61,12 +66,12 @@ def test_during_a_build_and_after_a_stop_laid_is_what_stands_in_walls() -> None:
     d.wait(8_000)  # of a build of about 22 s
     s = ask(d)
     standing = sum(d.sensors().wall_tiles)
-    assert s.place_names() == ["DISC", "BUILDING"] and s.state == codes.STATE_BUILDING
+    assert place_names(s) == ["DISC", "BUILDING"] and s.state == codes.STATE_BUILDING
     assert 0 < standing < 136 and abs(s.laid[1] - standing) <= 2  # named, and landed
     d.wait(2_000)
     d.command(m.Stop())
     s = ask(d)
-    assert s.place_names() == ["DISC", "PARTIAL"] and s.state == codes.STATE_STOPPED
+    assert place_names(s) == ["DISC", "PARTIAL"] and s.state == codes.STATE_STOPPED
     # the reader named each tile as it was taken; a tile still in transit to the wall channel
     # when the motors stopped may not be counted there
     assert standing < s.laid[1] < 136 and 0 <= s.laid[1] - sum(d.sensors().wall_tiles) <= 1
@@ -94,11 +99,11 @@ def test_reset_and_power_cut_keep_the_motions_and_what_stands() -> None:
     d.until(lambda: d.machine.boots == 2)
     s = d.machine.status()
     assert s.reset_cause == codes.RESET_SOFT and s.state == codes.STATE_BOOT
-    assert s.motions == 2 and s.place_names() == ["BUILT", "DISC"] and s.laid == (136, 0)
+    assert s.motions == 2 and place_names(s) == ["BUILT", "DISC"] and s.laid == (136, 0)
     d.machine.reboot()  # the power went
     s = d.machine.status()
     assert s.reset_cause == codes.RESET_POWER_ON
-    assert s.motions == 2 and s.place_names() == ["BUILT", "DISC"]
+    assert s.motions == 2 and place_names(s) == ["BUILT", "DISC"]
 
 
 def test_hello_reply_over_the_line_carries_the_status_of_that_moment() -> None:
@@ -108,7 +113,7 @@ def test_hello_reply_over_the_line_carries_the_status_of_that_moment() -> None:
     port = serial.Serial(path, timeout=0.05)
     try:
         reply = _connect(Connection(HOST, session=0x51), port)
-        assert reply.status.place_names() == ["DISC", "DISC"] and reply.status.motions == 0
+        assert place_names(reply.status) == ["DISC", "DISC"] and reply.status.motions == 0
         assert reply.status.state == codes.STATE_BOOT  # answered before the session opened
         board.control.press_estop()  # the truth moves; a new host session says HELLO again
         reply = _connect(Connection(HOST, session=0x52), port)
