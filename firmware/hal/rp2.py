@@ -137,14 +137,15 @@ def host_uart() -> object:
 def use_native_crc() -> bool:
     """The frames' CRC in the chip's machine code (firmware/hal/rp2crc.py: a tenth of the
     table's time), once it gives the table's results; False, the table's kept, where it cannot
-    load (a port without the viper emitter, a build without the file, another architecture)."""
+    load (a port without the viper emitter, a build without the file, another architecture,
+    no memory for its code): a quicker CRC is never worth a board that does not start."""
     if sys.implementation.name != "micropython":
         return False
     try:
         from firmware.hal.rp2crc import crc16
 
         framing.add_crc_implementation("viper", crc16)
-    except (ImportError, SyntaxError, ValueError):
+    except (ImportError, SyntaxError, ValueError, MemoryError):
         return False
     return True
 
