@@ -5,8 +5,9 @@ the emulated RP2040 wired to the simulated table (simulator/chip/); the host is 
 --config` in its own process, opening the chip's pty as it opens a board's port, with
 ``[board] wait_factor`` for a chip that runs slower than real time. Each test deals a cycle to
 the end: a shuffle, the walls built, DEAL, the walls lifted, the dice, the dealt state; the
-faults (a jam, a power cut, the firmware hung until its watchdog resets the chip) strike the
-table's mechanics or the board and the table deals again with at most one CLEAR FAULT.
+faults (a jam struck by its fault spec, a power cut, the firmware hung until its watchdog resets
+the chip) strike the table's mechanics or the board and the table deals again with at most one
+CLEAR FAULT.
 
 A cycle takes minutes here (the emulation runs the chip at 0.1 to 0.3 of real time), so these
 are not part of `make test`: `make chip-cycles` runs them, two at a time, and `.ci/run` after
@@ -134,13 +135,18 @@ def test_the_table_deals_on_the_chip(table_of: Callable[..., ChipTable], tiles: 
 def test_a_jam_on_the_chip_is_cleared_with_one_press(table_of: Callable[..., ChipTable]) -> None:
     table = table_of(FAULTS_ON)
     watcher = table.start()
+    # the fault spec, as `mjtable sim --chip --fault` takes it: the saboteur strikes when the
+    # chip builds wall 1 (the motion read from the board's record on the chip's flash, the wall
+    # from the chain): a tile sticks between the disc and the head
+    spec = table.board.control.inject("jam@build:wall=1")
+    assert (spec.kind, spec.wall) == ("jam", 1), spec
+    assert table.board.snapshot()["pending_faults"] == [str(spec)]
     with table.client() as client:
         assert client.shuffle().accepted
-    watcher.wait(lambda e: e.type == "phase" and e.state == "building", PHASE_S)
-    table.board.alter(lambda hal: hal.jam_feed())  # a tile sticks between the disc and the head
     fault = watcher.wait(lambda e: e.type == "fault", PHASE_S)
-    assert fault.code == "SORT_TIMEOUT", fault
-    table.board.alter(lambda hal: hal.unjam_feed())  # the technician frees it
+    assert (fault.code, fault.phase) == ("SORT_TIMEOUT", "BUILD"), fault
+    assert table.board.snapshot()["pending_faults"] == []  # the saboteur struck
+    table.board.control.repair()  # the technician frees it
     mark = watcher.mark()
     table.clear_fault()
     table.deal(since=mark)
