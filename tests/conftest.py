@@ -36,12 +36,37 @@ ONCE = (
 )
 
 
+@pytest.hookimpl(trylast=True)  # after pytest-xdist's own, which names the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     root = Path(str(config.rootpath))
     for item in items:
         where = Path(str(item.path)).relative_to(root).as_posix()
         if where.startswith(ONCE):
             item.add_marker(pytest.mark.once)
+    if getattr(config.option, "loadgroup", False):  # an xdist worker under --dist loadgroup
+        for item in items:
+            _in_its_group(item)
+
+
+def _in_its_group(item: pytest.Item) -> None:
+    """The test's id ends in ``@GROUP`` when it has an ``xdist_group`` mark: the scheduler of
+    ``--dist loadgroup`` sends the tests whose ids end alike to one worker. pytest-xdist (3.8)
+    writes that end into ``item._nodeid``, which pytest 9.2 no longer reads (the id is
+    ``item._id``, structured): there every test went to any worker, so the chip's ran two at a
+    time and each worker built its own wheel. Here the end is written where the id is, when
+    xdist's did not take."""
+    names = sorted(
+        {
+            str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+            for m in item.iter_markers("xdist_group")
+        }
+    )
+    suffix = "@" + "_".join(names)
+    if not names or item.nodeid.endswith(suffix) or not hasattr(item, "_id"):
+        return
+    from _pytest.nodeid import NodeId
+
+    item._id = NodeId.parse(item.nodeid + suffix)
 
 
 @pytest.fixture
