@@ -36,7 +36,6 @@ ONCE = (
 )
 
 
-@pytest.hookimpl(trylast=True)  # after pytest-xdist's own, which names the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     root = Path(str(config.rootpath))
     for item in items:
@@ -54,7 +53,9 @@ def _in_its_group(item: pytest.Item) -> None:
     writes that end into ``item._nodeid``, which pytest 9.2 no longer reads (the id is
     ``item._id``, structured): there every test went to any worker, so the chip's ran two at a
     time and each worker built its own wheel. Here the end is written where the id is, when
-    xdist's did not take."""
+    xdist's did not take (its write does take under an older pytest, which has no ``_id``).
+    The ``once`` marks above must be added in this hook's usual place, before pytest's own
+    deselects by mark (``-m "not once"``): not after it."""
     names = sorted(
         {
             str(m.args[0] if m.args else m.kwargs.get("name", "default"))
