@@ -159,10 +159,11 @@ class Connection(GoBackN):
         #: last state the peer reported in a heartbeat
         self.peer_state: int | None = None
         self._decoder = FrameDecoder()
-        #: the payload of the last HEARTBEAT taken, and the peer's session it was taken under:
-        #: the same bytes again are the same heartbeat, taken without decoding (a peer sends
-        #: the same one every heartbeat_ms while its state holds)
+        #: the payload of the last HEARTBEAT taken, the message it decoded to, and the peer's
+        #: session it was taken under: the same bytes again are the same heartbeat, taken
+        #: without decoding (a peer sends the same one every heartbeat_ms while its state holds)
         self._beat: bytes | None = None
+        self._beat_msg: Heartbeat | None = None
         self._beat_session: int | None = None
         self._last_rx = 0
         self._next_hello = 0
@@ -194,13 +195,15 @@ class Connection(GoBackN):
     def receive_data(self, data: bytes, now: int) -> None:
         """Bytes read from the wire; complete frames are handled at once."""
         for type_code, seq, payload in self._decoder.feed(data):
+            beat = self._beat_msg
             if (
                 type_code == HEARTBEAT_TYPE
+                and beat is not None
                 and payload == self._beat
                 and seq == 0
                 and self.peer_session == self._beat_session
             ):
-                self._same_beat(now)  # the heartbeat taken last, again: nothing to decode
+                self._take_heartbeat(beat, payload, now)  # the last one again: not decoded
             else:
                 self._handle_frame(type_code, seq, payload, now)
 
@@ -354,13 +357,11 @@ class Connection(GoBackN):
             return
         if cls is Ack:
             self._on_ack(seq, now)
+        elif isinstance(message, Heartbeat):
+            self._take_heartbeat(message, payload, now)
         elif self.role == HOST:
             if isinstance(message, HelloReply):
                 self._host_on_reply(message, now)
-            elif isinstance(message, Heartbeat):
-                if self._host_on_heartbeat(message, now):
-                    self._beat = payload
-                    self._beat_session = self.peer_session
             elif isinstance(message, NoSession):
                 self._last_rx = now
                 if self.state == UP:
@@ -372,10 +373,6 @@ class Connection(GoBackN):
         else:
             if isinstance(message, Hello):
                 self._board_on_hello(message, now)
-            elif isinstance(message, Heartbeat):
-                if self._board_on_heartbeat(message, now):
-                    self._beat = payload
-                    self._beat_session = self.peer_session
             else:
                 self._bad(type_code, seq, WrongRole("the board received " + cls.NAME))
 
@@ -506,16 +503,17 @@ class Connection(GoBackN):
             self._board_back_up(now)
         return True
 
-    def _same_beat(self, now: int) -> None:
-        """The heartbeat taken last (``_beat``), again from the same session: what taking it
-        does, without decoding it."""
+    def _take_heartbeat(self, beat: Heartbeat, payload: bytes, now: int) -> None:
+        """The peer's heartbeat, by this side's rule; kept with its bytes while it is of the
+        peer's session, so that the same bytes again are taken without decoding them."""
         if self.role == HOST:
-            if self.state == UP:
-                self._last_rx = now
-            return
-        self._last_rx = now
-        if self.state == DOWN:
-            self._board_back_up(now)
+            taken = self._host_on_heartbeat(beat, now)
+        else:
+            taken = self._board_on_heartbeat(beat, now)
+        if taken:
+            self._beat = payload
+            self._beat_msg = beat
+            self._beat_session = self.peer_session
 
 
 __all__ = [
