@@ -19,9 +19,9 @@ from __future__ import annotations
 import argparse
 import ast
 import re
+import select
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -170,7 +170,7 @@ def measure(tiles: int, shared: Path, work: Path) -> Heap:
                     raise SimulatorError(runner.failure or "the runner stopped")
                 if runner.take():
                     break
-                time.sleep(0.0005)
+                select.select([runner], [], [], 1.0)  # until the slice's answer comes
             console = runner.console.decode("utf-8", "replace")
             if "HEAP end" in console or "Traceback" in console:
                 break
