@@ -36,7 +36,7 @@ from simulator.chip.exchange import (
     node_program,
     shared_folder,
 )
-from simulator.chip.flash import file_system
+from simulator.chip.flash import build_files, file_system
 from simulator.chip.image import load_image, write_image
 from simulator.transport import SimulatorError
 
@@ -248,3 +248,20 @@ def chip_program(tmp_path: Path) -> Iterator[ProgramFactory]:
     yield make
     for program in made:
         program.stop()
+
+
+class FirmwareProgram(Protocol):
+    def __call__(self, main: bytes) -> ChipProgram: ...
+
+
+@pytest.fixture
+def firmware_program(chip_program: ProgramFactory, firmware_build: Path) -> FirmwareProgram:
+    """Run a program of the test's own (``main``, the flash's ``/main.py``) beside the
+    firmware's build on the chip's flash, no I2C device answering: ``firmware_program(main)``."""
+
+    def make(main: bytes) -> ChipProgram:
+        files = build_files(firmware_build)
+        files["/main.py"] = main
+        return chip_program(files, {})
+
+    return make

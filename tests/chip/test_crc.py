@@ -3,12 +3,9 @@ build's file loads (compiled for armv6m), the HAL selects it, and it gives the t
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from simulator.chip.flash import build_files
-from tests.chip.conftest import ProgramFactory
+from tests.chip.conftest import FirmwareProgram
 
 pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once]
 
@@ -30,11 +27,9 @@ while True:
 
 
 def test_the_chip_takes_the_crc_in_its_machine_code(
-    chip_program: ProgramFactory, firmware_build: Path
+    firmware_program: FirmwareProgram,
 ) -> None:
-    files = build_files(firmware_build)
-    files["/main.py"] = PROGRAM
-    chip = chip_program(files, {})
+    chip = firmware_program(PROGRAM)
     chip.run_until("end", chip_ms=5000)
     console = chip.console()
     assert "table table" in console, console

@@ -6,12 +6,9 @@ the reader sent comes out of ``tile_at_head()``, in order, the none between two 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from simulator.chip.flash import build_files
-from tests.chip.conftest import ProgramFactory
+from tests.chip.conftest import FirmwareProgram
 
 pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once]
 
@@ -39,11 +36,9 @@ TILE_MS = 140
 
 
 def test_every_change_of_the_reader_survives_a_long_pass(
-    chip_program: ProgramFactory, firmware_build: Path
+    firmware_program: FirmwareProgram,
 ) -> None:
-    files = build_files(firmware_build)
-    files["/main.py"] = PROGRAM
-    chip = chip_program(files, {})
+    chip = firmware_program(PROGRAM)
     chip.run_until("ready", chip_ms=5000)
     sent: list[int] = []
     for ms in range(15 * TILE_MS):  # tiles 1 to 15

@@ -12,14 +12,12 @@ it again, which would take the firmware with it)."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from firmware.store import LOADED
 from simulator.chip.exchange import FLASH_EITHER, FLASH_ERASE, FLASH_PROGRAM
-from simulator.chip.flash import build_files
-from tests.chip.conftest import ProgramFactory
+from tests.chip.conftest import FirmwareProgram
 
 pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once]
 
@@ -79,11 +77,9 @@ WITHIN_MS = 5_000
 
 
 def test_a_power_cut_in_the_middle_of_a_store_write_keeps_the_old_record_or_the_new(
-    chip_program: ProgramFactory, firmware_build: Path
+    firmware_program: FirmwareProgram,
 ) -> None:
-    files = build_files(firmware_build)
-    files["/main.py"] = MAIN
-    chip = chip_program(files, {})
+    chip = firmware_program(MAIN)
     first = chip.run_until(BOOTED.pattern, chip_ms=WITHIN_MS)
     assert first.groups() == ("0", "0", "--")  # a new board: both slots blank
     seen = len(chip.console())
