@@ -141,6 +141,8 @@ def use_native_crc() -> bool:
     no memory for its code): a quicker CRC is never worth a board that does not start."""
     if sys.implementation.name != "micropython":
         return False
+    if framing.CRC_IMPLEMENTATION == "viper":
+        return True  # taken and checked already (an Rp2Link made again: the last resort's)
     try:
         from firmware.hal.rp2crc import crc16
 
