@@ -244,7 +244,7 @@ def test_the_disc_never_turns_without_the_head_in_a_build() -> None:
     starts before the disc and the disc stops before the head, wall after wall."""
     h = connected(seed=7)
     h.command(m.Shuffle(0))
-    running = [0] * 16
+    running = [0] * codes.MOTOR_COUNT
     alone: list[int] = []
     real = h.hal.motor
 
