@@ -193,8 +193,16 @@ class Connection(GoBackN):
             self._send_hello(now)
 
     def receive_data(self, data: bytes, now: int) -> None:
-        """Bytes read from the wire; complete frames are handled at once."""
-        for type_code, seq, payload in self._decoder.feed(data):
+        """Bytes read from the wire; complete frames are handled at once.
+
+        A heartbeat the same as the last one is taken without decoding it, and its copies
+        that follow it in the same read (the decoder gives the same frame object for the same
+        bytes) are not taken again: taking it again at the same time changes nothing."""
+        taken = None
+        for frame in self._decoder.feed(data):
+            if frame is taken:
+                continue
+            type_code, seq, payload = frame
             beat = self._beat_msg
             if (
                 type_code == HEARTBEAT_TYPE
@@ -204,8 +212,10 @@ class Connection(GoBackN):
                 and self.peer_session == self._beat_session
             ):
                 self._take_heartbeat(beat, payload, now)  # the last one again: not decoded
+                taken = frame
             else:
                 self._handle_frame(type_code, seq, payload, now)
+                taken = None
 
     def tick(self, now: int) -> "int | None":
         """Run the timers (HELLO, retransmit, link timeout, heartbeat).

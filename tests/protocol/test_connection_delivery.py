@@ -247,3 +247,24 @@ def test_a_repeated_heartbeat_is_taken_without_decoding_while_its_session_holds(
     assert host.events() == [LinkDown("the board's session changed (it restarted)")]
     host.receive_data(board_beat, 2600)  # the link is down: nothing taken
     assert host.state != UP and decoded.count(board_payload) == 1
+
+
+def test_copies_of_a_heartbeat_in_one_read_are_taken_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    host, board = connected()
+    beat = encode_frame(Heartbeat.TYPE, 0, Heartbeat(HOST_SESSION, codes.STATE_IDLE).encode())
+    board.receive_data(beat, 50)  # the first is decoded and kept
+    taken: list[int] = []
+    real = board._take_heartbeat
+
+    def counting(message: Heartbeat, payload: bytes, now: int) -> None:
+        taken.append(now)
+        real(message, payload, now)
+
+    monkeypatch.setattr(board, "_take_heartbeat", counting)
+    board.receive_data(beat * 6, 100)
+    assert taken == [100] and board.count("bad_messages") == 0
+    assert board._decoder.stats["frames_ok"] >= 7  # every copy was read
+    # a frame between copies: the copies after it are taken again (in their order)
+    host.send(Ping(7), 100)
+    board.receive_data(beat + beat + host.data_to_send() + beat, 200)
+    assert taken == [100, 200, 200] and board.events() == [Ping(7)]
