@@ -45,6 +45,7 @@ from cli import (
     link_demo,
     run,
     sim,
+    station,
     support_bundle,
 )
 
@@ -69,6 +70,7 @@ SUBCOMMANDS: tuple[Register, ...] = (
     audit.register,
     install.register,
     gateway.register,
+    station.register,
     floor_sim.register,
 )
 

@@ -1,7 +1,7 @@
 """One connection to the MQTT broker (paho-mqtt's v2 API), fed by an outbox, on an I/O loop.
 
 A :class:`BrokerLink` connects, keeps the connection and reconnects with a growing delay
-(gateway.backoff), logging each fault in plain words. Its network I/O is files and timers of
+(controller.api.backoff), logging each fault in plain words. Its network I/O is files and timers of
 an I/O loop (drivers/ioloop.py: the gateway's, or one of its own when given none), through
 paho's support for an outside loop: the client's socket is watched for reading (``loop_read``)
 and, while paho has bytes to send, for writing (``loop_write``); paho's socket callbacks say
@@ -40,8 +40,8 @@ from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
+from controller.api.backoff import Backoff
 from drivers.ioloop import EVENT_READ, EVENT_WRITE, IoLoop, IoLoopError, Timer
-from gateway.backoff import Backoff
 from gateway.outbox import Entry, Outbox
 
 #: Events handed to the broker and not yet acknowledged, at most.

@@ -69,13 +69,14 @@ def _stop_all(procs: list[subprocess.Popen[bytes] | None]) -> None:
 
 
 class SimTable:
-    """One simulated table: its service and its gateway."""
+    """One simulated table: its service, its gateway (without a broker: none), and its page
+    when asked (``start_station``: the configuration's ``gateway`` text holds a [station])."""
 
     def __init__(
         self,
         root: Path,
         number: int,
-        broker: BrokerAddress,
+        broker: BrokerAddress | None,
         *,
         seed: int = 1,
         speed: float = 0.0,
@@ -99,19 +100,23 @@ class SimTable:
             f"socket = {_toml(self.socket)}",
             "[audit]",
             f"path = {_toml(str(self.dir / 'audit' / 'audit.jsonl'))}",
-            "[gateway]",
-            f"host = {_toml(broker.host)}",
-            f"port = {broker.port}",
-            f"outbox_path = {_toml(str(self.dir / 'outbox.jsonl'))}",
-            "metrics_port = 0",
         ]
-        if broker.username is not None:
-            lines.append(f"username = {_toml(broker.username)}")
-        if broker.password is not None:
-            lines.append(f"password = {_toml(broker.password)}")
+        if broker is not None:
+            lines += [
+                "[gateway]",
+                f"host = {_toml(broker.host)}",
+                f"port = {broker.port}",
+                f"outbox_path = {_toml(str(self.dir / 'outbox.jsonl'))}",
+                "metrics_port = 0",
+            ]
+            if broker.username is not None:
+                lines.append(f"username = {_toml(broker.username)}")
+            if broker.password is not None:
+                lines.append(f"password = {_toml(broker.password)}")
         self.config.write_text("\n".join(lines) + "\n" + gateway)
         self.service: subprocess.Popen[bytes] | None = None
         self.gateway: subprocess.Popen[bytes] | None = None
+        self.station: subprocess.Popen[bytes] | None = None
         self._logs: list[IO[bytes]] = []
 
     def _log(self, name: str) -> IO[bytes]:
@@ -148,6 +153,15 @@ class SimTable:
             stderr=self._log("gateway.log"),
         )
 
+    def start_station(self) -> None:
+        """Start `mjtable station`, the page at the table (its log: station.log)."""
+        self.station = subprocess.Popen(
+            [sys.executable, "-m", "cli", "station", "--config", str(self.config)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=self._log("station.log"),
+        )
+
     def control_call(self, **request: Any) -> Any:
         """One request on the simulator's control socket (e.g. op="board", verb="inject")."""
         with socket.socket(socket.AF_UNIX) as sock:
@@ -175,13 +189,14 @@ class SimTable:
         _stop(self.gateway, sig)
 
     def stop(self) -> None:
+        _stop(self.station)
         _stop(self.gateway)
         _stop(self.service)
         self.close()
 
     def close(self) -> None:
         """Close the pipes and logs (once the processes are stopped)."""
-        for proc in (self.service, self.gateway):
+        for proc in (self.service, self.gateway, self.station):
             if proc is not None and proc.stdout is not None:
                 proc.stdout.close()
         for log in self._logs:
@@ -196,7 +211,7 @@ class Floor:
         self,
         root: Path,
         tables: int,
-        broker: BrokerAddress,
+        broker: BrokerAddress | None,
         *,
         seed: int = 1,
         speed: float = 0.0,

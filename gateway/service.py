@@ -1,7 +1,7 @@
 """The gateway wired together: the table's API on one side, the floor's broker on the other.
 
 ``Gateway(settings, table=..., table_name=..., socket_path=...)``, then ``start()`` and
-``stop()`` (or ``run()`` until stopped, as `mjtable gateway` does). What it publishes is
+``stop()`` (`mjtable gateway` stops it on SIGTERM: cli/follower.py). What it publishes is
 described in gateway/payloads.py and docs/floor.md.
 
 The availability topic says ``online`` while the gateway is connected to both the broker and
@@ -23,15 +23,14 @@ from __future__ import annotations
 
 import logging
 import secrets
-import threading
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from controller.api.messages import Event, Status, utc_now
+from controller.api.watcher import CoreWatcher
 from drivers.ioloop import IoLoop
 from gateway.broker import BrokerLink, Endpoint, Tls, Will
-from gateway.core import CoreWatcher
 from gateway.discovery import discovery_configs
 from gateway.metrics import GatewayMetrics
 from gateway.outbox import Outbox
@@ -44,12 +43,7 @@ from gateway.payloads import (
     audit_ref,
     dump,
 )
-from gateway.picture import picture_of
 from gateway.settings import GatewaySettings
-from gateway.view import TableView
-
-if TYPE_CHECKING:
-    from gateway.web.server import WebServer
 
 log = logging.getLogger("mjtable.gateway")
 
@@ -82,7 +76,6 @@ class Gateway:
         self.table_name = table_name
         self.run_id = new_run_id()
         self.topics = Topics(settings.topic_prefix, table)
-        self.view = TableView()
         self.metrics = GatewayMetrics(table)
         self.metrics_port: int | None = None
         #: the gateway's one I/O loop: the API connection, the broker connections, the timers
@@ -90,7 +83,6 @@ class Gateway:
         self._seq = 0
         self._head: tuple[int | None, str | None, str | None, int] = (None, None, None, -1)
         self._last_status: Status | None = None
-        self._stopped = threading.Event()
         tls = settings.tls
         endpoint = Endpoint(
             host=settings.host,
@@ -107,7 +99,6 @@ class Gateway:
             name="floor",
             will=Will(self.topics.availability, OFFLINE.encode()),
             loop=self.loop,
-            on_online=self.view.set_broker,
         )
         self.rules: BrokerLink | None = None
         rules = settings.rules_layer
@@ -131,7 +122,6 @@ class Gateway:
                 loop=self.loop,
             )
         self.core = CoreWatcher(socket_path, self, self.loop, refresh_s=head_interval)
-        self.web: WebServer | None = None  # the technicians' page, with [gateway.web]
         self.withheld = 0  # dealt events not published (no rules layer configured)
         self._gauges()
 
@@ -178,7 +168,6 @@ class Gateway:
             log.info(
                 "metrics on http://%s:%d/metrics", self.settings.metrics_host, self.metrics_port
             )
-        self._start_web()
         self.floor.start()
         if self.rules is not None:
             self.rules.start()
@@ -192,37 +181,7 @@ class Gateway:
             self.floor.endpoint.where,
         )
 
-    def _start_web(self) -> None:
-        settings = self.settings.web
-        if settings is None:
-            return
-        # Imported only when configured: aiohttp and jinja2 add 16 MiB to every gateway.
-        from gateway.web.page import TableInfo, package_version
-        from gateway.web.server import WebServer
-
-        web = WebServer(
-            settings,
-            self.view,
-            table=TableInfo(self.table, self.table_name, package_version()),
-            socket_path=self.core.socket_path,
-        )
-        try:
-            web.start()
-        except OSError as exc:
-            log.error(
-                "the technicians' page cannot listen on %s:%d (%s); the gateway goes on without it",
-                settings.host,
-                settings.port,
-                exc,
-            )
-            return
-        self.web = web
-        log.info("the technicians' page on %s", web.url)
-
     def stop(self) -> None:
-        self._stopped.set()
-        if self.web is not None:
-            self.web.stop()
         self.core.stop()
         self.floor.stop(farewell=Will(self.topics.availability, OFFLINE.encode()))
         if self.rules is not None:
@@ -232,26 +191,13 @@ class Gateway:
         self.metrics.close()
         log.info("gateway for table %s stopped", self.table)
 
-    def run(self) -> None:
-        """Start, wait until :meth:`request_stop` (a signal handler calls it), stop."""
-        self.start()
-        try:
-            self._stopped.wait()
-        finally:
-            self.stop()
-
-    def request_stop(self) -> None:
-        self._stopped.set()
-
-    # -- the loop's thread (gateway.core.CoreSink)
+    # -- the loop's thread (controller.api.watcher.CoreSink)
 
     def core_up(self, status: Status) -> None:
-        self.view.set_core(True)
         self.on_status(status)
         self.floor.retain(self.topics.availability, ONLINE.encode())
 
     def core_down(self, reason: str) -> None:
-        self.view.set_core(False)
         self.floor.retain(self.topics.availability, OFFLINE.encode())
 
     def on_interval(self, status: Status) -> None:
@@ -261,7 +207,6 @@ class Gateway:
 
     def on_status(self, status: Status, *, again: bool = False) -> None:
         self._last_status = status
-        self.view.set_status(status)
         raw = status.model_dump(mode="json")
         self.metrics.on_status(status, raw)
         self.floor.retain(self.topics.status, status.model_dump_json().encode())
@@ -282,18 +227,12 @@ class Gateway:
             )
         )
         if event.type == "dealt":
-            web = self.settings.web
-            self.view.set_picture(picture_of(event, faces=web is not None and bool(web.faces)))
             if self.rules is not None and self.settings.rules_layer is not None:
                 self.rules.send(self.settings.rules_layer.topic, payload)
             else:
                 self.withheld += 1
         else:
             self.floor.send(self.topics.event(event.type), payload)
-        if event.type == "fault":
-            self.view.fault(event)
-        elif event.type == "fault_cleared":
-            self.view.cleared(event)
         self.metrics.on_event(event)
         if ref is not None:
             self._audit(raw)

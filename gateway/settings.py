@@ -9,7 +9,6 @@ command line (cli/gateway.py) hands it over as it is.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 
@@ -29,25 +28,6 @@ class RulesLayerSettings(Protocol):
     def username(self) -> str: ...
     @property
     def password(self) -> str | None: ...
-
-
-class WebSettings(Protocol):
-    """[gateway.web]: the technicians' page (gateway/web/, docs/web.md)."""
-
-    @property
-    def host(self) -> str: ...
-    @property
-    def port(self) -> int: ...
-    @property
-    def tokens(self) -> Mapping[str, str]: ...  # role -> "sha256:<hex>" of its token
-    @property
-    def faces(self) -> Sequence[str]: ...  # the roles that may see the tiles' faces
-    @property
-    def session_minutes(self) -> int: ...
-    @property
-    def cert(self) -> str | None: ...
-    @property
-    def key(self) -> str | None: ...
 
 
 class GatewaySettings(Protocol):
@@ -83,5 +63,3 @@ class GatewaySettings(Protocol):
     def tls(self) -> TlsSettings | None: ...
     @property
     def rules_layer(self) -> RulesLayerSettings | None: ...
-    @property
-    def web(self) -> WebSettings | None: ...

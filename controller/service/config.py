@@ -44,6 +44,7 @@ from controller.service.config_fields import (
 from controller.service.config_gateway import GatewaySection
 from controller.service.config_problems import ConfigError as ConfigError
 from controller.service.config_problems import problems
+from controller.service.config_station import StationSection
 from controller.service.paths import DEFAULT_AUDIT_PATH, DEFAULT_BOARD_PORT
 from controller.service.ports import board_port
 from drivers.board import DEFAULT_BAUDRATE
@@ -296,6 +297,9 @@ class Config(Section):
     )
     gateway: GatewaySection | None = Field(
         default=None, description="a [gateway] section (only `mjtable gateway` reads it)"
+    )
+    station: StationSection | None = Field(
+        default=None, description="a [station] section (only `mjtable station` reads it)"
     )
 
     _sha256: str | None = PrivateAttr(default=None)

@@ -1,13 +1,12 @@
-"""The ``[gateway]`` section of the configuration (and its ``tls``, ``rules_layer`` and ``web``
-parts): what `mjtable gateway` reads, validated like every other section (docs/config.md,
-docs/floor.md, docs/web.md)."""
+"""The ``[gateway]`` section of the configuration (and its ``tls`` and ``rules_layer`` parts):
+what `mjtable gateway` reads, validated like every other section (docs/config.md,
+docs/floor.md)."""
 
 from __future__ import annotations
 
-import re
-from typing import Any, Literal, get_args
+from typing import Any
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from controller.service.config_fields import SECRET, Section, absolute_path
 
@@ -42,54 +41,6 @@ class RulesLayerSection(Section):
         return topic(value, "a topic")
 
 
-#: The roles of the technicians' page (docs/web.md); each logs in with its own token.
-WebRole = Literal["viewer", "technician"]
-
-
-class GatewayWebSection(Section):
-    host: str = Field(default="127.0.0.1", min_length=1, description="an address to listen on")
-    port: int = Field(default=8080, ge=0, le=65535, description="a TCP port (0: any free one)")
-    tokens: dict[str, str] = Field(
-        min_length=1,
-        description="each role's token hash as `mjtable gateway token` prints it (sha256:…), "
-        "never the token itself",
-        json_schema_extra=SECRET,
-    )
-    faces: list[WebRole] = Field(default=[], description="the roles that may see tile faces")
-    session_minutes: int = Field(default=480, ge=1, le=10080, description="minutes, 1 to 10080")
-    cert: str | None = Field(default=None, description="an absolute path to a certificate (PEM)")
-    key: str | None = Field(
-        default=None, validate_default=True, description="an absolute path to its key (PEM)"
-    )
-
-    @field_validator("tokens")
-    @classmethod
-    def _check_tokens(cls, value: dict[str, str]) -> dict[str, str]:
-        for role, digest in value.items():
-            if role not in get_args(WebRole):
-                raise ValueError(f"{role}: expected a role, one of {', '.join(get_args(WebRole))}")
-            if not re.fullmatch(r"sha256:[0-9a-f]{64}", digest):
-                raise ValueError(
-                    f"{role}: expected the hash `mjtable gateway token` prints (sha256: and 64 "
-                    "hex digits), never the token itself"
-                )
-        if len(set(value.values())) < len(value):
-            raise ValueError("expected a token of its own for each role, got the same hash twice")
-        return value
-
-    @field_validator("cert", "key")
-    @classmethod
-    def _check_pem(cls, value: str | None) -> str | None:
-        return None if value is None else absolute_path(value, "a PEM file")
-
-    @field_validator("key", mode="after")
-    @classmethod
-    def _both(cls, value: str | None, info: ValidationInfo) -> str | None:
-        if (value is None) != (info.data.get("cert") is None):
-            raise ValueError("expected both cert and key (TLS), or neither")
-        return value
-
-
 class GatewaySection(Section):
     """`mjtable gateway`: the floor's MQTT broker and what the gateway publishes there
     (docs/floor.md). The service itself never reads this section."""
@@ -119,7 +70,16 @@ class GatewaySection(Section):
     rules_layer: RulesLayerSection | None = Field(
         default=None, description="a [gateway.rules_layer] section"
     )
-    web: GatewayWebSection | None = Field(default=None, description="a [gateway.web] section")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _moved(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "web" in data:
+            raise ValueError(
+                "[gateway.web] is now [station]: the page is served by `mjtable station`, "
+                "which needs no broker (docs/web.md); rename the section"
+            )
+        return data
 
     @field_validator("topic_prefix", "discovery_prefix")
     @classmethod
@@ -145,6 +105,5 @@ class GatewaySection(Section):
 
 def gateway_needs_dealt_states(section: GatewaySection) -> bool:
     """A gateway needs the API's full role (dealt states) only to forward them to the rules
-    layer or to draw the table's picture on its web page; otherwise the status role is all
-    it gets (docs/floor.md, Roles)."""
-    return section.rules_layer is not None or section.web is not None
+    layer; otherwise the status role is all it gets (docs/floor.md, Roles)."""
+    return section.rules_layer is not None

@@ -32,7 +32,7 @@ WITHHELD_UNKNOWN = "<withheld: not a key of the configuration>"
 #: Secrets shorter than this are not searched for in other text: taking out every "ab" would
 #: garble the text and hide nothing.
 SCRUB_MIN = 4
-#: How a token's hash is written (gateway/web/auth.py): its hex digits alone are secret too.
+#: How a token's hash is written (station/web/auth.py): its hex digits alone are secret too.
 _HASH_PREFIX = "sha256:"
 
 
@@ -42,7 +42,7 @@ class Withheld:
 
     #: the configuration as its file holds it, each secret's value replaced by WITHHELD
     shown: dict[str, Any] = field(default_factory=dict)
-    #: the keys whose values were withheld (``gateway.password``, ``gateway.web.tokens.viewer``)
+    #: the keys whose values were withheld (``gateway.password``, ``station.tokens.viewer``)
     keys: list[str] = field(default_factory=list)
     #: those values, as text (a token's hash also by its hex digits alone), for :func:`scrub`
     secrets: set[str] = field(default_factory=set)

@@ -10,7 +10,8 @@ staging directory otherwise):
   (the board's link), a Pico's USB port (for flashing only), the block for the
   configuration's board port when it is another (a USB-serial adapter), the panel's ids from
   the configuration;
-- ``etc/systemd/system/mjtable.service`` and ``mjtable-gateway.service``: the units, their
+- ``etc/systemd/system/mjtable.service``, ``mjtable-gateway.service`` and
+  ``mjtable-station.service``: the units, their
   ``ExecStart`` on the ``mjtable`` program given (by default the one running, through the
   ``current`` link when versions live side by side under one folder);
 - ``etc/systemd/system/mjtable.service.d/board.conf``: the device the unit must also allow
@@ -44,6 +45,7 @@ from controller.service.install_files import (
     EXAMPLE_CONFIG,
     GATEWAY_UNIT,
     RULES,
+    STATION_UNIT,
     SYSUSERS,
     UNIT,
     FileChange,
@@ -67,6 +69,7 @@ __all__ = [
     "DROPIN_DIR",
     "GATEWAY_UNIT",
     "RULES",
+    "STATION_UNIT",
     "SYSUSERS",
     "UNIT",
     "InstallAction",
@@ -83,11 +86,12 @@ __all__ = [
 SYSTEMD_RUNNING = Path("/run/systemd/system")
 _SERVICE = "mjtable.service"
 _GATEWAY = "mjtable-gateway.service"
-#: the drop-in that gives the gateway the API's full role, when it forwards or draws dealt states
+_STATION = "mjtable-station.service"
+#: the drop-in that gives the gateway the API's full role, when it forwards dealt states
 GATEWAY_FULL_ROLE = Path("etc/systemd/system/mjtable-gateway.service.d/full-role.conf")
 FULL_ROLE_DROPIN = (
     "[Service]\n"
-    "# [gateway.rules_layer] or [gateway.web]: the API's full role (the dealt states)\n"
+    "# [gateway.rules_layer]: the API's full role (the dealt states)\n"
     "SupplementaryGroups=mjtable\n"
 )
 
@@ -208,10 +212,11 @@ def _sealing_notes(root: Path, key: object, program: Path) -> list[str]:
     return []
 
 
-def _steps(*, start: bool, gateway: bool) -> list[Step]:
+def _steps(*, start: bool, gateway: bool, station: bool = False) -> list[Step]:
     """The commands that make the files take effect, in the order that works: the group
-    before udev uses it, the rule before the service opens the board, the units last."""
-    units = (_SERVICE, _GATEWAY) if gateway else (_SERVICE,)
+    before udev uses it, the rule before the service opens the board, the units last (the
+    gateway's and the station's with their sections)."""
+    units = (_SERVICE, *((_GATEWAY,) if gateway else ()), *((_STATION,) if station else ()))
     steps = [
         Step(("systemd-sysusers", f"/{SYSUSERS}"), "the user and group mjtable"),
         Step(("chgrp", CONFIG_GROUP, f"/{CONFIG}"), "the configuration for its readers alone"),
@@ -308,7 +313,8 @@ def install(
     )
     gateway = "gateway" in config
     section = _section(config, "gateway")
-    full_role = gateway and ("rules_layer" in section or "web" in section)
+    full_role = gateway and "rules_layer" in section
+    station = "station" in config
     changes = [
         FileChange(CONFIG, example, keep=True, mode=0o640),
         FileChange(SYSUSERS, (src / "mjtable.sysusers").read_text(encoding="utf-8")),
@@ -316,6 +322,9 @@ def install(
         FileChange(UNIT, render_unit((src / _SERVICE).read_text(encoding="utf-8"), program)),
         FileChange(
             GATEWAY_UNIT, render_unit((src / _GATEWAY).read_text(encoding="utf-8"), program)
+        ),
+        FileChange(
+            STATION_UNIT, render_unit((src / _STATION).read_text(encoding="utf-8"), program)
         ),
         FileChange(
             GATEWAY_FULL_ROLE,
@@ -348,7 +357,12 @@ def install(
             f"machine, give its path there (--exec {DEFAULT_EXEC}, the layout of "
             "docs/install.md)"
         )
-    steps = _steps(start=start, gateway=gateway)
+    if not station:
+        report.notes.append(
+            f"{_STATION} is installed but not enabled: the configuration has no [station] "
+            "section (docs/web.md)"
+        )
+    steps = _steps(start=start, gateway=gateway, station=station)
     if live:
         execute = Recorder() if dry_run else runner if runner is not None else run_command
         for number, step in enumerate(steps):

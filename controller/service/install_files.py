@@ -28,6 +28,7 @@ there is none, printed by `mjtable config example`."""
 RULES = Path("etc/udev/rules.d/99-mjtable.rules")
 UNIT = Path("etc/systemd/system/mjtable.service")
 GATEWAY_UNIT = Path("etc/systemd/system/mjtable-gateway.service")
+STATION_UNIT = Path("etc/systemd/system/mjtable-station.service")
 DROPIN_DIR = Path("etc/systemd/system/mjtable.service.d")
 DROPIN = DROPIN_DIR / "network.conf"
 """The drop-in for a board on the network."""

@@ -171,7 +171,7 @@ def test_config_from_dict_checks_like_the_file() -> None:
     assert caught.value.problems == [
         "table.number: expected a whole number from 1 to 9999, got '4'",
         "x: unknown section; expected one of: table, board, panel, rules, dice, deadlines, "
-        "api, audit, logging, gateway",
+        "api, audit, logging, gateway, station",
     ]
 
 

@@ -19,7 +19,7 @@ from controller.api.client import ApiClient
 from controller.api.limits import DEFAULT_SOCKET_PATH
 from controller.audit.sealing import SealingKey, epoch_key, format_key, generate
 from controller.cycle.reports import Status
-from gateway.web.auth import hash_token, new_token
+from station.web.auth import hash_token, new_token
 from tests.cli.bundle_support import (
     BROKER_PASSWORD,
     PARTS,
@@ -47,7 +47,7 @@ def table(tmp_path: Path) -> Iterator[tuple[Service, dict[str, str]]]:
         "[gateway.rules_layer]\n"
         'topic = "mjtable-rules/7/dealt"\nusername = "rules7"\n'
         f'password = "{RULES_PASSWORD}"\n'
-        "[gateway.web]\n"
+        "[station]\n"
         f'tokens = {{ technician = "{hash_token(technician)}", viewer = "{hash_token(viewer)}" }}\n'
     )
     service.config.write_text(config)
@@ -121,14 +121,14 @@ def test_a_running_table_is_bundled_whole_without_a_secret(
     assert config["withheld"] == [
         "gateway.password",
         "gateway.rules_layer.password",
-        "gateway.web.tokens.technician",
-        "gateway.web.tokens.viewer",
+        "station.tokens.technician",
+        "station.tokens.viewer",
     ]
     assert "configuration: " + str(service.config) + ", 4 secret value(s) withheld" in said[0]
     shown = config["configuration"]
     assert shown["gateway"]["password"] == "<withheld: secret>"
     assert shown["gateway"]["rules_layer"]["password"] == "<withheld: secret>"
-    assert shown["gateway"]["web"]["tokens"] == {
+    assert shown["station"]["tokens"] == {
         "technician": "<withheld: secret>",
         "viewer": "<withheld: secret>",
     }

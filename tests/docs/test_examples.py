@@ -149,7 +149,7 @@ def cli_context(block: Block, tmp: Path, stack: ExitStack) -> Context:
         stack.callback(service.cleanup)
         secrets = (
             '[gateway]\nhost = "floor.example"\nusername = "floor"\npassword = "s3cret-word"\n'
-            f'[gateway.web]\ntokens = {{ technician = "sha256:{"0" * 64}", '
+            f'[station]\ntokens = {{ technician = "sha256:{"0" * 64}", '
             f'viewer = "sha256:{"1" * 64}" }}\n'
         )
         (tmp / "config.toml").write_text(service.config.read_text() + secrets)

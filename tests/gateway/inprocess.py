@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.cycle.reports import Status, utc_now
-from gateway.settings import RulesLayerSettings, TlsSettings, WebSettings
+from gateway.settings import RulesLayerSettings, TlsSettings
 from rules.dealt import ProfileRef
 from rules.words import RuleSet
 
@@ -26,7 +26,6 @@ def free_port() -> int:
 @dataclass
 class GatewaySettings:
     outbox_path: str
-    web: WebSettings | None = None
     host: str = "127.0.0.1"
     port: int = 0  # 0: a free port where nothing listens (the broker is away)
     username: str | None = None

@@ -1,4 +1,5 @@
-"""The gateway imports only the API client, the message models it speaks, and the I/O loop."""
+"""The gateway imports only the API client, its watcher, the message models they speak, and
+the I/O loop."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from pathlib import Path
 
 GATEWAY = Path(__file__).resolve().parents[2] / "gateway"
 ALLOWED_OURS = {
+    "controller.api.backoff",
     "controller.api.client",
     "controller.api.messages",
+    "controller.api.watcher",
     "controller.cycle.reports",
     "drivers.ioloop",
 }

@@ -1,5 +1,6 @@
-"""The gateway takes the API's status role unless it forwards or draws dealt states; the unit
-and `mjtable install` give its user the matching socket group."""
+"""The gateway takes the API's status role unless it forwards dealt states (the page, which
+draws them, is the station's, with the full role); the units and `mjtable install` give each
+user the matching socket group."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ PROGRAM = Path("/opt/mjtable/current/bin/mjtable")
 HASH = "sha256:" + "0" * 64
 GATEWAY = '[gateway]\nhost = "broker.floor"\n'
 RULES_LAYER = '[gateway.rules_layer]\ntopic = "mjtable-rules/7/dealt"\nusername = "rules"\n'
-WEB = f'[gateway.web]\ntokens = {{ technician = "{HASH}" }}\n'
+WEB = f'[station]\ntokens = {{ technician = "{HASH}" }}\n'
 
 
 def config_text(*sections: str) -> str:
@@ -28,16 +29,19 @@ def needs(*sections: str) -> bool:
     return gateway_needs_dealt_states(config.gateway)
 
 
-def test_the_status_role_unless_the_gateway_forwards_or_draws_dealt_states() -> None:
+def test_the_status_role_unless_the_gateway_forwards_dealt_states() -> None:
     assert not needs(GATEWAY)
     assert needs(GATEWAY, RULES_LAYER)
-    assert needs(GATEWAY, WEB)
+    assert not needs(GATEWAY, WEB)  # the page is the station's
 
 
 def test_the_unit_joins_the_status_group_and_the_configuration_readers_only() -> None:
     unit = (ROOT / "udev" / "mjtable-gateway.service").read_text(encoding="utf-8")
     groups = [line for line in unit.splitlines() if line.startswith("SupplementaryGroups=")]
     assert groups == ["SupplementaryGroups=mjtable-status mjtable-config"]
+    station = (ROOT / "udev" / "mjtable-station.service").read_text(encoding="utf-8")
+    groups = [line for line in station.splitlines() if line.startswith("SupplementaryGroups=")]
+    assert groups == ["SupplementaryGroups=mjtable mjtable-config"]  # the full role: the picture
 
 
 def installed(tmp_path: Path, *sections: str) -> Path:
@@ -49,6 +53,6 @@ def installed(tmp_path: Path, *sections: str) -> Path:
 
 def test_install_adds_the_full_role_only_when_needed(tmp_path: Path) -> None:
     assert not installed(tmp_path / "plain", GATEWAY).exists()
-    dropin = installed(tmp_path / "web", GATEWAY, WEB)
+    assert not installed(tmp_path / "web", GATEWAY, WEB).exists()
+    dropin = installed(tmp_path / "rules", GATEWAY, RULES_LAYER)
     assert "SupplementaryGroups=mjtable\n" in dropin.read_text(encoding="utf-8")
-    assert installed(tmp_path / "rules", GATEWAY, RULES_LAYER).exists()

@@ -20,6 +20,7 @@ from controller.service.install import (
     CONFIG,
     GATEWAY_UNIT,
     RULES,
+    STATION_UNIT,
     SYSUSERS,
     UNIT,
     InstallError,
@@ -71,23 +72,32 @@ def test_files_first_then_every_command_in_order(tmp_path: Path) -> None:
         assert report.action_for(relative).what == "created"
 
 
-def test_gateway_enabled_only_with_its_section_and_no_start(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("section", "unit", "other"),
+    [
+        ('[gateway]\nhost = "mqtt.floor.example"\n', GATEWAY_UNIT, STATION_UNIT),
+        (
+            f'[station]\ntokens = {{ technician = "sha256:{"0" * 64}" }}\n',
+            STATION_UNIT,
+            GATEWAY_UNIT,
+        ),
+    ],
+)
+def test_the_gateway_and_the_station_enabled_each_with_its_section_and_no_start(
+    tmp_path: Path, section: str, unit: Path, other: Path
+) -> None:
     config = tmp_path / CONFIG
     config.parent.mkdir(parents=True)
-    text = (UDEV / "config.example.toml").read_text()
-    config.write_text(text + '\n[gateway]\nhost = "mqtt.floor.example"\n')
+    config.write_text((UDEV / "config.example.toml").read_text() + "\n" + section)
     recorder = Recorder()
     report = install(tmp_path, exec_path=PROGRAM, commands=True, runner=recorder, start=False)
-    assert recorder.commands[-1] == (
-        "systemctl",
-        "enable",
-        "mjtable.service",
-        "mjtable-gateway.service",
-    )
+    assert recorder.commands[-1] == ("systemctl", "enable", "mjtable.service", unit.name)
     assert not any(c[:2] == ("systemctl", "restart") for c in recorder.commands)
-    assert not any("not enabled" in n for n in report.notes)
-    gateway = unit_options((tmp_path / GATEWAY_UNIT).read_text())["Service"]["ExecStart"]
-    assert gateway == [f"{PROGRAM} gateway --config /etc/mjtable/config.toml"]
+    assert not any(f"{unit.name} is installed but not enabled" in n for n in report.notes)
+    assert any(f"{other.name} is installed but not enabled" in n for n in report.notes)
+    command = unit.name.removeprefix("mjtable-").removesuffix(".service")
+    started = unit_options((tmp_path / unit).read_text())["Service"]["ExecStart"]
+    assert started == [f"{PROGRAM} {command} --config /etc/mjtable/config.toml"]
 
 
 def test_dry_run_changes_nothing_and_lists_everything(tmp_path: Path) -> None:

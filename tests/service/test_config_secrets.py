@@ -35,11 +35,11 @@ def keys(model: type[BaseModel], prefix: str = "") -> dict[str, bool]:
 
 def test_every_secret_key_is_marked_and_only_those() -> None:
     every = keys(Config)
-    assert "gateway.web.host" in every and "audit.key" in every  # the walk goes all the way down
+    assert "station.host" in every and "audit.key" in every  # the walk goes all the way down
     named = {path for path in every if any(word in path for word in SECRET_WORDS)}
     marked = {path for path, secret in every.items() if secret}
     assert named <= marked, f"a secret without the mark: {sorted(named - marked)}"
-    assert marked == {"gateway.password", "gateway.rules_layer.password", "gateway.web.tokens"}
+    assert marked == {"gateway.password", "gateway.rules_layer.password", "station.tokens"}
 
 
 RAW: dict[str, Any] = {
@@ -52,8 +52,8 @@ RAW: dict[str, Any] = {
         "password": "hunter2-broker",
         "pasword": "a misspelt key",
         "rules_layer": {"topic": "mjtable-rules/7/dealt", "username": "r", "password": 12345678},
-        "web": {"tokens": {"technician": "sha256:" + "ab" * 32}},
     },
+    "station": {"tokens": {"technician": "sha256:" + "ab" * 32}},
     "logging": {"lvel": "INFO"},
 }
 
@@ -64,7 +64,7 @@ def test_secrets_are_withheld_and_returned_the_rest_is_kept() -> None:
     assert found.keys == [
         "gateway.password",
         "gateway.rules_layer.password",
-        "gateway.web.tokens.technician",
+        "station.tokens.technician",
     ]
     assert shown["table"] == {"number": 7}
     assert shown["audit"] == {"key": "/var/lib/mjtable/audit.key"}  # a path: the key is not in it
@@ -73,7 +73,7 @@ def test_secrets_are_withheld_and_returned_the_rest_is_kept() -> None:
     assert gateway["password"] == WITHHELD
     assert gateway["pasword"] == WITHHELD_UNKNOWN
     assert gateway["rules_layer"]["password"] == WITHHELD  # not text: withheld all the same
-    assert gateway["web"]["tokens"] == {"technician": WITHHELD}  # the roles, not the hashes
+    assert shown["station"]["tokens"] == {"technician": WITHHELD}  # the roles, not the hashes
     assert shown["logging"] == {"lvel": WITHHELD_UNKNOWN}
     assert secrets == {"hunter2-broker", "12345678", "sha256:" + "ab" * 32, "ab" * 32}
     assert "pasword" not in str(secrets) and "INFO" not in secrets  # unknown keys: not searched

@@ -1,4 +1,4 @@
-"""`mjtable gateway token --role ROLE`: a new token, and the line to paste in the configuration."""
+"""`mjtable station token --role ROLE`: a new token, and the line to paste in the configuration."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from controller.service.config import parse_config
-from gateway.web.auth import hash_token, role_of
+from station.web.auth import hash_token, role_of
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,7 +24,7 @@ def mjtable(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_prints_a_token_and_the_configuration_line_of_its_hash() -> None:
-    done = mjtable("gateway", "token", "--role", "technician")
+    done = mjtable("station", "token", "--role", "technician")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     token = lines[1].strip()
@@ -32,20 +32,20 @@ def test_prints_a_token_and_the_configuration_line_of_its_hash() -> None:
     assert re.fullmatch(r"[A-Za-z0-9_-]{43}", token)
     assert line == f'technician = "{hash_token(token)}"'
     config = parse_config(
-        b'[table]\nnumber = 7\n[rules]\nprofile = "wenzhou"\n[gateway]\nhost = "broker"\n'
-        b"[gateway.web.tokens]\n" + line.encode() + b"\n"
+        b'[table]\nnumber = 7\n[rules]\nprofile = "wenzhou"\n'
+        b"[station.tokens]\n" + line.encode() + b"\n"
     )
-    assert config.gateway is not None and config.gateway.web is not None
-    assert role_of(token, config.gateway.web.tokens) == "technician"
+    assert config.station is not None
+    assert role_of(token, config.station.tokens) == "technician"
     assert token not in line  # only the hash goes to the configuration
-    again = mjtable("gateway", "token", "--role", "technician")
+    again = mjtable("station", "token", "--role", "technician")
     assert again.stdout.splitlines()[1].strip() != token
 
 
 def test_an_unknown_role_is_refused_in_one_line() -> None:
-    done = mjtable("gateway", "token", "--role", "admin")
+    done = mjtable("station", "token", "--role", "admin")
     assert done.returncode == 2
     assert done.stderr.strip() == (
-        "mjtable gateway: --role: expected one of viewer, technician, got 'admin'"
+        "mjtable station: --role: expected one of viewer, technician, got 'admin'"
     )
     assert done.stdout == ""

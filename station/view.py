@@ -1,9 +1,9 @@
-"""What the gateway knows of its table, for readers inside its process.
+"""What the station knows of its table, for readers inside its process.
 
-The gateway keeps the latest status (and when it came), whether it follows the table and
-reaches the broker, the recent faults and the picture of the last deal here; a reader in the
-same process (the technicians' page, gateway/web/) asks :class:`TableView` and never touches
-the MQTT or API connections. Thread-safe: the gateway's loop writes, any thread reads;
+The station keeps the latest status (and when it came), whether it follows the table, the
+recent faults and the picture of the last deal here; a reader in the
+same process (the technicians' page, station/web/) asks :class:`TableView` and never touches
+the MQTT or API connections. Thread-safe: the station's loop writes, any thread reads;
 ``version`` grows with every change, and :meth:`TableView.listen` tells a reader of each
 change as it happens, so that it follows the changes rather than asking again and again.
 """
@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from controller.api.messages import FaultClearedEvent, FaultEvent, Status
-from gateway.picture import Picture
+from station.picture import Picture
 
 #: Faults kept, newest last.
 FAULT_HISTORY = 100
@@ -35,7 +35,6 @@ class FaultRecord:
 class Snapshot:
     status: Status | None
     core_connected: bool
-    broker_connected: bool
     faults: tuple[FaultRecord, ...]
     status_at: float | None = None  # time.monotonic() when the status came
     picture: Picture | None = None
@@ -48,7 +47,6 @@ class TableView:
         self._status: Status | None = None
         self._faults: collections.deque[FaultRecord] = collections.deque(maxlen=history)
         self._core = False
-        self._broker = False
         self._status_at: float | None = None
         self._picture: Picture | None = None
         self._version = 0
@@ -87,7 +85,6 @@ class TableView:
             return Snapshot(
                 self._status,
                 self._core,
-                self._broker,
                 tuple(self._faults),
                 self._status_at,
                 self._picture,
@@ -99,7 +96,7 @@ class TableView:
         with self._lock:
             return self._version
 
-    # -- the gateway
+    # -- the station's loop
 
     def set_status(self, status: Status) -> None:
         with self._lock:
@@ -111,12 +108,6 @@ class TableView:
     def set_core(self, connected: bool) -> None:
         with self._lock:
             self._core = connected
-            self._version += 1
-        self._changed()
-
-    def set_broker(self, connected: bool) -> None:
-        with self._lock:
-            self._broker = connected
             self._version += 1
         self._changed()
 

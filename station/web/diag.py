@@ -1,10 +1,10 @@
-"""The diagnostic checks the technician's button runs: the gateway's own, in words.
+"""The diagnostic checks the technician's button runs: the station's own, in words.
 
-The table's API has no diagnostic operation (and the gateway only reads the table), so the
-button does not ask the board to test anything. It checks what the gateway can see: whether
+The table's API has no diagnostic operation (and the station only reads the table), so the
+button does not ask the board to test anything. It checks what the station can see: whether
 the table's service answers a fresh ``status`` request on the API socket (and how fast),
 whether the board's link is up in that answer (and what the board said in its HELLO),
-whether the gateway follows the table's events and is connected to the MQTT broker, and how
+whether the station follows the table's events, and how
 old the last status it received is. Blocking (one API request): the server runs it in its
 worker thread, ``web-worker``.
 """
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from controller.api.client import ApiClient, ClientError
-from gateway.view import TableView
+from station.view import TableView
 
 #: Seconds the fresh status request may take.
 DIAG_TIMEOUT_S = 5.0
@@ -71,27 +71,17 @@ def run_checks(view: TableView, socket_path: str, now_utc: str) -> DiagReport:
         checks.append(Check("table's service", False, f"{exc}"))
     snapshot = view.snapshot()
     if snapshot.core_connected:
-        checks.append(Check("event stream", True, "the gateway follows the table's events"))
+        checks.append(Check("event stream", True, "the station follows the table's events"))
     else:
         checks.append(
             Check(
                 "event stream",
                 False,
-                "the gateway is not following the table's events; it tries again by itself",
-            )
-        )
-    if snapshot.broker_connected:
-        checks.append(Check("MQTT broker", True, "connected: the floor receives this table"))
-    else:
-        checks.append(
-            Check(
-                "MQTT broker",
-                False,
-                "not connected: events wait in the outbox; check the broker and the network",
+                "the station is not following the table's events; it tries again by itself",
             )
         )
     if snapshot.status_at is None:
-        checks.append(Check("last status", False, "the gateway has received no status yet"))
+        checks.append(Check("last status", False, "the station has received no status yet"))
     else:
         age = time.monotonic() - snapshot.status_at
         checks.append(

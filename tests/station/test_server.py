@@ -15,16 +15,16 @@ from pathlib import Path
 import pytest
 
 from controller.cycle.reports import FaultClearedEvent, FaultEvent, PanelPresence, Status
-from gateway.picture import picture_of
-from gateway.view import TableView
-from gateway.web.auth import hash_token, new_token
-from gateway.web.diag import run_checks
-from gateway.web.page import TableInfo
-from gateway.web.server import SECURITY_HEADERS, WebServer
 from rules.dealt import ProfileRef
 from rules.words import RuleSet
-from tests.web.client import Client, hidden_csrf
-from tests.web.test_picture import TILE, dealt_event
+from station.picture import picture_of
+from station.view import TableView
+from station.web.auth import hash_token, new_token
+from station.web.diag import run_checks
+from station.web.page import TableInfo
+from station.web.server import SECURITY_HEADERS, WebServer
+from tests.station.client import Client, hidden_csrf
+from tests.station.test_picture import TILE, dealt_event
 
 VIEWER, TECHNICIAN = new_token(), new_token()
 
@@ -92,7 +92,6 @@ def serve(tmp_path: Path, settings: Settings) -> Served:
     view = TableView()
     view.set_status(status())
     view.set_core(True)
-    view.set_broker(True)
     clock = Clock()
     server = WebServer(
         settings,
@@ -218,10 +217,10 @@ def test_the_checks_are_for_the_technician(served: Served) -> None:
     assert result["ok"] is False  # no service answers on the socket given
     assert "table&#39;s service</strong>: FAILED" in result["html"]
     assert "nobody.sock" in result["html"]
-    assert "MQTT broker</strong>: OK" in result["html"]
-    served.view.set_broker(False)
+    assert "event stream</strong>: OK" in result["html"]
+    served.view.set_core(False)
     plain = tech.post("/diag", {"csrf": csrf})  # without JavaScript: the whole page
-    assert plain.status == 200 and "MQTT broker</strong>: FAILED" in plain.body
+    assert plain.status == 200 and "event stream</strong>: FAILED" in plain.body
 
 
 def test_the_checks_reach_a_real_service(tmp_path: Path) -> None:
@@ -324,8 +323,8 @@ def test_an_open_stream_follows_the_changes_and_the_logout(served: Served) -> No
         assert "ESTOP" not in stream.page()["summary"]
         served.view.fault(fault())  # each change wakes the stream, which sends it
         assert "ESTOP" in stream.page()["faults"]
-        served.view.set_broker(False)
-        assert "not connected" in stream.page()["summary"].lower()
+        served.view.set_core(False)
+        assert "not reached" in stream.page()["summary"].lower()
         assert web.post("/logout", {"csrf": csrf}).status == 303
         assert stream.next()[0] == "logout"
     finally:

@@ -3,12 +3,12 @@
 No I/O and no clock of its own: the server passes the time in (``time.monotonic()``), so the
 tests run every expiry and every limit without waiting.
 
-- A **token** is 32 random bytes in URL-safe base64 (`mjtable gateway token` prints one). The
+- A **token** is 32 random bytes in URL-safe base64 (`mjtable station token` prints one). The
   configuration keeps only its hash, ``sha256:<hex>``: a token that random cannot be guessed
   from its hash, so a plain SHA-256 is enough (a slow password hash protects guessable words).
 - A **session** is made at login: a random id (the HttpOnly cookie), the role, an absolute
   expiry and a CSRF token that every POST must carry. Sessions live in memory: a restart of
-  the gateway logs everyone out.
+  the station logs everyone out.
 - The **limiter** counts failed logins per client address; past ``max_failures`` within
   ``window_s`` seconds, that address is refused until the oldest failure leaves the window.
 """

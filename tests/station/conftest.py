@@ -1,8 +1,8 @@
-"""A real floor for the page's browser tests, and Debian's Chromium driven by Playwright.
+"""A real table for the page's browser tests, and Debian's Chromium driven by Playwright.
 
-The floor is tests/gateway's: its mosquitto, its `mjtable run --sim` core and its gateway
-process (the fixtures ``floor_dir`` and ``broker`` and the helpers are imported from
-tests/gateway/conftest.py, not copied), with a ``[gateway.web]`` section added.
+The table is a `mjtable run --sim` core and `mjtable station` serving the page, with no
+broker and no gateway: the page needs neither (the helpers are tests/gateway's, imported
+from tests/gateway/conftest.py, not copied).
 
 Chromium is Debian's (``/usr/bin/chromium``): Playwright's own browser builds are never
 downloaded. On a developer's machine without it (or without the ``playwright`` package) the
@@ -23,14 +23,13 @@ from typing import TYPE_CHECKING
 import pytest
 
 from gateway.floorsim import SimTable
-from gateway.mosquitto import Mosquitto
-from gateway.web.auth import hash_token, new_token
-from tests.gateway.conftest import broker, floor_dir, sim_table, wait_link
+from station.web.auth import hash_token, new_token
+from tests.gateway.conftest import floor_dir, wait_link
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext
 
-__all__ = ["broker", "floor_dir"]  # tests/gateway's fixtures, used here
+__all__ = ["floor_dir"]  # tests/gateway's fixture, used here
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -77,34 +76,34 @@ class WebTable:
 
 def web_section(viewer: str, technician: str) -> str:
     return (
-        '[gateway.web]\nhost = "127.0.0.1"\nport = 0\n'
-        f'[gateway.web.tokens]\nviewer = "{hash_token(viewer)}"\n'
+        '[station]\nhost = "127.0.0.1"\nport = 0\n'
+        f'[station.tokens]\nviewer = "{hash_token(viewer)}"\n'
         f'technician = "{hash_token(technician)}"\n'
     )
 
 
 def page_url(table: SimTable, timeout: float = 30.0) -> str:
-    """The page's address, from the gateway's log (port 0: the system chose it)."""
+    """The page's address, from the station's log (port 0: the system chose it)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        found = re.search(r"the technicians' page on (http://\S+)", table.tail("gateway.log", 50))
+        found = re.search(r"the page of table \d+ on (http://\S+)", table.tail("station.log", 50))
         if found:
             return found.group(1)
         time.sleep(0.05)
-    raise AssertionError(f"the gateway never served its page: {table.tail('gateway.log')}")
+    raise AssertionError(f"the station never served its page: {table.tail('station.log')}")
 
 
 @pytest.fixture
-def web_table(floor_dir: Path, broker: Mosquitto) -> Iterator[WebTable]:
-    """Table 7 with its gateway serving the page; the tokens of both roles."""
+def web_table(floor_dir: Path) -> Iterator[WebTable]:
+    """Table 7 with its station serving the page, no broker; the tokens of both roles."""
     need_chromium()
     viewer, technician = new_token(), new_token()
-    table = sim_table(floor_dir, broker, web_section(viewer, technician))
+    table = SimTable(floor_dir, 7, None, seed=21, gateway=web_section(viewer, technician))
     try:
         table.start_service()
         table.wait_service()
         wait_link(table)
-        table.start_gateway()
+        table.start_station()
         yield WebTable(table, page_url(table), viewer, technician)
     finally:
         table.stop()

@@ -8,8 +8,8 @@ from typing import get_args
 import pytest
 
 from controller.service.config import ConfigError, parse_config
-from controller.service.config_gateway import WebRole
-from gateway.web.auth import (
+from controller.service.config_station import WebRole
+from station.web.auth import (
     DIAG_ROLES,
     HASH_PREFIX,
     LoginLimiter,
@@ -19,11 +19,11 @@ from gateway.web.auth import (
     role_of,
 )
 
-BASE = b'[table]\nnumber = 7\n[rules]\nprofile = "wenzhou"\n[gateway]\nhost = "broker"\n'
+BASE = b'[table]\nnumber = 7\n[rules]\nprofile = "wenzhou"\n'
 
 
 def web_config(lines: str) -> bytes:
-    return BASE + b"[gateway.web]\n" + lines.encode()
+    return BASE + b"[station]\n" + lines.encode()
 
 
 def test_a_new_token_is_random_and_its_hash_is_what_the_configuration_takes() -> None:
@@ -33,39 +33,39 @@ def test_a_new_token_is_random_and_its_hash_is_what_the_configuration_takes() ->
     assert len(token) >= 43  # 32 bytes of base64
     digest = hash_token(token)
     assert re.fullmatch(HASH_PREFIX + "[0-9a-f]{64}", digest)
-    config = parse_config(web_config(f'[gateway.web.tokens]\ntechnician = "{digest}"\n'))
-    assert config.gateway is not None and config.gateway.web is not None
-    assert config.gateway.web.tokens == {"technician": digest}
-    assert config.gateway.web.faces == []  # no role sees faces unless told
+    config = parse_config(web_config(f'[station.tokens]\ntechnician = "{digest}"\n'))
+    assert config.station is not None
+    assert config.station.tokens == {"technician": digest}
+    assert config.station.faces == []  # no role sees faces unless told
 
 
 def test_the_configuration_refuses_a_plaintext_token() -> None:
     token = new_token()
     with pytest.raises(ConfigError) as caught:
-        parse_config(web_config(f'[gateway.web.tokens]\nviewer = "{token}"\n'))
+        parse_config(web_config(f'[station.tokens]\nviewer = "{token}"\n'))
     assert "never the token itself" in str(caught.value)
 
 
 def test_the_configuration_refuses_an_unknown_role_and_a_hash_given_twice() -> None:
     digest = hash_token(new_token())
     with pytest.raises(ConfigError, match="expected a role"):
-        parse_config(web_config(f'[gateway.web.tokens]\nboss = "{digest}"\n'))
+        parse_config(web_config(f'[station.tokens]\nboss = "{digest}"\n'))
     with pytest.raises(ConfigError, match="same hash twice"):
         parse_config(
-            web_config(f'[gateway.web.tokens]\nviewer = "{digest}"\ntechnician = "{digest}"\n')
+            web_config(f'[station.tokens]\nviewer = "{digest}"\ntechnician = "{digest}"\n')
         )
 
 
 def test_tls_needs_both_a_certificate_and_its_key() -> None:
     digest = hash_token(new_token())
-    tokens = f'[gateway.web.tokens]\nviewer = "{digest}"\n'
+    tokens = f'[station.tokens]\nviewer = "{digest}"\n'
     with pytest.raises(ConfigError, match="both cert and key"):
         parse_config(web_config('cert = "/etc/mjtable/web.pem"\n' + tokens))
     config = parse_config(
         web_config('cert = "/etc/mjtable/web.pem"\nkey = "/etc/mjtable/web.key"\n' + tokens)
     )
-    assert config.gateway is not None and config.gateway.web is not None
-    assert config.gateway.web.key == "/etc/mjtable/web.key"
+    assert config.station is not None
+    assert config.station.key == "/etc/mjtable/web.key"
 
 
 def test_the_roles_that_run_the_checks_are_roles_of_the_configuration() -> None:
@@ -119,3 +119,11 @@ def test_the_limiter_remembers_a_bounded_number_of_addresses() -> None:
         limiter.failed(f"10.0.1.{n}", now=0)
     assert limiter.wait("10.0.1.49", now=1) > 0
     assert limiter.wait("10.0.1.0", now=1) == 0  # forgotten: the bound holds memory
+
+
+def test_the_pages_old_section_under_the_gateway_is_named_with_its_new_place() -> None:
+    old = BASE + b'[gateway]\nhost = "broker"\n[gateway.web]\nport = 8080\n'
+    with pytest.raises(ConfigError) as raised:
+        parse_config(old)
+    assert "[gateway.web] is now [station]" in str(raised.value)
+    assert "mjtable station" in str(raised.value)

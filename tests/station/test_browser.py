@@ -1,5 +1,5 @@
 """The page in a real browser (Debian's Chromium, driven by Playwright) against a real floor:
-a `mjtable run --sim` core, mosquitto and `mjtable gateway` serving the page."""
+a `mjtable run --sim` core and `mjtable station` serving the page, with no broker."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from playwright.sync_api import BrowserContext, Page, expect
 
 from controller.api.client import ApiClient
 from tests.gateway.test_dealt import deal
-from tests.web.conftest import SCREENSHOT_ENV, WebTable
-from tests.web.test_picture import TILE
+from tests.station.conftest import SCREENSHOT_ENV, WebTable
+from tests.station.test_picture import TILE
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -102,7 +102,7 @@ def test_technician_sees_a_fault_live_and_runs_the_checks(
     result = page.locator("#diag-result")
     expect(result).to_contain_text("table's service: OK", timeout=15_000)
     expect(result).to_contain_text("answered a status request")
-    expect(result).to_contain_text("MQTT broker: OK")
+    expect(result).to_contain_text("event stream: OK")
     expect(result).to_contain_text("board link: OK")
     expect(result).to_contain_text(re.compile(r"firmware\s*\d+\.\d+\.\d+"))
     assert page.evaluate("window.notReloaded") is True

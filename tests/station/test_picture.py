@@ -10,11 +10,11 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from controller.cycle.reports import DealtEvent
-from gateway.picture import Picture, picture_of, svg
 from rules.deal import deal
 from rules.dice import throws_from_dice
 from rules.profiles import load_profile
 from rules.words import SEATS, seat_at
+from station.picture import Picture, picture_of, svg
 from tests.support.deals import shuffled_manifest
 
 NS = {"s": "http://www.w3.org/2000/svg"}

@@ -28,7 +28,7 @@
       window.location.assign("/login");
     });
     source.addEventListener("error", function () {
-      say("connection to the gateway lost; trying again…");
+      say("connection to the table's page lost; trying again…");
     });
   }
 

@@ -1,8 +1,8 @@
-"""The technicians' page over HTTP (aiohttp), in a thread of the gateway with its own loop.
+"""The page over HTTP (aiohttp), in a thread of the station with its own loop.
 
-The gateway's loop is drivers/ioloop.py's, a selector of its own; aiohttp is asyncio and needs
-asyncio's. Rather than move the gateway onto asyncio, :class:`WebServer` runs one asyncio loop
-in one thread, ``web``; its handlers only read the gateway's :class:`~gateway.view.TableView`
+The station's loop is drivers/ioloop.py's, a selector of its own; aiohttp is asyncio and needs
+asyncio's. Rather than move the station onto asyncio, :class:`WebServer` runs one asyncio loop
+in one thread, ``web``; its handlers only read the station's :class:`~station.view.TableView`
 (locked, never blocking) and run the blocking diagnostic checks in the loop's executor, one
 thread, ``web-worker``. The view tells the server of each change (``TableView.listen``),
 which wakes the live streams: nothing looks at the view while nothing changes. Stopping it
@@ -32,13 +32,13 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from gateway.settings import WebSettings
-from gateway.view import TableView
-from gateway.web.auth import LoginLimiter, Session, Sessions, role_of, same
-from gateway.web.diag import DiagReport, run_checks
-from gateway.web.page import Renderer, TableInfo, Viewer, context
+from station.settings import StationSettings
+from station.view import TableView
+from station.web.auth import LoginLimiter, Session, Sessions, role_of, same
+from station.web.diag import DiagReport, run_checks
+from station.web.page import Renderer, TableInfo, Viewer, context
 
-log = logging.getLogger("mjtable.gateway.web")
+log = logging.getLogger("mjtable.station.web")
 
 STATIC = Path(__file__).parent / "static"
 SESSION_COOKIE = "mjtable_session"
@@ -70,7 +70,7 @@ class _Page:
 
     def __init__(
         self,
-        settings: WebSettings,
+        settings: StationSettings,
         view: TableView,
         table: TableInfo,
         diag: Callable[[], DiagReport],
@@ -238,7 +238,7 @@ class _Page:
         if session is None:
             raise web.HTTPUnauthorized(text="log in first: /login")
         if self.streams >= MAX_STREAMS:
-            raise web.HTTPServiceUnavailable(text="too many live pages open on this gateway")
+            raise web.HTTPServiceUnavailable(text="too many live pages open on this table's page")
         response = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"}
         )
@@ -284,7 +284,7 @@ class WebServer:
 
     def __init__(
         self,
-        settings: WebSettings,
+        settings: StationSettings,
         view: TableView,
         *,
         table: TableInfo,

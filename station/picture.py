@@ -1,7 +1,7 @@
 """The table seen from above as SVG: the four walls, the breach and the joker's place.
 
-The picture is taken from the last ``dealt`` event the gateway's connection received (the
-table's own account: the gateway never recomputes a deal). :func:`picture_of` keeps the
+The picture is taken from the last ``dealt`` event the station's connection received (the
+table's own account: the station never recomputes a deal). :func:`picture_of` keeps the
 positions, and the tiles' faces only when asked (a role of the page may see them, which by
 default none does); :func:`svg` draws it. A connection that never receives dealt states (the
 API's status role) has no picture: the walls are drawn empty, and the page says why.
@@ -142,7 +142,7 @@ def svg(picture: Picture | None, *, faces: bool) -> str:
     size = 2 * (MARGIN + DEPTH) + length
     shown = picture.faces if picture is not None and faces else None
     if picture is None:
-        words = "The four walls; no deal seen by this gateway yet."
+        words = "The four walls; no deal seen by this page yet."
     else:
         words = (
             f"Cycle {picture.cycle or '(none)'}: the four walls as dealt, "

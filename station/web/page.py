@@ -1,4 +1,4 @@
-"""What the page shows, from the gateway's view of its table, rendered by Jinja templates.
+"""What the page shows, from the station's view of its table, rendered by Jinja templates.
 
 One rendering path: the page at load and every live update are the same sections
 (templates/sections.html, one macro each), so the page without JavaScript shows what the
@@ -15,9 +15,9 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
-from gateway.picture import svg
-from gateway.view import Snapshot
-from gateway.web.diag import DiagReport
+from station.picture import svg
+from station.view import Snapshot
+from station.web.diag import DiagReport
 
 #: The sections a live update replaces, by name (the templates' macros).
 SECTIONS = ("summary", "picture", "counters", "versions", "faults")
@@ -51,12 +51,12 @@ class Viewer:
 class TableInfo:
     number: str
     name: str
-    version: str  # this gateway's mjtable package
+    version: str  # this station's mjtable package
 
 
 def environment() -> Environment:
     env = Environment(
-        loader=PackageLoader("gateway.web", "templates"),
+        loader=PackageLoader("station.web", "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
         trim_blocks=True,
         lstrip_blocks=True,
@@ -84,7 +84,6 @@ def context(snapshot: Snapshot, viewer: Viewer, table: TableInfo) -> dict[str, A
         "viewer": viewer,
         "status": status,
         "core_up": snapshot.core_connected,
-        "broker_up": snapshot.broker_connected,
         "faults": faults,
         "standing": sum(1 for f in faults if f.cleared_at is None),
         "versions": versions,

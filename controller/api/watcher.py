@@ -1,10 +1,10 @@
-"""The gateway's side of the table's API socket, on the gateway's loop: subscribe, follow the
-events, reconnect.
+"""A follower of the table's API socket on an I/O loop: subscribe, follow the events,
+reconnect. The floor gateway and the station each hold one, on their own loop.
 
 A :class:`CoreWatcher` holds one connection to the table's API socket at a time, as a file and
-timers of an I/O loop (drivers/ioloop.py, the gateway's): it subscribes, and the answer's
-status is the snapshot the gateway starts from; then it hands every event to its sink in the
-order received. The events are what the floor receives; the status the floor keeps retained
+timers of an I/O loop (drivers/ioloop.py, its holder's): it subscribes, and the answer's
+status is the snapshot its holder starts from; then it hands every event to its sink in the
+order received. The status the gateway keeps retained on the floor and the station shows
 is the API's ``Status``, and some of its fields no event carries (the tile sets, the leader,
 the actions allowed, the audit head, the clock), so after an event that changes it (``phase``,
 ``fault``, ``fault_cleared``, ``link``, ``dealt``) the watcher asks for it again on the same
@@ -17,12 +17,12 @@ publishes is never older than that, even on a quiet table (records without an ev
 When the service goes away (stopped, restarted, the connection dropped for reading too
 slowly, the subscription unanswered for ``REQUEST_TIMEOUT_S``) the watcher tells the sink and
 connects again with a growing delay, logging each fault in the API client's plain words.
-Events that happen while the gateway is not connected are not replayed by the API: the
+Events that happen while the watcher is not connected are not replayed by the API: the
 status of the next subscription says where the table is, and the audit head says what was
 recorded meanwhile.
 
-The gateway uses the API socket it is given; the status role is all it needs unless it
-forwards or draws the dealt states (it reads, never commands).
+The watcher uses the API socket it is given; the status role is all it needs unless its
+holder forwards or draws the dealt states (it reads, never commands).
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import ValidationError
 
+from controller.api.backoff import Backoff
 from controller.api.client import (
     MAX_RESPONSE_BYTES,
     ApiClient,
@@ -49,9 +50,8 @@ from controller.api.client import (
 )
 from controller.api.messages import DroppedNotice, Event, Status, parse_event
 from drivers.ioloop import EVENT_READ, EVENT_WRITE, IoLoop, Timer
-from gateway.backoff import Backoff
 
-log = logging.getLogger("mjtable.gateway.core")
+log = logging.getLogger("mjtable.controller.api.watcher")
 
 #: Events after which the status is asked for again (the others change nothing in it).
 STATUS_EVENTS = frozenset({"phase", "fault", "fault_cleared", "link", "panel", "dealt"})
@@ -124,7 +124,7 @@ class CoreWatcher:
         self._close()
         if self.connected:
             self.connected = False
-            self.sink.core_down("the gateway stops")
+            self.sink.core_down("the watcher stops")
 
     def _connect(self) -> None:
         self._retry = None
@@ -211,7 +211,7 @@ class CoreWatcher:
                 except ClientError as exc:
                     self._failed(exc)
                 except Exception:  # a sink's fault: said, and the next lines are still read
-                    log.exception("the gateway failed on a line from the table's service")
+                    log.exception("the watcher's holder failed on a line from the table's service")
         if self._sock is sock and len(self._inbox) > MAX_RESPONSE_BYTES:
             self._failed(
                 ProtocolError(
@@ -306,8 +306,8 @@ class CoreWatcher:
             event = parse_event(raw)
         except ValidationError as exc:
             log.warning(
-                "the table's service sent an event this gateway does not know (%s): skipped; "
-                "are the gateway and the service of the same version?",
+                "the table's service sent an event this program does not know (%s): skipped; "
+                "are it and the service of the same version?",
                 exc.errors()[0].get("msg", exc),
             )
             return

@@ -1,0 +1,84 @@
+"""`mjtable station`: the page served at the table, for its technicians (and `token`).
+
+Its own process and systemd unit (udev/mjtable-station.service), a client of the service's
+API socket alone: no broker; see docs/web.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from cli.errors import UsageError
+from controller.service.paths import DEFAULT_CONFIG_PATH
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "station",
+        help="serve the table's page (its own process; no broker needed)",
+        description="Follow the table's service on its API socket and serve the page the "
+        "configuration's [station] section describes: the table's state, its picture, the "
+        "faults and what to do, the technician's checks (docs/web.md).",
+    )
+    parser.add_argument(
+        "--config", metavar="FILE", help=f"configuration TOML (default {DEFAULT_CONFIG_PATH})"
+    )
+    parser.add_argument("--socket", metavar="PATH", help="override api.socket")
+    parser.set_defaults(func=run)
+    actions = parser.add_subparsers(dest="station_action", metavar="ACTION")
+    token = actions.add_parser(
+        "token",
+        help="make a token for the page and print it with its hash",
+        description="Print a new random token for a role of the table's page and the "
+        "line to paste under [station.tokens] (its hash: the configuration never holds "
+        "the token itself). See docs/web.md.",
+    )
+    token.add_argument("--role", required=True, metavar="ROLE", help="viewer or technician")
+    token.set_defaults(func=make_token)
+
+
+def make_token(args: argparse.Namespace) -> int:
+    from typing import get_args
+
+    from controller.service.config_station import WebRole
+    from station.web.auth import hash_token, new_token
+
+    roles = get_args(WebRole)
+    if args.role not in roles:
+        raise UsageError(f"--role: expected one of {', '.join(roles)}, got {args.role!r}")
+    token = new_token()
+    print(f"token for the {args.role} role (give it to them; it is not kept anywhere):")
+    print(f"  {token}")
+    print("its hash, for the configuration's [station.tokens]:")
+    print(f'  {args.role} = "{hash_token(token)}"')
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    # lazy: pydantic, the configuration's models, aiohttp and jinja2: only when the page runs
+    from cli.follower import follower_config, run_until_signalled
+    from cli.inputs import socket_path
+    from station.service import Station, StationError
+
+    config = follower_config(
+        args.config,
+        "station",
+        "give at least [station.tokens] (`mjtable station token --role technician` makes one; "
+        "docs/web.md)",
+    )
+    assert config.station is not None
+    # the full role: the dealt states the picture is drawn from (tile backs unless a role may
+    # see the faces)
+    socket = socket_path(args.socket, "--socket") if args.socket is not None else config.api.socket
+    station = Station(
+        config.station,
+        table=str(config.table.number),
+        table_name=config.table.display_name,
+        socket_path=socket,
+    )
+    try:
+        run_until_signalled(station)
+    except StationError as exc:
+        raise UsageError(str(exc)) from None
+    return 0

@@ -1,0 +1,41 @@
+"""The station, like the gateway, imports only the API client, its watcher and the message
+models they speak (tests/gateway/test_boundary.py), plus its web library and templates; and
+the gateway, which keeps the floor, neither imports the station nor loads the web library."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.gateway.test_boundary import ALLOWED_OTHERS, ALLOWED_OURS, imports
+
+STATION = Path(__file__).resolve().parents[2] / "station"
+WEB_LIBRARIES = {"aiohttp", "jinja2", "markupsafe"}
+
+
+def test_only_the_api_client_its_models_and_the_web_library() -> None:
+    wrong = []
+    paths = sorted(STATION.glob("*.py")) + sorted((STATION / "web").glob("*.py"))
+    assert len(paths) >= 8
+    for path in paths:
+        for name in imports(path):
+            top = name.split(".")[0]
+            if top in {"station", "__future__"} or top in sys.stdlib_module_names:
+                continue
+            if name in ALLOWED_OURS or top in ALLOWED_OTHERS | WEB_LIBRARIES:
+                continue
+            wrong.append(f"{path.relative_to(STATION)}: {name}")
+    assert not wrong, wrong
+
+
+def test_the_gateway_loads_neither_the_station_nor_the_web_library() -> None:
+    code = (
+        "import sys, gateway.service\n"
+        "print(sorted(m for m in ('aiohttp', 'jinja2', 'station') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True,
+        cwd=STATION.parent,
+    )  # fmt: skip
+    assert done.stdout.strip() == "[]"
