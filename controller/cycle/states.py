@@ -74,18 +74,74 @@ STATES: tuple[State, ...] = (
 )
 
 
+#: One LED of the dealer's panel: dark, lit, or blinking (once a second).
+Led = Literal["off", "on", "blink"]
+
+
 class Leds(NamedTuple):
-    """The LEDs of the dealer's panel (docs/panel.md)."""
+    """The LEDs of the dealer's panel in a state (docs/panel.md): ready (green), busy (amber),
+    fault (red)."""
 
-    ready: bool
-    busy: bool
-    fault: bool
+    ready: Led
+    busy: Led
+    fault: Led
 
 
-DARK = Leds(ready=False, busy=False, fault=False)
-READY_LED = Leds(ready=True, busy=False, fault=False)
-BUSY_LED = Leds(ready=False, busy=True, fault=False)
-FAULT_LED = Leds(ready=False, busy=False, fault=True)
+class LedPattern(NamedTuple):
+    """What a pattern of the LEDs tells the dealer: the table's condition and what to do."""
+
+    leds: Leds
+    says: str  # what the table is doing, for the dealer
+    next: str  # what to press or do now
+
+
+#: The patterns, each telling which button comes next (docs/panel.md's table is made of these,
+#: and every state's LEDs are one of them: tests/cycle/test_states.py).
+DARK = Leds("off", "off", "off")
+SHUFFLE_NEXT = Leds("on", "off", "off")
+DEAL_NEXT = Leds("blink", "off", "off")
+CARRY_ON = Leds("on", "blink", "off")
+MOVING = Leds("off", "on", "off")
+SETTLING = Leds("off", "blink", "off")
+FAULT_LED = Leds("off", "off", "on")
+PATTERNS: tuple[LedPattern, ...] = (
+    LedPattern(
+        DARK,
+        "the board is not connected: the table cannot move",
+        "wait; if it lasts more than a minute, call a technician",
+    ),
+    LedPattern(
+        SHUFFLE_NEXT,
+        "at rest: no walls are waiting to be dealt (or the hand is in play)",
+        "press SHUFFLE to build the next walls",
+    ),
+    LedPattern(
+        DEAL_NEXT,
+        "the next walls are built underneath",
+        "press DEAL to raise them and throw the dice",
+    ),
+    LedPattern(
+        CARRY_ON,
+        "stopped by STOP: the motion was cut, the cycle abandoned",
+        "press SHUFFLE to carry on (the cycle starts over)",
+    ),
+    LedPattern(
+        MOVING,
+        "the table is working (shuffling, building, lifting, dice)",
+        "wait; press STOP only to halt it",
+    ),
+    LedPattern(
+        SETTLING,
+        "the table is putting itself right (after a fault was cleared, or a "
+        "technician's motor test)",
+        "wait; press STOP only to halt it",
+    ),
+    LedPattern(
+        FAULT_LED,
+        "a fault: everything stopped",
+        "call a technician: the fault is cleared with their CLEAR FAULT key",
+    ),
+)
 
 #: The words of a refused button, unless the state's row says better ({state}: its name).
 REFUSALS: Mapping[Action, str] = {
@@ -189,14 +245,14 @@ STATE_TABLE: tuple[StateRow, ...] = (
         IDLE,
         "board connected, no walls ready to deal: SHUFFLE prepares the set the board reports "
         "waiting",
-        READY_LED,
+        SHUFFLE_NEXT,
         accepts=frozenset({"shuffle"}),
         at_rest=True,
     ),
     StateRow(
         SHUFFLING,
         "SHUFFLE of the waiting set",
-        BUSY_LED,
+        MOVING,
         accepts=_STOP,
         deadline="shuffle",
         done=(m.Shuffle,),
@@ -206,7 +262,7 @@ STATE_TABLE: tuple[StateRow, ...] = (
     StateRow(
         BUILDING,
         "BUILD_WALLS of the waiting set",
-        BUSY_LED,
+        MOVING,
         accepts=_STOP,
         deadline="build",
         done=(m.BuildWalls,),
@@ -216,7 +272,7 @@ STATE_TABLE: tuple[StateRow, ...] = (
     StateRow(
         READING,
         "READ_MANIFEST: which tile lies where",
-        BUSY_LED,
+        MOVING,
         accepts=_STOP,
         deadline="manifest",
         done=(m.ReadManifest,),
@@ -226,7 +282,7 @@ STATE_TABLE: tuple[StateRow, ...] = (
     StateRow(
         READY,
         "walls built underneath, manifest known: DEAL may be pressed",
-        READY_LED,
+        DEAL_NEXT,
         accepts=frozenset({"deal"}),
         refusals={"shuffle": "walls are already built and waiting: press DEAL"},
         at_rest=True,
@@ -234,7 +290,7 @@ STATE_TABLE: tuple[StateRow, ...] = (
     StateRow(
         COLLECTING,
         "COLLECT: the played set drops through the trap",
-        BUSY_LED,
+        MOVING,
         accepts=_STOP,
         deadline="collect",
         done=(m.Collect,),
@@ -244,7 +300,7 @@ STATE_TABLE: tuple[StateRow, ...] = (
     StateRow(
         LIFTING,
         "LIFT_WALLS: the new walls rise",
-        BUSY_LED,
+        MOVING,
         accepts=_STOP,
         deadline="lift",
         done=(m.LiftWalls,),
@@ -254,7 +310,7 @@ STATE_TABLE: tuple[StateRow, ...] = (
     StateRow(
         DICE,
         "throws of the dice, as the rule set asks",
-        BUSY_LED,
+        MOVING,
         accepts=_STOP,
         deadline="dice",
         done=(m.DisplayDice,),  # dice the controller threw, shown on the table: taken
@@ -264,7 +320,7 @@ STATE_TABLE: tuple[StateRow, ...] = (
     StateRow(
         DEALT,
         "dealt state published; the hand is in play",
-        READY_LED,
+        SHUFFLE_NEXT,
         accepts=frozenset({"shuffle"}),
         refusals={"deal": "the next walls are not built yet: press SHUFFLE first"},
         at_rest=True,
@@ -274,7 +330,7 @@ STATE_TABLE: tuple[StateRow, ...] = (
         "STOP pressed: motion halted, the cycle abandoned; SHUFFLE carries on (the board "
         "confirms and reports where the sets are, then a new shuffle starts), CLEAR FAULT "
         "leaves the table idle",
-        READY_LED,  # no fault: SHUFFLE is what comes next
+        CARRY_ON,  # no fault: SHUFFLE is what comes next
         accepts=frozenset({"shuffle", "clear_fault"}),
         refusals={"deal": _WAS_STOPPED},
         deadline="stop",
@@ -292,7 +348,7 @@ STATE_TABLE: tuple[StateRow, ...] = (
     StateRow(
         RECOVERING,
         "CLEAR_FAULT sent, waiting for the board to confirm and report where the sets are",
-        BUSY_LED,
+        SETTLING,
         accepts=_STOP,
         deadline="clear",
         done=(m.ClearFault,),
@@ -302,7 +358,7 @@ STATE_TABLE: tuple[StateRow, ...] = (
         RESTORING,
         "the board lost track of a set: COLLECT (unless a set is up on the table), then "
         "SHUFFLE of each lost set",
-        BUSY_LED,
+        SETTLING,
         accepts=_STOP,
         deadline="shuffle",  # armed again for each step
         done=(m.Collect, m.Shuffle),
@@ -314,7 +370,7 @@ STATE_TABLE: tuple[StateRow, ...] = (
         TESTING,
         "motor tests asked by a technician (mjtable diag --motors): MOTOR_TEST of each motor in "
         "turn, each bounded by its time and a margin; nothing else moves",
-        BUSY_LED,
+        SETTLING,
         accepts=_STOP,
         refusals={"shuffle": _UNDER_TEST, "deal": _UNDER_TEST},
         deadline="test",  # beyond each test's own time
@@ -402,9 +458,26 @@ def mermaid() -> str:
     return "\n".join(lines) + "\n"
 
 
+def led_words(leds: Leds) -> str:
+    """The pattern in words: "ready lit, busy blinking", "dark"."""
+    names = ("ready", "busy", "fault")
+    words = {"on": "lit", "blink": "blinking"}
+    said = [f"{name} {words[led]}" for name, led in zip(names, leds, strict=True) if led != "off"]
+    return ", ".join(said) or "dark"
+
+
+def patterns_markdown() -> str:
+    """The LED patterns as the markdown table of docs/panel.md: each, what it says, what to
+    press, and the states that show it."""
+    rows = ["| the LEDs | the table | what to do | states |", "|---|---|---|---|"]
+    for pattern in PATTERNS:
+        states = ", ".join(f"`{row.state}`" for row in STATE_TABLE if row.leds == pattern.leds)
+        rows.append(f"| {led_words(pattern.leds)} | {pattern.says} | {pattern.next} | {states} |")
+    return "\n".join(rows) + "\n"
+
+
 def table_markdown() -> str:
     """The state table as the markdown table of docs/controller.md."""
-    lights = ("ready", "busy", "fault")
     rows = [
         "| state | what it means | deadline | waits for | buttons accepted | link lost "
         "| panel LEDs |",
@@ -419,7 +492,7 @@ def table_markdown() -> str:
         if row.report:
             done += ", then `BOARD_STATUS`"
         accepts = ", ".join(a.upper().replace("_", " ") for a in sorted(row.accepts)) or "—"
-        leds = ", ".join(name for name, on in zip(lights, row.leds, strict=True) if on) or "dark"
+        leds = led_words(row.leds)
         rows.append(
             f"| `{row.state}` | {row.meaning} | {deadline} | {done} | {accepts} "
             f"| {row.link_loss} | {leds} |"

@@ -184,5 +184,6 @@ def test_a_shuffle_refused_once_idle_is_answered_and_not_sent(bench: Bench) -> N
 
 def test_the_panel_shows_stopped_apart_from_a_fault() -> None:
     stopped, fault = panel_leds("stopped"), panel_leds("fault")
-    assert stopped != fault and not stopped.fault
-    assert stopped.ready  # SHUFFLE is what comes next
+    assert stopped != fault and stopped.fault == "off"
+    assert stopped.ready == "on"  # SHUFFLE is what comes next
+    assert stopped != panel_leds("idle")  # and the panel tells a stop from a table at rest

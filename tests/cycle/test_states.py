@@ -24,8 +24,15 @@ from controller.cycle.deadline import (
 from controller.cycle.faults import CATALOGUE, DEADLINE, FaultKind, catalogue_markdown
 from controller.cycle.states import (
     AT_REST,
+    CARRY_ON,
     DARK,
+    DEAL_NEXT,
+    FAULT_LED,
+    MOVING,
+    PATTERNS,
     ROWS,
+    SETTLING,
+    SHUFFLE_NEXT,
     STATE_TABLE,
     STATES,
     STEP_STATES,
@@ -34,6 +41,7 @@ from controller.cycle.states import (
     State,
     build_machine,
     panel_leds,
+    patterns_markdown,
     table_markdown,
 )
 from controller.service.leds import LedWorker
@@ -105,13 +113,43 @@ def test_rows_wait_for_commands_and_sets_are_consistent() -> None:
     assert ROWS["stopped"].overdue is not DEADLINE  # an unconfirmed STOP says so
 
 
+PANEL_DOC = (Path(__file__).resolve().parents[2] / "docs" / "panel.md").read_text()
+
+#: what each pattern promises of the buttons its states accept
+NEXT: dict[object, frozenset[str]] = {
+    DARK: frozenset(),
+    SHUFFLE_NEXT: frozenset({"shuffle"}),
+    DEAL_NEXT: frozenset({"deal"}),
+    CARRY_ON: frozenset({"shuffle", "clear_fault"}),
+    MOVING: frozenset({"stop"}),
+    SETTLING: frozenset({"stop"}),
+    FAULT_LED: frozenset({"clear_fault"}),
+}
+
+
 def test_panel_leds_come_from_the_table() -> None:
     for row in STATE_TABLE:
-        assert sum(row.leds) <= 1, row.state
         assert LedWorker.lights(row.state, True) == (*row.leds, True)
     assert panel_leds("offline") == DARK and panel_leds("not a state") == DARK
-    assert panel_leds("ready").ready and panel_leds("building").busy
-    assert panel_leds("fault").fault and panel_leds("stopped").ready  # STOP is no fault
+    assert panel_leds("ready") == DEAL_NEXT and panel_leds("building") == MOVING
+    assert panel_leds("fault") == FAULT_LED and panel_leds("stopped") == CARRY_ON  # no fault
+
+
+@pytest.mark.parametrize("state", STATES)
+def test_each_states_pattern_says_the_button_it_takes_next(state: str) -> None:
+    row = ROWS[state]
+    assert row.leds in {pattern.leds for pattern in PATTERNS}, state
+    assert row.accepts == NEXT[row.leds], (state, row.leds)
+
+
+def test_the_patterns_are_told_apart_each_shown_and_documented() -> None:
+    shown = [pattern.leds for pattern in PATTERNS]
+    assert len(set(shown)) == len(shown) == len(NEXT)  # no two patterns look alike
+    assert all(any(row.leds == leds for row in STATE_TABLE) for leds in shown)
+    for pattern in PATTERNS:  # a lit fault LED is a fault alone; a refusal blinks it
+        assert (pattern.leds.fault != "off") == (pattern.leds == FAULT_LED)
+        assert pattern.says[-1] != "." and pattern.next
+    assert patterns_markdown() in PANEL_DOC
 
 
 @pytest.mark.parametrize("state", STATES)

@@ -141,7 +141,10 @@ def test_stop_then_shuffle_on_the_panel_carries_on_without_a_technician(tmp_path
         # the panel says SHUFFLE comes next, not a fault
         poller = LedPoller(svc)
         stopped = poller.wait(lambda leds: leds["ready"])
-        assert stopped.leds == {"ready": True, "busy": False, "fault": False, "blink_fault": False}
+        assert not stopped.leds["fault"] and not stopped.leds["blink_fault"]
+        # ready lit, busy blinking: the panel's own way of saying STOP was pressed
+        lit = poller.wait(lambda leds: leds["ready"] and leds["busy"], since=stopped.at)
+        poller.wait(lambda leds: leds["ready"] and not leds["busy"], since=lit.at + 1)
         mark = press_until("SHUFFLE", "ready")
         svc.press("DEAL")
         dealt = watcher.wait(lambda e: e.type == "dealt", since=mark)
