@@ -58,6 +58,7 @@ from controller.cycle.faults import CONTROLLER
 from controller.cycle.guards import Guards
 from controller.cycle.links import LinkWatch
 from controller.cycle.phases import Phases
+from controller.cycle.plumbing import Plumbing
 from controller.cycle.reconcile import Reconciler
 from controller.cycle.reports import (
     Action,
@@ -137,14 +138,13 @@ class CycleController:
         outbox, audit, board = Outbox(self._lock), AuditTrail(recorder), BoardSide()
         presses = Presses(state, audit, outbox)
         phases = Phases(state, board, outbox, self._deadline_passed, loop)
-        guards = Guards(state, board, audit, outbox, presses, phases)
-        reconcile = Reconciler(state, board, audit, outbox, presses, phases, guards)
+        base = Plumbing(state, board, audit, outbox)
+        guards = Guards(base, presses, phases)
+        reconcile = Reconciler(base, presses, phases, guards)
         deals = Deals(history, first_leader, rotate_leader)
-        steps = Steps(
-            state, board, audit, outbox, phases, guards, reconcile, deals, cycle_prefix=cycle_prefix
-        )
-        links = LinkWatch(state, board, audit, outbox, phases, guards, reconcile)
-        tests = BoardTests(state, board, audit, outbox, phases, guards)
+        steps = Steps(base, phases, guards, reconcile, deals, cycle_prefix=cycle_prefix)
+        links = LinkWatch(base, phases, guards, reconcile)
+        tests = BoardTests(base, phases, guards)
         requests = Requests(state, board, audit, presses, guards, steps, links, deals)
         phases.watch(presses.transition)  # a CLEAR FAULT press cut short is answered
         phases.watch(tests.transition)  # motor tests cut short end

@@ -13,8 +13,7 @@ import logging
 
 import protocol.codes as codes
 import protocol.messages as m
-from controller.cycle.board import BoardSide
-from controller.cycle.core import AuditTrail, CycleState, ImpossibleCommand, Outbox, Presses
+from controller.cycle.core import ImpossibleCommand, Presses
 from controller.cycle.faults import (
     AUDIT_LOG,
     CAUSE_STILL_THERE,
@@ -28,6 +27,7 @@ from controller.cycle.faults import (
     refusal_words,
 )
 from controller.cycle.phases import Phases
+from controller.cycle.plumbing import Plumbing
 from controller.cycle.reports import FaultEvent, FaultSource, utc_now
 from controller.cycle.states import FAULT, RECOVERING, ROWS, STEP_STATES, WAITING
 
@@ -39,17 +39,11 @@ class Guards:
 
     def __init__(
         self,
-        state: CycleState,
-        board: BoardSide,
-        audit: AuditTrail,
-        outbox: Outbox,
+        base: Plumbing,
         presses: Presses,
         phases: Phases,
     ) -> None:
-        self._state = state
-        self._board = board
-        self._audit = audit
-        self._outbox = outbox
+        self._state, self._board, self._audit, self._outbox = base
         self._presses = presses
         self._phases = phases
 

@@ -27,18 +27,15 @@ import time
 
 import protocol.codes as codes
 import protocol.messages as m
-from controller.cycle.board import BoardSide
 from controller.cycle.core import (
-    AuditTrail,
-    CycleState,
     FirmwarePolicy,
     InstalledBuild,
-    Outbox,
 )
 from controller.cycle.faults import BOARD_REBOOTED, FIRMWARE_MISMATCH, LINK_DOWN, PROTOCOL_MISMATCH
 from controller.cycle.guards import Guards
 from controller.cycle.phases import Phases
 from controller.cycle.places import BoardView
+from controller.cycle.plumbing import Plumbing
 from controller.cycle.reconcile import Reconciler
 from controller.cycle.reports import LinkEvent, utc_now
 from controller.cycle.states import (
@@ -62,18 +59,12 @@ class LinkWatch:
 
     def __init__(
         self,
-        state: CycleState,
-        board: BoardSide,
-        audit: AuditTrail,
-        outbox: Outbox,
+        base: Plumbing,
         phases: Phases,
         guards: Guards,
         reconcile: Reconciler,
     ) -> None:
-        self._state = state
-        self._board = board
-        self._audit = audit
-        self._outbox = outbox
+        self._state, self._board, self._audit, self._outbox = base
         self._phases = phases
         self._guards = guards
         self._reconcile = reconcile

@@ -31,8 +31,7 @@ from typing import Any
 
 import protocol.codes as codes
 import protocol.messages as m
-from controller.cycle.board import BoardSide
-from controller.cycle.core import CARRY_ON, AuditTrail, CycleState, Outbox, Presses
+from controller.cycle.core import CARRY_ON, Presses
 from controller.cycle.faults import CLEAR_SENT, CLEARED, SETS_UNKNOWN, board_fault_words
 from controller.cycle.guards import Guards
 from controller.cycle.phases import Phases
@@ -45,6 +44,7 @@ from controller.cycle.places import (
     place_word,
     recovery_steps,
 )
+from controller.cycle.plumbing import Plumbing
 from controller.cycle.reports import FaultClearedEvent, utc_now
 from controller.cycle.states import DEALT, FAULT, IDLE, READY, RECOVERING, RESTORING
 
@@ -56,18 +56,12 @@ class Reconciler:
 
     def __init__(
         self,
-        state: CycleState,
-        board: BoardSide,
-        audit: AuditTrail,
-        outbox: Outbox,
+        base: Plumbing,
         presses: Presses,
         phases: Phases,
         guards: Guards,
     ) -> None:
-        self._state = state
-        self._board = board
-        self._audit = audit
-        self._outbox = outbox
+        self._state, self._board, self._audit, self._outbox = base
         self._presses = presses
         self._phases = phases
         self._guards = guards

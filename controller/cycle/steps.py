@@ -27,8 +27,7 @@ from collections.abc import Callable
 
 import protocol.codes as codes
 import protocol.messages as m
-from controller.cycle.board import BoardSide
-from controller.cycle.core import CARRY_ON, AuditTrail, Cycle, CycleState, Deals, Outbox
+from controller.cycle.core import CARRY_ON, Cycle, Deals
 from controller.cycle.faults import (
     CARRY_ON_SENT,
     COMMAND_FAILED,
@@ -43,6 +42,7 @@ from controller.cycle.faults import (
 from controller.cycle.guards import Guards
 from controller.cycle.phases import Phases
 from controller.cycle.places import PLACE_BUILT, SET_CODE, waiting_set
+from controller.cycle.plumbing import Plumbing
 from controller.cycle.reconcile import Reconciler
 from controller.cycle.reports import (
     Action,
@@ -84,10 +84,7 @@ class Steps:
 
     def __init__(
         self,
-        state: CycleState,
-        board: BoardSide,
-        audit: AuditTrail,
-        outbox: Outbox,
+        base: Plumbing,
         phases: Phases,
         guards: Guards,
         reconcile: Reconciler,
@@ -95,10 +92,7 @@ class Steps:
         *,
         cycle_prefix: str | None = None,
     ) -> None:
-        self._state = state
-        self._board = board
-        self._audit = audit
-        self._outbox = outbox
+        self._state, self._board, self._audit, self._outbox = base
         self._phases = phases
         self._guards = guards
         self._reconcile = reconcile

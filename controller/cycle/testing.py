@@ -32,11 +32,10 @@ from dataclasses import dataclass, field
 import protocol.codes as codes
 import protocol.messages as m
 from controller.cycle import diagnosis
-from controller.cycle.board import BoardSide
-from controller.cycle.core import AuditTrail, CycleState, Outbox
 from controller.cycle.guards import Guards
 from controller.cycle.phases import Phases
 from controller.cycle.places import blocked
+from controller.cycle.plumbing import Plumbing
 from controller.cycle.reports import DiagEvent, DiagStarted, Source, utc_now
 from controller.cycle.states import AUDIT_UNWRITABLE, FAULT, REPORT_DUE, STOPPED, TEST_FROM, TESTING
 
@@ -73,17 +72,11 @@ class BoardTests:
 
     def __init__(
         self,
-        state: CycleState,
-        board: BoardSide,
-        audit: AuditTrail,
-        outbox: Outbox,
+        base: Plumbing,
         phases: Phases,
         guards: Guards,
     ) -> None:
-        self._state = state
-        self._board = board
-        self._audit = audit
-        self._outbox = outbox
+        self._state, self._board, self._audit, self._outbox = base
         self._phases = phases
         self._guards = guards
         self._diag: Diagnosis | None = None
