@@ -94,3 +94,5 @@ class Station:
             self.view.fault(event)
         elif event.type == "fault_cleared":
             self.view.cleared(event)
+        elif event.type == "button":
+            self.view.pressed(event)

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from controller.api.messages import FaultClearedEvent, FaultEvent, Status
+from controller.api.messages import ButtonEvent, FaultClearedEvent, FaultEvent, Status
 from station.picture import Picture
 
 #: Faults kept, newest last.
@@ -39,6 +39,8 @@ class Snapshot:
     status_at: float | None = None  # time.monotonic() when the status came
     picture: Picture | None = None
     version: int = 0
+    #: the last press the table refused, with its reason (None once a press is accepted)
+    refused: ButtonEvent | None = None
 
 
 class TableView:
@@ -49,6 +51,7 @@ class TableView:
         self._core = False
         self._status_at: float | None = None
         self._picture: Picture | None = None
+        self._refused: ButtonEvent | None = None
         self._version = 0
         self._listeners: tuple[Callable[[], object], ...] = ()
 
@@ -89,6 +92,7 @@ class TableView:
                 self._status_at,
                 self._picture,
                 self._version,
+                self._refused,
             )
 
     @property
@@ -114,6 +118,14 @@ class TableView:
     def set_picture(self, picture: Picture) -> None:
         with self._lock:
             self._picture = picture
+            self._version += 1
+        self._changed()
+
+    def pressed(self, event: ButtonEvent) -> None:
+        """A press and the table's answer: a refusal is kept, with its reason, until a press
+        is accepted."""
+        with self._lock:
+            self._refused = None if event.accepted else event
             self._version += 1
         self._changed()
 

@@ -29,6 +29,7 @@ from pydantic import (
 
 # The events and the status are the cycle's reports; they are the API's messages too, and
 # clients (the floor gateway among them) take them from here, never from the cycle.
+from controller.cycle.reports import ButtonEvent as ButtonEvent
 from controller.cycle.reports import CommandResult as CommandResult
 from controller.cycle.reports import DealtEvent as DealtEvent
 from controller.cycle.reports import DiagEvent as DiagEvent

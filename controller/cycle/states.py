@@ -11,13 +11,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, NamedTuple
+from typing import Any, Final, Literal
 
 from transitions import Machine
 
 import protocol.messages as m
 from controller.cycle.deadline import BOARD_DEADLINES, LINK_MARGIN_S, DeadlineName
 from controller.cycle.faults import DEADLINE, STOP_UNCONFIRMED, FaultKind
+from controller.cycle.leds import (
+    CARRY_ON,
+    DARK,
+    DEAL_NEXT,
+    FAULT_LED,
+    MOVING,
+    PATTERNS,
+    SETTLING,
+    SHUFFLE_NEXT,
+    Leds,
+    led_words,
+)
 from controller.cycle.reports import Action
 
 State = Literal[
@@ -73,75 +85,6 @@ STATES: tuple[State, ...] = (
     TESTING,
 )
 
-
-#: One LED of the dealer's panel: dark, lit, or blinking (once a second).
-Led = Literal["off", "on", "blink"]
-
-
-class Leds(NamedTuple):
-    """The LEDs of the dealer's panel in a state (docs/panel.md): ready (green), busy (amber),
-    fault (red)."""
-
-    ready: Led
-    busy: Led
-    fault: Led
-
-
-class LedPattern(NamedTuple):
-    """What a pattern of the LEDs tells the dealer: the table's condition and what to do."""
-
-    leds: Leds
-    says: str  # what the table is doing, for the dealer
-    next: str  # what to press or do now
-
-
-#: The patterns, each telling which button comes next (docs/panel.md's table is made of these,
-#: and every state's LEDs are one of them: tests/cycle/test_states.py).
-DARK = Leds("off", "off", "off")
-SHUFFLE_NEXT = Leds("on", "off", "off")
-DEAL_NEXT = Leds("blink", "off", "off")
-CARRY_ON = Leds("on", "blink", "off")
-MOVING = Leds("off", "on", "off")
-SETTLING = Leds("off", "blink", "off")
-FAULT_LED = Leds("off", "off", "on")
-PATTERNS: tuple[LedPattern, ...] = (
-    LedPattern(
-        DARK,
-        "the board is not connected: the table cannot move",
-        "wait; if it lasts more than a minute, call a technician",
-    ),
-    LedPattern(
-        SHUFFLE_NEXT,
-        "at rest: no walls are waiting to be dealt (or the hand is in play)",
-        "press SHUFFLE to build the next walls",
-    ),
-    LedPattern(
-        DEAL_NEXT,
-        "the next walls are built underneath",
-        "press DEAL to raise them and throw the dice",
-    ),
-    LedPattern(
-        CARRY_ON,
-        "stopped by STOP: the motion was cut, the cycle abandoned",
-        "press SHUFFLE to carry on (the cycle starts over)",
-    ),
-    LedPattern(
-        MOVING,
-        "the table is working (shuffling, building, lifting, dice)",
-        "wait; press STOP only to halt it",
-    ),
-    LedPattern(
-        SETTLING,
-        "the table is putting itself right (after a fault was cleared, or a "
-        "technician's motor test)",
-        "wait; press STOP only to halt it",
-    ),
-    LedPattern(
-        FAULT_LED,
-        "a fault: everything stopped",
-        "call a technician: the fault is cleared with their CLEAR FAULT key",
-    ),
-)
 
 #: The words of a refused button, unless the state's row says better ({state}: its name).
 REFUSALS: Mapping[Action, str] = {
@@ -247,6 +190,7 @@ STATE_TABLE: tuple[StateRow, ...] = (
         "waiting",
         SHUFFLE_NEXT,
         accepts=frozenset({"shuffle"}),
+        refusals={"deal": "there are no walls ready to deal: press SHUFFLE first"},
         at_rest=True,
     ),
     StateRow(
@@ -456,14 +400,6 @@ def mermaid() -> str:
         for src in sources:
             lines.append(f"    {src} --> {dest}: {trigger}")
     return "\n".join(lines) + "\n"
-
-
-def led_words(leds: Leds) -> str:
-    """The pattern in words: "ready lit, busy blinking", "dark"."""
-    names = ("ready", "busy", "fault")
-    words = {"on": "lit", "blink": "blinking"}
-    said = [f"{name} {words[led]}" for name, led in zip(names, leds, strict=True) if led != "off"]
-    return ", ".join(said) or "dark"
 
 
 def patterns_markdown() -> str:

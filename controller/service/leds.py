@@ -18,8 +18,9 @@ import threading
 import time
 from typing import Protocol
 
+from controller.cycle.leds import Led
 from controller.cycle.reports import Event
-from controller.cycle.states import Led, panel_leds
+from controller.cycle.states import panel_leds
 
 log = logging.getLogger("mjtable.service")
 

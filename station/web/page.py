@@ -84,6 +84,7 @@ def context(snapshot: Snapshot, viewer: Viewer, table: TableInfo) -> dict[str, A
         "viewer": viewer,
         "status": status,
         "core_up": snapshot.core_connected,
+        "refused": snapshot.refused,
         "faults": faults,
         "standing": sum(1 for f in faults if f.cleared_at is None),
         "versions": versions,

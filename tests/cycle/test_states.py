@@ -12,6 +12,7 @@ from typing import get_args
 import pytest
 
 import protocol.messages as m
+from controller.cycle import leds
 from controller.cycle.controller import ACTIONS
 from controller.cycle.deadline import (
     BOARD_DEADLINES,
@@ -24,15 +25,7 @@ from controller.cycle.deadline import (
 from controller.cycle.faults import CATALOGUE, DEADLINE, FaultKind, catalogue_markdown
 from controller.cycle.states import (
     AT_REST,
-    CARRY_ON,
-    DARK,
-    DEAL_NEXT,
-    FAULT_LED,
-    MOVING,
-    PATTERNS,
     ROWS,
-    SETTLING,
-    SHUFFLE_NEXT,
     STATE_TABLE,
     STATES,
     STEP_STATES,
@@ -117,37 +110,39 @@ PANEL_DOC = (Path(__file__).resolve().parents[2] / "docs" / "panel.md").read_tex
 
 #: what each pattern promises of the buttons its states accept
 NEXT: dict[object, frozenset[str]] = {
-    DARK: frozenset(),
-    SHUFFLE_NEXT: frozenset({"shuffle"}),
-    DEAL_NEXT: frozenset({"deal"}),
-    CARRY_ON: frozenset({"shuffle", "clear_fault"}),
-    MOVING: frozenset({"stop"}),
-    SETTLING: frozenset({"stop"}),
-    FAULT_LED: frozenset({"clear_fault"}),
+    leds.DARK: frozenset(),
+    leds.SHUFFLE_NEXT: frozenset({"shuffle"}),
+    leds.DEAL_NEXT: frozenset({"deal"}),
+    leds.CARRY_ON: frozenset({"shuffle", "clear_fault"}),
+    leds.MOVING: frozenset({"stop"}),
+    leds.SETTLING: frozenset({"stop"}),
+    leds.FAULT_LED: frozenset({"clear_fault"}),
 }
 
 
 def test_panel_leds_come_from_the_table() -> None:
     for row in STATE_TABLE:
         assert LedWorker.lights(row.state, True) == (*row.leds, True)
-    assert panel_leds("offline") == DARK and panel_leds("not a state") == DARK
-    assert panel_leds("ready") == DEAL_NEXT and panel_leds("building") == MOVING
-    assert panel_leds("fault") == FAULT_LED and panel_leds("stopped") == CARRY_ON  # no fault
+    assert panel_leds("offline") == leds.DARK and panel_leds("not a state") == leds.DARK
+    assert panel_leds("ready") == leds.DEAL_NEXT and panel_leds("building") == leds.MOVING
+    assert (
+        panel_leds("fault") == leds.FAULT_LED and panel_leds("stopped") == leds.CARRY_ON
+    )  # no fault
 
 
 @pytest.mark.parametrize("state", STATES)
 def test_each_states_pattern_says_the_button_it_takes_next(state: str) -> None:
     row = ROWS[state]
-    assert row.leds in {pattern.leds for pattern in PATTERNS}, state
+    assert row.leds in {pattern.leds for pattern in leds.PATTERNS}, state
     assert row.accepts == NEXT[row.leds], (state, row.leds)
 
 
 def test_the_patterns_are_told_apart_each_shown_and_documented() -> None:
-    shown = [pattern.leds for pattern in PATTERNS]
+    shown = [pattern.leds for pattern in leds.PATTERNS]
     assert len(set(shown)) == len(shown) == len(NEXT)  # no two patterns look alike
     assert all(any(row.leds == leds for row in STATE_TABLE) for leds in shown)
-    for pattern in PATTERNS:  # a lit fault LED is a fault alone; a refusal blinks it
-        assert (pattern.leds.fault != "off") == (pattern.leds == FAULT_LED)
+    for pattern in leds.PATTERNS:  # a lit fault LED is a fault alone; a refusal blinks it
+        assert (pattern.leds.fault != "off") == (pattern.leds == leds.FAULT_LED)
         assert pattern.says[-1] != "." and pattern.next
     assert patterns_markdown() in PANEL_DOC
 
@@ -164,7 +159,10 @@ def test_every_refusal_is_one_finished_sentence(state: str) -> None:
 
 
 def test_refusal_words_are_those_users_know() -> None:
-    assert ROWS["idle"].refusal("deal") == "there are no walls ready to deal (the table is idle)"
+    assert ROWS["idle"].refusal("deal") == "there are no walls ready to deal: press SHUFFLE first"
+    assert ROWS["collecting"].refusal("deal") == (
+        "there are no walls ready to deal (the table is collecting)"
+    )
     assert ROWS["building"].refusal("shuffle") == "the table is busy (building)"
     assert ROWS["ready"].refusal("shuffle") == "walls are already built and waiting: press DEAL"
     assert ROWS["fault"].refusal("deal").startswith("the table is in fault")

@@ -38,6 +38,11 @@ def test_viewer_login_state_picture_without_faces_and_logout(
     expect(page.locator("#state")).to_have_text("idle")
     expect(page.locator("#link")).to_have_text("up")
     expect(page.locator("#live")).to_contain_text("live")  # the stream is open
+    with ApiClient(web_table.table.socket) as client:  # DEAL before any walls: refused
+        assert not client.deal().accepted
+    refused = page.locator("#refused")
+    expect(refused).to_contain_text("DEAL refused")
+    expect(refused).to_contain_text("press SHUFFLE")
     cookies = {c["name"]: c for c in browser.cookies()}
     session = cookies["mjtable_session"]
     assert session["httpOnly"] and session["sameSite"] == "Strict"

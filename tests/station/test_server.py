@@ -14,7 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from controller.cycle.reports import FaultClearedEvent, FaultEvent, PanelPresence, Status
+from controller.cycle.reports import (
+    ButtonEvent,
+    FaultClearedEvent,
+    FaultEvent,
+    PanelPresence,
+    Status,
+)
 from rules.dealt import ProfileRef
 from rules.words import RuleSet
 from station.picture import picture_of
@@ -325,6 +331,20 @@ def test_an_open_stream_follows_the_changes_and_the_logout(served: Served) -> No
         assert "ESTOP" in stream.page()["faults"]
         served.view.set_core(False)
         assert "not reached" in stream.page()["summary"].lower()
+        # a refused press, with its reason, escaped; gone once a press is taken
+        refused = ButtonEvent(
+            at="2026-11-30T20:48:00.000Z",
+            action="deal",
+            source="panel",
+            accepted=False,
+            reason="press <SHUFFLE> first",
+        )
+        served.view.pressed(refused)
+        summary = stream.page()["summary"]
+        assert "DEAL refused</strong> (panel, " in summary
+        assert "press &lt;SHUFFLE&gt; first" in summary and "<SHUFFLE>" not in summary
+        served.view.pressed(refused.model_copy(update={"accepted": True}))
+        assert 'id="refused"' not in stream.page()["summary"]
         assert web.post("/logout", {"csrf": csrf}).status == 303
         assert stream.next()[0] == "logout"
     finally:

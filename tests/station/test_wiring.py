@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.api.messages import ButtonEvent
 from station.service import Station, StationError
 from tests.station.client import Client
 from tests.station.test_picture import dealt_event
@@ -86,3 +87,19 @@ def test_a_dealt_state_becomes_the_picture(tmp_path: Path, faces: list[str], kep
     assert picture.breach.stack == event.dealt.breach.stack
     assert (picture.faces is not None) is kept
     assert (picture.joker_face is not None) is kept
+
+
+def test_a_refused_press_is_kept_with_its_reason_until_a_press_is_taken(tmp_path: Path) -> None:
+    one = station(tmp_path, Settings())
+    refused = ButtonEvent(
+        at="2026-12-02T17:00:00Z",
+        action="deal",
+        source="panel",
+        accepted=False,
+        reason="the next walls are not built yet: press SHUFFLE first",
+    )
+    one.on_event(refused, refused.model_dump(mode="json"))
+    assert one.view.snapshot().refused == refused
+    taken = refused.model_copy(update={"action": "shuffle", "accepted": True, "reason": "ok"})
+    one.on_event(taken, taken.model_dump(mode="json"))
+    assert one.view.snapshot().refused is None
