@@ -64,7 +64,8 @@ def run_checks(view: TableView, socket_path: str, now_utc: str) -> DiagReport:
                 Check(
                     "board link",
                     False,
-                    "down: check the board's power and its USB cable to the Raspberry Pi",
+                    "down: check the cable between the Raspberry Pi and the board and that "
+                    "the board has power; the link comes back by itself",
                 )
             )
     except ClientError as exc:

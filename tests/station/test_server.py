@@ -230,7 +230,8 @@ def test_the_checks_are_for_the_technician(served: Served) -> None:
 
 
 def test_the_checks_reach_a_real_service(tmp_path: Path) -> None:
-    """A fresh status request answered (here by a one-line stand-in on the socket)."""
+    """A fresh status request answered (here by a one-line stand-in on the socket), whose
+    board's link is down: the advice names the cable the board's link runs on."""
     path = tmp_path / "api.sock"
     listener = socket.socket(socket.AF_UNIX)
     listener.bind(str(path))
@@ -248,15 +249,18 @@ def test_the_checks_reach_a_real_service(tmp_path: Path) -> None:
             conn, _ = listener.accept()
             with conn:
                 request = json.loads(conn.makefile().readline())
-                reply = {"id": request.get("id"), "ok": True, "result": status("idle").model_dump()}
+                down = status("idle").model_copy(update={"link_up": False})
+                reply = {"id": request.get("id"), "ok": True, "result": down.model_dump()}
                 conn.sendall(json.dumps(reply).encode() + b"\n")
 
         thread = threading.Thread(target=answer)
         thread.start()
         got = json.loads(tech.post("/diag", {"csrf": csrf}, {"Accept": "application/json"}).body)
         thread.join(5)
-        assert got["ok"] is True, got["html"]
+        assert got["ok"] is False, got["html"]  # the service answered; its board is away
         assert "answered a status request" in got["html"] and "MJSIM-0001" in got["html"]
+        assert "board link</strong>: FAILED" in got["html"]
+        assert "the cable between the Raspberry Pi and the board" in got["html"]
     finally:
         one.server.stop()
         listener.close()
