@@ -76,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
         table=str(config.table.number),
         table_name=config.table.display_name,
         socket_path=socket,
+        config_path=args.config or DEFAULT_CONFIG_PATH,
     )
     try:
         run_until_signalled(station)

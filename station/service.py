@@ -32,8 +32,15 @@ class StationError(Exception):
 
 class Station:
     def __init__(
-        self, settings: StationSettings, *, table: str, table_name: str, socket_path: str
+        self,
+        settings: StationSettings,
+        *,
+        table: str,
+        table_name: str,
+        socket_path: str,
+        config_path: str | None = None,
     ) -> None:
+        """``config_path``: the configuration file it runs with (the support bundle's)."""
         self.settings = settings
         self.table = table
         self.view = TableView()
@@ -45,6 +52,7 @@ class Station:
             self.view,
             table=TableInfo(table, table_name, package_version()),
             socket_path=socket_path,
+            config_path=config_path,
         )
 
     # -- life

@@ -45,6 +45,7 @@ class Viewer:
     faces: bool
     may_diag: bool
     csrf: str
+    may_bundle: bool = False  # the support bundle's download button
 
 
 @dataclass(frozen=True)

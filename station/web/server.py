@@ -8,10 +8,11 @@ thread, ``web-worker``. The view tells the server of each change (``TableView.li
 which wakes the live streams: nothing looks at the view while nothing changes. Stopping it
 closes the live streams and the listener, then the loop.
 
-Routes: ``GET /`` the page, ``GET/POST /login``, ``POST /logout``, ``POST /diag``
-(technician), ``GET /events`` (server-sent events: the page's sections whenever the view
-changes), ``/static/``. Every POST carries the session's CSRF token (a form field or the
-``X-CSRF-Token`` header) and, when the browser sends one, an ``Origin`` of this host.
+Routes: ``GET /`` the page, ``GET/POST /login``, ``POST /logout``, ``POST /diag`` and
+``POST /bundle`` (technician: the checks, the support bundle to download), ``GET /events``
+(server-sent events: the page's sections whenever the view changes), ``/static/``. Every POST
+carries the session's CSRF token (a form field or the ``X-CSRF-Token`` header) and, when the
+browser sends one, an ``Origin`` of this host.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from aiohttp import web
 from station.settings import StationSettings
 from station.view import TableView
 from station.web.auth import LoginLimiter, Session, Sessions, role_of, same
+from station.web.bundle import Bundle, BundleError, make_bundle
 from station.web.diag import DiagReport, run_checks
 from station.web.page import Renderer, TableInfo, Viewer, context
 
@@ -61,6 +63,11 @@ def _utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+def _stamp() -> str:
+    """The time in a support bundle's name: ``20261202T171500Z``."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+
+
 def _see_other(location: str) -> web.Response:
     return web.Response(status=303, headers={"Location": location})
 
@@ -75,11 +82,14 @@ class _Page:
         table: TableInfo,
         diag: Callable[[], DiagReport],
         clock: Callable[[], float],
+        bundle: Callable[[], Bundle] | None = None,
     ) -> None:
         self.settings = settings
         self.view = view
         self.table = table
         self.diag_checks = diag
+        #: makes the support bundle (None: no configuration file known, no button)
+        self.bundle = bundle
         self.clock = clock
         self.sessions = Sessions(settings.session_minutes * 60.0)
         self.limiter = LoginLimiter()
@@ -103,6 +113,7 @@ class _Page:
         app.router.add_post("/login", self.login)
         app.router.add_post("/logout", self.logout)
         app.router.add_post("/diag", self.diag)
+        app.router.add_post("/bundle", self.support_bundle)
         app.router.add_get("/events", self.events)
         app.router.add_static("/static", STATIC, append_version=False)
         app.on_response_prepare.append(self._headers)
@@ -130,6 +141,7 @@ class _Page:
             faces=session.role in self.settings.faces,
             may_diag=session.may_diag,
             csrf=session.csrf,
+            may_bundle=session.may_diag and self.bundle is not None,
         )
 
     def context(self, session: Session) -> dict[str, object]:
@@ -233,6 +245,25 @@ class _Page:
         html = self.renderer.page(self.context(session), report)
         return web.Response(text=html, content_type="text/html")
 
+    async def support_bundle(self, request: web.Request) -> web.StreamResponse:
+        session = await self._checked_post(request)
+        if not session.may_diag:
+            raise web.HTTPForbidden(text="the support bundle is for the technician role")
+        if self.bundle is None:
+            raise web.HTTPNotFound(text="no configuration file is known to this page")
+        async with self._diag_lock:  # one blocking job at a time in the worker
+            try:
+                made = await asyncio.get_running_loop().run_in_executor(None, self.bundle)
+            except BundleError as exc:
+                log.warning("the technicians' page: %s", exc)
+                raise web.HTTPServiceUnavailable(text=str(exc)) from None
+        log.info("the technicians' page: %s downloaded %s", session.role, made.name)
+        return web.Response(
+            body=made.data,
+            content_type="application/gzip",
+            headers={"Content-Disposition": f'attachment; filename="{made.name}"'},
+        )
+
     async def events(self, request: web.Request) -> web.StreamResponse:
         session = self.session(request)
         if session is None:
@@ -290,11 +321,23 @@ class WebServer:
         table: TableInfo,
         socket_path: str,
         clock: Callable[[], float] = time.monotonic,
+        config_path: str | None = None,
     ) -> None:
+        """``config_path``: the configuration the station runs with, for the support bundle
+        (None: no download button)."""
         self.settings = settings
         self.view = view
+
+        def bundle(config: str) -> Callable[[], Bundle]:
+            return lambda: make_bundle(config, socket_path, table.number, _stamp())
+
         self.page = _Page(
-            settings, view, table, lambda: run_checks(view, socket_path, _utc_now()), clock
+            settings,
+            view,
+            table,
+            lambda: run_checks(view, socket_path, _utc_now()),
+            clock,
+            bundle(config_path) if config_path is not None else None,
         )
         self.port: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None

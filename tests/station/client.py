@@ -16,6 +16,7 @@ class Answer:
     status: int
     headers: Message
     body: str
+    data: bytes = b""  # the body's bytes (an archive)
 
     def set_cookies(self) -> list[str]:
         return self.headers.get_all("Set-Cookie") or []
@@ -45,7 +46,8 @@ class Client:
                 sent["Content-Type"] = "application/x-www-form-urlencoded"
             conn.request(method, path, body=body, headers=sent)
             response = conn.getresponse()
-            answer = Answer(response.status, response.msg, response.read().decode())
+            raw = response.read()
+            answer = Answer(response.status, response.msg, raw.decode("utf-8", "replace"), raw)
         finally:
             conn.close()
         for line in answer.set_cookies():
@@ -62,9 +64,13 @@ class Client:
         return self.request("GET", path, headers=headers)
 
     def post(
-        self, path: str, form: dict[str, str], headers: dict[str, str] | None = None
+        self,
+        path: str,
+        form: dict[str, str],
+        headers: dict[str, str] | None = None,
+        timeout: float = 10.0,
     ) -> Answer:
-        return self.request("POST", path, form=form, headers=headers)
+        return self.request("POST", path, form=form, headers=headers, timeout=timeout)
 
     def login(self, token: str) -> Answer:
         form = self.get("/login")

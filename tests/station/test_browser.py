@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import tarfile
 from pathlib import Path
 
 from playwright.sync_api import BrowserContext, Page, expect
@@ -111,6 +112,16 @@ def test_technician_sees_a_fault_live_and_runs_the_checks(
     expect(result).to_contain_text("board link: OK")
     expect(result).to_contain_text(re.compile(r"firmware\s*\d+\.\d+\.\d+"))
     assert page.evaluate("window.notReloaded") is True
+
+    # the support bundle: the archive `mjtable support-bundle` makes, downloaded
+    with page.expect_download(timeout=120_000) as download:
+        page.get_by_role("button", name="Download the support bundle").click()
+    name = download.value.suggested_filename
+    assert name.startswith("mjtable-support-table7-") and name.endswith(".tar.gz")
+    saved = download.value.path()
+    with tarfile.open(saved, mode="r:gz") as archive:
+        names = [member.name.split("/")[-1] for member in archive.getmembers()]
+    assert "manifest.json" in names and "status.json" in names
 
     target = os.environ.get(SCREENSHOT_ENV)
     if target:
