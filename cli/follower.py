@@ -4,6 +4,7 @@ and runs until SIGTERM (its systemd unit's stop) or SIGINT."""
 
 from __future__ import annotations
 
+import argparse
 import signal
 import threading
 from typing import TYPE_CHECKING, Protocol
@@ -13,6 +14,15 @@ from controller.service.paths import DEFAULT_CONFIG_PATH
 
 if TYPE_CHECKING:
     from controller.service.config import Config
+
+
+def add_follower_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options both take: the configuration file and the API socket instead of its
+    own."""
+    parser.add_argument(
+        "--config", metavar="FILE", help=f"configuration TOML (default {DEFAULT_CONFIG_PATH})"
+    )
+    parser.add_argument("--socket", metavar="PATH", help="override api.socket")
 
 
 class Follower(Protocol):

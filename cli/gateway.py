@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from controller.service.paths import DEFAULT_CONFIG_PATH
+from cli.follower import add_follower_arguments
 
 
 def register(subparsers: Any) -> None:
@@ -20,10 +20,7 @@ def register(subparsers: Any) -> None:
         "status, events, availability and audit head to the MQTT broker named in the "
         "configuration's [gateway] section (docs/floor.md).",
     )
-    parser.add_argument(
-        "--config", metavar="FILE", help=f"configuration TOML (default {DEFAULT_CONFIG_PATH})"
-    )
-    parser.add_argument("--socket", metavar="PATH", help="override api.socket")
+    add_follower_arguments(parser)
     parser.set_defaults(func=run)
 
 

@@ -10,6 +10,7 @@ import argparse
 from typing import Any
 
 from cli.errors import UsageError
+from cli.follower import add_follower_arguments
 from controller.service.paths import DEFAULT_CONFIG_PATH
 
 
@@ -21,10 +22,7 @@ def register(subparsers: Any) -> None:
         "configuration's [station] section describes: the table's state, its picture, the "
         "faults and what to do, the technician's checks (docs/web.md).",
     )
-    parser.add_argument(
-        "--config", metavar="FILE", help=f"configuration TOML (default {DEFAULT_CONFIG_PATH})"
-    )
-    parser.add_argument("--socket", metavar="PATH", help="override api.socket")
+    add_follower_arguments(parser)
     parser.set_defaults(func=run)
     actions = parser.add_subparsers(dest="station_action", metavar="ACTION")
     token = actions.add_parser(

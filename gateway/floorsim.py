@@ -146,20 +146,19 @@ class SimTable:
             raise RuntimeError(f"table {self.number}'s service did not start: {self.tail()}")
 
     def start_gateway(self) -> None:
-        self.gateway = subprocess.Popen(
-            [sys.executable, "-m", "cli", "gateway", "--config", str(self.config)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=self._log("gateway.log"),
-        )
+        self.gateway = self._follower("gateway")
 
     def start_station(self) -> None:
         """Start `mjtable station`, the page at the table (its log: station.log)."""
-        self.station = subprocess.Popen(
-            [sys.executable, "-m", "cli", "station", "--config", str(self.config)],
+        self.station = self._follower("station")
+
+    def _follower(self, command: str) -> subprocess.Popen[bytes]:
+        """`mjtable COMMAND --config` of this table, its stderr in COMMAND.log."""
+        return subprocess.Popen(
+            [sys.executable, "-m", "cli", command, "--config", str(self.config)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=self._log("station.log"),
+            stderr=self._log(f"{command}.log"),
         )
 
     def control_call(self, **request: Any) -> Any:
