@@ -3,24 +3,10 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 from controller.service.config import parse_config
 from station.web.auth import hash_token, role_of
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def mjtable(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=False,
-    )
+from tests.support.commands import mjtable
 
 
 def test_prints_a_token_and_the_configuration_line_of_its_hash() -> None:
