@@ -8,7 +8,7 @@ the LEDs would wait on the panel's own reader). They only post the wanted state;
 worker's thread writes the latest one, ends a refusal's blink after ``BLINK_S``, and blinks
 the ready and busy LEDs of a pattern that asks for it (the panel blinks only its fault LED
 by itself): lit and dark for ``FLASH_S`` each. What each pattern means is in docs/panel.md,
-made from the state table's patterns (controller/cycle/states.py).
+made from the patterns (controller/cycle/leds.py) and the state table (states.py).
 """
 
 from __future__ import annotations
