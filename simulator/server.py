@@ -33,18 +33,17 @@ from __future__ import annotations
 
 import logging
 import random
-import threading
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from drivers.ioloop import IoLoop
 from firmware.hal import ticks_diff
 from protocol import codes
 from simulator.config import SimConfig
 from simulator.control import BoardControl
 from simulator.line import Line
 from simulator.machine import Machine
+from simulator.serving import ServedBoard
 from simulator.transport import SimulatorError, Transport
 
 __all__ = ["BUILD_PASS_MS", "PASS_MS", "SimConfig", "SimulatedBoard", "SimulatorError"]
@@ -67,99 +66,24 @@ MAX_SLEEP = 0.25
 T = TypeVar("T")
 
 
-class SimulatedBoard:
+class SimulatedBoard(ServedBoard):
     """The firmware on simulated hardware, served over a pty or TCP by one background thread."""
+
+    NOUN = "simulated board"
+    THREAD = "simulated-board"
 
     def __init__(self, config: SimConfig | None = None) -> None:
         self.config = config if config is not None else SimConfig()
         seed = self.config.seed
         noise_rng = random.Random(seed ^ 0x5EED5EED) if seed is not None else random.Random()
-        self._lock = threading.RLock()
         self._t0 = time.monotonic_ns()
         self._skip = 0  # speed 0: table ms the table ran ahead of real time
         self._poke = True  # run a pass at the next wake-up (bytes came, the control acted)
         self.machine = Machine(self.config)
         self.machine.link_ms = 0
         self.line = Line(noise_rng, self.wall_ms)
-        self.transport = Transport(self.line)
-        self._loop: IoLoop | None = None
-        self._stopped = False
+        super().__init__(Transport(self.line), log)
         self.control = BoardControl(self)
-
-    # --- transports ------------------------------------------------------------------------------
-
-    def open_pty(self, link: str | None = None) -> str:
-        """Open a pseudo-terminal pair; return the far end's path (what the host opens).
-
-        The slave end is put in raw mode and kept open here, so the pty survives the host
-        closing and reopening it. ``link``: also make a symlink at that path (removed on stop);
-        an existing symlink there is replaced, any other file is an error.
-        """
-        with self._lock:
-            self._check_fresh()
-            return self.transport.open_pty(link)
-
-    def listen_tcp(
-        self, host: str = "127.0.0.1", port: int = 0, *, allow_remote: bool = False
-    ) -> tuple[str, int]:
-        """Listen on TCP (loopback unless allow_remote); return the bound (host, port).
-
-        The host opens it with pyserial as ``socket://HOST:PORT``. One client at a time: a new
-        connection replaces the old one.
-        """
-        with self._lock:
-            self._check_fresh()
-            return self.transport.listen_tcp(host, port, allow_remote)
-
-    @property
-    def path(self) -> str | None:
-        """The pty's device path (what the host opens), once open_pty() was called."""
-        return self.transport.path
-
-    @property
-    def link_path(self) -> str | None:
-        return self.transport.link_path
-
-    @property
-    def address(self) -> tuple[str, int] | None:
-        """The TCP (host, port) bound by listen_tcp()."""
-        return self.transport.address
-
-    # --- life cycle ------------------------------------------------------------------------------
-
-    def _check_fresh(self) -> None:
-        if self._stopped:
-            raise SimulatorError("this simulated board was stopped; create a new SimulatedBoard")
-        if self._loop is not None:
-            raise SimulatorError("the simulated board is running already: open transports first")
-
-    def start(self) -> None:
-        """Start serving in a background thread (open a transport first)."""
-        with self._lock:
-            self._check_fresh()
-            if not self.transport.opened:
-                raise SimulatorError("open a transport first: open_pty() or listen_tcp()")
-            loop = IoLoop("simulated-board", tick=self._service, lock=self._lock, logger=log)
-            self.transport.attach(loop, self._receive)
-            self._loop = loop
-            loop.start()
-
-    def stop(self, timeout: float = 5.0) -> None:
-        """Stop the thread, close every descriptor, remove the symlink. Idempotent."""
-        loop = self._loop
-        if loop is not None and not loop.stop(timeout):  # pragma: no cover - it wakes at once
-            raise SimulatorError(f"the simulator thread did not stop within {timeout} s")
-        with self._lock:
-            self._stopped = True
-            self.transport.close()
-
-    close = stop
-
-    def __enter__(self) -> SimulatedBoard:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     @property
     def running(self) -> bool:

@@ -65,6 +65,7 @@ from simulator.chip.wiring import ChipTable
 from simulator.control import BoardControl
 from simulator.hardware import SimHal
 from simulator.line import Line
+from simulator.serving import ServedBoard
 from simulator.transport import SimulatorError, Transport
 
 __all__ = ["ChipBoard", "SimulatorError"]
@@ -81,8 +82,11 @@ FLASH_OPERATIONS = {"erase": FLASH_ERASE, "program": FLASH_PROGRAM, "either": FL
 T = TypeVar("T")
 
 
-class ChipBoard:
+class ChipBoard(ServedBoard):
     """The firmware on the emulated chip and the simulated table, served by one thread."""
+
+    NOUN = "chip board"
+    THREAD = "chip-board"
 
     def __init__(self, config: ChipConfig, on_console: Callable[[str], None] | None = None) -> None:
         self.config = config
@@ -105,12 +109,11 @@ class ChipBoard:
                     f"main.py), not {config.tiles}: give the tiles of the build"
                 )
         self._shared = shared_folder(config.shared)
-        self._lock = threading.RLock()
+        super().__init__(Transport(Line(random.Random(), self._wall_ms)), log)
         self.hal = SimHal(config.tiles, config.seed, config.reader, config.dice, buttons=False)
         self.table = ChipTable(self.hal)
         self.table.absent.update(config.absent)
-        self.line = Line(random.Random(), self._wall_ms)
-        self.transport = Transport(self.line)
+        self.line = self.transport.line
         tmp = Path(tempfile.mkdtemp(prefix="mjchip-"))  # a flash when none is given, the image
         self._tmp: Path | None = tmp
         self.flash = config.flash if config.flash is not None else tmp / "flash.lfs"
@@ -134,8 +137,6 @@ class ChipBoard:
                 shutil.rmtree(self._tmp, ignore_errors=True)
             raise
         self._runner: Runner | None = None
-        self._loop: IoLoop | None = None
-        self._stopped = False
         self._t0 = 0.0
         self._rx = bytearray()
         self._due: float | None = None  # monotonic time the next slice may be sent at
@@ -165,78 +166,28 @@ class ChipBoard:
         #: main.py ended: MicroPython's REPL came up on the console (the firmware stopped)
         self.at_repl = False
 
-    # --- transports (as SimulatedBoard's) -------------------------------------------------------
+    # --- life cycle (the rest: simulator/serving.py) -------------------------------------------
 
-    def open_pty(self, link: str | None = None) -> str:
-        with self._lock:
-            self._check_fresh()
-            return self.transport.open_pty(link)
+    def _begin(self, loop: IoLoop) -> None:
+        """The runner started and its output read by the loop; a slice of nothing sent: the
+        chip at power-on."""
+        seed = self.config.seed
+        entropy = seed if seed is not None else secrets.randbits(32)
+        runner = Runner(
+            self.flash, self.table.wiring(), self._shared, entropy, image=self._image_file
+        )
+        loop.register(runner, EVENT_READ, self._on_runner)
+        self._runner = runner
+        self._t0 = time.monotonic()
+        runner.send(self.table.inputs(0, b""))
 
-    def listen_tcp(
-        self, host: str = "127.0.0.1", port: int = 0, *, allow_remote: bool = False
-    ) -> tuple[str, int]:
-        with self._lock:
-            self._check_fresh()
-            return self.transport.listen_tcp(host, port, allow_remote)
-
-    @property
-    def path(self) -> str | None:
-        return self.transport.path
-
-    @property
-    def address(self) -> tuple[str, int] | None:
-        return self.transport.address
-
-    def _check_fresh(self) -> None:
-        if self._stopped:
-            raise SimulatorError("this chip board was stopped; create a new ChipBoard")
-        if self._loop is not None:
-            raise SimulatorError("the chip board is running already: open transports first")
-
-    # --- life cycle ------------------------------------------------------------------------------
-
-    def start(self) -> None:
-        """Start the runner and the thread that serves it and the transport."""
-        with self._lock:
-            self._check_fresh()
-            if not self.transport.opened:
-                raise SimulatorError("open a transport first: open_pty() or listen_tcp()")
-            seed = self.config.seed
-            entropy = seed if seed is not None else secrets.randbits(32)
-            runner = Runner(
-                self.flash, self.table.wiring(), self._shared, entropy, image=self._image_file
-            )
-            loop = IoLoop("chip-board", tick=self._service, lock=self._lock, logger=log)
-            self.transport.attach(loop, self._receive)
-            loop.register(runner, EVENT_READ, self._on_runner)
-            self._runner = runner
-            self._loop = loop
-            self._t0 = time.monotonic()
-            runner.send(self.table.inputs(0, b""))  # a slice of nothing: the chip at power-on
-            loop.start()
-
-    def stop(self, timeout: float = 5.0) -> None:
-        """Stop the thread and the runner, close every descriptor, remove a temporary flash.
-        Idempotent."""
-        loop = self._loop
-        if loop is not None and not loop.stop(timeout):  # pragma: no cover - it wakes at once
-            raise SimulatorError(f"the chip board's thread did not stop within {timeout} s")
-        with self._lock:
-            self._stopped = True
-            if self._runner is not None:
-                self._runner.stop()
-            self.transport.close()
-            if self._tmp is not None:
-                shutil.rmtree(self._tmp, ignore_errors=True)
-                self._tmp = None
-
-    close = stop
-
-    def __enter__(self) -> ChipBoard:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def _end(self) -> None:
+        """The runner stopped, a temporary flash removed."""
+        if self._runner is not None:
+            self._runner.stop()
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
 
     @property
     def running(self) -> bool:
