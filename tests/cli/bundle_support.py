@@ -9,7 +9,7 @@ import sys
 import tarfile
 from pathlib import Path
 
-from tests.support.sim_service import ROOT
+from tests.support.commands import ROOT
 
 BROKER_PASSWORD = "Broker-Pa55word-7f3e"
 RULES_PASSWORD = "Rules-Layer-Secret-91c4"

@@ -20,8 +20,9 @@ from rules.game import replay_game
 from rules.game_events import Dealt, GameEvent, WindDraw, event_line
 from rules.replay import start
 from rules.standings import standings
+from tests.support.commands import ROOT
 from tests.support.games import play_out_events, sit
-from tests.support.sim_service import ROOT, Service
+from tests.support.sim_service import Service
 
 WAIT = 120.0
 

@@ -28,7 +28,8 @@ from tests.cli.bundle_support import (
     extracted,
     fake_journalctl,
 )
-from tests.support.sim_service import ROOT, Service
+from tests.support.commands import ROOT
+from tests.support.sim_service import Service
 from tests.support.waiting import wait_for
 
 

@@ -13,7 +13,7 @@ from cli import main
 from cli.bundle_parts import PARTS as PARTS_GATHERED
 from cli.bundle_parts import Gathered, Options, Part
 from cli.support_bundle import _within
-from tests.support.sim_service import ROOT
+from tests.support.commands import ROOT
 
 
 def test_under_sudo_the_archive_is_the_asking_users(

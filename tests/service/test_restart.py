@@ -8,7 +8,6 @@ first report (its HELLO_REPLY), not from its own log. tests/recovery/ kills it i
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -22,6 +21,7 @@ from controller.api.client import ApiClient
 from controller.audit.files import iter_records
 from controller.audit.replay import replay
 from controller.audit.verify import verify
+from tests.support.service_process import start_run
 from tests.support.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,21 +49,6 @@ def board(tmp_path: Path) -> Iterator[str]:
             proc.stdout.close()
 
 
-def start_service(config: Path, log: Path) -> subprocess.Popen[str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cli", "run", "--config", str(config)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=log.open("a"),
-        text=True,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    assert line, f"the service exited: {log.read_text()[-3000:]}"
-    assert json.loads(line)["ready"] is True
-    return proc
-
-
 def test_restart_with_walls_built_underneath_reads_them_again(board: str, tmp_path: Path) -> None:
     sock = str(tmp_path / "api.sock")
     audit = tmp_path / "audit.jsonl"
@@ -76,7 +61,7 @@ def test_restart_with_walls_built_underneath_reads_them_again(board: str, tmp_pa
         f'[audit]\npath = "{audit}"\n'
     )
     service_log = tmp_path / "service.log"
-    proc = start_service(config, service_log)
+    proc = start_run(["--config", str(config)], service_log)
     try:
         client = ApiClient(sock)
         wait_for(lambda: client.status().link_up, 30, "the board's HELLO")
@@ -87,7 +72,7 @@ def test_restart_with_walls_built_underneath_reads_them_again(board: str, tmp_pa
         os.kill(proc.pid, signal.SIGKILL)  # the board keeps its walls and its session
         proc.wait(30)
 
-        proc = start_service(config, service_log)
+        proc = start_run(["--config", str(config)], service_log)
         client = ApiClient(sock)
         wait_for(lambda: client.status().link_up, 30, "the board's HELLO after the restart")
         status = client.status()

@@ -8,30 +8,16 @@ Each is started and stopped by the test, by its own pid.
 
 from __future__ import annotations
 
-import json
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from controller.api.client import ApiClient
 from tests.support.commands import ROOT
+from tests.support.service_process import start_run, stop_process, wait_status
 
 START_S = 30.0
-
-
-def _stop(proc: subprocess.Popen[str] | None) -> None:
-    if proc is None or proc.poll() is not None:
-        return
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(30)
 
 
 class BoardOnPty:
@@ -50,9 +36,7 @@ class BoardOnPty:
         assert self.path.startswith("/dev/"), f"mjtable sim printed {self.path!r}"
 
     def stop(self) -> None:
-        _stop(self.proc)
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
+        stop_process(self.proc)
 
 
 class PortService:
@@ -85,22 +69,13 @@ class PortService:
     def start(self) -> None:
         """Start it; return once the board answered its HELLO and the table is at rest (the
         board's report read: the state leaves offline after the link comes up)."""
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "cli", "run", "--config", str(self.config)],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=self.log.open("a"),
-            text=True,
+        self.proc = start_run(["--config", str(self.config)], self.log)
+        wait_status(
+            self.socket,
+            lambda status: status.link_up and status.state == "idle",
+            self.start_s,
+            "the table at rest",
         )
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        assert line, f"the service exited: {self.log.read_text()[-3000:]}"
-        assert json.loads(line)["ready"] is True
-        with ApiClient(self.socket) as client:
-            deadline = time.monotonic() + self.start_s
-            while not ((status := client.status()).link_up and status.state == "idle"):
-                assert time.monotonic() < deadline, f"the table never came to rest: {status}"
-                time.sleep(0.05)
 
     @property
     def pid(self) -> int:
@@ -108,7 +83,5 @@ class PortService:
         return self.proc.pid
 
     def stop(self) -> None:
-        _stop(self.proc)
-        if self.proc is not None and self.proc.stdout is not None:
-            self.proc.stdout.close()
+        stop_process(self.proc)
         shutil.rmtree(self.dir, ignore_errors=True)

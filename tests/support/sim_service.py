@@ -7,14 +7,10 @@ import os
 import signal
 import socket
 import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
-from controller.api.client import ApiClient
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.service_process import start_run, wait_status
 
 
 class Service:
@@ -39,12 +35,8 @@ class Service:
         self.stderr = tmp / "service.log"
 
     def start(self) -> None:
-        self.proc = subprocess.Popen(
+        self.proc = start_run(
             [
-                sys.executable,
-                "-m",
-                "cli",
-                "run",
                 "--sim",
                 "--config",
                 str(self.config),
@@ -55,21 +47,9 @@ class Service:
                 "--sim-speed",
                 str(self.speed),
             ],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=self.stderr.open("a"),
-            text=True,
+            self.stderr,
         )
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        assert line, f"the service exited: {self.stderr.read_text()[-3000:]}"
-        assert json.loads(line)["ready"] is True
-        client = ApiClient(self.socket)
-        deadline = time.monotonic() + 30
-        while not client.status().link_up:
-            assert time.monotonic() < deadline, "the board never answered HELLO"
-            time.sleep(0.05)
-        client.close()
+        wait_status(self.socket, lambda status: status.link_up, 30, "the board's answer to HELLO")
 
     def control_call(self, **request: Any) -> Any:
         with socket.socket(socket.AF_UNIX) as sock:
