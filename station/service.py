@@ -97,7 +97,12 @@ class Station:
 
     def on_event(self, event: Event, raw: dict[str, Any]) -> None:
         if event.type == "dealt":
+            self.view.throw_wanted(None)
             self.view.set_picture(picture_of(event, faces=bool(self.settings.faces)))
+        elif event.type == "throw_wanted":
+            self.view.throw_wanted(event)
+        elif event.type == "throw" or (event.type == "phase" and event.state != "dice"):
+            self.view.throw_wanted(None)
         elif event.type == "fault":
             self.view.fault(event)
         elif event.type == "fault_cleared":

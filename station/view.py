@@ -16,7 +16,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from controller.api.messages import ButtonEvent, FaultClearedEvent, FaultEvent, Status
+from controller.api.messages import (
+    ButtonEvent,
+    FaultClearedEvent,
+    FaultEvent,
+    Status,
+    ThrowWantedEvent,
+)
 from station.picture import Picture
 
 #: Faults kept, newest last.
@@ -41,6 +47,9 @@ class Snapshot:
     version: int = 0
     #: the last press the table refused, with its reason (None once a press is accepted)
     refused: ButtonEvent | None = None
+    #: the throw the rules ask the dealer to make by hand and enter (``dice.source =
+    #: "dealer"``), until it is entered, the deal ends or a fault stops it
+    wanted: ThrowWantedEvent | None = None
 
 
 class TableView:
@@ -52,6 +61,7 @@ class TableView:
         self._status_at: float | None = None
         self._picture: Picture | None = None
         self._refused: ButtonEvent | None = None
+        self._wanted: ThrowWantedEvent | None = None
         self._version = 0
         self._listeners: tuple[Callable[[], object], ...] = ()
 
@@ -93,6 +103,7 @@ class TableView:
                 self._picture,
                 self._version,
                 self._refused,
+                self._wanted,
             )
 
     @property
@@ -129,8 +140,18 @@ class TableView:
             self._version += 1
         self._changed()
 
+    def throw_wanted(self, event: ThrowWantedEvent | None) -> None:
+        """The throw the dealer is asked for; None once it is entered (or no longer wanted)."""
+        with self._lock:
+            if event is None and self._wanted is None:
+                return
+            self._wanted = event
+            self._version += 1
+        self._changed()
+
     def fault(self, event: FaultEvent) -> None:
         with self._lock:
+            self._wanted = None
             self._faults.append(FaultRecord(event))
             self._version += 1
         self._changed()

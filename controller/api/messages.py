@@ -27,6 +27,9 @@ from pydantic import (
     create_model,
 )
 
+# What the panel's LEDs say in each state, in words: the dealer's view shows the same.
+from controller.cycle.leds import LedPattern as LedPattern
+
 # The events and the status are the cycle's reports; they are the API's messages too, and
 # clients (the floor gateway among them) take them from here, never from the cycle.
 from controller.cycle.reports import ButtonEvent as ButtonEvent
@@ -38,7 +41,9 @@ from controller.cycle.reports import Event as Event
 from controller.cycle.reports import FaultClearedEvent as FaultClearedEvent
 from controller.cycle.reports import FaultEvent as FaultEvent
 from controller.cycle.reports import Status as Status
+from controller.cycle.reports import ThrowWantedEvent as ThrowWantedEvent
 from controller.cycle.reports import utc_now as utc_now
+from controller.cycle.states import panel_pattern as panel_pattern
 from rules.dealt import DealtState
 from rules.words import Seat
 

@@ -27,6 +27,7 @@ from controller.cycle.leds import (
     PATTERNS,
     SETTLING,
     SHUFFLE_NEXT,
+    LedPattern,
     Leds,
     led_words,
 )
@@ -341,6 +342,13 @@ def panel_leds(state: str) -> Leds:
     """The panel's LEDs for a state (all dark for a name that is not a state)."""
     row = ROWS.get(state)
     return row.leds if row is not None else DARK
+
+
+def panel_pattern(state: str) -> LedPattern:
+    """What the panel's LEDs tell the dealer in a state: the table's condition and what to
+    press or do next (the words of docs/panel.md, which the dealer's view shows)."""
+    leds = panel_leds(state)
+    return next(pattern for pattern in PATTERNS if pattern.leds == leds)
 
 
 #: (trigger, source(s), destination); a list source means any of them.

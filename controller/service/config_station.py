@@ -11,7 +11,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from controller.service.config_fields import SECRET, Section, absolute_path
 
 #: The roles of the technicians' page (docs/web.md); each logs in with its own token.
-WebRole = Literal["viewer", "technician"]
+WebRole = Literal["viewer", "dealer", "technician"]
 
 
 class StationSection(Section):

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 #: The roles that may run the diagnostic checks (the configuration names the roles).
 DIAG_ROLES = frozenset({"technician"})
+#: The roles that may press SHUFFLE, DEAL and STOP and enter the dice on the dealer's view.
+COMMAND_ROLES = frozenset({"dealer", "technician"})
 #: How a token's hash is written in the configuration.
 HASH_PREFIX = "sha256:"
 TOKEN_BYTES = 32
@@ -66,6 +68,10 @@ class Session:
     @property
     def may_diag(self) -> bool:
         return self.role in DIAG_ROLES
+
+    @property
+    def may_command(self) -> bool:
+        return self.role in COMMAND_ROLES
 
 
 class Sessions:

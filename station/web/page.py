@@ -17,10 +17,11 @@ from markupsafe import Markup
 
 from station.picture import svg
 from station.view import Snapshot
+from station.web.dealer import dealer_context
 from station.web.diag import DiagReport
 
 #: The sections a live update replaces, by name (the templates' macros).
-SECTIONS = ("summary", "picture", "counters", "versions", "faults")
+SECTIONS = ("summary", "picture", "counters", "versions", "faults", "now", "walls")
 #: HELLO keys shown as versions, in this order, with their labels.
 VERSION_KEYS = (
     ("firmware", "board firmware"),
@@ -46,6 +47,7 @@ class Viewer:
     may_diag: bool
     csrf: str
     may_bundle: bool = False  # the support bundle's download button
+    may_command: bool = False  # the dealer's touch buttons and the dice entered by hand
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,13 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["when"] = when
+    env.filters["sentence"] = sentence
     return env
+
+
+def sentence(words: str) -> str:
+    """Words as a sentence's start: the first letter in capitals, the rest as written."""
+    return words[:1].upper() + words[1:]
 
 
 def when(at: str | None) -> str:
@@ -93,6 +101,8 @@ def context(snapshot: Snapshot, viewer: Viewer, table: TableInfo) -> dict[str, A
         "picture": picture,
         "svg": Markup(svg(picture, faces=viewer.faces)),  # built with html.escape
         "faces_shown": viewer.faces and picture is not None and picture.faces is not None,
+        "backs": Markup(svg(picture, faces=False)),  # the dealer's view: tile backs only
+        **dealer_context(snapshot),
     }
 
 
@@ -117,6 +127,11 @@ class Renderer:
         return self.env.get_template("page.html").render(
             ctx, sections=sections, diag=diag, diag_html=diag_html
         )
+
+    def dealer(self, ctx: Mapping[str, Any]) -> str:
+        """The dealer's view (templates/dealer.html): its sections are the page's."""
+        sections = {name: Markup(html) for name, html in self.sections(ctx).items()}
+        return self.env.get_template("dealer.html").render(ctx, sections=sections)
 
     def diag(self, report: DiagReport) -> str:
         return str(self._macro("diag")(report))

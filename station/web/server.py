@@ -8,8 +8,10 @@ thread, ``web-worker``. The view tells the server of each change (``TableView.li
 which wakes the live streams: nothing looks at the view while nothing changes. Stopping it
 closes the live streams and the listener, then the loop.
 
-Routes: ``GET /`` the page, ``GET/POST /login``, ``POST /logout``, ``POST /diag`` and
-``POST /bundle`` (technician: the checks, the support bundle to download), ``GET /events``
+Routes: ``GET /`` the page, ``GET /dealer`` the dealer's view (dealer.py), ``GET/POST
+/login``, ``POST /logout``, ``POST /press`` and ``POST /throw`` (the roles that command: a
+touch button, the dice thrown by hand), ``POST /diag`` and ``POST /bundle`` (technician: the
+checks, the support bundle to download), ``GET /events``
 (server-sent events: the page's sections whenever the view changes), ``/static/``. Every POST
 carries the session's CSRF token (a form field or the ``X-CSRF-Token`` header) and, when the
 browser sends one, an ``Origin`` of this host.
@@ -25,7 +27,7 @@ import secrets
 import ssl
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,6 +39,7 @@ from station.settings import StationSettings
 from station.view import TableView
 from station.web.auth import LoginLimiter, Session, Sessions, role_of, same
 from station.web.bundle import Bundle, BundleError, make_bundle
+from station.web.dealer import Answer, TableActions, parse_dice, parse_press
 from station.web.diag import DiagReport, run_checks
 from station.web.page import Renderer, TableInfo, Viewer, context
 
@@ -83,8 +86,11 @@ class _Page:
         diag: Callable[[], DiagReport],
         clock: Callable[[], float],
         bundle: Callable[[], Bundle] | None = None,
+        actions: TableActions | None = None,
     ) -> None:
         self.settings = settings
+        #: the presses and throws to the table's API (None: a page that cannot command)
+        self.actions = actions
         self.view = view
         self.table = table
         self.diag_checks = diag
@@ -109,6 +115,9 @@ class _Page:
     def app(self) -> web.Application:
         app = web.Application(client_max_size=MAX_BODY)
         app.router.add_get("/", self.index)
+        app.router.add_get("/dealer", self.dealer)
+        app.router.add_post("/press", self.press)
+        app.router.add_post("/throw", self.throw)
         app.router.add_get("/login", self.login_form)
         app.router.add_post("/login", self.login)
         app.router.add_post("/logout", self.logout)
@@ -142,6 +151,7 @@ class _Page:
             may_diag=session.may_diag,
             csrf=session.csrf,
             may_bundle=session.may_diag and self.bundle is not None,
+            may_command=session.may_command and self.actions is not None,
         )
 
     def context(self, session: Session) -> dict[str, object]:
@@ -187,9 +197,52 @@ class _Page:
         session = self.session(request)
         if session is None:
             raise web.HTTPSeeOther("/login")
+        if session.role == "dealer":
+            raise web.HTTPSeeOther("/dealer")
         return web.Response(
             text=self.renderer.page(self.context(session)), content_type="text/html"
         )
+
+    async def dealer(self, request: web.Request) -> web.StreamResponse:
+        session = self.session(request)
+        if session is None:
+            raise web.HTTPSeeOther("/login")
+        return web.Response(
+            text=self.renderer.dealer(self.context(session)), content_type="text/html"
+        )
+
+    async def press(self, request: web.Request) -> web.StreamResponse:
+        session = await self._checked_post(request)
+        form = await request.post()
+        action = parse_press(str(form.get("action", "")))
+        if action == "clear_fault" and not session.may_diag:
+            raise web.HTTPForbidden(text="clearing a fault is the technician's: call one")
+        return await self._command(request, session, action, lambda a: a.press(action))
+
+    async def throw(self, request: web.Request) -> web.StreamResponse:
+        session = await self._checked_post(request)
+        form = await request.post()
+        dice = parse_dice([str(form[f"die-{n}"]) for n in (1, 2, 3) if f"die-{n}" in form])
+        return await self._command(request, session, "throw", lambda a: a.throw(dice))
+
+    async def _command(
+        self,
+        request: web.Request,
+        session: Session,
+        what: str,
+        send: Callable[[TableActions], Awaitable[Answer]],
+    ) -> web.StreamResponse:
+        """A press or a throw sent to the table, answered in words (JSON for the script, the
+        view again without it)."""
+        if self.actions is None or not session.may_command:
+            raise web.HTTPForbidden(
+                text="the table's buttons are for the dealer and technician roles"
+            )
+        answer = await send(self.actions)
+        log.info("the dealer's view: %s %s: %s", session.role, what, answer.message)
+        if "application/json" in request.headers.get("Accept", ""):
+            return web.json_response({"accepted": answer.accepted, "message": answer.message})
+        return _see_other("/dealer")
 
     async def login_form(self, request: web.Request) -> web.StreamResponse:
         if self.session(request) is not None:
@@ -220,7 +273,7 @@ class _Page:
         session = self.sessions.open(role, self.clock())
         self.wake()  # a session the new one pushed out ends its live streams
         log.info("the technicians' page: %s logged in from %s", role, address)
-        response = _see_other("/")
+        response = _see_other("/dealer" if role == "dealer" else "/")
         self._cookie(response, SESSION_COOKIE, session.sid, int(self.sessions.lifetime_s))
         response.del_cookie(LOGIN_COOKIE, path="/")
         return response
@@ -338,6 +391,7 @@ class WebServer:
             lambda: run_checks(view, socket_path, _utc_now()),
             clock,
             bundle(config_path) if config_path is not None else None,
+            TableActions(socket_path),
         )
         self.port: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -398,6 +452,8 @@ class WebServer:
             loop.run_until_complete(runner.cleanup())
             loop.run_until_complete(loop.shutdown_default_executor())
             loop.close()
+            if self.page.actions is not None:
+                self.page.actions.close()
 
     def stop(self, timeout: float = 10.0) -> None:
         loop, thread = self._loop, self._thread

@@ -27,10 +27,11 @@ from station.web.auth import hash_token, new_token
 from tests.gateway.conftest import floor_dir, wait_link
 
 if TYPE_CHECKING:
-    from playwright.sync_api import BrowserContext
+    from playwright.sync_api import BrowserContext, Page
 
 __all__ = ["floor_dir"]  # tests/gateway's fixture, used here
 
+ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless",
@@ -46,8 +47,9 @@ INSTALL_HINT = (
     "install Debian's Chromium (apt-get install chromium) and the development tools "
     "(pip install -e '.[dev]', which has playwright); Playwright's own browsers are not used"
 )
-#: Where the browser test saves its screenshot, when set (e.g. docs/web.png): never by default.
-SCREENSHOT_ENV = "MJTABLE_SCREENSHOT"
+#: Where the browser tests save their screenshots, when set (a folder, e.g. docs: web.png and
+#: dealer.png there): never by default.
+SCREENSHOT_ENV = "MJTABLE_SCREENSHOTS"
 
 
 def need_chromium() -> None:
@@ -72,13 +74,15 @@ class WebTable:
     url: str
     viewer: str  # the tokens, in plain text (the configuration has their hashes)
     technician: str
+    dealer: str
 
 
-def web_section(viewer: str, technician: str) -> str:
+def web_section(viewer: str, technician: str, dealer: str | None = None) -> str:
     return (
         '[station]\nhost = "127.0.0.1"\nport = 0\n'
         f'[station.tokens]\nviewer = "{hash_token(viewer)}"\n'
         f'technician = "{hash_token(technician)}"\n'
+        + (f'dealer = "{hash_token(dealer)}"\n' if dealer is not None else "")
     )
 
 
@@ -93,18 +97,27 @@ def page_url(table: SimTable, timeout: float = 30.0) -> str:
     raise AssertionError(f"the station never served its page: {table.tail('station.log')}")
 
 
+def screenshot(page: Page, name: str) -> None:
+    """Save the page as NAME in the folder MJTABLE_SCREENSHOTS names, when it is set."""
+    folder = os.environ.get(SCREENSHOT_ENV)
+    if folder:
+        path = Path(folder) if Path(folder).is_absolute() else ROOT / folder
+        page.screenshot(path=str(path / name), full_page=True)
+
+
 @pytest.fixture
 def web_table(floor_dir: Path) -> Iterator[WebTable]:
     """Table 7 with its station serving the page, no broker; the tokens of both roles."""
     need_chromium()
-    viewer, technician = new_token(), new_token()
-    table = SimTable(floor_dir, 7, None, seed=21, gateway=web_section(viewer, technician))
+    viewer, technician, dealer = new_token(), new_token(), new_token()
+    section = web_section(viewer, technician, dealer)
+    table = SimTable(floor_dir, 7, None, seed=21, gateway=section)
     try:
         table.start_service()
         table.wait_service()
         wait_link(table)
         table.start_station()
-        yield WebTable(table, page_url(table), viewer, technician)
+        yield WebTable(table, page_url(table), viewer, technician, dealer)
     finally:
         table.stop()
 

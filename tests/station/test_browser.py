@@ -3,7 +3,6 @@ a `mjtable run --sim` core and `mjtable station` serving the page, with no broke
 
 from __future__ import annotations
 
-import os
 import re
 import tarfile
 from pathlib import Path
@@ -12,7 +11,7 @@ from playwright.sync_api import BrowserContext, Page, expect
 
 from controller.api.client import ApiClient
 from tests.gateway.test_dealt import deal
-from tests.station.conftest import SCREENSHOT_ENV, WebTable
+from tests.station.conftest import WebTable, screenshot
 from tests.station.test_picture import TILE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,7 +122,40 @@ def test_technician_sees_a_fault_live_and_runs_the_checks(
         names = [member.name.split("/")[-1] for member in archive.getmembers()]
     assert "manifest.json" in names and "status.json" in names
 
-    target = os.environ.get(SCREENSHOT_ENV)
-    if target:
-        path = Path(target) if Path(target).is_absolute() else ROOT / target
-        page.screenshot(path=str(path), full_page=True)
+    screenshot(page, "web.png")
+
+
+def test_the_dealer_deals_by_touch_on_the_tables_display(
+    web_table: WebTable, browser: BrowserContext
+) -> None:
+    """The dealer's view on the table's 800×480 touch display: what comes next in words, the
+    touch buttons within reach without scrolling, a refusal in words, a deal by two taps."""
+    page = browser.new_page()
+    page.set_viewport_size({"width": 800, "height": 480})
+    log_in(page, web_table.url, web_table.dealer)
+    expect(page).to_have_url(web_table.url + "dealer")
+    expect(page.locator("#live")).to_contain_text("live")
+    expect(page.locator("#next")).to_have_text("Press SHUFFLE to build the next walls.")
+    for name in ("SHUFFLE", "DEAL", "STOP"):
+        box = page.get_by_role("button", name=name, exact=True).bounding_box()
+        assert box is not None, name
+        assert box["y"] + box["height"] <= 480 and box["x"] + box["width"] <= 800, (name, box)
+        assert box["height"] >= 48 and box["width"] >= 48, (name, box)  # a finger's target
+    assert page.evaluate("document.documentElement.scrollWidth") <= 800
+
+    page.get_by_role("button", name="DEAL", exact=True).click()
+    expect(page.locator("#answer")).to_contain_text("press SHUFFLE")
+    expect(page.locator("#dealer-refused")).to_contain_text("DEAL refused")
+    page.get_by_role("button", name="SHUFFLE", exact=True).click()
+    expect(page.locator("#next")).to_have_text(
+        "Press DEAL to raise them and throw the dice.", timeout=60_000
+    )
+    expect(page.locator("#dealer-refused")).to_have_count(0)
+    page.get_by_role("button", name="DEAL", exact=True).click()
+    expect(page.locator("#hands")).to_have_text("1", timeout=60_000)
+    expect(page.locator("#dice")).not_to_have_text("not thrown yet")
+    svg = page.locator("svg.table-picture")
+    expect(svg.locator("g.breach")).to_have_count(1)
+    expect(svg.locator("text.face")).to_have_count(0)  # the dealer's walls: backs only
+    expect(page.locator("#next")).to_have_text("Press SHUFFLE to build the next walls.")
+    screenshot(page, "dealer.png")

@@ -16,11 +16,13 @@ def test_the_documented_section_is_valid() -> None:
     config = parse_config(BASE + block.encode())
     web = config.station
     assert web is not None
-    assert set(web.tokens) == {"viewer", "technician"}
+    assert set(web.tokens) == {"viewer", "dealer", "technician"}
     assert web.faces == [] and web.cert is None and web.port == 8080
 
 
-def test_the_screenshot_the_doc_shows_is_committed() -> None:
-    (image,) = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", DOC.read_text(encoding="utf-8"))
-    path = DOC.parent / image
-    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+def test_the_screenshots_the_doc_shows_are_committed() -> None:
+    images = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", DOC.read_text(encoding="utf-8"))
+    assert images == ["web.png", "dealer.png"]
+    for image in images:
+        path = DOC.parent / image
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

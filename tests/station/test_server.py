@@ -214,7 +214,7 @@ def test_the_checks_are_for_the_technician(served: Served) -> None:
     tech = served.client()
     tech.login(TECHNICIAN)
     page = tech.get("/").body
-    assert 'id="diag"' in page and "no diagnostic operation" in page
+    assert 'id="diag"' in page and "<code>mjtable diag</code> at the table" in page
     csrf = hidden_csrf(page)
     assert tech.post("/diag", {"csrf": "forged"}).status == 403
     answer = tech.post("/diag", {"csrf": csrf}, headers={"Accept": "application/json"})
@@ -317,7 +317,10 @@ def test_the_live_stream_sends_the_sections(served: Served) -> None:
     served.view.fault(fault())
     served.view.set_status(status("fault", fault()))
     sections = stream_first_page(web)
-    assert set(sections) == {"summary", "picture", "counters", "versions", "faults"}
+    assert set(sections) == {"summary", "picture", "counters", "versions", "faults", "now", "walls"}
+    assert "Only a technician can clear a fault" in sections["now"]  # the dealer's view
+    assert "Call a technician: the fault is cleared with their CLEAR FAULT key." in sections["now"]
+    assert "&lt;now&gt;" in sections["now"] and "<now>" not in sections["now"]
     assert "ESTOP" in sections["summary"] and "release the emergency stop" in sections["summary"]
     assert "&lt;now&gt;" in sections["faults"] and "<now>" not in sections["faults"]
     served.view.cleared(FaultClearedEvent(at="2026-11-30T20:47:00.000Z", state="idle"))

@@ -32,6 +32,6 @@ def test_an_unknown_role_is_refused_in_one_line() -> None:
     done = mjtable("station", "token", "--role", "admin")
     assert done.returncode == 2
     assert done.stderr.strip() == (
-        "mjtable station: --role: expected one of viewer, technician, got 'admin'"
+        "mjtable station: --role: expected one of viewer, dealer, technician, got 'admin'"
     )
     assert done.stdout == ""

@@ -1,4 +1,4 @@
-// The technicians' page, live: server-sent events replace the sections the server renders,
+// The technicians' page and the dealer's view, live: server-sent events replace the sections the server renders,
 // and the diagnostic button posts without leaving the page. No build step, no library.
 "use strict";
 (function () {
@@ -31,6 +31,40 @@
       say("connection to the table's page lost; trying again…");
     });
   }
+
+  // The dealer's view: a touch button or the dice, sent without leaving the view; the
+  // table's answer in words. Forms are found at each submit: the dice form comes and goes
+  // with the live sections.
+  const answer = document.getElementById("answer");
+  document.addEventListener("submit", async function (event) {
+    const act = event.target;
+    if (!(act instanceof HTMLFormElement) || !act.classList.contains("act") || !csrf) return;
+    event.preventDefault();
+    const button = act.querySelector("button");
+    if (button) button.disabled = true;
+    try {
+      // getAttribute: the form's field "action" hides the form's action property
+      const response = await fetch(act.getAttribute("action"), {
+        method: "POST",
+        body: new URLSearchParams(new FormData(act)),
+        headers: { "X-CSRF-Token": csrf.content, "Accept": "application/json" },
+        credentials: "same-origin",
+      });
+      if (response.status === 401) {
+        window.location.assign("/login");
+        return;
+      }
+      const data = response.ok ? await response.json() : { accepted: false, message: await response.text() };
+      if (answer) {
+        answer.textContent = data.message;
+        answer.className = "answer " + (data.accepted ? "ok" : "bad");
+      }
+    } catch (error) {
+      if (answer) answer.textContent = "The table's page could not be reached: " + error;
+    } finally {
+      if (button) button.disabled = false;
+    }
+  });
 
   const form = document.getElementById("diag-form");
   const result = document.getElementById("diag-result");
