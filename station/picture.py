@@ -15,10 +15,12 @@ styles, so the SVG uses classes (static/page.css) and presentation attributes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
 
 from controller.api.messages import DealtEvent
+from station.lang import N_
 
 #: Where each seat's wall is drawn (East at the bottom, then counter-clockwise).
 SIDES = {"E": "bottom", "S": "right", "W": "top", "N": "left"}
@@ -36,8 +38,9 @@ class Spot:
     stack: int
     tier: str
 
-    def label(self) -> str:
-        return f"{self.wall}{self.stack} {self.tier}"
+    def label(self, _: Callable[[str], str] = str) -> str:
+        """``E14 bottom``; ``_``: a language's gettext for the tier's word."""
+        return f"{self.wall}{self.stack} {_(self.tier)}"
 
 
 @dataclass(frozen=True)
@@ -134,26 +137,32 @@ def _label_at(seat: str, size: float) -> tuple[float, float]:
     }[seat]
 
 
-def svg(picture: Picture | None, *, faces: bool) -> str:
-    """The SVG element; ``faces`` draws the tiles' faces when the picture kept them."""
+#: The tiers' words (a Spot's ``tier``), for the catalogue (station/lang.py).
+TIERS = (N_("top"), N_("bottom"))
+
+
+def svg(picture: Picture | None, *, faces: bool, _: Callable[[str], str] = str) -> str:
+    """The SVG element; ``faces`` draws the tiles' faces when the picture kept them; ``_``: a
+    language's gettext for its words (English by default)."""
     heights = picture.heights if picture is not None else {s: () for s in SIDES}
     longest = max([len(h) for h in heights.values()] + [1])
     length = (longest if picture is not None else EMPTY_STACKS) * STACK
     size = 2 * (MARGIN + DEPTH) + length
     shown = picture.faces if picture is not None and faces else None
     if picture is None:
-        words = "The four walls; no deal seen by this page yet."
+        words = _("The four walls; no deal seen by this page yet.")
     else:
-        words = (
-            f"Cycle {picture.cycle or '(none)'}: the four walls as dealt, "
-            f"breach after {picture.breach.label()}"
-            + (f", joker turned at {picture.joker.label()}" if picture.joker else "")
-            + ("; faces shown." if shown else "; tiles drawn as backs.")
-        )
+        words = _("Cycle %(cycle)s: the four walls as dealt, breach after %(breach)s") % {
+            "cycle": picture.cycle or _("(none)"),
+            "breach": picture.breach.label(_),
+        }
+        if picture.joker:
+            words += _(", joker turned at %(place)s") % {"place": picture.joker.label(_)}
+        words += _("; faces shown.") if shown else _("; tiles drawn as backs.")
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {size} {size}" '
         f'class="table-picture" role="img" aria-labelledby="picture-title picture-desc">',
-        '<title id="picture-title">The table seen from above</title>',
+        f'<title id="picture-title">{escape(_("The table seen from above"))}</title>',
         f'<desc id="picture-desc">{escape(words)}</desc>',
         f'<rect class="felt" x="{MARGIN + DEPTH}" y="{MARGIN + DEPTH}" '
         f'width="{length}" height="{length}"/>',
@@ -163,8 +172,11 @@ def svg(picture: Picture | None, *, faces: bool) -> str:
         offset = (length - len(stacks) * STACK) / 2
         x, y = _label_at(seat, size)
         out.append(f'<g class="wall" data-wall="{seat}">')
-        count = f"{len(stacks)} stacks" if stacks else "stacks not known"
-        out.append(f"<title>wall {seat}: {count}</title>")
+        if stacks:
+            title = _("wall %(seat)s: %(count)s stacks") % {"seat": seat, "count": len(stacks)}
+        else:
+            title = _("wall %(seat)s: stacks not known") % {"seat": seat}
+        out.append(f"<title>{escape(title)}</title>")
         out.append(f'<text class="seat" x="{x}" y="{y}" text-anchor="middle">{seat}</text>')
         if not stacks:
             run = _run_box(seat, length)
@@ -187,12 +199,12 @@ def svg(picture: Picture | None, *, faces: bool) -> str:
                 )
         out.append("</g>")
     if picture is not None:
-        out.extend(_marks(picture, length, shown is not None))
+        out.extend(_marks(picture, length, shown is not None, _))
     out.append("</svg>")
     return "\n".join(out)
 
 
-def _marks(picture: Picture, length: int, faces: bool) -> list[str]:
+def _marks(picture: Picture, length: int, faces: bool, _: Callable[[str], str]) -> list[str]:
     out: list[str] = []
     b = picture.breach
     stacks = picture.heights[b.wall]
@@ -200,7 +212,12 @@ def _marks(picture: Picture, length: int, faces: bool) -> list[str]:
     x1, y1, x2, y2 = _left_edge(b.wall, _stack_box(b.wall, b.stack, length, offset))
     out.append(
         f'<g class="breach" data-wall="{b.wall}" data-stack="{b.stack}" data-tier="{b.tier}">'
-        f"<title>breach after {b.label()}: dealing starts with the next tile leftward</title>"
+        "<title>"
+        + escape(
+            _("breach after %(place)s: dealing starts with the next tile leftward")
+            % {"place": b.label(_)}
+        )
+        + "</title>"
         f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}"/></g>'
     )
     j = picture.joker
@@ -211,7 +228,9 @@ def _marks(picture: Picture, length: int, faces: bool) -> list[str]:
         face = f" ({picture.joker_face})" if faces and picture.joker_face else ""
         out.append(
             f'<g class="joker" data-wall="{j.wall}" data-stack="{j.stack}" data-tier="{j.tier}">'
-            f"<title>joker turned at {j.label()}{escape(face)}</title>"
+            "<title>"
+            + escape(_("joker turned at %(place)s") % {"place": j.label(_)} + face)
+            + "</title>"
             f'<circle cx="{box.x + box.w / 2}" cy="{box.y + box.h / 2}" r="5"/></g>'
         )
     return out

@@ -9,7 +9,7 @@ section has: the command line (cli/station.py) hands it over as it is.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Literal, Protocol
 
 
 class StationSettings(Protocol):
@@ -29,3 +29,5 @@ class StationSettings(Protocol):
     def cert(self) -> str | None: ...
     @property
     def key(self) -> str | None: ...
+    @property
+    def language(self) -> Literal["en", "fr"]: ...  # the pages' language unless one is chosen

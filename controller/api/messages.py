@@ -27,11 +27,11 @@ from pydantic import (
     create_model,
 )
 
-# What the panel's LEDs say in each state, in words: the dealer's view shows the same.
-from controller.cycle.leds import LedPattern as LedPattern
-
 # The events and the status are the cycle's reports; they are the API's messages too, and
-# clients (the floor gateway among them) take them from here, never from the cycle.
+# clients (the floor gateway among them) take them from here, never from the cycle; so are the
+# words the panel's LEDs stand for in each state (the dealer's view shows the same).
+from controller.cycle.leds import PATTERNS as _PATTERNS
+from controller.cycle.leds import LedPattern as LedPattern
 from controller.cycle.reports import ButtonEvent as ButtonEvent
 from controller.cycle.reports import CommandResult as CommandResult
 from controller.cycle.reports import DealtEvent as DealtEvent
@@ -43,9 +43,29 @@ from controller.cycle.reports import FaultEvent as FaultEvent
 from controller.cycle.reports import Status as Status
 from controller.cycle.reports import ThrowWantedEvent as ThrowWantedEvent
 from controller.cycle.reports import utc_now as utc_now
-from controller.cycle.states import panel_pattern as panel_pattern
 from rules.dealt import DealtState
 from rules.words import Seat
+
+#: The panel's LED patterns with their words: what a client that shows the table's words (the
+#: station) shows, and translates.
+PANEL_PATTERNS = _PATTERNS
+
+
+def panel_pattern(state: str) -> LedPattern:
+    """The panel's pattern in a state: what the table does and what to press next. The state
+    table is read when first asked (it brings the state machine's library, which a client that
+    never asks does not load)."""
+    from controller.cycle.states import panel_pattern as pattern
+
+    return pattern(state)
+
+
+def state_names() -> tuple[str, ...]:
+    """The names of the table's states (``Status.state``), in the state table's order."""
+    from controller.cycle.states import STATES
+
+    return STATES
+
 
 # --- requests -------------------------------------------------------------------
 

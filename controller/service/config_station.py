@@ -28,6 +28,10 @@ class StationSection(Section):
     )
     faces: list[WebRole] = Field(default=[], description="the roles that may see tile faces")
     session_minutes: int = Field(default=480, ge=1, le=10080, description="minutes, 1 to 10080")
+    language: Literal["en", "fr"] = Field(
+        default="en",
+        description="the pages' language (en or fr) until a browser chooses one on the page",
+    )
     cert: str | None = Field(default=None, description="an absolute path to a certificate (PEM)")
     key: str | None = Field(
         default=None, validate_default=True, description="an absolute path to its key (PEM)"

@@ -22,10 +22,14 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from station.lang import N_
+
 #: The roles that may run the diagnostic checks (the configuration names the roles).
 DIAG_ROLES = frozenset({"technician"})
 #: The roles that may press SHUFFLE, DEAL and STOP and enter the dice on the dealer's view.
 COMMAND_ROLES = frozenset({"dealer", "technician"})
+#: The roles' names as the pages show them (translated there: station/lang.py).
+ROLE_WORDS = (N_("viewer"), N_("dealer"), N_("technician"))
 #: How a token's hash is written in the configuration.
 HASH_PREFIX = "sha256:"
 TOKEN_BYTES = 32

@@ -29,6 +29,7 @@ from aiohttp import web
 
 from controller.api.client import ApiClient, ClientError
 from controller.api.messages import CommandResult, panel_pattern
+from station.lang import N_
 from station.view import Snapshot
 
 log = logging.getLogger("mjtable.station.web")
@@ -37,6 +38,15 @@ log = logging.getLogger("mjtable.station.web")
 Press = Literal["shuffle", "deal", "stop", "clear_fault"]
 #: Seconds the table's service has to answer a press.
 ANSWER_S = 10.0
+#: What a throw asked for by hand is for (a ``throw_wanted`` event's ``purpose``), in words.
+PURPOSES = {
+    "wall": N_("the designated wall"),
+    "breach": N_("the breach"),
+    "order": N_("the single-die round"),
+    "tie": N_("a re-throw of a tie"),
+}
+#: A language's gettext: the words of the station/lang.py catalogue, else the words given.
+Words = Callable[[str], str]
 
 
 @dataclass(frozen=True)
@@ -47,30 +57,38 @@ class Answer:
     message: str
 
 
-def dealer_context(snapshot: Snapshot) -> dict[str, Any]:
+def dealer_context(snapshot: Snapshot, _: Words) -> dict[str, Any]:
     """What the dealer's sections read beyond the page's: the table's condition and what to
-    press next (the panel's words), and the throw asked for by hand."""
+    press next (the panel's words), and the throw asked for by hand; ``_``: the language's
+    gettext."""
     status = snapshot.status
     if not snapshot.core_connected or status is None:
-        says = "the table's service does not answer: the table cannot be used"
-        next_step = "call a technician"
+        says = _("the table's service does not answer: the table cannot be used")
+        next_step = _("call a technician")
     else:
         pattern = panel_pattern(status.state if status.link_up else "offline")
-        says, next_step = pattern.says, pattern.next
+        says, next_step = _(pattern.says), _(pattern.next)
     wanted = snapshot.wanted
     if wanted is not None:
-        dice = "one die" if wanted.count == 1 else f"{wanted.count} dice"
-        next_step = f"{wanted.by} throws {dice} ({wanted.purpose}): enter them below"
+        purpose = _(PURPOSES.get(wanted.purpose, wanted.purpose))
+        words = {"seat": wanted.by, "count": wanted.count, "purpose": purpose}
+        if wanted.count == 1:
+            next_step = _("%(seat)s throws one die for %(purpose)s: enter it below") % words
+        else:
+            next_step = (
+                _("%(seat)s throws %(count)d dice for %(purpose)s: enter them below") % words
+            )
     return {"says": says, "next_step": next_step, "wanted": wanted}
 
 
-def _call(socket_path: str, request: Callable[[ApiClient], CommandResult]) -> Answer:
+def _call(socket_path: str, request: Callable[[ApiClient], CommandResult], _: Words) -> Answer:
+    """The table's answer, in the language of ``_`` where its catalogue has the table's words."""
     try:
         with ApiClient(socket_path, timeout=ANSWER_S) as client:
             result = request(client)
     except ClientError as exc:
-        return Answer(False, f"the table's service did not take it: {exc}")
-    return Answer(result.accepted, result.message)
+        return Answer(False, _("the table's service did not take it: %(why)s") % {"why": exc})
+    return Answer(result.accepted, _(result.message))
 
 
 class TableActions:
@@ -80,7 +98,7 @@ class TableActions:
         self.socket_path = socket_path
         self._worker = ThreadPoolExecutor(1, thread_name_prefix="web-table")
 
-    async def press(self, action: Press) -> Answer:
+    async def press(self, action: Press, _: Words) -> Answer:
         def send(client: ApiClient) -> CommandResult:
             if action == "shuffle":
                 return client.shuffle()
@@ -90,10 +108,10 @@ class TableActions:
                 return client.clear_fault()
             return client.stop()
 
-        return await self._run(lambda: _call(self.socket_path, send))
+        return await self._run(lambda: _call(self.socket_path, send, _))
 
-    async def throw(self, dice: list[int]) -> Answer:
-        return await self._run(lambda: _call(self.socket_path, lambda c: c.throw(dice)))
+    async def throw(self, dice: list[int], _: Words) -> Answer:
+        return await self._run(lambda: _call(self.socket_path, lambda c: c.throw(dice), _))
 
     async def _run(self, job: Callable[[], Answer]) -> Answer:
         return await asyncio.get_running_loop().run_in_executor(self._worker, job)
@@ -102,24 +120,24 @@ class TableActions:
         self._worker.shutdown(wait=False, cancel_futures=True)
 
 
-def parse_press(value: str) -> Press:
-    """The button a form names; HTTPBadRequest in words otherwise."""
+def parse_press(value: str, _: Words) -> Press:
+    """The button a form names; HTTPBadRequest in words (``_``: the language's) otherwise."""
     for action in get_args(Press):
         if value == action:
             press: Press = action
             return press
-    raise web.HTTPBadRequest(
-        text=f"no such button: {value[:40]!r} (shuffle, deal, stop or clear_fault)"
-    )
+    words = _("no such button: %(button)s (shuffle, deal, stop or clear_fault)")
+    raise web.HTTPBadRequest(text=words % {"button": repr(value[:40])})
 
 
-def parse_dice(values: list[str]) -> list[int]:
+def parse_dice(values: list[str], _: Words) -> list[int]:
     """The dice a form gives (one field per die, 1 to 6); HTTPBadRequest in words otherwise."""
     if not 1 <= len(values) <= 3:
-        raise web.HTTPBadRequest(text="give one to three dice")
+        raise web.HTTPBadRequest(text=_("give one to three dice"))
     dice = []
     for value in values:
         if value not in ("1", "2", "3", "4", "5", "6"):
-            raise web.HTTPBadRequest(text=f"a die shows 1 to 6, not {value[:10]!r}")
+            words = _("a die shows 1 to 6, not %(value)s")
+            raise web.HTTPBadRequest(text=words % {"value": repr(value[:10])})
         dice.append(int(value))
     return dice

@@ -12,6 +12,7 @@ worker thread, ``web-worker``.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +41,10 @@ class DiagReport:
         return all(c.ok for c in self.checks)
 
 
-def run_checks(view: TableView, socket_path: str, now_utc: str) -> DiagReport:
+def run_checks(
+    view: TableView, socket_path: str, now_utc: str, _: Callable[[str], str] = str
+) -> DiagReport:
+    """The checks, their words in the language of ``_`` (a gettext; English by default)."""
     checks: list[Check] = []
     board: dict[str, Any] = {}
     started = time.monotonic()
@@ -50,46 +54,49 @@ def run_checks(view: TableView, socket_path: str, now_utc: str) -> DiagReport:
         took_ms = (time.monotonic() - started) * 1000
         checks.append(
             Check(
-                "table's service",
+                _("table's service"),
                 True,
-                f"answered a status request on {socket_path} in {took_ms:.0f} ms "
-                f"(state {status.state})",
+                _("answered a status request on %(socket)s in %(ms)s ms (state %(state)s)")
+                % {"socket": socket_path, "ms": f"{took_ms:.0f}", "state": _(status.state)},
             )
         )
         board = dict(status.board or {})
         if status.link_up:
-            checks.append(Check("board link", True, "up: the board answers the controller"))
+            checks.append(Check(_("board link"), True, _("up: the board answers the controller")))
         else:
             checks.append(
                 Check(
-                    "board link",
+                    _("board link"),
                     False,
-                    "down: check the cable between the Raspberry Pi and the board and that "
-                    "the board has power; the link comes back by itself",
+                    _(
+                        "down: check the cable between the Raspberry Pi and the board and that "
+                        "the board has power; the link comes back by itself"
+                    ),
                 )
             )
     except ClientError as exc:
-        checks.append(Check("table's service", False, f"{exc}"))
+        checks.append(Check(_("table's service"), False, f"{exc}"))
     snapshot = view.snapshot()
     if snapshot.core_connected:
-        checks.append(Check("event stream", True, "the station follows the table's events"))
+        checks.append(Check(_("event stream"), True, _("the station follows the table's events")))
     else:
         checks.append(
             Check(
-                "event stream",
+                _("event stream"),
                 False,
-                "the station is not following the table's events; it tries again by itself",
+                _("the station is not following the table's events; it tries again by itself"),
             )
         )
     if snapshot.status_at is None:
-        checks.append(Check("last status", False, "the station has received no status yet"))
+        checks.append(Check(_("last status"), False, _("the station has received no status yet")))
     else:
         age = time.monotonic() - snapshot.status_at
         checks.append(
             Check(
-                "last status",
+                _("last status"),
                 True,
-                f"received {age:.0f} s ago (the table sends a new one when its state changes)",
+                _("received %(age)s s ago (the table sends a new one when its state changes)")
+                % {"age": f"{age:.0f}"},
             )
         )
     return DiagReport(now_utc, tuple(checks), board)

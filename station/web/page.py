@@ -3,6 +3,8 @@
 One rendering path: the page at load and every live update are the same sections
 (templates/sections.html, one macro each), so the page without JavaScript shows what the
 live one does. Jinja escapes every value (autoescape), so a fault's words cannot become HTML.
+Every word is the language's (station/lang.py): one template environment per language, with
+that language's catalogue installed (Jinja's i18n extension, ``_()`` in the templates).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
+from station.lang import LANGUAGES, N_, Language, translations
 from station.picture import svg
 from station.view import Snapshot
 from station.web.dealer import dealer_context
@@ -24,10 +27,10 @@ from station.web.diag import DiagReport
 SECTIONS = ("summary", "picture", "counters", "versions", "faults", "now", "walls")
 #: HELLO keys shown as versions, in this order, with their labels.
 VERSION_KEYS = (
-    ("firmware", "board firmware"),
-    ("build", "board firmware build"),
-    ("protocol", "protocol (the board's)"),
-    ("serial", "board serial"),
+    ("firmware", N_("board firmware")),
+    ("build", N_("board firmware build")),
+    ("protocol", N_("protocol (the board's)")),
+    ("serial", N_("board serial")),
 )
 
 
@@ -57,13 +60,19 @@ class TableInfo:
     version: str  # this station's mjtable package
 
 
-def environment() -> Environment:
+def environment(lang: Language = "en") -> Environment:
+    """The templates, in ``lang``."""
     env = Environment(
         loader=PackageLoader("station.web", "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
         trim_blocks=True,
         lstrip_blocks=True,
+        extensions=["jinja2.ext.i18n"],
     )
+    env.install_gettext_translations(translations(lang), newstyle=True)  # type: ignore[attr-defined]
+    env.globals["lang"] = lang
+    # the table's words as they come: translated when the catalogue has them, then escaped
+    env.filters["tr"] = translations(lang).gettext
     env.filters["when"] = when
     env.filters["sentence"] = sentence
     return env
@@ -81,8 +90,11 @@ def when(at: str | None) -> str:
     return at.replace("T", " ").split(".")[0].removesuffix("Z") + " UTC"
 
 
-def context(snapshot: Snapshot, viewer: Viewer, table: TableInfo) -> dict[str, Any]:
-    """Everything the sections read."""
+def context(
+    snapshot: Snapshot, viewer: Viewer, table: TableInfo, lang: Language = "en"
+) -> dict[str, Any]:
+    """Everything the sections read, the words made in Python in ``lang``."""
+    words = translations(lang).gettext
     status = snapshot.status
     board: Mapping[str, Any] = (status.board or {}) if status is not None else {}
     faults = list(reversed(snapshot.faults))  # newest first
@@ -90,6 +102,7 @@ def context(snapshot: Snapshot, viewer: Viewer, table: TableInfo) -> dict[str, A
     picture = snapshot.picture
     return {
         "table": table,
+        "lang": lang,
         "viewer": viewer,
         "status": status,
         "core_up": snapshot.core_connected,
@@ -99,44 +112,55 @@ def context(snapshot: Snapshot, viewer: Viewer, table: TableInfo) -> dict[str, A
         "versions": versions,
         "board": board,
         "picture": picture,
-        "svg": Markup(svg(picture, faces=viewer.faces)),  # built with html.escape
+        "svg": Markup(svg(picture, faces=viewer.faces, _=words)),  # built with html.escape
         "faces_shown": viewer.faces and picture is not None and picture.faces is not None,
-        "backs": Markup(svg(picture, faces=False)),  # the dealer's view: tile backs only
-        **dealer_context(snapshot),
+        "backs": Markup(svg(picture, faces=False, _=words)),  # the dealer's view: backs only
+        "tr": words,  # a language's gettext, for the Python the templates call
+        **dealer_context(snapshot, words),
     }
 
 
 class Renderer:
-    def __init__(self) -> None:
-        self.env = environment()
-        self._sections = self.env.get_template("sections.html").module
+    """The pages and their sections, in each language; a context says its own (``lang``)."""
 
-    def _macro(self, name: str) -> Callable[..., Any]:
-        macro: Callable[..., Any] = getattr(self._sections, name)
+    def __init__(self) -> None:
+        self.envs = {lang: environment(lang) for lang in LANGUAGES}
+        self._sections = {
+            lang: env.get_template("sections.html").module for lang, env in self.envs.items()
+        }
+
+    def _macro(self, lang: Language, name: str) -> Callable[..., Any]:
+        macro: Callable[..., Any] = getattr(self._sections[lang], name)
         return macro
 
     def section(self, name: str, ctx: Mapping[str, Any]) -> str:
-        return str(self._macro(name)(ctx))
+        return str(self._macro(ctx["lang"], name)(ctx))
 
     def sections(self, ctx: Mapping[str, Any]) -> dict[str, str]:
         return {name: self.section(name, ctx) for name in SECTIONS}
 
     def page(self, ctx: Mapping[str, Any], diag: DiagReport | None = None) -> str:
         sections = {name: Markup(html) for name, html in self.sections(ctx).items()}
-        diag_html = Markup(self.diag(diag)) if diag is not None else None
-        return self.env.get_template("page.html").render(
-            ctx, sections=sections, diag=diag, diag_html=diag_html
+        diag_html = Markup(self.diag(diag, ctx["lang"])) if diag is not None else None
+        return (
+            self.envs[ctx["lang"]]
+            .get_template("page.html")
+            .render(ctx, sections=sections, diag=diag, diag_html=diag_html)
         )
 
     def dealer(self, ctx: Mapping[str, Any]) -> str:
         """The dealer's view (templates/dealer.html): its sections are the page's."""
         sections = {name: Markup(html) for name, html in self.sections(ctx).items()}
-        return self.env.get_template("dealer.html").render(ctx, sections=sections)
+        return self.envs[ctx["lang"]].get_template("dealer.html").render(ctx, sections=sections)
 
-    def diag(self, report: DiagReport) -> str:
-        return str(self._macro("diag")(report))
+    def diag(self, report: DiagReport, lang: Language) -> str:
+        return str(self._macro(lang, "diag")(report))
 
-    def login(self, *, login_csrf: str, message: str | None, table: TableInfo) -> str:
-        return self.env.get_template("login.html").render(
-            login_csrf=login_csrf, message=message, table=table
+    def login(
+        self, *, login_csrf: str, message: str | None, table: TableInfo, lang: Language
+    ) -> str:
+        return (
+            self.envs[lang]
+            .get_template("login.html")
+            .render(login_csrf=login_csrf, message=message, table=table)
         )

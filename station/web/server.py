@@ -2,64 +2,36 @@
 
 The station's loop is drivers/ioloop.py's, a selector of its own; aiohttp is asyncio and needs
 asyncio's. Rather than move the station onto asyncio, :class:`WebServer` runs one asyncio loop
-in one thread, ``web``; its handlers only read the station's :class:`~station.view.TableView`
-(locked, never blocking) and run the blocking diagnostic checks in the loop's executor, one
-thread, ``web-worker``. The view tells the server of each change (``TableView.listen``),
-which wakes the live streams: nothing looks at the view while nothing changes. Stopping it
-closes the live streams and the listener, then the loop.
-
-Routes: ``GET /`` the page, ``GET /dealer`` the dealer's view (dealer.py), ``GET/POST
-/login``, ``POST /logout``, ``POST /press`` and ``POST /throw`` (the roles that command: a
-touch button, the dice thrown by hand), ``POST /diag`` and ``POST /bundle`` (technician: the
-checks, the support bundle to download), ``GET /events``
-(server-sent events: the page's sections whenever the view changes), ``/static/``. Every POST
-carries the session's CSRF token (a form field or the ``X-CSRF-Token`` header) and, when the
-browser sends one, an ``Origin`` of this host.
+in one thread, ``web``, serving the application (app.py); its handlers only read the station's
+:class:`~station.view.TableView` (locked, never blocking) and run the blocking diagnostic
+checks in the loop's executor, one thread, ``web-worker``. The view tells the server of each
+change (``TableView.listen``), which wakes the live streams: nothing looks at the view while
+nothing changes. Stopping it closes the live streams and the listener, then the loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-import secrets
 import ssl
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from pathlib import Path
-from urllib.parse import urlsplit
 
 from aiohttp import web
 
 from station.settings import StationSettings
 from station.view import TableView
-from station.web.auth import LoginLimiter, Session, Sessions, role_of, same
-from station.web.bundle import Bundle, BundleError, make_bundle
-from station.web.dealer import Answer, TableActions, parse_dice, parse_press
-from station.web.diag import DiagReport, run_checks
-from station.web.page import Renderer, TableInfo, Viewer, context
+from station.web.app import PageApp
+from station.web.bundle import Bundle, make_bundle
+from station.web.dealer import TableActions
+from station.web.diag import run_checks
+from station.web.page import TableInfo
 
 log = logging.getLogger("mjtable.station.web")
-
-STATIC = Path(__file__).parent / "static"
-SESSION_COOKIE = "mjtable_session"
-LOGIN_COOKIE = "mjtable_login"  # the login form's CSRF token (double submit)
-#: A live stream sends a comment after this long without a change (seconds).
-KEEPALIVE_S = 15.0
-MAX_STREAMS = 32
-MAX_BODY = 16 * 1024
-SECURITY_HEADERS = {
-    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
-    "img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; "
-    "frame-ancestors 'none'",
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "same-origin",  # no-referrer would make Chromium send Origin: null
-    "X-Frame-Options": "DENY",
-}
 
 
 def _utc_now() -> str:
@@ -69,298 +41,6 @@ def _utc_now() -> str:
 def _stamp() -> str:
     """The time in a support bundle's name: ``20261202T171500Z``."""
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-
-
-def _see_other(location: str) -> web.Response:
-    return web.Response(status=303, headers={"Location": location})
-
-
-class _Page:
-    """The application's handlers and state; every method runs in the server's loop."""
-
-    def __init__(
-        self,
-        settings: StationSettings,
-        view: TableView,
-        table: TableInfo,
-        diag: Callable[[], DiagReport],
-        clock: Callable[[], float],
-        bundle: Callable[[], Bundle] | None = None,
-        actions: TableActions | None = None,
-    ) -> None:
-        self.settings = settings
-        #: the presses and throws to the table's API (None: a page that cannot command)
-        self.actions = actions
-        self.view = view
-        self.table = table
-        self.diag_checks = diag
-        #: makes the support bundle (None: no configuration file known, no button)
-        self.bundle = bundle
-        self.clock = clock
-        self.sessions = Sessions(settings.session_minutes * 60.0)
-        self.limiter = LoginLimiter()
-        self.renderer = Renderer()
-        self.secure = settings.cert is not None
-        self.closing = False
-        self.streams = 0
-        self._waiting: set[asyncio.Event] = set()  # one per live stream
-        self._diag_lock = asyncio.Lock()
-
-    def wake(self) -> None:
-        """Something changed (the view, a session, the server closing): every live stream
-        looks. In the loop's thread."""
-        for event in self._waiting:
-            event.set()
-
-    def app(self) -> web.Application:
-        app = web.Application(client_max_size=MAX_BODY)
-        app.router.add_get("/", self.index)
-        app.router.add_get("/dealer", self.dealer)
-        app.router.add_post("/press", self.press)
-        app.router.add_post("/throw", self.throw)
-        app.router.add_get("/login", self.login_form)
-        app.router.add_post("/login", self.login)
-        app.router.add_post("/logout", self.logout)
-        app.router.add_post("/diag", self.diag)
-        app.router.add_post("/bundle", self.support_bundle)
-        app.router.add_get("/events", self.events)
-        app.router.add_static("/static", STATIC, append_version=False)
-        app.on_response_prepare.append(self._headers)
-        app.on_shutdown.append(self._closing)
-        return app
-
-    # -- helpers
-
-    async def _headers(self, request: web.Request, response: web.StreamResponse) -> None:
-        for name, value in SECURITY_HEADERS.items():
-            response.headers.setdefault(name, value)
-        if not request.path.startswith("/static/"):
-            response.headers.setdefault("Cache-Control", "no-store")
-
-    async def _closing(self, app: web.Application) -> None:
-        self.closing = True
-        self.wake()
-
-    def session(self, request: web.Request) -> Session | None:
-        return self.sessions.get(request.cookies.get(SESSION_COOKIE), self.clock())
-
-    def viewer(self, session: Session) -> Viewer:
-        return Viewer(
-            role=session.role,
-            faces=session.role in self.settings.faces,
-            may_diag=session.may_diag,
-            csrf=session.csrf,
-            may_bundle=session.may_diag and self.bundle is not None,
-            may_command=session.may_command and self.actions is not None,
-        )
-
-    def context(self, session: Session) -> dict[str, object]:
-        return context(self.view.snapshot(), self.viewer(session), self.table)
-
-    def _cookie(self, response: web.StreamResponse, name: str, value: str, age: int) -> None:
-        response.set_cookie(
-            name,
-            value,
-            max_age=age,
-            path="/",
-            httponly=True,
-            samesite="Strict",
-            secure=self.secure,
-        )
-
-    @staticmethod
-    def _same_origin(request: web.Request) -> bool:
-        origin = request.headers.get("Origin")
-        return origin is None or urlsplit(origin).netloc == request.host
-
-    async def _checked_post(self, request: web.Request) -> Session:
-        """The session of a POST with a valid CSRF token, or the HTTP error that answers."""
-        session = self.session(request)
-        if session is None:
-            raise web.HTTPUnauthorized(text="log in first: /login")
-        form = await request.post()
-        given = request.headers.get("X-CSRF-Token") or str(form.get("csrf", ""))
-        if not self._same_origin(request) or not same(given, session.csrf):
-            raise web.HTTPForbidden(text="refused: this request did not come from the page")
-        return session
-
-    def _login_page(self, message: str | None, status: int = 200) -> web.Response:
-        token = secrets.token_urlsafe(24)
-        html = self.renderer.login(login_csrf=token, message=message, table=self.table)
-        response = web.Response(text=html, content_type="text/html", status=status)
-        self._cookie(response, LOGIN_COOKIE, token, 3600)
-        return response
-
-    # -- handlers
-
-    async def index(self, request: web.Request) -> web.StreamResponse:
-        session = self.session(request)
-        if session is None:
-            raise web.HTTPSeeOther("/login")
-        if session.role == "dealer":
-            raise web.HTTPSeeOther("/dealer")
-        return web.Response(
-            text=self.renderer.page(self.context(session)), content_type="text/html"
-        )
-
-    async def dealer(self, request: web.Request) -> web.StreamResponse:
-        session = self.session(request)
-        if session is None:
-            raise web.HTTPSeeOther("/login")
-        return web.Response(
-            text=self.renderer.dealer(self.context(session)), content_type="text/html"
-        )
-
-    async def press(self, request: web.Request) -> web.StreamResponse:
-        session = await self._checked_post(request)
-        form = await request.post()
-        action = parse_press(str(form.get("action", "")))
-        if action == "clear_fault" and not session.may_diag:
-            raise web.HTTPForbidden(text="clearing a fault is the technician's: call one")
-        return await self._command(request, session, action, lambda a: a.press(action))
-
-    async def throw(self, request: web.Request) -> web.StreamResponse:
-        session = await self._checked_post(request)
-        form = await request.post()
-        dice = parse_dice([str(form[f"die-{n}"]) for n in (1, 2, 3) if f"die-{n}" in form])
-        return await self._command(request, session, "throw", lambda a: a.throw(dice))
-
-    async def _command(
-        self,
-        request: web.Request,
-        session: Session,
-        what: str,
-        send: Callable[[TableActions], Awaitable[Answer]],
-    ) -> web.StreamResponse:
-        """A press or a throw sent to the table, answered in words (JSON for the script, the
-        view again without it)."""
-        if self.actions is None or not session.may_command:
-            raise web.HTTPForbidden(
-                text="the table's buttons are for the dealer and technician roles"
-            )
-        answer = await send(self.actions)
-        log.info("the dealer's view: %s %s: %s", session.role, what, answer.message)
-        if "application/json" in request.headers.get("Accept", ""):
-            return web.json_response({"accepted": answer.accepted, "message": answer.message})
-        return _see_other("/dealer")
-
-    async def login_form(self, request: web.Request) -> web.StreamResponse:
-        if self.session(request) is not None:
-            raise web.HTTPSeeOther("/")
-        return self._login_page(None)
-
-    async def login(self, request: web.Request) -> web.StreamResponse:
-        address = request.remote or "unknown"
-        wait = self.limiter.wait(address, self.clock())
-        if wait > 0:
-            response = self._login_page(
-                f"Too many failed logins from your address: try again in {wait:.0f} s.", 429
-            )
-            response.headers["Retry-After"] = str(max(1, round(wait)))
-            return response
-        form = await request.post()
-        expected = request.cookies.get(LOGIN_COOKIE, "")
-        if not expected or not same(str(form.get("csrf", "")), expected):
-            return self._login_page("The login form had expired: log in again.", 400)
-        if not self._same_origin(request):
-            raise web.HTTPForbidden(text="refused: this request did not come from the page")
-        role = role_of(str(form.get("token", "")), self.settings.tokens)
-        if role is None:
-            self.limiter.failed(address, self.clock())
-            log.warning("the technicians' page refused a login from %s: unknown token", address)
-            return self._login_page("That token is not valid for this table.", 401)
-        self.limiter.succeeded(address)
-        session = self.sessions.open(role, self.clock())
-        self.wake()  # a session the new one pushed out ends its live streams
-        log.info("the technicians' page: %s logged in from %s", role, address)
-        response = _see_other("/dealer" if role == "dealer" else "/")
-        self._cookie(response, SESSION_COOKIE, session.sid, int(self.sessions.lifetime_s))
-        response.del_cookie(LOGIN_COOKIE, path="/")
-        return response
-
-    async def logout(self, request: web.Request) -> web.StreamResponse:
-        session = await self._checked_post(request)
-        self.sessions.close(session.sid)
-        self.wake()  # its live streams end
-        response = _see_other("/login")
-        response.del_cookie(SESSION_COOKIE, path="/")
-        return response
-
-    async def diag(self, request: web.Request) -> web.StreamResponse:
-        session = await self._checked_post(request)
-        if not session.may_diag:
-            raise web.HTTPForbidden(text="the diagnostic checks are for the technician role")
-        async with self._diag_lock:
-            report = await asyncio.get_running_loop().run_in_executor(None, self.diag_checks)
-        log.info("the technicians' page: %s ran the checks: %s", session.role, report.ok)
-        if "application/json" in request.headers.get("Accept", ""):
-            return web.json_response({"ok": report.ok, "html": self.renderer.diag(report)})
-        html = self.renderer.page(self.context(session), report)
-        return web.Response(text=html, content_type="text/html")
-
-    async def support_bundle(self, request: web.Request) -> web.StreamResponse:
-        session = await self._checked_post(request)
-        if not session.may_diag:
-            raise web.HTTPForbidden(text="the support bundle is for the technician role")
-        if self.bundle is None:
-            raise web.HTTPNotFound(text="no configuration file is known to this page")
-        async with self._diag_lock:  # one blocking job at a time in the worker
-            try:
-                made = await asyncio.get_running_loop().run_in_executor(None, self.bundle)
-            except BundleError as exc:
-                log.warning("the technicians' page: %s", exc)
-                raise web.HTTPServiceUnavailable(text=str(exc)) from None
-        log.info("the technicians' page: %s downloaded %s", session.role, made.name)
-        return web.Response(
-            body=made.data,
-            content_type="application/gzip",
-            headers={"Content-Disposition": f'attachment; filename="{made.name}"'},
-        )
-
-    async def events(self, request: web.Request) -> web.StreamResponse:
-        session = self.session(request)
-        if session is None:
-            raise web.HTTPUnauthorized(text="log in first: /login")
-        if self.streams >= MAX_STREAMS:
-            raise web.HTTPServiceUnavailable(text="too many live pages open on this table's page")
-        response = web.StreamResponse(
-            headers={"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"}
-        )
-        await response.prepare(request)
-        self.streams += 1
-        changed = asyncio.Event()
-        self._waiting.add(changed)
-        last: int | None = None
-        quiet_since = time.monotonic()
-        try:
-            while not self.closing:
-                changed.clear()  # a change from now on wakes the wait below
-                if self.sessions.get(session.sid, self.clock()) is None:
-                    await response.write(b"event: logout\ndata: {}\n\n")
-                    break
-                version = self.view.version
-                if version != last:
-                    last = version
-                    ctx = self.context(session)
-                    data = json.dumps({"sections": self.renderer.sections(ctx)})
-                    await response.write(f"event: page\ndata: {data}\n\n".encode())
-                    quiet_since = time.monotonic()
-                elif time.monotonic() - quiet_since >= KEEPALIVE_S:
-                    await response.write(b": still here\n\n")
-                    quiet_since = time.monotonic()
-                # until a change, the keepalive or the session's end, whichever comes first
-                wait = min(
-                    KEEPALIVE_S - (time.monotonic() - quiet_since),
-                    session.expires - self.clock(),
-                )
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(changed.wait(), max(0.0, wait))
-        except ConnectionError:
-            pass  # the browser went away
-        finally:
-            self._waiting.discard(changed)
-            self.streams -= 1
-        return response
 
 
 class WebServer:
@@ -384,11 +64,11 @@ class WebServer:
         def bundle(config: str) -> Callable[[], Bundle]:
             return lambda: make_bundle(config, socket_path, table.number, _stamp())
 
-        self.page = _Page(
+        self.page = PageApp(
             settings,
             view,
             table,
-            lambda: run_checks(view, socket_path, _utc_now()),
+            lambda words: run_checks(view, socket_path, _utc_now(), words),
             clock,
             bundle(config_path) if config_path is not None else None,
             TableActions(socket_path),

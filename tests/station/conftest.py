@@ -68,6 +68,24 @@ def need_chromium() -> None:
     pytest.skip(message)
 
 
+#: axe-core, the accessibility checker the browser tests run in the page (tools/package.json)
+AXE = ROOT / "tools" / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def accessibility_problems(page: Page) -> list[str]:
+    """What axe-core finds wrong in the page as it is now (WCAG 2.1 A and AA), one line each;
+    the test fails when axe-core is not installed (make npm)."""
+    assert AXE.is_file(), f"{AXE} is missing: run make npm (the project's npm packages)"
+    if not page.evaluate("() => typeof axe !== 'undefined'"):
+        page.evaluate(AXE.read_text(encoding="utf-8") + "\n;0")
+    violations = page.evaluate(
+        """async () => (await axe.run(document, {runOnly: ["wcag2a", "wcag2aa", "wcag21a",
+        "wcag21aa"]})).violations.map(v => v.id + ": " + v.help + " (" +
+        v.nodes.map(n => n.target.join(" ")).join(", ") + ")")"""
+    )
+    return list(violations)
+
+
 @dataclass(frozen=True)
 class WebTable:
     table: SimTable

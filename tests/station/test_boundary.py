@@ -11,7 +11,8 @@ from pathlib import Path
 from tests.gateway.test_boundary import ALLOWED_OTHERS, ALLOWED_OURS, imports
 
 STATION = Path(__file__).resolve().parents[2] / "station"
-WEB_LIBRARIES = {"aiohttp", "jinja2", "markupsafe"}
+#: the web library, its templates, and the words' catalogues (station/lang.py)
+WEB_LIBRARIES = {"aiohttp", "jinja2", "markupsafe", "babel"}
 
 
 def test_only_the_api_client_its_models_and_the_web_library() -> None:

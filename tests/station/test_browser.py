@@ -11,7 +11,7 @@ from playwright.sync_api import BrowserContext, Page, expect
 
 from controller.api.client import ApiClient
 from tests.gateway.test_dealt import deal
-from tests.station.conftest import WebTable, screenshot
+from tests.station.conftest import WebTable, accessibility_problems, screenshot
 from tests.station.test_picture import TILE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,6 +21,16 @@ def log_in(page: Page, url: str, token: str) -> None:
     page.goto(url + "login")
     page.get_by_label("Token").fill(token)
     page.get_by_role("button", name="Log in").click()
+
+
+def buttons_within_reach(page: Page, names: tuple[str, ...]) -> None:
+    """Each button on the 800×480 display without scrolling, as big as a finger's tip."""
+    for name in names:
+        box = page.get_by_role("button", name=name, exact=True).bounding_box()
+        assert box is not None, name
+        assert box["y"] + box["height"] <= 480 and box["x"] + box["width"] <= 800, (name, box)
+        assert box["height"] >= 48 and box["width"] >= 48, (name, box)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 800
 
 
 def test_viewer_login_state_picture_without_faces_and_logout(
@@ -136,12 +146,7 @@ def test_the_dealer_deals_by_touch_on_the_tables_display(
     expect(page).to_have_url(web_table.url + "dealer")
     expect(page.locator("#live")).to_contain_text("live")
     expect(page.locator("#next")).to_have_text("Press SHUFFLE to build the next walls.")
-    for name in ("SHUFFLE", "DEAL", "STOP"):
-        box = page.get_by_role("button", name=name, exact=True).bounding_box()
-        assert box is not None, name
-        assert box["y"] + box["height"] <= 480 and box["x"] + box["width"] <= 800, (name, box)
-        assert box["height"] >= 48 and box["width"] >= 48, (name, box)  # a finger's target
-    assert page.evaluate("document.documentElement.scrollWidth") <= 800
+    buttons_within_reach(page, ("SHUFFLE", "DEAL", "STOP"))
 
     page.get_by_role("button", name="DEAL", exact=True).click()
     expect(page.locator("#answer")).to_contain_text("press SHUFFLE")
@@ -159,3 +164,51 @@ def test_the_dealer_deals_by_touch_on_the_tables_display(
     expect(svg.locator("text.face")).to_have_count(0)  # the dealer's walls: backs only
     expect(page.locator("#next")).to_have_text("Press SHUFFLE to build the next walls.")
     screenshot(page, "dealer.png")
+
+
+def test_a_day_in_french_at_the_table_with_no_accessibility_problem(
+    web_table: WebTable, browser: BrowserContext
+) -> None:
+    """The dealer deals in French on the table's display, the technician looks and runs the
+    checks in French and goes back to English; axe-core finds nothing wrong on any page."""
+    url = web_table.url
+    page = browser.new_page()
+    page.set_viewport_size({"width": 800, "height": 480})
+    page.goto(url + "language/fr?next=/login")
+    expect(page.locator("html")).to_have_attribute("lang", "fr")
+    assert accessibility_problems(page) == []
+    page.get_by_label("Jeton").fill(web_table.dealer)
+    page.get_by_role("button", name="Se connecter").click()
+    expect(page).to_have_url(url + "dealer")
+    expect(page.locator("#live")).to_contain_text("en direct")
+    expect(page.locator("#next")).to_have_text(
+        "Appuyez sur MÉLANGER pour construire les murs suivants."
+    )
+    assert accessibility_problems(page) == []
+    page.get_by_role("button", name="DISTRIBUER", exact=True).click()
+    expect(page.locator("#dealer-refused")).to_contain_text("DISTRIBUER refusé")
+    page.get_by_role("button", name="MÉLANGER", exact=True).click()
+    expect(page.locator("#next")).to_have_text(
+        "Appuyez sur DISTRIBUER pour les lever et lancer les dés.", timeout=60_000
+    )
+    page.get_by_role("button", name="DISTRIBUER", exact=True).click()
+    expect(page.locator("#hands")).to_have_text("1", timeout=60_000)
+    expect(page.locator("#walls-caption")).to_contain_text("la brèche (trait rouge) après")
+    buttons_within_reach(page, ("MÉLANGER", "DISTRIBUER", "STOP"))
+    assert accessibility_problems(page) == []
+    screenshot(page, "dealer-fr.png")
+    page.get_by_role("button", name="Se déconnecter").click()
+
+    page.set_viewport_size({"width": 1100, "height": 900})
+    page.get_by_label("Jeton").fill(web_table.technician)
+    page.get_by_role("button", name="Se connecter").click()
+    expect(page).to_have_url(url)
+    expect(page.locator("#state")).to_have_text("distribuée")
+    expect(page.locator("#role")).to_have_text("technicien")
+    page.get_by_role("button", name="Lancer les vérifications").click()
+    expect(page.locator("#diag-result")).to_contain_text("toutes réussies")
+    assert accessibility_problems(page) == []
+    page.get_by_role("link", name="English").click()
+    expect(page.locator("html")).to_have_attribute("lang", "en")
+    expect(page.locator("#state")).to_have_text("dealt")
+    expect(page.get_by_role("button", name="Run the checks")).to_be_visible()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -19,28 +19,12 @@ from station.service import Station
 from station.view import Snapshot
 from station.web.auth import hash_token, new_token
 from tests.station.client import Client, hidden_csrf
+from tests.station.test_server import Settings
 from tests.support.sim_service import Service
 
 DEALER, VIEWER, TECHNICIAN = new_token(), new_token(), new_token()
 WAIT = 60.0
 JSON = {"Accept": "application/json"}
-
-
-@dataclass
-class Settings:
-    host: str = "127.0.0.1"
-    port: int = 0
-    tokens: dict[str, str] = field(
-        default_factory=lambda: {
-            "dealer": hash_token(DEALER),
-            "viewer": hash_token(VIEWER),
-            "technician": hash_token(TECHNICIAN),
-        }
-    )
-    faces: list[str] = field(default_factory=list)
-    session_minutes: int = 60
-    cert: str | None = None
-    key: str | None = None
 
 
 @dataclass
@@ -73,7 +57,14 @@ def table(tmp_path: Path, extra: str = "") -> Iterator[Table]:
     if extra:
         service.config.write_text(service.config.read_text() + extra)
     service.start()
-    station = Station(Settings(), table="7", table_name="Table 7", socket_path=service.socket)
+    tokens = {
+        "dealer": hash_token(DEALER),
+        "viewer": hash_token(VIEWER),
+        "technician": hash_token(TECHNICIAN),
+    }
+    station = Station(
+        Settings(tokens=tokens), table="7", table_name="Table 7", socket_path=service.socket
+    )
     try:
         station.start()
         yield Table(service, station)

@@ -22,7 +22,7 @@ def test_the_documented_section_is_valid() -> None:
 
 def test_the_screenshots_the_doc_shows_are_committed() -> None:
     images = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", DOC.read_text(encoding="utf-8"))
-    assert images == ["web.png", "dealer.png"]
+    assert images == ["web.png", "dealer.png", "dealer-fr.png"]
     for image in images:
         path = DOC.parent / image
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -8,9 +8,10 @@ import http.client
 import json
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -25,10 +26,11 @@ from rules.dealt import ProfileRef
 from rules.words import RuleSet
 from station.picture import picture_of
 from station.view import TableView
+from station.web.app import SECURITY_HEADERS
 from station.web.auth import hash_token, new_token
-from station.web.diag import run_checks
+from station.web.diag import DiagReport, run_checks
 from station.web.page import TableInfo
-from station.web.server import SECURITY_HEADERS, WebServer
+from station.web.server import WebServer
 from tests.station.client import Client, hidden_csrf
 from tests.station.test_picture import TILE, dealt_event
 
@@ -46,6 +48,7 @@ class Settings:
     session_minutes: int = 60
     cert: str | None = None
     key: str | None = None
+    language: Literal["en", "fr"] = "en"
 
 
 class Clock:
@@ -214,7 +217,7 @@ def test_the_checks_are_for_the_technician(served: Served) -> None:
     tech = served.client()
     tech.login(TECHNICIAN)
     page = tech.get("/").body
-    assert 'id="diag"' in page and "<code>mjtable diag</code> at the table" in page
+    assert 'id="diag"' in page and "mjtable diag at the table" in page
     csrf = hidden_csrf(page)
     assert tech.post("/diag", {"csrf": "forged"}).status == 403
     answer = tech.post("/diag", {"csrf": csrf}, headers={"Accept": "application/json"})
@@ -238,9 +241,11 @@ def test_the_checks_reach_a_real_service(tmp_path: Path) -> None:
     listener.listen(1)
     one = serve(tmp_path, Settings())
     try:
-        one.server.page.diag_checks = lambda: run_checks(
-            one.view, str(path), "2026-11-30T20:46:20Z"
-        )
+
+        def checks(words: Callable[[str], str]) -> DiagReport:
+            return run_checks(one.view, str(path), "2026-11-30T20:46:20Z", words)
+
+        one.server.page.diag_checks = checks
         tech = one.client()
         tech.login(TECHNICIAN)
         csrf = hidden_csrf(tech.get("/").body)

@@ -5,6 +5,8 @@
   const live = document.getElementById("live");
   const csrf = document.querySelector('meta[name="csrf-token"]');
   const shown = new Map();
+  // The script's words, in the page's language: the template writes them on <main>.
+  const words = (document.getElementById("main") || document.body).dataset;
 
   function say(text) {
     if (live) live.textContent = text;
@@ -21,14 +23,14 @@
           shown.set(name, html);
         }
       }
-      say("live, updated " + new Date().toLocaleTimeString());
+      say(words.live + " " + new Date().toLocaleTimeString(document.documentElement.lang));
     });
     source.addEventListener("logout", function () {
       source.close();
       window.location.assign("/login");
     });
     source.addEventListener("error", function () {
-      say("connection to the table's page lost; trying again…");
+      say(words.lost);
     });
   }
 
@@ -60,7 +62,7 @@
         answer.className = "answer " + (data.accepted ? "ok" : "bad");
       }
     } catch (error) {
-      if (answer) answer.textContent = "The table's page could not be reached: " + error;
+      if (answer) answer.textContent = words.unreachable + " " + error;
     } finally {
       if (button) button.disabled = false;
     }
@@ -73,7 +75,7 @@
       event.preventDefault();
       const button = form.querySelector("button");
       button.disabled = true;
-      result.textContent = "Running the checks…";
+      result.textContent = words.running;
       try {
         const response = await fetch("/diag", {
           method: "POST",
@@ -88,7 +90,7 @@
         const data = await response.json();
         result.innerHTML = data.html;
       } catch (error) {
-        result.textContent = "The checks could not run: " + error;
+        result.textContent = words.failed + " " + error;
       } finally {
         button.disabled = false;
       }

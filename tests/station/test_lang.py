@@ -1,0 +1,147 @@
+"""The pages' words in French and English: the French catalogue has every word the pages show
+(and none they no longer use), keeps each word's placeholders, and a page asked for in French
+shows no English word of the catalogue."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from html import unescape
+
+import pytest
+from babel.messages.pofile import read_po
+
+from controller.cycle.reports import ButtonEvent
+from station.lang import LOCALE, source_words, translations
+from station.picture import picture_of
+from station.view import TableView
+from station.web.page import Renderer, TableInfo, Viewer, context
+from tests.station.test_picture import dealt_event
+from tests.station.test_server import (
+    TECHNICIAN,
+    VIEWER,
+    Served,
+    Settings,
+    fault,
+    serve,
+    status,
+)
+
+PLACEHOLDER = re.compile(r"%\((\w+)\)[sd]")
+
+
+def catalogue() -> dict[str, str]:
+    with (LOCALE / "fr.po").open("rb") as po:
+        found = read_po(po, locale="fr")
+    return {str(m.id): str(m.string or "") for m in found if m.id and not m.fuzzy}
+
+
+def test_every_word_of_the_pages_has_its_french_and_none_is_left_over() -> None:
+    wanted = {str(m.id) for m in source_words() if m.id}
+    have = catalogue()
+    missing = sorted(w for w in wanted if not have.get(w))
+    assert missing == [], f"no French for {missing}: python -m station.lang, then translate"
+    assert sorted(set(have) - wanted) == [], "words nothing uses: python -m station.lang"
+
+
+def test_each_translation_keeps_its_placeholders() -> None:
+    for english, french in catalogue().items():
+        assert sorted(PLACEHOLDER.findall(english)) == sorted(PLACEHOLDER.findall(french)), (
+            english,
+            french,
+        )
+
+
+def text_of(html: str) -> str:
+    """The words a person reads: no tags, no attributes, no comments."""
+    html = re.sub(r"<!--.*?-->|<script.*?</script>", " ", html, flags=re.S)
+    return re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", html)))
+
+
+def english_left(text: str) -> list[str]:
+    """The catalogue's English words (of three words or more) found in ``text``."""
+    found = []
+    for english, french in catalogue().items():
+        words = PLACEHOLDER.sub("", english).strip(" .;:")
+        if english != french and len(words.split()) >= 3 and words in text:
+            found.append(english)
+    return found
+
+
+@pytest.fixture
+def fed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TableView]:
+    view = TableView()
+    view.set_core(True)
+    view.set_status(status("fault", fault()))
+    view.fault(fault())
+    view.set_picture(picture_of(dealt_event("wenzhou", [[3, 4], [2, 5]]), faces=False))
+    view.pressed(
+        ButtonEvent(
+            at="2026-11-30T20:46:21.000Z",
+            action="deal",
+            source="api",
+            accepted=False,
+            reason="the table is in fault: a technician must clear it first",
+        )
+    )
+    yield view
+
+
+@pytest.mark.parametrize("role", ["viewer", "technician"])
+def test_the_pages_in_french_show_no_english_word_of_the_catalogue(
+    fed: TableView, role: str
+) -> None:
+    renderer = Renderer()
+    viewer = Viewer(role, False, role == "technician", "csrf", role == "technician", True)
+    ctx = context(fed.snapshot(), viewer, TableInfo("7", "Table 7", "0.1.0"), "fr")
+    page = text_of(renderer.page(ctx))
+    dealer = text_of(renderer.dealer(ctx))
+    login = text_of(renderer.login(login_csrf="x", message=None, table=ctx["table"], lang="fr"))
+    for shown in (page, dealer, login):
+        assert english_left(shown) == []
+    assert "Appelez un technicien : le défaut s'efface avec sa clé EFFACER LE DÉFAUT." in dealer
+    assert "Trait rouge" not in dealer and "le trait rouge est la brèche" in page.lower()
+    assert "Historique des défauts" in page and "État" in page
+    french = translations("fr").gettext
+    assert french("press SHUFFLE to build the next walls") == (
+        "appuyez sur MÉLANGER pour construire les murs suivants"
+    )
+
+
+def test_the_language_is_chosen_on_the_page_and_kept(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    served: Served = serve(tmp_path_factory.mktemp("lang"), Settings())
+    try:
+        web = served.client()
+        assert 'lang="en"' in web.get("/login").body
+        chosen = web.get("/language/fr?next=/login")
+        assert chosen.status == 303 and chosen.headers["Location"] == "/login"
+        form = web.get("/login").body
+        assert 'lang="fr"' in form and "Jeton" in form and "Se connecter" in form
+        bad = web.login(VIEWER + "nope")
+        assert "Ce jeton n'est pas valable pour cette table." in unescape(bad.body)
+        web.login(VIEWER)
+        page = web.get("/").body
+        assert "Connecté comme" in page and "observateur" in page
+        assert web.get("/language/de").status == 404
+        away = web.get("/language/en?next=https://elsewhere.example/")
+        assert away.headers["Location"] == "/"  # back to the page, never elsewhere
+        assert "Logged in as" in web.get("/").body
+    finally:
+        served.server.stop()
+
+
+def test_the_configuration_chooses_the_language_until_the_page_does(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    served = serve(tmp_path_factory.mktemp("lang"), Settings(language="fr"))
+    try:
+        web = served.client()
+        web.login(TECHNICIAN)
+        page = web.get("/").body
+        assert 'lang="fr"' in page and "Lancer les vérifications" in page
+        web.get("/language/en?next=/")
+        assert "Run the checks" in web.get("/").body
+    finally:
+        served.server.stop()
