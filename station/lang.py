@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import gettext
 import io
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,7 +33,7 @@ from babel.messages.extract import extract_from_dir
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po, write_po
 
-from controller.api.messages import PANEL_PATTERNS, state_names
+from controller.api.messages import PANEL_PATTERNS, state_names, table_sentences
 
 #: The languages of the pages, the first the default.
 Language = Literal["en", "fr"]
@@ -71,12 +72,73 @@ def translations(lang: Language) -> gettext.NullTranslations:
     return gettext.GNUTranslations(compiled)
 
 
+#: The longest words of the table matched against its sentences (characters): the table's
+#: are far shorter; longer ones are shown as they come, so that matching stays cheap (a
+#: sentence with several details costs up to the square of the words' length).
+MATCHED_AT_MOST = 1000
+#: A detail in one of the table's sentences: ``{state}``, ``{seconds:g}``.
+DETAIL = re.compile(r"\{(\w+)(?::[^}]*)?\}")
+
+
+def msgid_of(sentence: str) -> str:
+    """One of the table's sentences as a catalogue's word: each ``{detail}`` as
+    ``%(detail)s`` (a ``%`` of its own doubled)."""
+    return DETAIL.sub(r"%(\1)s", sentence.replace("%", "%%"))
+
+
+def _pattern_of(sentence: str) -> re.Pattern[str]:
+    """A regular expression that a sentence made from ``sentence`` matches, each detail a
+    named group (the same detail twice: the same words twice)."""
+    parts, seen, end = [], set(), 0
+    for found in DETAIL.finditer(sentence):
+        parts.append(re.escape(sentence[end : found.start()]))
+        name = found.group(1)
+        parts.append(f"(?P={name})" if name in seen else f"(?P<{name}>.+?)")
+        seen.add(name)
+        end = found.end()
+    parts.append(re.escape(sentence[end:]))
+    return re.compile("".join(parts), re.S)
+
+
+class TableWords:
+    """The table's words in a language, as they come: a sentence the catalogue has whole is
+    translated whole; one the table made from a sentence of its own with details (a refusal, a
+    fault: :func:`controller.api.messages.table_sentences`) is matched against it, and that
+    sentence's translation is filled in with the details (each translated when the catalogue
+    has it: a state's name). Anything else is shown as the table said it."""
+
+    def __init__(self, lang: Language) -> None:
+        self._ = translations(lang).gettext
+        self._sentences = [
+            (_pattern_of(s), msgid_of(s)) for s in table_sentences() if DETAIL.search(s)
+        ]
+
+    def __call__(self, words: str) -> str:
+        said = self._(words)
+        if said != words or not words or len(words) > MATCHED_AT_MOST:
+            return said
+        for pattern, msgid in self._sentences:
+            found = pattern.fullmatch(words)
+            if found is not None:
+                details = {name: self(value) for name, value in found.groupdict().items()}
+                return self._(msgid) % details
+        return words
+
+
+@functools.cache
+def table_words_in(lang: Language) -> TableWords:
+    return TableWords(lang)
+
+
 def table_words() -> Iterator[str]:
-    """The table's own words that the pages show and translate as they come."""
+    """The table's own words that the pages show and translate as they come, as the
+    catalogue's words."""
     for pattern in PANEL_PATTERNS:
         yield pattern.says
         yield pattern.next
     yield from state_names()
+    for sentence in table_sentences():
+        yield msgid_of(sentence)
 
 
 def source_words() -> Catalog:
@@ -93,7 +155,7 @@ def source_words() -> Catalog:
         template.add(message, None, [(filename, lineno)], auto_comments=comments)
     for words in table_words():
         if words not in template:
-            template.add(words, None, [("controller/cycle/states.py", 0)])
+            template.add(words, None, [("controller/api/messages.py", 0)])
     return template
 
 

@@ -60,6 +60,18 @@ def panel_pattern(state: str) -> LedPattern:
     return pattern(state)
 
 
+def table_sentences() -> tuple[str, ...]:
+    """The sentences the table makes with details filled in (``{state}``, ``{seconds:g}``...):
+    its refusals of a button and its own faults' words and advice. A client that translates
+    the table's words matches what it receives against them (the station: station/lang.py)."""
+    from controller.cycle.faults import fault_sentences
+    from controller.cycle.requests import THROW_TAKEN
+    from controller.cycle.states import refusal_sentences
+    from controller.cycle.steps import STEP_SENTENCES
+
+    return refusal_sentences() + fault_sentences() + STEP_SENTENCES + (THROW_TAKEN,)
+
+
 def state_names() -> tuple[str, ...]:
     """The names of the table's states (``Status.state``), in the state table's order."""
     from controller.cycle.states import STATES

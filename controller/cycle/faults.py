@@ -300,6 +300,16 @@ def refusal_words(reason: int, detail: int) -> tuple[str, str, str]:
     return name, text, advice
 
 
+def fault_sentences() -> tuple[str, ...]:
+    """The words and advice of the controller's own faults, as written (``{named}`` details
+    not filled in): what a client that translates the table's words matches a fault with."""
+    kinds = [words for kind in CATALOGUE for words in (kind.text, kind.advice)]
+    clears = (CLEAR_SENT, CLEARED, NOT_CLEARED, CAUSE_STILL_THERE, CLEAR_REFUSED, CLEAR_CUT_SHORT)
+    return tuple(
+        dict.fromkeys([*kinds, REFUSED, STOPPED_WORDS, CARRY_ON_SENT, *clears, CLEAR_UNANSWERED])
+    )
+
+
 def catalogue_markdown() -> str:
     """The catalogue as the markdown table of docs/controller.md."""
     rows = [

@@ -43,6 +43,8 @@ from controller.cycle.states import (
 from controller.cycle.steps import Steps
 from rules.words import Seat
 
+#: Dice entered by hand and taken (``{dice}``: ``3+4``).
+THROW_TAKEN = "throw {dice} taken"
 #: Every action a button can ask for, in the order of ``Status.allowed``.
 ACTIONS: tuple[Action, ...] = ("shuffle", "deal", "stop", "clear_fault")
 
@@ -149,7 +151,7 @@ class Requests:
         if refusal is None and cycle is not None:
             steps.take_throw(cycle, list(dice), "dealer")
         return self._presses.result(
-            "throw", refusal is None, refusal or f"throw {'+'.join(map(str, dice))} taken"
+            "throw", refusal is None, refusal or THROW_TAKEN.format(dice="+".join(map(str, dice)))
         )
 
     def set_leader(self, seat: Seat, source: Source) -> CommandResult:

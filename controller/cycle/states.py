@@ -344,6 +344,14 @@ def panel_leds(state: str) -> Leds:
     return row.leds if row is not None else DARK
 
 
+def refusal_sentences() -> tuple[str, ...]:
+    """Every refusal of a button the state table gives, as written (``{state}`` and the like
+    not filled in): what a client that translates the table's words matches a refusal with."""
+    rows = [words for row in STATE_TABLE for words in row.refusals.values()]
+    others = (NOT_CONNECTED, NOT_CONNECTED_CLEAR, NO_DEADLINES, REPORT_DUE, AUDIT_UNWRITABLE)
+    return tuple(dict.fromkeys([*REFUSALS.values(), *rows, *others, FIRMWARE_PENDING]))
+
+
 def panel_pattern(state: str) -> LedPattern:
     """What the panel's LEDs tell the dealer in a state: the table's condition and what to
     press or do next (the words of docs/panel.md, which the dealer's view shows)."""

@@ -74,6 +74,30 @@ from rules.words import SEATS, DiceSource, TileSetName
 
 log = logging.getLogger("mjtable.controller")
 
+# What a button starts, and why dice entered by hand are refused, in words (``{named}``
+# details filled in); STEP_SENTENCES lists them for the clients that translate the table's
+# words (controller.api.messages.table_sentences).
+SAYS_REREADING = "set {tile_set} is already built underneath: reading its walls again"
+SAYS_SHUFFLING = "shuffling set {tile_set}"
+SAYS_COLLECTING = "collecting set {played}, then raising set {tile_set}"
+SAYS_RAISING = "raising set {tile_set}"
+DICE_ELSEWHERE = "the dice come from the {source} here, not from the dealer"
+NO_THROW_NOW = "no throw is expected now (the table is {state})"
+ALL_THROWN = "every throw of this deal is already in"
+WRONG_COUNT = "{wanted}: {count} dice were entered"
+BAD_DIE = "a die shows 1 to 6, not {die}"
+STEP_SENTENCES = (
+    SAYS_REREADING,
+    SAYS_SHUFFLING,
+    SAYS_COLLECTING,
+    SAYS_RAISING,
+    DICE_ELSEWHERE,
+    NO_THROW_NOW,
+    ALL_THROWN,
+    WRONG_COUNT,
+    BAD_DIE,
+)
+
 #: a tile's name in the manifest by its code, ``?`` for the board's unknown tile (the protocol
 #: refuses a chunk with any other code)
 _TILE_NAMES: dict[int, str] = {**codes.TILE_CODES, codes.TILE_UNKNOWN: UNKNOWN}
@@ -166,11 +190,11 @@ class Steps:
             self._audit.record("shuffle", data, cycle=cycle.cycle_id)
             self._phases.fire("start_reread")
             board.send(m.ReadManifest(SET_CODE[tile_set]))
-            return f"set {tile_set} is already built underneath: reading its walls again"
+            return SAYS_REREADING.format(tile_set=tile_set)
         self._audit.record("shuffle", data, cycle=cycle.cycle_id)
         self._phases.fire("start_shuffle")
         board.send(m.Shuffle(SET_CODE[tile_set]))
-        return f"shuffling set {tile_set}"
+        return SAYS_SHUFFLING.format(tile_set=tile_set)
 
     def _start_deal(self) -> str:
         state = self._state
@@ -181,10 +205,10 @@ class Steps:
         if played is not None:  # the board reports a set up on the table: it drops in first
             self._phases.fire("start_collect")
             self._board.send(m.Collect())
-            return f"collecting set {played}, then raising set {cycle.tile_set}"
+            return SAYS_COLLECTING.format(played=played, tile_set=cycle.tile_set)
         self._phases.fire("start_lift")
         self._board.send(m.LiftWalls(SET_CODE[cycle.tile_set]))
-        return f"raising set {cycle.tile_set}"
+        return SAYS_RAISING.format(tile_set=cycle.tile_set)
 
     def _stop_motion(self) -> str:
         self._board.send(m.Stop())
@@ -356,18 +380,18 @@ class Steps:
         """Why dice entered by the dealer are refused now; None when they are taken."""
         state = self._state
         if state.dice_source != "dealer":
-            return f"the dice come from the {state.dice_source} here, not from the dealer"
+            return DICE_ELSEWHERE.format(source=state.dice_source)
         cycle = state.cycle
         if state.state != DICE or cycle is None:
-            return f"no throw is expected now (the table is {state.state})"
+            return NO_THROW_NOW.format(state=state.state)
         request = cycle.wanted
         if request is None:  # pragma: no cover - the cycle publishes as soon as it completes
-            return "every throw of this deal is already in"
+            return ALL_THROWN
         if len(dice) != request.count:
-            return f"{request.describe()}: {len(dice)} dice were entered"
+            return WRONG_COUNT.format(wanted=request.describe(), count=len(dice))
         bad = [d for d in dice if not 1 <= d <= 6]
         if bad:
-            return f"a die shows 1 to 6, not {bad[0]}"
+            return BAD_DIE.format(die=bad[0])
         return None
 
     def take_throw(self, cycle: Cycle, values: list[int], source: DiceSource) -> None:

@@ -24,12 +24,12 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from station.lang import Language, language, translations
+from station.lang import Language, language, table_words_in, translations
 from station.settings import StationSettings
 from station.view import TableView
 from station.web.auth import LoginLimiter, Session, Sessions, role_of, same
 from station.web.bundle import Bundle, BundleError
-from station.web.dealer import Answer, TableActions, parse_dice, parse_press
+from station.web.dealer import Answer, TableActions, Words, parse_dice, parse_press
 from station.web.diag import DiagReport
 from station.web.page import Renderer, TableInfo, Viewer, context
 
@@ -216,25 +216,21 @@ class PageApp:
         action = parse_press(str(form.get("action", "")), _)
         if action == "clear_fault" and not session.may_diag:
             raise web.HTTPForbidden(text=_("clearing a fault is the technician's: call one"))
-        return await self._command(
-            request, session, action, lambda a: a.press(action, self.words(request))
-        )
+        return await self._command(request, session, action, lambda a, w: a.press(action, w))
 
     async def throw(self, request: web.Request) -> web.StreamResponse:
         session = await self._checked_post(request)
         form = await request.post()
         given = [str(form[f"die-{n}"]) for n in (1, 2, 3) if f"die-{n}" in form]
         dice = parse_dice(given, self.words(request))
-        return await self._command(
-            request, session, "throw", lambda a: a.throw(dice, self.words(request))
-        )
+        return await self._command(request, session, "throw", lambda a, w: a.throw(dice, w))
 
     async def _command(
         self,
         request: web.Request,
         session: Session,
         what: str,
-        send: Callable[[TableActions], Awaitable[Answer]],
+        send: Callable[[TableActions, Words], Awaitable[Answer]],
     ) -> web.StreamResponse:
         """A press or a throw sent to the table, answered in words (JSON for the script, the
         view again without it)."""
@@ -244,7 +240,8 @@ class PageApp:
                     "the table's buttons are for the dealer and technician roles"
                 )
             )
-        answer = await send(self.actions)
+        # the table's answer in the request's language, where the catalogue has its words
+        answer = await send(self.actions, table_words_in(self.lang(request)))
         log.info("the dealer's view: %s %s: %s", session.role, what, answer.message)
         if "application/json" in request.headers.get("Accept", ""):
             return web.json_response({"accepted": answer.accepted, "message": answer.message})

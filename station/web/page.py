@@ -17,7 +17,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
-from station.lang import LANGUAGES, N_, Language, translations
+from station.lang import LANGUAGES, N_, Language, table_words_in, translations
 from station.picture import svg
 from station.view import Snapshot
 from station.web.dealer import dealer_context
@@ -72,7 +72,7 @@ def environment(lang: Language = "en") -> Environment:
     env.install_gettext_translations(translations(lang), newstyle=True)  # type: ignore[attr-defined]
     env.globals["lang"] = lang
     # the table's words as they come: translated when the catalogue has them, then escaped
-    env.filters["tr"] = translations(lang).gettext
+    env.filters["tr"] = table_words_in(lang)
     env.filters["when"] = when
     env.filters["sentence"] = sentence
     return env

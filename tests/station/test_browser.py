@@ -187,6 +187,9 @@ def test_a_day_in_french_at_the_table_with_no_accessibility_problem(
     assert accessibility_problems(page) == []
     page.get_by_role("button", name="DISTRIBUER", exact=True).click()
     expect(page.locator("#dealer-refused")).to_contain_text("DISTRIBUER refusé")
+    expect(page.locator("#answer")).to_have_text(
+        "aucun mur n'est prêt à distribuer : appuyez d'abord sur MÉLANGER"
+    )
     page.get_by_role("button", name="MÉLANGER", exact=True).click()
     expect(page.locator("#next")).to_have_text(
         "Appuyez sur DISTRIBUER pour les lever et lancer les dés.", timeout=60_000
@@ -194,6 +197,7 @@ def test_a_day_in_french_at_the_table_with_no_accessibility_problem(
     page.get_by_role("button", name="DISTRIBUER", exact=True).click()
     expect(page.locator("#hands")).to_have_text("1", timeout=60_000)
     expect(page.locator("#walls-caption")).to_contain_text("la brèche (trait rouge) après")
+    expect(page.locator("#answer")).to_contain_text("levée du jeu")
     buttons_within_reach(page, ("MÉLANGER", "DISTRIBUER", "STOP"))
     assert accessibility_problems(page) == []
     screenshot(page, "dealer-fr.png")

@@ -12,7 +12,7 @@ import pytest
 from babel.messages.pofile import read_po
 
 from controller.cycle.reports import ButtonEvent
-from station.lang import LOCALE, source_words, translations
+from station.lang import LOCALE, MATCHED_AT_MOST, TableWords, source_words, translations
 from station.picture import picture_of
 from station.view import TableView
 from station.web.page import Renderer, TableInfo, Viewer, context
@@ -145,3 +145,25 @@ def test_the_configuration_chooses_the_language_until_the_page_does(
         assert "Run the checks" in web.get("/").body
     finally:
         served.server.stop()
+
+
+def test_the_tables_sentences_are_translated_with_their_details() -> None:
+    words = TableWords("fr")
+    assert words("the table is busy (shuffling)") == "la table est occupée (état : mélange)"
+    assert words("the board did not finish building within 49.1 s") == (
+        "la carte n'a pas terminé (construction) en 49.1 s"
+    )
+    assert words("raising set A") == "levée du jeu A"
+    assert words("throw 3+4 taken") == "lancer 3+4 pris en compte"
+    # a sentence inside a sentence: each translated
+    assert words(
+        "not cleared, the cause is still there (DEADLINE: the board did not finish lifting "
+        "within 7 s); press CLEAR FAULT to go on"
+    ) == (
+        "non effacé, la cause est toujours là (DEADLINE : la carte n'a pas terminé (levée) en "
+        "7 s) ; press CLEAR FAULT to go on"
+    )
+    assert words("a sentence the table never says") == "a sentence the table never says"
+    too_long = "the table is busy (" + "x" * MATCHED_AT_MOST + ")"
+    assert words(too_long) == too_long  # shown as it comes, never matched
+    assert TableWords("en")("the table is busy (shuffling)") == "the table is busy (shuffling)"
