@@ -42,6 +42,13 @@ def register(subparsers: Any) -> None:
         help="enable the service but do not (re)start it now",
     )
     parser.add_argument(
+        "--no-kiosk",
+        dest="kiosk",
+        action="store_false",
+        help="do not enable the dealer's view on the table's display (mjtable-kiosk.service: "
+        "cage and Chromium), even when [station] names kiosk_user",
+    )
+    parser.add_argument(
         "--exec",
         dest="exec_path",
         type=Path,
@@ -62,6 +69,7 @@ def _install(args: argparse.Namespace) -> int:
             exec_path=args.exec_path,
             dry_run=args.dry_run,
             start=args.start,
+            kiosk=args.kiosk,
         )
     except StepFailed as exc:
         print(f"mjtable install: {exc}", file=sys.stderr)

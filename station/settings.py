@@ -31,3 +31,5 @@ class StationSettings(Protocol):
     def key(self) -> str | None: ...
     @property
     def language(self) -> Literal["en", "fr"]: ...  # the pages' language unless one is chosen
+    @property
+    def kiosk_user(self) -> str | None: ...  # the table's display's browser (web/kiosk.py)

@@ -32,6 +32,12 @@ class StationSection(Section):
         default="en",
         description="the pages' language (en or fr) until a browser chooses one on the page",
     )
+    kiosk_user: str | None = Field(
+        default=None,
+        pattern=r"^[a-z_][a-z0-9_-]{0,31}$",
+        description="the user the table's display runs its browser as (mjtable-kiosk.service): "
+        "its connections from this machine open the dealer's view without a token",
+    )
     cert: str | None = Field(default=None, description="an absolute path to a certificate (PEM)")
     key: str | None = Field(
         default=None, validate_default=True, description="an absolute path to its key (PEM)"

@@ -44,6 +44,7 @@ from controller.service.install_files import (
     DROPIN_DIR,
     EXAMPLE_CONFIG,
     GATEWAY_UNIT,
+    KIOSK_UNIT,
     RULES,
     STATION_UNIT,
     SYSUSERS,
@@ -53,6 +54,7 @@ from controller.service.install_files import (
     InstallError,
     board_dropin,
     network_dropin,
+    render_kiosk,
     render_rules,
     render_unit,
 )
@@ -68,6 +70,7 @@ __all__ = [
     "DROPIN",
     "DROPIN_DIR",
     "GATEWAY_UNIT",
+    "KIOSK_UNIT",
     "RULES",
     "STATION_UNIT",
     "SYSUSERS",
@@ -87,6 +90,9 @@ SYSTEMD_RUNNING = Path("/run/systemd/system")
 _SERVICE = "mjtable.service"
 _GATEWAY = "mjtable-gateway.service"
 _STATION = "mjtable-station.service"
+_KIOSK = "mjtable-kiosk.service"
+#: the station's addresses the kiosk's browser reaches on loopback (its login needs loopback)
+_LOOPBACK_HOSTS = ("127.0.0.1", "0.0.0.0", "::", "::1", "localhost")
 #: the drop-in that gives the gateway the API's full role, when it forwards dealt states
 GATEWAY_FULL_ROLE = Path("etc/systemd/system/mjtable-gateway.service.d/full-role.conf")
 FULL_ROLE_DROPIN = (
@@ -212,11 +218,40 @@ def _sealing_notes(root: Path, key: object, program: Path) -> list[str]:
     return []
 
 
-def _steps(*, start: bool, gateway: bool, station: bool = False) -> list[Step]:
+def _kiosk(config: dict[str, object], wanted: bool, report: InstallReport) -> tuple[str, str]:
+    """The kiosk's user and the station's address it opens; a note when it is not enabled
+    (the user is "" then)."""
+    section = _section(config, "station")
+    user = section.get("kiosk_user")
+    host, port = section.get("host", "127.0.0.1"), section.get("port", 8080)
+    scheme = "https" if section.get("cert") else "http"
+    url = f"{scheme}://127.0.0.1:{port}/kiosk"
+    why = None
+    if not wanted:
+        why = "--no-kiosk was given"
+    elif not isinstance(user, str):
+        why = "the configuration's [station] names no kiosk_user (docs/web.md)"
+    elif host not in _LOOPBACK_HOSTS or port == 0:
+        why = (
+            f"the station listens on {host}:{port}, which the display's browser cannot reach on "
+            "this machine's loopback: give [station] host 127.0.0.1 or 0.0.0.0 and a port"
+        )
+    if why is not None:
+        report.notes.append(f"{_KIOSK} is installed but not enabled: {why}")
+        return "", url
+    return str(user), url
+
+
+def _steps(*, start: bool, gateway: bool, station: bool = False, kiosk: bool = False) -> list[Step]:
     """The commands that make the files take effect, in the order that works: the group
     before udev uses it, the rule before the service opens the board, the units last (the
-    gateway's and the station's with their sections)."""
-    units = (_SERVICE, *((_GATEWAY,) if gateway else ()), *((_STATION,) if station else ()))
+    gateway's, the station's and the display's with their sections)."""
+    units = (
+        _SERVICE,
+        *((_GATEWAY,) if gateway else ()),
+        *((_STATION,) if station else ()),
+        *((_KIOSK,) if kiosk else ()),
+    )
     steps = [
         Step(("systemd-sysusers", f"/{SYSUSERS}"), "the user and group mjtable"),
         Step(("chgrp", CONFIG_GROUP, f"/{CONFIG}"), "the configuration for its readers alone"),
@@ -271,6 +306,7 @@ def install(
     source: Path | None = None,
     dry_run: bool = False,
     start: bool = True,
+    kiosk: bool = True,
     commands: bool | None = None,
     runner: Runner | None = None,
 ) -> InstallReport:
@@ -315,6 +351,8 @@ def install(
     section = _section(config, "gateway")
     full_role = gateway and "rules_layer" in section
     station = "station" in config
+    kiosk_user, kiosk_url = _kiosk(config, kiosk and station, report) if station else ("", "")
+    kiosk_template = (src / _KIOSK).read_text(encoding="utf-8")
     changes = [
         FileChange(CONFIG, example, keep=True, mode=0o640),
         FileChange(SYSUSERS, (src / "mjtable.sysusers").read_text(encoding="utf-8")),
@@ -325,6 +363,10 @@ def install(
         ),
         FileChange(
             STATION_UNIT, render_unit((src / _STATION).read_text(encoding="utf-8"), program)
+        ),
+        FileChange(
+            KIOSK_UNIT,
+            render_kiosk(kiosk_template, kiosk_user, kiosk_url) if kiosk_user else kiosk_template,
         ),
         FileChange(
             GATEWAY_FULL_ROLE,
@@ -362,7 +404,7 @@ def install(
             f"{_STATION} is installed but not enabled: the configuration has no [station] "
             "section (docs/web.md)"
         )
-    steps = _steps(start=start, gateway=gateway, station=station)
+    steps = _steps(start=start, gateway=gateway, station=station, kiosk=bool(kiosk_user))
     if live:
         execute = Recorder() if dry_run else runner if runner is not None else run_command
         for number, step in enumerate(steps):

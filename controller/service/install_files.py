@@ -29,6 +29,10 @@ RULES = Path("etc/udev/rules.d/99-mjtable.rules")
 UNIT = Path("etc/systemd/system/mjtable.service")
 GATEWAY_UNIT = Path("etc/systemd/system/mjtable-gateway.service")
 STATION_UNIT = Path("etc/systemd/system/mjtable-station.service")
+KIOSK_UNIT = Path("etc/systemd/system/mjtable-kiosk.service")
+#: What the kiosk's unit template says, replaced by the configuration's (render_kiosk).
+KIOSK_USER = "User=mjtable-kiosk"
+KIOSK_URL = "http://127.0.0.1:8080/kiosk"
 DROPIN_DIR = Path("etc/systemd/system/mjtable.service.d")
 DROPIN = DROPIN_DIR / "network.conf"
 """The drop-in for a board on the network."""
@@ -92,6 +96,13 @@ def render_unit(template: str, exec_path: Path) -> str:
     if DEFAULT_EXEC not in template:
         raise InstallError(f"the unit template has no ExecStart={DEFAULT_EXEC} line to adapt")
     return template.replace(DEFAULT_EXEC, text)
+
+
+def render_kiosk(template: str, user: str, url: str) -> str:
+    """The kiosk's unit run as ``user`` on the station's ``url``."""
+    if KIOSK_USER not in template or KIOSK_URL not in template:
+        raise InstallError("the kiosk's unit template has no User= or address line to adapt")
+    return template.replace(KIOSK_USER, f"User={user}").replace(KIOSK_URL, url)
 
 
 def network_dropin(port: str) -> tuple[str, str | None]:

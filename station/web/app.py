@@ -1,7 +1,8 @@
 """The page's application: its routes and handlers (aiohttp), run by server.py's thread.
 
 Routes: ``GET /`` the technicians' page, ``GET /dealer`` the dealer's view (dealer.py),
-``GET/POST /login``, ``POST /logout``, ``GET /language/{fr,en}`` (the language switch),
+``GET/POST /login``, ``POST /logout``, ``GET /kiosk`` (the table's own display: a dealer's
+session without a token, kiosk.py), ``GET /language/{fr,en}`` (the language switch),
 ``POST /press`` and ``POST /throw`` (the roles that command: a touch button, the dice thrown
 by hand), ``POST /diag`` and ``POST /bundle`` (technician: the checks, the support bundle to
 download), ``GET /events`` (server-sent events: the page's sections whenever the view
@@ -31,6 +32,7 @@ from station.web.auth import LoginLimiter, Session, Sessions, role_of, same
 from station.web.bundle import Bundle, BundleError
 from station.web.dealer import Answer, TableActions, Words, parse_dice, parse_press
 from station.web.diag import DiagReport
+from station.web.kiosk import is_kiosk
 from station.web.page import Renderer, TableInfo, Viewer, context
 
 log = logging.getLogger("mjtable.station.web")
@@ -101,6 +103,7 @@ class PageApp:
         app.router.add_post("/press", self.press)
         app.router.add_post("/throw", self.throw)
         app.router.add_get("/login", self.login_form)
+        app.router.add_get("/kiosk", self.kiosk)
         app.router.add_get("/language/{lang}", self.choose_language)
         app.router.add_post("/login", self.login)
         app.router.add_post("/logout", self.logout)
@@ -255,6 +258,27 @@ class PageApp:
         back = request.query.get("next", "/")
         response = _see_other(back if back in ("/", "/dealer", "/login") else "/")
         self._cookie(response, LANG_COOKIE, lang, 365 * 24 * 3600)
+        return response
+
+    async def kiosk(self, request: web.Request) -> web.StreamResponse:
+        """The table's own display: a dealer's session for the kiosk's browser (kiosk.py)."""
+        _ = self.words(request)
+        peer = request.transport.get_extra_info("peername") if request.transport else None
+        own = request.transport.get_extra_info("sockname") if request.transport else None
+        user = self.settings.kiosk_user
+        if not is_kiosk(user, peer[:2] if peer else None, own[:2] if own else None):
+            log.warning("the kiosk's login was refused to %s", request.remote)
+            raise web.HTTPForbidden(
+                text=_(
+                    "the kiosk's login is for the table's own display (its browser, run by "
+                    "mjtable-kiosk.service as [station] kiosk_user); log in with a token: /login"
+                )
+            )
+        session = self.sessions.open("dealer", self.clock())
+        self.wake()
+        log.info("the dealer's view: the table's display logged in (%s)", user)
+        response = _see_other("/dealer")
+        self._cookie(response, SESSION_COOKIE, session.sid, int(self.sessions.lifetime_s))
         return response
 
     async def login_form(self, request: web.Request) -> web.StreamResponse:

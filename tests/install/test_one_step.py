@@ -19,6 +19,7 @@ from controller.service.commands import Recorder, run_command
 from controller.service.install import (
     CONFIG,
     GATEWAY_UNIT,
+    KIOSK_UNIT,
     RULES,
     STATION_UNIT,
     SYSUSERS,
@@ -203,3 +204,52 @@ def test_the_current_link_of_versioned_virtualenvs(
     again = install(root)
     assert again.action_for(UNIT).what == "unchanged"
     assert not any("points at" in n for n in again.notes)
+
+
+KIOSK_SECTION = (
+    '[station]\nhost = "0.0.0.0"\nport = 8090\nkiosk_user = "croupier"\n'
+    f'tokens = {{ technician = "sha256:{"0" * 64}" }}\n'
+)
+
+
+def test_the_tables_display_is_enabled_with_its_user_unless_no_kiosk(tmp_path: Path) -> None:
+    config = tmp_path / CONFIG
+    config.parent.mkdir(parents=True)
+    config.write_text((UDEV / "config.example.toml").read_text() + "\n" + KIOSK_SECTION)
+    recorder = Recorder()
+    report = install(tmp_path, exec_path=PROGRAM, commands=True, runner=recorder, start=False)
+    assert recorder.commands[-1] == (
+        "systemctl",
+        "enable",
+        "mjtable.service",
+        STATION_UNIT.name,
+        KIOSK_UNIT.name,
+    )
+    assert not any("mjtable-kiosk.service is installed but not enabled" in n for n in report.notes)
+    options = unit_options((tmp_path / KIOSK_UNIT).read_text())["Service"]
+    assert options["User"] == ["croupier"]
+    (started,) = options["ExecStart"]
+    assert started.startswith("/usr/bin/cage -s -- /usr/bin/chromium --kiosk ")
+    assert started.endswith(" http://127.0.0.1:8090/kiosk")
+
+    recorder = Recorder()
+    report = install(
+        tmp_path, exec_path=PROGRAM, commands=True, runner=recorder, start=False, kiosk=False
+    )
+    assert recorder.commands[-1] == ("systemctl", "enable", "mjtable.service", STATION_UNIT.name)
+    assert "mjtable-kiosk.service is installed but not enabled: --no-kiosk was given" in (
+        report.notes
+    )
+    assert run(["install", "--prefix", str(tmp_path), "--exec", str(PROGRAM), "--no-kiosk"]) == 0
+
+
+def test_the_display_needs_the_station_on_loopback(tmp_path: Path) -> None:
+    config = tmp_path / CONFIG
+    config.parent.mkdir(parents=True)
+    section = KIOSK_SECTION.replace('"0.0.0.0"', '"192.0.2.7"')
+    config.write_text((UDEV / "config.example.toml").read_text() + "\n" + section)
+    recorder = Recorder()
+    report = install(tmp_path, exec_path=PROGRAM, commands=True, runner=recorder, start=False)
+    assert KIOSK_UNIT.name not in recorder.commands[-1]
+    (note,) = [n for n in report.notes if n.startswith("mjtable-kiosk.service")]
+    assert "listens on 192.0.2.7:8090" in note and "127.0.0.1 or 0.0.0.0" in note

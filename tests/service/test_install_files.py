@@ -20,7 +20,7 @@ import pytest
 
 from controller.service.config import load_config
 from controller.service.install import DEFAULT_EXEC, render_unit, source_dir
-from controller.service.install_files import render_rules
+from controller.service.install_files import InstallError, render_kiosk, render_rules
 from tests.support.install_files import Token, check_rules, rule_tokens, unit_options
 from tests.support.programs import need
 
@@ -289,3 +289,24 @@ def test_example_config_is_valid() -> None:
 
 def test_source_dir_is_this_folder() -> None:
     assert source_dir() == UDEV
+
+
+def test_the_displays_unit_is_accepted_by_systemd(tmp_path: Path) -> None:
+    """mjtable-kiosk.service as `mjtable install` renders it: systemd reads it without a word
+    about it (cage and Chromium must exist: systemd checks ExecStart's program)."""
+    analyze = need("systemd-analyze")
+    need("cage")
+    need("chromium")
+    template = (UDEV / "mjtable-kiosk.service").read_text(encoding="utf-8")
+    unit = tmp_path / "mjtable-kiosk.service"
+    unit.write_text(render_kiosk(template, "root", "http://127.0.0.1:8090/kiosk"))
+    done = subprocess.run(
+        [analyze, "verify", str(unit)], capture_output=True, text=True, check=False, timeout=120
+    )
+    mentions = [line for line in done.stderr.splitlines() if "mjtable-kiosk.service" in line]
+    assert done.returncode == 0 and mentions == [], done.stderr
+    options = unit_options(unit.read_text())["Service"]
+    assert options["User"] == ["root"] and options["PAMName"] == ["login"]
+    assert options["ExecStart"][0].endswith(" http://127.0.0.1:8090/kiosk")
+    with pytest.raises(InstallError, match="no User= or address line"):
+        render_kiosk("[Service]\nExecStart=/bin/true\n", "root", "http://127.0.0.1:1/kiosk")

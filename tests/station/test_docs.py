@@ -11,8 +11,10 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "web.md"
 BASE = b'[table]\nnumber = 7\n[rules]\nprofile = "wenzhou"\n'
 
 
-def test_the_documented_section_is_valid() -> None:
-    (block,) = re.findall(r"```toml\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.S)
+def test_the_documented_sections_are_valid() -> None:
+    block, kiosk = re.findall(r"```toml\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.S)
+    shown = parse_config(BASE + kiosk.encode()).station
+    assert shown is not None and shown.kiosk_user == "mjtable-kiosk"
     config = parse_config(BASE + block.encode())
     web = config.station
     assert web is not None

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
+import pwd
 import socket
 import threading
 from collections.abc import Callable, Iterator
@@ -49,6 +51,7 @@ class Settings:
     cert: str | None = None
     key: str | None = None
     language: Literal["en", "fr"] = "en"
+    kiosk_user: str | None = None
 
 
 class Clock:
@@ -395,3 +398,29 @@ def test_a_port_in_use_is_an_error_in_words(tmp_path: Path) -> None:
             server.start()
     finally:
         taken.close()
+
+
+def test_the_tables_display_logs_in_as_the_kiosks_user_and_nobody_else(tmp_path: Path) -> None:
+    """GET /kiosk: this test's own connections are the configured kiosk user's (the kernel
+    says whose a loopback socket is), so they get the dealer's view; with another user, or no
+    kiosk user configured, they are refused in one line."""
+    me = pwd.getpwuid(os.getuid()).pw_name
+    one = serve(tmp_path, Settings(kiosk_user=me))
+    try:
+        display = one.client()
+        entered = display.get("/kiosk")
+        assert entered.status == 303 and entered.headers["Location"] == "/dealer"
+        view = display.get("/dealer")
+        assert view.status == 200 and '<strong id="role">dealer</strong>' in view.body
+        assert 'id="press-shuffle"' in view.body
+    finally:
+        one.server.stop()
+    for user in ("nobody", None):
+        other = serve(tmp_path, Settings(kiosk_user=user))
+        try:
+            refused = other.client().get("/kiosk")
+            assert refused.status == 403
+            assert refused.body.startswith("the kiosk's login is for the table's own display")
+            assert "mjtable_session" not in refused.headers.get("Set-Cookie", "")
+        finally:
+            other.server.stop()

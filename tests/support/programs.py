@@ -17,6 +17,8 @@ PACKAGES = {
     "systemd-analyze": "systemd",
     "systemd-sysusers": "systemd",
     "cc": "gcc",
+    "cage": "cage",
+    "chromium": "chromium",
 }
 
 
