@@ -159,10 +159,11 @@ def svg(picture: Picture | None, *, faces: bool, _: Callable[[str], str] = str) 
         if picture.joker:
             words += _(", joker turned at %(place)s") % {"place": picture.joker.label(_)}
         words += _("; faces shown.") if shown else _("; tiles drawn as backs.")
+    heading = _("The table seen from above")
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {size} {size}" '
         f'class="table-picture" role="img" aria-labelledby="picture-title picture-desc">',
-        f'<title id="picture-title">{escape(_("The table seen from above"))}</title>',
+        f'<title id="picture-title">{escape(heading)}</title>',
         f'<desc id="picture-desc">{escape(words)}</desc>',
         f'<rect class="felt" x="{MARGIN + DEPTH}" y="{MARGIN + DEPTH}" '
         f'width="{length}" height="{length}"/>',
