@@ -12,8 +12,9 @@ of where the sets are, runs its loop until a RESET asks for a restart. The table
 drives is TILES below.
 
 What fails at start leaves the board speaking the protocol (firmware/app.py's ``start``): a
-part that does not answer is a fault that names it, an exception while the HAL or the firmware
-is made runs the last resort (FAULT INTERNAL 0xEF and the exception's line on the link). Only
+part that does not answer is a fault that names it, an exception while the HAL (or its module,
+hal/rp2.py) or the firmware is made runs the last resort (FAULT INTERNAL 0xEF and the
+exception's line on the link, through hal/rp2link.py alone). Only
 when the firmware's own files do not load (a file missing, ``.mpy`` files of another
 MicroPython, no memory) can nothing speak: ``cannot_load`` prints why on the console, keeps the
 boot window, then lets the watchdog restart the board, which tries again. This file imports
@@ -101,14 +102,16 @@ def main() -> None:
     try:
         from firmware.app import start
         from firmware.config import BoardConfig
-        from firmware.hal.rp2 import Rp2Hal, Rp2Link  # the board's own (machine) load only here
+        from firmware.hal.rp2link import Rp2Link  # the board's own (machine) load only here
     except Exception as exc:  # a file missing, .mpy of another MicroPython, no memory
         cannot_load(exc, sleep_ms)
         return
     error: BaseException | None = None
     try:
+        from firmware.hal.rp2 import Rp2Hal
+
         hal: Hal = Rp2Hal()
-    except Exception as exc:  # the HAL itself: the last resort speaks through the link alone
+    except Exception as exc:  # the HAL or its module: the last resort speaks through the link
         error = exc
         try:
             hal = Rp2Link()

@@ -14,7 +14,7 @@ import os
 import time
 time.sleep_ms(150)  # the USB console is up after about 107 ms
 from protocol import framing
-from firmware.hal.rp2 import use_native_crc
+from firmware.hal.rp2link import use_native_crc
 print("table", framing.CRC_IMPLEMENTATION)
 print("native", use_native_crc(), framing.CRC_IMPLEMENTATION)
 data = os.urandom(120)

@@ -46,7 +46,8 @@ gc.collect()
 boot = gc.mem_free()
 from firmware.app import start
 from firmware.config import BoardConfig
-from firmware.hal.rp2 import Rp2Hal, Rp2Link
+from firmware.hal.rp2 import Rp2Hal
+from firmware.hal.rp2link import Rp2Link
 gc.collect()
 free = gc.mem_free()
 with open("/heap.txt", "w") as f:

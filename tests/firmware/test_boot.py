@@ -5,7 +5,6 @@ manifest the flasher wrote (firmware/buildinfo.py)."""
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import sys
 import time
@@ -27,6 +26,7 @@ from firmware.status import board_status
 from protocol import codes
 from protocol import messages as m
 from tests.firmware import fake_machine
+from tests.firmware.pico import forget_pico, import_pico
 from tests.firmware.rig import connected
 
 # --- the boot window -------------------------------------------------------------------------
@@ -65,18 +65,11 @@ def test_a_ctrl_c_in_the_window_keeps_the_watchdog_off(capsys: pytest.CaptureFix
 @pytest.fixture
 def pico(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> object:
     """firmware.hal.rp2 over the stand-in machine module, its store and manifest in tmp_path."""
-    monkeypatch.setitem(sys.modules, "machine", fake_machine)
-    monkeypatch.setattr(time, "ticks_ms", lambda: 1000, raising=False)
-    monkeypatch.setattr(time, "ticks_diff", lambda a, b: a - b, raising=False)
-    monkeypatch.setattr(time, "sleep_ms", lambda ms: None, raising=False)
-    monkeypatch.delitem(sys.modules, "firmware.hal.rp2", raising=False)
-    rp2 = importlib.import_module("firmware.hal.rp2")
-    monkeypatch.setattr(rp2, "MANIFEST", str(tmp_path / "manifest.json"))
+    rp2 = import_pico(monkeypatch, lambda: 1000, tmp_path / "manifest.json")
     original = rp2.Rp2Hal
     monkeypatch.setattr(rp2, "Rp2Hal", lambda: original(store_dir=str(tmp_path)))
-    fake_machine.reset_state()
     yield rp2
-    monkeypatch.delitem(sys.modules, "firmware.hal.rp2", raising=False)
+    forget_pico()
 
 
 def test_main_interrupted_in_the_window_never_starts_the_watchdog(

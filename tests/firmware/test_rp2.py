@@ -5,11 +5,8 @@ its HAL (firmware/hal/rp2.py) built on a stand-in ``machine`` module
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import math
-import sys
-import time
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,6 +34,7 @@ from firmware.hal import (
 from firmware.hal.mechanics import NOMINAL_MA, STALL
 from protocol import codes
 from tests.firmware import fake_machine
+from tests.firmware.pico import forget_pico, import_pico
 
 CLOCK = [0]
 
@@ -45,14 +43,8 @@ CLOCK = [0]
 def rp2() -> Iterator[ModuleType]:
     """firmware.hal.rp2 imported over the stand-in machine module and a ticking clock."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setitem(sys.modules, "machine", fake_machine)
-        mp.setattr(time, "ticks_ms", lambda: CLOCK[0], raising=False)
-        mp.setattr(time, "ticks_diff", lambda a, b: a - b, raising=False)
-        mp.setattr(time, "sleep_ms", lambda ms: None, raising=False)
-        sys.modules.pop("firmware.hal.rp2", None)
-        module = importlib.import_module("firmware.hal.rp2")
-        yield module
-        sys.modules.pop("firmware.hal.rp2", None)
+        yield import_pico(mp, lambda: CLOCK[0])
+        forget_pico()
 
 
 @pytest.fixture

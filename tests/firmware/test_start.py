@@ -5,7 +5,6 @@ exception's line), and files that do not load leave the watchdog to restart the 
 
 from __future__ import annotations
 
-import importlib
 import sys
 import time
 from collections.abc import Iterator
@@ -24,6 +23,7 @@ from firmware.lastresort import LINE_MAX, LastResort, error_line
 from protocol import codes
 from protocol import messages as m
 from tests.firmware import fake_machine
+from tests.firmware.pico import forget_pico, import_pico
 from tests.firmware.rig import connected, fault_writes, faults, refusal, step_until_moving
 
 INPUT, OUTPUT = 0x20, 0x21
@@ -119,16 +119,8 @@ def test_a_part_that_stops_answering_in_a_motion_stops_it_first() -> None:
 @pytest.fixture
 def rp2(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[object]:
     """firmware.hal.rp2 over the stand-in machine module."""
-    monkeypatch.setitem(sys.modules, "machine", fake_machine)
-    monkeypatch.setattr(time, "ticks_ms", lambda: 1000, raising=False)
-    monkeypatch.setattr(time, "ticks_diff", lambda a, b: a - b, raising=False)
-    monkeypatch.setattr(time, "sleep_ms", lambda ms: None, raising=False)
-    monkeypatch.delitem(sys.modules, "firmware.hal.rp2", raising=False)
-    fake_machine.reset_state()
-    module = importlib.import_module("firmware.hal.rp2")
-    monkeypatch.setattr(module, "MANIFEST", str(tmp_path / "manifest.json"))
-    yield module
-    monkeypatch.delitem(sys.modules, "firmware.hal.rp2", raising=False)
+    yield import_pico(monkeypatch, lambda: 1000, tmp_path / "manifest.json")
+    forget_pico()
 
 
 @pytest.mark.parametrize("address", [INPUT, OUTPUT])
@@ -249,9 +241,26 @@ def test_main_runs_the_last_resort_on_the_link_alone_when_the_hal_fails(
     )
     firmware_main.main()
     ((hal, error),) = started
-    assert isinstance(hal, rp2.Rp2Link)  # type: ignore[attr-defined]
+    assert isinstance(hal, sys.modules["firmware.hal.rp2link"].Rp2Link)
     assert isinstance(error, RuntimeError)
     assert fake_machine.pins[15].value() == 0  # the drivers' enable line held low
+
+
+def test_main_runs_the_last_resort_when_the_hals_module_does_not_load(
+    rp2: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """hal/rp2.py itself cannot load (an .mpy refused, no memory for it): the link, which is a
+    module of its own, still carries the last resort's words."""
+    monkeypatch.setitem(sys.modules, "firmware.hal.rp2", None)  # its import fails
+    monkeypatch.setattr(time, "sleep_ms", Sleeps(10**9, Hung), raising=False)
+    started: list[tuple[object, BaseException | None]] = []
+    monkeypatch.setattr(
+        firmware.app, "start", lambda hal, config, error: started.append((hal, error))
+    )
+    firmware_main.main()
+    ((hal, error),) = started
+    assert isinstance(hal, sys.modules["firmware.hal.rp2link"].Rp2Link)
+    assert isinstance(error, ImportError)
 
 
 def test_main_lets_the_watchdog_restart_a_board_whose_files_do_not_load(
