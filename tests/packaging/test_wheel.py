@@ -30,6 +30,7 @@ DEV_ONLY = {
 #: CPython (each test run proves they still fail, and that every other module imports).
 BOARD_ONLY = {
     "firmware.hal.rp2": "the reference board's HAL: machine, rp2, time.ticks_ms",
+    "firmware.hal.rp2link": "the Pico's link: machine, time.sleep_ms",
     "firmware.hal.rp2crc": "the frames' CRC in the Pico's machine code: micropython.viper",
 }
 #: What the wheel carries as data files (PREFIX/share/mjtable/udev: mjtable install reads them).
