@@ -1,14 +1,17 @@
-"""The station's words in English and French: gettext catalogues, read with Babel.
+"""The station's words in English and French: gettext catalogues.
 
 English is the source: each message's id is its English words, and ``station/locale/fr.po``
-gives the French (Babel's PO format, the one translators' tools read). The catalogue is read
-at the first use of a language and compiled in memory (no ``.mo`` file to keep in step). A
+gives the French (the PO format translators' tools read). The running station reads its
+compiled twin, ``fr.mo``, with Python's own ``gettext``; Babel, a development tool, extracts
+the words from the sources and compiles the catalogue (``python -m station.lang``), and is
+never loaded by the running station (its 36 MB of locale data stay off the table's Pi). A
 word with no translation is shown in English, never as nothing; tests/station/test_lang.py
-fails on any word of the pages, the panel's patterns or the table's states that the French
-catalogue lacks, and on any it keeps that nothing uses any more.
+fails on any word of the pages or of the table's that the French catalogue lacks, on any it
+keeps that nothing uses any more, and on a ``fr.mo`` that is not ``fr.po`` compiled.
 
-    python -m station.lang         the catalogue made again from the sources: new words added
-                                   (untranslated), gone ones dropped, the translations kept
+    python -m station.lang         the catalogue made again from the sources (new words added
+                                   untranslated, gone ones dropped, the translations kept),
+                                   then compiled into fr.mo
 
 The words the pages show come from three places: the templates (``_("...")``), the
 station's Python (marked ``N_("...")`` where they are written, translated where shown), and
@@ -26,14 +29,12 @@ import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal, get_args
-
-from babel.messages.catalog import Catalog
-from babel.messages.extract import extract_from_dir
-from babel.messages.mofile import write_mo
-from babel.messages.pofile import read_po, write_po
+from typing import TYPE_CHECKING, Literal, get_args
 
 from controller.api.messages import PANEL_PATTERNS, state_names, table_sentences
+
+if TYPE_CHECKING:
+    from babel.messages.catalog import Catalog
 
 #: The languages of the pages, the first the default.
 Language = Literal["en", "fr"]
@@ -64,12 +65,20 @@ def translations(lang: Language) -> gettext.NullTranslations:
     """The words of ``lang``; English is the source and needs none."""
     if lang == "en":
         return gettext.NullTranslations()
+    with (LOCALE / f"{lang}.mo").open("rb") as mo:
+        return gettext.GNUTranslations(mo)
+
+
+def compiled(lang: Language) -> bytes:
+    """``LANG.po`` compiled, as ``LANG.mo`` must hold it (development: Babel)."""
+    from babel.messages.mofile import write_mo
+    from babel.messages.pofile import read_po
+
     with (LOCALE / f"{lang}.po").open("rb") as po:
         catalog = read_po(po, locale=lang)
-    compiled = io.BytesIO()
-    write_mo(compiled, catalog)
-    compiled.seek(0)
-    return gettext.GNUTranslations(compiled)
+    out = io.BytesIO()
+    write_mo(out, catalog)
+    return out.getvalue()
 
 
 #: The longest words of the table matched against its sentences (characters): the table's
@@ -142,7 +151,10 @@ def table_words() -> Iterator[str]:
 
 
 def source_words() -> Catalog:
-    """Every word of the pages, as a catalogue without translations."""
+    """Every word of the pages, as a catalogue without translations (development: Babel)."""
+    from babel.messages.catalog import Catalog
+    from babel.messages.extract import extract_from_dir
+
     template = Catalog(project="mjtable", msgid_bugs_address="", fuzzy=False)
     for filename, lineno, message, comments, _context in extract_from_dir(
         ROOT,
@@ -160,14 +172,22 @@ def source_words() -> Catalog:
 
 
 def update(lang: Language = "fr") -> Catalog:
-    """``station/locale/LANG.po`` made again from the sources, its translations kept."""
+    """``station/locale/LANG.po`` made again from the sources, its translations kept, and
+    compiled into ``LANG.mo`` (development: Babel)."""
+    from babel.messages.pofile import read_po, write_po
+
     path = LOCALE / f"{lang}.po"
     with path.open("rb") as po:
         catalog = read_po(po, locale=lang)
+    created = catalog.creation_date  # kept: a run that changes no word changes no byte
     catalog.update(source_words(), no_fuzzy_matching=True)
+    catalog.creation_date = catalog.revision_date = created
+    catalog.last_translator = catalog.language_team = "the mjtable project"
+    catalog.msgid_bugs_address = "the mjtable project"
     catalog.obsolete.clear()
     with path.open("wb") as po:
         write_po(po, catalog, width=100, omit_header=False, sort_output=False)
+    (LOCALE / f"{lang}.mo").write_bytes(compiled(lang))
     return catalog
 
 

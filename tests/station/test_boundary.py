@@ -11,7 +11,8 @@ from pathlib import Path
 from tests.gateway.test_boundary import ALLOWED_OTHERS, ALLOWED_OURS, imports
 
 STATION = Path(__file__).resolve().parents[2] / "station"
-#: the web library, its templates, and the words' catalogues (station/lang.py)
+#: the web library and its templates; Babel, imported by station/lang.py's development
+#: functions alone (tests/station/test_lang.py: the running station never loads it)
 WEB_LIBRARIES = {"aiohttp", "jinja2", "markupsafe", "babel"}
 
 

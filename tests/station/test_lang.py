@@ -5,6 +5,8 @@ shows no English word of the catalogue."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from html import unescape
 
@@ -12,7 +14,15 @@ import pytest
 from babel.messages.pofile import read_po
 
 from controller.cycle.reports import ButtonEvent
-from station.lang import LOCALE, MATCHED_AT_MOST, TableWords, source_words, translations
+from station.lang import (
+    LOCALE,
+    MATCHED_AT_MOST,
+    ROOT,
+    TableWords,
+    compiled,
+    source_words,
+    translations,
+)
 from station.picture import picture_of
 from station.view import TableView
 from station.web.page import Renderer, TableInfo, Viewer, context
@@ -167,3 +177,27 @@ def test_the_tables_sentences_are_translated_with_their_details() -> None:
     too_long = "the table is busy (" + "x" * MATCHED_AT_MOST + ")"
     assert words(too_long) == too_long  # shown as it comes, never matched
     assert TableWords("en")("the table is busy (shuffling)") == "the table is busy (shuffling)"
+
+
+def test_the_compiled_catalogue_is_the_po_file_compiled() -> None:
+    assert (LOCALE / "fr.mo").read_bytes() == compiled("fr"), "run python -m station.lang"
+
+
+def test_the_running_station_reads_its_words_without_babel() -> None:
+    """Babel (36 MB of locale data) is a development tool: the station, its pages in French,
+    never loads it."""
+    code = (
+        "import sys\n"
+        "from station.service import Station\n"
+        "from station.lang import TableWords, translations\n"
+        "assert translations('fr').gettext('State') == 'État'\n"
+        "assert TableWords('fr')('raising set A') == 'levée du jeu A'\n"
+        "from station.web.page import Renderer\n"
+        "Renderer()\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'babel'))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
