@@ -227,13 +227,8 @@ class Hung(Exception):
     """The board waits for its watchdog."""
 
 
-def test_main_runs_the_last_resort_on_the_link_alone_when_the_hal_fails(
-    rp2: object, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def broken(*args: object, **kwargs: object) -> object:
-        raise RuntimeError("PWM slice busy")
-
-    monkeypatch.setattr(rp2, "Rp2Hal", broken)
+def started_by_main(monkeypatch: pytest.MonkeyPatch) -> tuple[object, BaseException | None]:
+    """What main.py started the firmware with: the HAL and the error that made it the link's."""
     monkeypatch.setattr(time, "sleep_ms", Sleeps(10**9, Hung), raising=False)
     started: list[tuple[object, BaseException | None]] = []
     monkeypatch.setattr(
@@ -241,6 +236,17 @@ def test_main_runs_the_last_resort_on_the_link_alone_when_the_hal_fails(
     )
     firmware_main.main()
     ((hal, error),) = started
+    return hal, error
+
+
+def test_main_runs_the_last_resort_on_the_link_alone_when_the_hal_fails(
+    rp2: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: object, **kwargs: object) -> object:
+        raise RuntimeError("PWM slice busy")
+
+    monkeypatch.setattr(rp2, "Rp2Hal", broken)
+    hal, error = started_by_main(monkeypatch)
     assert isinstance(hal, sys.modules["firmware.hal.rp2link"].Rp2Link)
     assert isinstance(error, RuntimeError)
     assert fake_machine.pins[15].value() == 0  # the drivers' enable line held low
@@ -252,13 +258,7 @@ def test_main_runs_the_last_resort_when_the_hals_module_does_not_load(
     """hal/rp2.py itself cannot load (an .mpy refused, no memory for it): the link, which is a
     module of its own, still carries the last resort's words."""
     monkeypatch.setitem(sys.modules, "firmware.hal.rp2", None)  # its import fails
-    monkeypatch.setattr(time, "sleep_ms", Sleeps(10**9, Hung), raising=False)
-    started: list[tuple[object, BaseException | None]] = []
-    monkeypatch.setattr(
-        firmware.app, "start", lambda hal, config, error: started.append((hal, error))
-    )
-    firmware_main.main()
-    ((hal, error),) = started
+    hal, error = started_by_main(monkeypatch)
     assert isinstance(hal, sys.modules["firmware.hal.rp2link"].Rp2Link)
     assert isinstance(error, ImportError)
 
