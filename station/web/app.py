@@ -5,10 +5,11 @@ Routes: ``GET /`` the technicians' page, ``GET /dealer`` the dealer's view (deal
 session without a token, kiosk.py), ``GET /language/{fr,en}`` (the language switch),
 ``POST /press`` and ``POST /throw`` (the roles that command: a touch button, the dice thrown
 by hand), ``POST /diag`` and ``POST /bundle`` (technician: the checks, the support bundle to
-download), ``GET /events`` (server-sent events: the page's sections whenever the view
-changes), ``/static/``. Every POST carries the session's CSRF token (a form field or the
-``X-CSRF-Token`` header) and, when the browser sends one, an ``Origin`` of this host. Every
-answer is in the request's language (the page's choice, else the configuration's).
+download), ``GET /events`` (server-sent events: the sections of the page, or of the
+dealer's view with ``?view=dealer``, whenever the table's view changes), ``/static/``.
+Every POST carries the session's CSRF token (a form field or the ``X-CSRF-Token`` header)
+and, when the browser sends one, an ``Origin`` of this host. Every answer is in the request's
+language (the page's choice, else the configuration's).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from station.web.bundle import Bundle, BundleError
 from station.web.dealer import Answer, TableActions, Words, parse_dice, parse_press
 from station.web.diag import DiagReport
 from station.web.kiosk import is_kiosk
-from station.web.page import Renderer, TableInfo, Viewer, context
+from station.web.page import Renderer, TableInfo, View, Viewer, context
 
 log = logging.getLogger("mjtable.station.web")
 
@@ -149,8 +150,11 @@ class PageApp:
             may_command=session.may_command and self.actions is not None,
         )
 
-    def context(self, session: Session, request: web.Request) -> dict[str, object]:
-        return context(self.view.snapshot(), self.viewer(session), self.table, self.lang(request))
+    def context(
+        self, session: Session, request: web.Request, view: View = "page"
+    ) -> dict[str, object]:
+        snapshot, lang = self.view.snapshot(), self.lang(request)
+        return context(snapshot, self.viewer(session), self.table, lang, view)
 
     def _cookie(self, response: web.StreamResponse, name: str, value: str, age: int) -> None:
         response.set_cookie(
@@ -179,6 +183,15 @@ class PageApp:
         if not self._same_origin(request) or not same(given, session.csrf):
             raise web.HTTPForbidden(text=_("refused: this request did not come from the page"))
         return session
+
+    def _logged_in(self, role: str) -> web.Response:
+        """A new session of ``role``: its cookie, and on to its page (the dealer's view for
+        the dealer)."""
+        session = self.sessions.open(role, self.clock())
+        self.wake()  # a session the new one pushed out ends its live streams
+        response = _see_other("/dealer" if role == "dealer" else "/")
+        self._cookie(response, SESSION_COOKIE, session.sid, int(self.sessions.lifetime_s))
+        return response
 
     def _login_page(
         self, request: web.Request, message: str | None, status: int = 200
@@ -209,7 +222,8 @@ class PageApp:
         if session is None:
             raise web.HTTPSeeOther("/login")
         return web.Response(
-            text=self.renderer.dealer(self.context(session, request)), content_type="text/html"
+            text=self.renderer.dealer(self.context(session, request, "dealer")),
+            content_type="text/html",
         )
 
     async def press(self, request: web.Request) -> web.StreamResponse:
@@ -274,12 +288,8 @@ class PageApp:
                     "mjtable-kiosk.service as [station] kiosk_user); log in with a token: /login"
                 )
             )
-        session = self.sessions.open("dealer", self.clock())
-        self.wake()
         log.info("the dealer's view: the table's display logged in (%s)", user)
-        response = _see_other("/dealer")
-        self._cookie(response, SESSION_COOKIE, session.sid, int(self.sessions.lifetime_s))
-        return response
+        return self._logged_in("dealer")
 
     async def login_form(self, request: web.Request) -> web.StreamResponse:
         if self.session(request) is not None:
@@ -311,11 +321,8 @@ class PageApp:
             log.warning("the technicians' page refused a login from %s: unknown token", address)
             return self._login_page(request, _("That token is not valid for this table."), 401)
         self.limiter.succeeded(address)
-        session = self.sessions.open(role, self.clock())
-        self.wake()  # a session the new one pushed out ends its live streams
         log.info("the technicians' page: %s logged in from %s", role, address)
-        response = _see_other("/dealer" if role == "dealer" else "/")
-        self._cookie(response, SESSION_COOKIE, session.sid, int(self.sessions.lifetime_s))
+        response = self._logged_in(role)
         response.del_cookie(LOGIN_COOKIE, path="/")
         return response
 
@@ -370,6 +377,8 @@ class PageApp:
             raise web.HTTPServiceUnavailable(
                 text=_("too many live pages open on this table's page")
             )
+        asked = request.query.get("view", "page")
+        view: View = "dealer" if asked == "dealer" else "page"
         response = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"}
         )
@@ -388,7 +397,7 @@ class PageApp:
                 version = self.view.version
                 if version != last:
                     last = version
-                    ctx = self.context(session, request)
+                    ctx = self.context(session, request, view)
                     data = json.dumps({"sections": self.renderer.sections(ctx)})
                     await response.write(f"event: page\ndata: {data}\n\n".encode())
                     quiet_since = time.monotonic()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib.metadata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
@@ -23,8 +23,14 @@ from station.view import Snapshot
 from station.web.dealer import dealer_context
 from station.web.diag import DiagReport
 
-#: The sections a live update replaces, by name (the templates' macros).
-SECTIONS = ("summary", "picture", "counters", "versions", "faults", "now", "walls")
+#: The two views: the technicians' page and the dealer's view.
+View = Literal["page", "dealer"]
+#: Each view's sections a live update replaces, by name (the templates' macros): a live
+#: stream renders its own view's alone.
+SECTIONS: dict[View, tuple[str, ...]] = {
+    "page": ("summary", "picture", "counters", "versions", "faults"),
+    "dealer": ("now", "walls"),
+}
 #: HELLO keys shown as versions, in this order, with their labels.
 VERSION_KEYS = (
     ("firmware", N_("board firmware")),
@@ -91,18 +97,25 @@ def when(at: str | None) -> str:
 
 
 def context(
-    snapshot: Snapshot, viewer: Viewer, table: TableInfo, lang: Language = "en"
+    snapshot: Snapshot,
+    viewer: Viewer,
+    table: TableInfo,
+    lang: Language = "en",
+    view: View = "page",
 ) -> dict[str, Any]:
-    """Everything the sections read, the words made in Python in ``lang``."""
+    """Everything the sections of ``view`` read, the words made in Python in ``lang``; the
+    dealer's view draws the walls as tile backs, whatever the role."""
     words = translations(lang).gettext
     status = snapshot.status
     board: Mapping[str, Any] = (status.board or {}) if status is not None else {}
     faults = list(reversed(snapshot.faults))  # newest first
     versions = [(label, str(board[key])) for key, label in VERSION_KEYS if board.get(key)]
     picture = snapshot.picture
+    faces = viewer.faces and view == "page"
     return {
         "table": table,
         "lang": lang,
+        "view": view,
         "viewer": viewer,
         "status": status,
         "core_up": snapshot.core_connected,
@@ -112,9 +125,8 @@ def context(
         "versions": versions,
         "board": board,
         "picture": picture,
-        "svg": Markup(svg(picture, faces=viewer.faces, _=words)),  # built with html.escape
-        "faces_shown": viewer.faces and picture is not None and picture.faces is not None,
-        "backs": Markup(svg(picture, faces=False, _=words)),  # the dealer's view: backs only
+        "svg": Markup(svg(picture, faces=faces, _=words)),  # built with html.escape
+        "faces_shown": faces and picture is not None and picture.faces is not None,
         "tr": words,  # a language's gettext, for the Python the templates call
         **dealer_context(snapshot, words),
     }
@@ -137,7 +149,7 @@ class Renderer:
         return str(self._macro(ctx["lang"], name)(ctx))
 
     def sections(self, ctx: Mapping[str, Any]) -> dict[str, str]:
-        return {name: self.section(name, ctx) for name in SECTIONS}
+        return {name: self.section(name, ctx) for name in SECTIONS[ctx["view"]]}
 
     def page(self, ctx: Mapping[str, Any], diag: DiagReport | None = None) -> str:
         sections = {name: Markup(html) for name, html in self.sections(ctx).items()}

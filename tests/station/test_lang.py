@@ -103,9 +103,10 @@ def test_the_pages_in_french_show_no_english_word_of_the_catalogue(
 ) -> None:
     renderer = Renderer()
     viewer = Viewer(role, False, role == "technician", "csrf", role == "technician", True)
-    ctx = context(fed.snapshot(), viewer, TableInfo("7", "Table 7", "0.1.0"), "fr")
+    table = TableInfo("7", "Table 7", "0.1.0")
+    ctx = context(fed.snapshot(), viewer, table, "fr")
     page = text_of(renderer.page(ctx))
-    dealer = text_of(renderer.dealer(ctx))
+    dealer = text_of(renderer.dealer(context(fed.snapshot(), viewer, table, "fr", "dealer")))
     login = text_of(renderer.login(login_csrf="x", message=None, table=ctx["table"], lang="fr"))
     for shown in (page, dealer, login):
         assert english_left(shown) == []

@@ -277,10 +277,10 @@ def test_the_checks_reach_a_real_service(tmp_path: Path) -> None:
 class Stream:
     """The live stream of a logged-in client, read event by event."""
 
-    def __init__(self, web: Client) -> None:
+    def __init__(self, web: Client, path: str = "/events") -> None:
         self.conn = http.client.HTTPConnection("127.0.0.1", web.port, timeout=10)
         cookie = "; ".join(f"{k}={v}" for k, v in web.cookies.items())
-        self.conn.request("GET", "/events", headers={"Cookie": cookie})
+        self.conn.request("GET", path, headers={"Cookie": cookie})
         self.response = self.conn.getresponse()
         assert self.response.status == 200
         assert self.response.getheader("Content-Type") == "text/event-stream"
@@ -309,9 +309,9 @@ class Stream:
         self.conn.close()
 
 
-def stream_first_page(web: Client) -> dict[str, str]:
-    """The first event of the live stream: the page's sections."""
-    stream = Stream(web)
+def stream_first_page(web: Client, path: str = "/events") -> dict[str, str]:
+    """The first event of the live stream: the page's sections (``path``: its view's)."""
+    stream = Stream(web, path)
     try:
         return stream.page()
     finally:
@@ -324,11 +324,13 @@ def test_the_live_stream_sends_the_sections(served: Served) -> None:
     web.login(VIEWER)
     served.view.fault(fault())
     served.view.set_status(status("fault", fault()))
+    dealer = stream_first_page(web, "/events?view=dealer")  # the dealer's view: its own
+    assert set(dealer) == {"now", "walls"}
+    assert "Only a technician can clear a fault" in dealer["now"]
+    assert "Call a technician: the fault is cleared with their CLEAR FAULT key." in dealer["now"]
+    assert "&lt;now&gt;" in dealer["now"] and "<now>" not in dealer["now"]
     sections = stream_first_page(web)
-    assert set(sections) == {"summary", "picture", "counters", "versions", "faults", "now", "walls"}
-    assert "Only a technician can clear a fault" in sections["now"]  # the dealer's view
-    assert "Call a technician: the fault is cleared with their CLEAR FAULT key." in sections["now"]
-    assert "&lt;now&gt;" in sections["now"] and "<now>" not in sections["now"]
+    assert set(sections) == {"summary", "picture", "counters", "versions", "faults"}
     assert "ESTOP" in sections["summary"] and "release the emergency stop" in sections["summary"]
     assert "&lt;now&gt;" in sections["faults"] and "<now>" not in sections["faults"]
     served.view.cleared(FaultClearedEvent(at="2026-11-30T20:47:00.000Z", state="idle"))

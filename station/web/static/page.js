@@ -13,7 +13,8 @@
   }
 
   if (window.EventSource) {
-    const source = new EventSource("/events");
+    // the sections of this view alone (the technicians' page or the dealer's view)
+    const source = new EventSource("/events?view=" + encodeURIComponent(words.view || "page"));
     source.addEventListener("page", function (message) {
       const data = JSON.parse(message.data);
       for (const [name, html] of Object.entries(data.sections)) {
