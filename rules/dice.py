@@ -29,7 +29,8 @@ from rules.words import SEAT_INDEX, SEATS, Seat, seat_at
 
 Purpose = Literal["wall", "breach", "order", "tie"]
 
-_PURPOSE_TEXT: dict[str, str] = {
+#: What each throw is for, in words (a throw request's ``purpose``)
+PURPOSE_TEXT: dict[str, str] = {
     "wall": "the designated wall",
     "breach": "the breach",
     "order": "the single-die round",
@@ -53,7 +54,7 @@ class ThrowRequest(BaseModel):
     purpose: Purpose
 
     def describe(self) -> str:
-        return f"{self.by} throws {_n_dice(self.count)} for {_PURPOSE_TEXT[self.purpose]}"
+        return f"{self.by} throws {_n_dice(self.count)} for {PURPOSE_TEXT[self.purpose]}"
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,11 @@ keeps that nothing uses any more, and on a ``fr.mo`` that is not ``fr.po`` compi
 
 The words the pages show come from three places: the templates (``_("...")``), the
 station's Python (marked ``N_("...")`` where they are written, translated where shown), and
-the table's own words the station shows as they come (the panel's patterns and the states'
-names, listed by :func:`table_words`; what else the table says, its faults' and refusals'
-details, is shown as the table words it).
+the table's own words the station shows as they come, listed by :func:`table_words`: the
+panel's patterns, the states' names, what each throw is for, and the sentences the controller
+makes with details (its refusals, its faults, what a press starts), which :class:`TableWords`
+matches and translates with their details; anything else (the board's own fault words) is
+shown as the table words it.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, get_args
 
-from controller.api.messages import PANEL_PATTERNS, state_names, table_sentences
+from controller.api.messages import PANEL_PATTERNS, state_names, table_sentences, throw_purposes
 
 if TYPE_CHECKING:
     from babel.messages.catalog import Catalog
@@ -146,6 +148,7 @@ def table_words() -> Iterator[str]:
         yield pattern.says
         yield pattern.next
     yield from state_names()
+    yield from throw_purposes().values()
     for sentence in table_sentences():
         yield msgid_of(sentence)
 

@@ -60,6 +60,13 @@ def panel_pattern(state: str) -> LedPattern:
     return pattern(state)
 
 
+def throw_purposes() -> dict[str, str]:
+    """What each throw the rules ask for is for (``ThrowWantedEvent.purpose``), in words."""
+    from rules.dice import PURPOSE_TEXT
+
+    return dict(PURPOSE_TEXT)
+
+
 def table_sentences() -> tuple[str, ...]:
     """The sentences the table makes with details filled in (``{state}``, ``{seconds:g}``...):
     its refusals of a button and its own faults' words and advice. A client that translates

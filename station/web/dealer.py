@@ -2,15 +2,15 @@
 dice entered by hand.
 
 ``GET /dealer`` is the view, made for the table's own touch display (800×480, Chromium in
-kiosk mode) and legible on any screen. Its live sections are the page's (page.py SECTIONS),
-sent on the same stream. ``POST /press`` (``action``: shuffle, deal, stop, or
-clear_fault for the technician alone) and ``POST
-/throw`` (``die-1``, ``die-2``...: one field per die) go to the table's API as the panel's
-presses go to the service: the same rules, the same refusals in words, the same ``button``
-record in the audit log (source ``api``). Both are for the roles that may command
-(auth.COMMAND_ROLES); a viewer is refused. The table's answer comes back at once (JSON for
-the page's script, a redirect to the view without it); a refusal also stays on the view until
-a press is taken, as the panel's do.
+kiosk mode) and legible on any screen. Its live sections (page.py SECTIONS["dealer"]) come
+on the page's stream, asked for with ``?view=dealer``. ``POST /press`` (``action``:
+shuffle, deal, stop, or clear_fault for the technician alone) and ``POST /throw``
+(``die-1``, ``die-2``...: one field per die) go to the table's API as the panel's presses go
+to the service: the same rules, the same refusals in words, the same ``button`` record in the
+audit log (source ``api``). Both are for the roles that may command (auth.COMMAND_ROLES); a
+viewer is refused. The table's answer comes back at once (JSON for the page's script, a
+redirect to the view without it); a refusal also stays on the view until a press is taken,
+as the panel's do.
 
 The API's requests block: they run in a worker thread of their own, ``web-table``, one at a
 time, so that a press never waits behind the support bundle in ``web-worker``.
@@ -28,8 +28,7 @@ from typing import Any, Literal, get_args
 from aiohttp import web
 
 from controller.api.client import ApiClient, ClientError
-from controller.api.messages import CommandResult, panel_pattern
-from station.lang import N_
+from controller.api.messages import CommandResult, panel_pattern, throw_purposes
 from station.view import Snapshot
 
 log = logging.getLogger("mjtable.station.web")
@@ -38,13 +37,6 @@ log = logging.getLogger("mjtable.station.web")
 Press = Literal["shuffle", "deal", "stop", "clear_fault"]
 #: Seconds the table's service has to answer a press.
 ANSWER_S = 10.0
-#: What a throw asked for by hand is for (a ``throw_wanted`` event's ``purpose``), in words.
-PURPOSES = {
-    "wall": N_("the designated wall"),
-    "breach": N_("the breach"),
-    "order": N_("the single-die round"),
-    "tie": N_("a re-throw of a tie"),
-}
 #: A language's gettext: the words of the station/lang.py catalogue, else the words given.
 Words = Callable[[str], str]
 
@@ -70,7 +62,7 @@ def dealer_context(snapshot: Snapshot, _: Words) -> dict[str, Any]:
         says, next_step = _(pattern.says), _(pattern.next)
     wanted = snapshot.wanted
     if wanted is not None:
-        purpose = _(PURPOSES.get(wanted.purpose, wanted.purpose))
+        purpose = _(throw_purposes().get(wanted.purpose, wanted.purpose))
         words = {"seat": wanted.by, "count": wanted.count, "purpose": purpose}
         if wanted.count == 1:
             next_step = _("%(seat)s throws one die for %(purpose)s: enter it below") % words
