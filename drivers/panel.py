@@ -30,8 +30,11 @@ from typing import Any
 from drivers.panel_filter import DEFAULT_DEBOUNCE_MS, Debouncer, FilterStats
 from drivers.panel_reports import (
     HID_INTERFACE_CLASS,
+    NOT_AT_START,
     OUTPUT_REPORT_ID,
     REPORT_SIZE,
+    UNPLUGGED,
+    USB_ERROR,
     Button,
     LedState,
     PanelError,
@@ -228,7 +231,7 @@ class Panel:
                     f"no button panel with id {self.id_text} on the USB bus: "
                     "check the cable and the udev rule"
                 )
-            self._emit(PanelUnplugged(self._clock(), "not on the USB bus at start"))
+            self._emit(PanelUnplugged(self._clock(), NOT_AT_START))
         else:
             self._attach(device)
             self._write_leds_locked()
@@ -451,9 +454,9 @@ class Panel:
             if self._stop.is_set():
                 return
             if getattr(exc, "errno", None) == errno.ENODEV:
-                reason = "the panel was unplugged"
+                reason = UNPLUGGED
             else:
-                reason = f"USB error on the panel: {exc}"
+                reason = USB_ERROR.format(error=exc)
             _log.warning("panel %s: %s", self.id_text, reason)
             with self._lock:
                 self._detach()

@@ -120,3 +120,9 @@ def decode_led_report(data: bytes) -> LedState:
         fault=bool(bits & LED_FAULT),
         blink_fault=bool(bits & LED_FAULT_BLINK),
     )
+
+
+#: why the panel is gone, in words (drivers/panel.py's PanelUnplugged.reason)
+NOT_AT_START = "not on the USB bus at start"
+UNPLUGGED = "the panel was unplugged"
+USB_ERROR = "USB error on the panel: {error}"

@@ -154,7 +154,7 @@ SUBSYSTEMS: dict[int, tuple[str, str, str]] = {
 FAULTS: dict[int, tuple[str, str, str]] = {
     FAULT_SORT_TIMEOUT: (
         "SORT_TIMEOUT",
-        "a tile was never picked up at the stacker head (jam)",
+        "a tile was never picked up at the stacker head: a jam on its way",
         "open the table, look for a tile stuck between the disc and the head, remove it",
     ),
     FAULT_HEAD_JAM: (
@@ -295,14 +295,19 @@ ANALOGUE_SENSORS: dict[int, tuple[str, str, str]] = {
 }
 
 
+#: a motor's current sense (detail 0..8), in words and what to check, the motor named
+CURRENT_SENSE = "the current sense of the {motor}"
+CURRENT_SENSE_CHECK = "check the {motor}'s shunt, its current-sense amplifier and their wires"
+
+
 def analogue_sensor_info(detail: int) -> tuple[str, str, str]:
     """``(NAME, words, what to check)`` of the sensor a SENSOR_BROKEN fault names."""
     motor = MOTORS.get(detail)
     if motor is not None:
         return (
             "CURRENT_" + motor[0],
-            "the current sense of the " + motor[1],
-            "check the " + motor[1] + "'s shunt, its current-sense amplifier and their wires",
+            CURRENT_SENSE.format(motor=motor[1]),
+            CURRENT_SENSE_CHECK.format(motor=motor[1]),
         )
     return _lookup(ANALOGUE_SENSORS, detail)
 
@@ -491,13 +496,18 @@ RESULTS: dict[int, tuple[str, str, str]] = {
 }
 
 
+#: a part the table does not know, by its address on the bus
+PART_AT = "part at {where}"
+PART_AT_CHECK = "check that part's cable and its power"
+
+
 def part_info(address: int) -> tuple[str, str, str]:
     """``(NAME, text, advice)`` of a part on the board's I2C bus, by its address; one the table
     does not know is ``I2C_0x..``, named by its address."""
     entry = PARTS.get(address)
     if entry is None:
         where = "I2C 0x%02x" % address  # noqa: UP031 (MicroPython)
-        return ("I2C_" + where[4:], "part at " + where, "check that part's cable and its power")
+        return ("I2C_" + where[4:], PART_AT.format(where=where), PART_AT_CHECK)
     return entry
 
 

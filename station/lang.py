@@ -17,9 +17,10 @@ The words the pages show come from three places: the templates (``_("...")``), t
 station's Python (marked ``N_("...")`` where they are written, translated where shown), and
 the table's own words the station shows as they come, listed by :func:`table_words`: the
 panel's patterns, the states' names, what each throw is for, and the sentences the controller
-makes with details (its refusals, its faults, what a press starts), which :class:`TableWords`
-matches and translates with their details; anything else (the board's own fault words) is
-shown as the table words it.
+makes with details (its refusals, its faults and the board's, what a press starts), which
+:class:`TableWords` matches and translates with their details, and the protocol's words those
+details are (the board's faults, the parts and phases they name); anything else is shown as
+the table words it.
 """
 
 from __future__ import annotations
@@ -33,7 +34,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, get_args
 
-from controller.api.messages import PANEL_PATTERNS, state_names, table_sentences, throw_purposes
+from controller.api.messages import (
+    PANEL_PATTERNS,
+    board_words,
+    state_names,
+    table_sentences,
+    throw_purposes,
+)
 
 if TYPE_CHECKING:
     from babel.messages.catalog import Catalog
@@ -87,6 +94,10 @@ def compiled(lang: Language) -> bytes:
 #: are far shorter; longer ones are shown as they come, so that matching stays cheap (a
 #: sentence with several details costs up to the square of the words' length).
 MATCHED_AT_MOST = 1000
+#: The most sentences inside one another that are matched: a board fault's words are five deep
+#: (a fault, where and when it struck, the motor it names...); deeper ones are shown as they
+#: come, so that a sentence of many commas does not cost one matching per comma.
+DEEPEST = 6
 #: A detail in one of the table's sentences: ``{state}``, ``{seconds:g}``.
 DETAIL = re.compile(r"\{(\w+)(?::[^}]*)?\}")
 
@@ -125,13 +136,18 @@ class TableWords:
         ]
 
     def __call__(self, words: str) -> str:
+        return self._words(words, DEEPEST)
+
+    def _words(self, words: str, depth: int) -> str:
         said = self._(words)
-        if said != words or not words or len(words) > MATCHED_AT_MOST:
+        if said != words or not words or len(words) > MATCHED_AT_MOST or not depth:
             return said
         for pattern, msgid in self._sentences:
             found = pattern.fullmatch(words)
             if found is not None:
-                details = {name: self(value) for name, value in found.groupdict().items()}
+                details = {
+                    name: self._words(value, depth - 1) for name, value in found.groupdict().items()
+                }
                 return self._(msgid) % details
         return words
 
@@ -149,6 +165,7 @@ def table_words() -> Iterator[str]:
         yield pattern.next
     yield from state_names()
     yield from throw_purposes().values()
+    yield from board_words()
     for sentence in table_sentences():
         yield msgid_of(sentence)
 

@@ -71,12 +71,25 @@ def table_sentences() -> tuple[str, ...]:
     """The sentences the table makes with details filled in (``{state}``, ``{seconds:g}``...):
     its refusals of a button and its own faults' words and advice. A client that translates
     the table's words matches what it receives against them (the station: station/lang.py)."""
-    from controller.cycle.faults import fault_sentences
+    from controller.cycle.faults import board_fault_sentences, fault_sentences
+    from controller.cycle.reports import PANEL_GONE
     from controller.cycle.requests import THROW_TAKEN
     from controller.cycle.states import refusal_sentences
     from controller.cycle.steps import STEP_SENTENCES
+    from drivers.panel_reports import NOT_AT_START, UNPLUGGED, USB_ERROR
 
-    return refusal_sentences() + fault_sentences() + STEP_SENTENCES + (THROW_TAKEN,)
+    mine = refusal_sentences() + fault_sentences() + STEP_SENTENCES + (THROW_TAKEN,)
+    panel = (PANEL_GONE, USB_ERROR, NOT_AT_START, UNPLUGGED)
+    return mine + panel + board_fault_sentences()
+
+
+def board_words() -> tuple[str, ...]:
+    """The protocol's words the board's faults are told in, each whole (what happened, the
+    advice, the parts, places and phases they name): the details of the table's sentences
+    about a board fault."""
+    from controller.cycle.faults import board_words as words
+
+    return words()
 
 
 def state_names() -> tuple[str, ...]:

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 import protocol.codes as codes
 from controller.cycle.reports import FaultSource
-from rules.words import SEATS
 
 
 @dataclass(frozen=True)
@@ -219,6 +218,55 @@ CLEAR_UNANSWERED = (
 )
 
 
+# --- the board's faults in words: each sentence with its details named -------------------------
+# A client that translates the table's words matches a board fault's words against these (its
+# details are the protocol's words, each translated whole: ``board_words()``).
+
+#: what happened, then what struck, where and when, one after the other
+FAULT_AT = "{happened} ({at})"
+ONE_THEN = "{one}, {then}"
+WHILE = "while {phase}"
+#: what the detail byte names
+WALLS = ("the East wall", "the South wall", "the West wall", "the North wall")
+PLATES = (
+    "the East wall's plate",
+    "the South wall's plate",
+    "the West wall's plate",
+    "the North wall's plate",
+    "the centre lift",
+)
+#: a motor named (each motor's words whole in ``board_words()``: the article is the language's)
+MOTOR_NAMED = "the {motor}"
+FIRMWARE_ERROR = "firmware error {number}"
+ITS_DEADLINE = "its deadline {seconds} s"
+DOWN_FOR = "down {seconds} s"
+#: the protocol's advice ends at the table; the controller's key comes after it
+THEN_CLEAR = "{advice}, then press CLEAR FAULT"
+SENSOR_ADVICE = "{check}; no motion starts until it reads in range, then press CLEAR FAULT"
+PART_SILENT = "the board's {part} does not answer"
+PART_SILENT_WHILE = "the board's {part} does not answer while {phase}"
+PART_ADVICE = "{check}; reseat it, then press CLEAR FAULT (the board sets it up again)"
+START_FAILED = "the board's firmware failed to start; it answers on the link and moves nothing"
+START_FAILED_SAID = (
+    "the board's firmware failed to start: {said}; it answers on the link and moves nothing"
+)
+START_ADVICE = (
+    "note the error, then restart the board (its reset button or its power); if it happens "
+    "again, flash it again (the UF2 of mjtable firmware image) and report the error"
+)
+
+
+def _fault_text(code: int) -> str:
+    """A fault's words without the protocol's note on its detail byte."""
+    return codes.fault_info(code)[1].split(" (detail")[0]
+
+
+def _fault_advice(code: int) -> str:
+    """A fault's advice ending with the controller's key."""
+    advice = codes.fault_info(code)[2].replace("then clear the fault", "then press CLEAR FAULT")
+    return advice if "CLEAR FAULT" in advice else THEN_CLEAR.format(advice=advice)
+
+
 def board_fault_words(
     code: int, subsystem: int, phase: int, detail: int, board_said: str = ""
 ) -> tuple[str, str, str]:
@@ -226,49 +274,84 @@ def board_fault_words(
     byte named (the wall, the motor, the lift plate, the part that does not answer), where and
     when it struck. ``board_said``: the line a board that failed to start gives in its
     HELLO_REPLY's serial field (FAULT INTERNAL, detail INTERNAL_START)."""
-    name, text, advice = codes.fault_info(code)
-    text = text.split(" (detail")[0]
+    name = codes.fault_info(code)[0]
+    phase_words = codes.PHASES[phase][1] if phase in codes.PHASES and phase else ""
     if code == codes.FAULT_PART_MISSING:
-        part = codes.part_info(detail)
-        when = f" while {codes.PHASES[phase][1]}" if phase in codes.PHASES and phase else ""
-        return (
-            name,
-            f"the board's {part[1]} does not answer{when}",
-            f"{part[2]}; reseat it, then press CLEAR FAULT (the board sets it up again)",
-        )
+        _part, part, check = codes.part_info(detail)
+        if phase_words:
+            silent = PART_SILENT_WHILE.format(part=part, phase=phase_words)
+        else:
+            silent = PART_SILENT.format(part=part)
+        return name, silent, PART_ADVICE.format(check=check)
     if code == codes.FAULT_INTERNAL and detail == codes.INTERNAL_START:
-        said = f": {board_said}" if board_said else ""
-        return (
-            name,
-            f"the board's firmware failed to start{said}; it answers on the link and moves nothing",
-            "note the error, then restart the board (its reset button or its power); if it "
-            "happens again, flash it again (the UF2 of mjtable firmware image) and report the "
-            "error",
-        )
-    # the protocol's advice ends at the table; the controller's key comes after it
-    advice = advice.replace("then clear the fault", "then press CLEAR FAULT")
-    if "CLEAR FAULT" not in advice:
-        advice += ", then press CLEAR FAULT"
+        text = START_FAILED_SAID.format(said=board_said) if board_said else START_FAILED
+        return name, text, START_ADVICE
+    advice = _fault_advice(code)
     what = ""
     if code in (codes.FAULT_WALL_SHORT, codes.FAULT_WALL_EXTRA) and detail < 4:
-        what = f"the {SEATS[detail]} wall"
+        what = WALLS[detail]
     elif code in (codes.FAULT_MOTOR_STALL, codes.FAULT_DRIVER_SHORT) and detail in codes.MOTORS:
-        what = f"the {codes.MOTORS[detail][1]}"
+        what = MOTOR_NAMED.format(motor=codes.MOTORS[detail][1])
     elif code == codes.FAULT_SENSOR_BROKEN:
         _name, what, check = codes.analogue_sensor_info(detail)
-        advice = f"{check}; no motion starts until it reads in range, then press CLEAR FAULT"
+        advice = SENSOR_ADVICE.format(check=check)
     elif code == codes.FAULT_LIFT_LIMIT:
-        what = f"the {SEATS[detail]} wall's plate" if detail < 4 else "the centre lift"
+        what = PLATES[min(detail, 4)]
     elif code == codes.FAULT_INTERNAL and detail:
-        what = f"firmware error {detail}"
+        what = FIRMWARE_ERROR.format(number=detail)
     elif code == codes.FAULT_MOTION_TIMEOUT and detail:
-        what = f"its deadline {detail} s"
+        what = ITS_DEADLINE.format(seconds=detail)
     elif code == codes.FAULT_HOST_LOST and detail:
-        what = f"down {detail} s"
+        what = DOWN_FOR.format(seconds=detail)
     where = codes.SUBSYSTEMS.get(subsystem, ("", "", ""))[1]
-    when = f"while {codes.PHASES[phase][1]}" if phase in codes.PHASES and phase else ""
-    parts = [p for p in (what, where, when) if p]
-    return name, text + (" (" + ", ".join(parts) + ")" if parts else ""), advice
+    when = WHILE.format(phase=phase_words) if phase_words else ""
+    at = ""
+    for part in (what, where, when):
+        if part:
+            at = ONE_THEN.format(one=at, then=part) if at else part
+    text = _fault_text(code)
+    return name, FAULT_AT.format(happened=text, at=at) if at else text, advice
+
+
+def board_fault_sentences() -> tuple[str, ...]:
+    """The sentences a board fault's words are made of, their details named; the most
+    particular first, the two that only join others last."""
+    return (
+        PART_SILENT_WHILE,
+        PART_SILENT,
+        PART_ADVICE,
+        START_FAILED_SAID,
+        SENSOR_ADVICE,
+        codes.CURRENT_SENSE,
+        codes.CURRENT_SENSE_CHECK,
+        codes.PART_AT,
+        FIRMWARE_ERROR,
+        ITS_DEADLINE,
+        DOWN_FOR,
+        WHILE,
+        THEN_CLEAR,
+        FAULT_AT,
+        ONE_THEN,
+    )
+
+
+def board_words() -> tuple[str, ...]:
+    """The protocol's words a board fault's sentences are filled with, each whole: what
+    happened and the advice of each fault, the walls, plates, motors, sensors, parts,
+    subsystems and phases (what a client that translates the table's words translates)."""
+    words: list[str] = [START_FAILED, START_ADVICE, codes.PART_AT_CHECK, *WALLS, *PLATES]
+    for code in codes.FAULTS:
+        words.append(_fault_text(code))
+        advice = codes.fault_info(code)[2]
+        words.append(advice.replace("then clear the fault", "then press CLEAR FAULT"))
+    for _name, motor, _check in codes.MOTORS.values():
+        words += [motor, MOTOR_NAMED.format(motor=motor)]
+    for table in (codes.ANALOGUE_SENSORS, codes.PARTS):
+        for _name, text, check in table.values():
+            words += [text, check]
+    words += [subsystem for _name, subsystem, _x in codes.SUBSYSTEMS.values()]
+    words += [phase for code, (_name, phase, _x) in codes.PHASES.items() if code]
+    return tuple(dict.fromkeys(words))
 
 
 #: what a person does about a refused command of the cycle, where the protocol's words speak

@@ -130,6 +130,10 @@ class LinkEvent(_Event):
     board: dict[str, Any] | None = None
 
 
+#: PanelPresence.reason of a panel gone: why (the driver's words), then what to check
+PANEL_GONE = "{why}: check its USB cable (it is found again by itself)"
+
+
 class PanelPresence(BaseModel):
     """The dealer's button panel, as the service last found it."""
 

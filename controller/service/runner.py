@@ -35,7 +35,7 @@ from controller.audit.recovery import recover
 from controller.audit.runs import finding_words
 from controller.audit.writer import AuditLog
 from controller.cycle.controller import CycleController
-from controller.cycle.reports import Action, AuditRef, Event, PanelPresence
+from controller.cycle.reports import PANEL_GONE, Action, AuditRef, Event, PanelPresence
 from controller.firmware.installed import InstalledFirmware
 from controller.service.builder import (
     BoardConnection,
@@ -352,7 +352,7 @@ class Service:
         elif isinstance(event, PanelUnplugged):
             log.warning("button panel unplugged: %s", event.reason)
             if self.controller is not None:
-                reason = f"{event.reason}: check its USB cable (it is found again by itself)"
+                reason = PANEL_GONE.format(why=event.reason)
                 self.controller.panel_seen(PanelPresence(connected=False, reason=reason))
         elif isinstance(event, PanelReplugged):
             log.info("button panel connected (serial %s)", event.serial)

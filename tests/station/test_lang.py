@@ -13,7 +13,9 @@ from html import unescape
 import pytest
 from babel.messages.pofile import read_po
 
-from controller.cycle.reports import ButtonEvent
+import protocol.codes as codes
+from controller.cycle.faults import board_fault_words
+from controller.cycle.reports import ButtonEvent, FaultEvent
 from station.lang import (
     LOCALE,
     MATCHED_AT_MOST,
@@ -78,12 +80,18 @@ def english_left(text: str) -> list[str]:
     return found
 
 
+def board_fault() -> FaultEvent:
+    """The emergency stop pressed while the walls were built, in the table's words."""
+    name, text, advice = board_fault_words(codes.FAULT_ESTOP, codes.SUB_SAFETY, 2, 0)
+    return fault(name).model_copy(update={"message": text, "advice": advice})
+
+
 @pytest.fixture
 def fed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TableView]:
     view = TableView()
     view.set_core(True)
-    view.set_status(status("fault", fault()))
-    view.fault(fault())
+    view.set_status(status("fault", board_fault()))
+    view.fault(board_fault())
     view.set_picture(picture_of(dealt_event("wenzhou", [[3, 4], [2, 5]]), faces=False))
     view.pressed(
         ButtonEvent(
@@ -111,6 +119,9 @@ def test_the_pages_in_french_show_no_english_word_of_the_catalogue(
     for shown in (page, dealer, login):
         assert english_left(shown) == []
     assert "Appelez un technicien : le défaut s'efface avec sa clé EFFACER LE DÉFAUT." in dealer
+    told = "l'arrêt d'urgence a été enfoncé (capot/sécurité, en phase de construction des murs)"
+    assert told in dealer.lower() and told in page
+    assert "le panneau a été débranché : vérifiez son câble USB" in page
     assert "Trait rouge" not in dealer and "le trait rouge est la brèche" in page.lower()
     assert "Historique des défauts" in page and "État" in page
     french = translations("fr").gettext
@@ -178,6 +189,51 @@ def test_the_tables_sentences_are_translated_with_their_details() -> None:
     too_long = "the table is busy (" + "x" * MATCHED_AT_MOST + ")"
     assert words(too_long) == too_long  # shown as it comes, never matched
     assert TableWords("en")("the table is busy (shuffling)") == "the table is busy (shuffling)"
+
+
+#: English words that no French sentence of the table holds
+ENGLISH = re.compile(r"\b(the|while|press|check|then|board's|does not)\b")
+
+
+def board_faults() -> Iterator[tuple[str, str]]:
+    """Every fault the board can report, with each detail it names, where and when."""
+    details = [*range(11), 0x20, 0x21, 0x30, 0xEE, codes.INTERNAL_START]
+    for code in codes.FAULTS:
+        for detail in details:
+            for subsystem, phase in zip(codes.SUBSYSTEMS, [*codes.PHASES, 0], strict=False):
+                said = "ImportError: no module named 'machine'"
+                yield board_fault_words(code, subsystem, phase, detail, said)[1:]
+    yield board_fault_words(codes.FAULT_INTERNAL, 0, 0, codes.INTERNAL_START)[1:]
+
+
+def test_the_boards_faults_are_told_in_french_whole() -> None:
+    words = TableWords("fr")
+    told = 0
+    for text, advice in board_faults():
+        for english in (text, advice):
+            french = words(english)
+            assert french != english
+            assert ENGLISH.search(french) is None, (english, french)
+            told += 1
+    assert told > 1000
+    # one whole, with a wall, the subsystem and the phase each translated in its place
+    _name, text, advice = board_fault_words(codes.FAULT_WALL_SHORT, codes.SUB_STACKER_HEAD, 2, 3)
+    assert words(text) == (
+        "il manque des tuiles à un mur (le mur Nord, tête d'empilage, en phase de construction "
+        "des murs)"
+    )
+    assert words(advice) == (
+        "comptez les tuiles du jeu ; cherchez une tuile restée dans le disque ou tombée sous la "
+        "table, puis appuyez sur EFFACER LE DÉFAUT"
+    )
+
+
+def test_sentences_inside_one_another_are_matched_only_so_deep() -> None:
+    words = TableWords("fr")
+    deep = ", ".join(["the East wall"] * 12)
+    french = words(deep)
+    assert french.startswith("le mur Est, le mur Est, ")  # the first ones translated
+    assert french.endswith("the East wall, the East wall")  # past the depth, as it came
 
 
 def test_the_compiled_catalogue_is_the_po_file_compiled() -> None:

@@ -18,12 +18,14 @@ from typing import Literal
 import pytest
 
 from controller.cycle.reports import (
+    PANEL_GONE,
     ButtonEvent,
     FaultClearedEvent,
     FaultEvent,
     PanelPresence,
     Status,
 )
+from drivers.panel_reports import UNPLUGGED
 from rules.dealt import ProfileRef
 from rules.words import RuleSet
 from station.picture import picture_of
@@ -85,7 +87,7 @@ def status(state: str = "idle", with_fault: FaultEvent | None = None) -> Status:
         board={"firmware": "2.0.1", "protocol": "2.0", "serial": "MJSIM-0001", "build": "ab12"},
         fault=with_fault,
         allowed=["shuffle"],
-        panel=PanelPresence(connected=False, reason="the panel was unplugged: check its cable"),
+        panel=PanelPresence(connected=False, reason=PANEL_GONE.format(why=UNPLUGGED)),
     )
 
 
@@ -155,9 +157,8 @@ def test_a_bad_token_is_refused_and_a_good_one_opens_a_session(served: Served) -
     assert 'id="role">viewer<' in page.body
     assert 'id="state" class="state-idle">idle<' in page.body
     assert 'id="link" class="ok">up<' in page.body
-    assert 'id="panel" class="bad">not connected: the panel was unplugged: check its cable<' in (
-        page.body
-    )
+    gone = "the panel was unplugged: check its USB cable (it is found again by itself)"
+    assert f'id="panel" class="bad">not connected: {gone}<' in page.body
     assert "2.0.1" in page.body and "ab12" in page.body and "0.1.0" in page.body
     assert 'id="diag"' not in page.body  # the viewer has no checks to run
     assert web.get("/login").status == 303  # already in
