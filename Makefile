@@ -29,7 +29,7 @@ need = { command -v $(2) >/dev/null 2>&1 || { \
 	echo "make $(1): SKIPPED: $(2) not found: install $(3)" >&2; false; }; }
 
 .PHONY: demo test test-all lint typecheck mpy npm micropython micropython-run suites unit pythons \
-	pythons-rest chip-cycles chip-image bench lock \
+	pythons-rest chip-long chip-image bench lock \
 	wheelhouse pi-wheels pi-check clean
 
 $(RUNTIME): pyproject.toml
@@ -95,12 +95,13 @@ suites: $(DEV)
 	$(BIN)/python tools/side_by_side.py "unit=$(MAKE) --no-print-directory unit" \
 		"pythons=$(MAKE) --no-print-directory pythons"
 
-# The suite under this venv's Python (the wheel's tests share one worker: loadgroup). The npm
-# packages first when Node.js is here: tests/chip runs the firmware on the emulated RP2040.
+# The suite under this venv's Python (the wheel's tests share one worker: loadgroup), less the
+# chip at length (make chip-long). The npm packages first when Node.js is here: tests/chip runs
+# the firmware on the emulated RP2040.
 unit: $(DEV)
 	@if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then \
 		$(MAKE) --no-print-directory $(NPM_STAMP); fi
-	$(BIN)/python -m pytest -n 2 --dist loadgroup -q
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -q -m "not chip_long"
 
 # The suite under the Pi's other Python (noxfile.py), less the tests that do not depend on the
 # interpreter (marked once: `make unit` has them); a missing Python is one loud line.
@@ -113,15 +114,19 @@ pythons: $(DEV)
 pythons-rest: $(DEV)
 	$(BIN)/python noxfile.py --rest $(PYTHONS_ARGS)
 
-# Whole deal cycles on the emulated chip through `mjtable run` (108, 136 and 144 tiles, a jam, a
-# power cut, a watchdog reset) and a build under a host that sends without pause: minutes each,
-# so not part of `make test`; `.ci/run` runs them after it, two at a time (each chip takes a
-# core; docs/chip.md). Without Node.js and npm: one line saying what to install.
-chip-cycles: $(DEV)
-	@if $(call need,chip-cycles,node,Node.js and npm (Debian: apt-get install nodejs npm)) && \
-		$(call need,chip-cycles,npm,npm (Debian: apt-get install npm)); then \
+# The emulated chip at length (marked chip_long): whole deal cycles through `mjtable run` (108,
+# 136 and 144 tiles, a jam, a power cut, a watchdog reset), a build under a host that sends
+# without pause, and the board's hardware truths, the image, the heap and the line kept full
+# (tests/chip): tens of seconds to minutes each, so not part of `make test`, which keeps the
+# chip's short checks; `.ci/run` runs them after it, two at a time (each chip takes a core;
+# docs/chip.md). The image comes first (make chip-image). Without Node.js and npm: one line
+# saying what to install.
+chip-long: $(DEV)
+	@if $(call need,chip-long,node,Node.js and npm (Debian: apt-get install nodejs npm)) && \
+		$(call need,chip-long,npm,npm (Debian: apt-get install npm)); then \
 		$(MAKE) --no-print-directory $(NPM_STAMP) && \
-		$(BIN)/python -m pytest -n 2 --dist load -q -p no:randomly --durations=0 tests/chipcycles; \
+		$(BIN)/python -m pytest -n 2 --dist load -q -p no:randomly --durations=0 -m chip_long \
+			tests/chip tests/chipcycles; \
 	fi
 
 # The image the chip tests boot (`mjtable firmware image` of the sources: MicroPython built with

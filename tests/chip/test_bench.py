@@ -32,6 +32,7 @@ LABEL = dict(ROWS)
 
 @pytest.mark.xdist_group("chip")
 @pytest.mark.once
+@pytest.mark.chip_long
 def test_the_vitals_and_a_full_line_are_read_from_the_chip(firmware_build: Path) -> None:
     board = ChipBoard(ChipConfig(build=firmware_build, seed=3, speed=0, shared=need_chip()))
     host = ChipHost(board.open_pty(), board, limit_s=WALL_LIMIT)

@@ -20,7 +20,7 @@ from simulator.chip.config import ChipConfig
 from simulator.chip.expander import GPPUA, IODIRA
 from tests.chip.conftest import WALL_LIMIT, need_chip, next_event, slow_link, until_link_up
 
-pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once]
+pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once, pytest.mark.chip_long]
 
 
 def answer(events: queue.Queue[BoardEvent], board: ChipBoard, deadline: float) -> m.Message:

@@ -29,7 +29,7 @@ from simulator.control import ControlServer
 from tests.chip.conftest import WALL_LIMIT, need_chip, next_event, slow_link, until_link_up
 from tests.support.control import ControlClient
 
-pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once]
+pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once, pytest.mark.chip_long]
 
 CLEARED = m.Done(m.ClearFault.TYPE, codes.RESULT_OK)
 

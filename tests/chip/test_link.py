@@ -25,7 +25,7 @@ from simulator.chip.board import ChipBoard
 from simulator.chip.config import ChipConfig
 from tests.chip.conftest import WALL_LIMIT, need_chip, next_event, slow_link, until_link_up
 
-pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once]
+pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once, pytest.mark.chip_long]
 
 #: 64 tokens of 4 bytes (big-endian on the wire): every byte value 0..255 once
 TOKENS = [int.from_bytes(bytes(range(4 * k, 4 * k + 4)), "big") for k in range(64)]

@@ -10,7 +10,7 @@ import pytest
 
 from tests.chip.conftest import FirmwareProgram
 
-pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once]
+pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once, pytest.mark.chip_long]
 
 PROGRAM = b"""
 import time

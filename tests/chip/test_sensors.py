@@ -24,7 +24,7 @@ from simulator.chip.board import ChipBoard
 from simulator.chip.config import ChipConfig
 from tests.chip.conftest import WALL_LIMIT, need_chip, slow_link
 
-pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once]
+pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once, pytest.mark.chip_long]
 
 #: chip time (ms) the firmware has to find a broken part at rest: each input is read at least
 #: every 100 ms, a short trips after 200 ms; the rest is margin for the emulated loop

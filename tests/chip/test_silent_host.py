@@ -20,7 +20,7 @@ from simulator.chip.board import ChipBoard
 from simulator.chip.config import ChipConfig
 from tests.chip.conftest import WALL_LIMIT, need_chip, next_event, slow_link, until_link_up
 
-pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once]
+pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once, pytest.mark.chip_long]
 
 
 def wait_for(board: ChipBoard, done: object, deadline: float, what: str) -> None:

@@ -19,7 +19,7 @@ from firmware.store import LOADED
 from simulator.chip.exchange import FLASH_EITHER, FLASH_ERASE, FLASH_PROGRAM
 from tests.chip.conftest import FirmwareProgram
 
-pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once]
+pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once, pytest.mark.chip_long]
 
 #: the firmware's Store over the rp2 HAL's two files, writing the largest record there is (two
 #: 144-tile sets built, with their layouts and manifests: 347 bytes) over and over; at each boot

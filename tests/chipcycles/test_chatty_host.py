@@ -30,7 +30,12 @@ from simulator.chip.config import ChipConfig
 from simulator.config import default_layout
 from tests.chip.conftest import need_chip, next_event, slow_link, until_link_up
 
-pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once, pytest.mark.timeout(1800)]
+pytestmark = [
+    pytest.mark.xdist_group("chip"),
+    pytest.mark.once,
+    pytest.mark.chip_long,
+    pytest.mark.timeout(1800),
+]
 
 TILES = 108
 #: wall seconds the test waits at most (about 36 s of chip time, 0.1 to 0.3 of real time)

@@ -10,7 +10,7 @@ the chip) strike the table's mechanics or the board and the table deals again wi
 CLEAR FAULT.
 
 A cycle takes minutes here (the emulation runs the chip at 0.1 to 0.3 of real time), so these
-are not part of `make test`: `make chip-cycles` runs them, two at a time, and `.ci/run` after
+are not part of `make test`: `make chip-long` runs them, two at a time, and `.ci/run` after
 `make test-all` (docs/chip.md).
 """
 
@@ -31,7 +31,12 @@ from tests.chip.conftest import need_chip
 from tests.support.api_watcher import Watcher
 from tests.support.port_service import PortService
 
-pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once, pytest.mark.timeout(1800)]
+pytestmark = [
+    pytest.mark.xdist_group("chip"),
+    pytest.mark.once,
+    pytest.mark.chip_long,
+    pytest.mark.timeout(1800),
+]
 
 #: the host's waits on the chip, times a real board's (docs/chip.md)
 WAIT_FACTOR = 30.0
