@@ -28,7 +28,7 @@ need = { command -v $(2) >/dev/null 2>&1 || { \
 	if [ "$(CI)" = true ]; then echo "make $(1): FAILED: $(2) not found: install $(3)" >&2; exit 1; fi; \
 	echo "make $(1): SKIPPED: $(2) not found: install $(3)" >&2; false; }; }
 
-.PHONY: demo test test-all lint typecheck mpy npm micropython micropython-run suites unit pythons \
+.PHONY: demo test checks test-all lint typecheck mpy npm micropython micropython-run unit pythons \
 	pythons-rest chip-long chip-image bench lock \
 	wheelhouse pi-wheels pi-check clean
 
@@ -52,7 +52,14 @@ $(DEV): $(RUNTIME)
 demo: $(RUNTIME)
 	$(BIN)/mjtable demo
 
-test: $(DEV) lint typecheck mpy micropython suites
+# Every check: the static ones (checks) beside the suite under the Pi's two Pythons (each line
+# under its target's name, tools/side_by_side.py); the npm packages first, which the checks
+# and the suite both use.
+test: $(DEV) npm
+	$(BIN)/python tools/side_by_side.py "checks=$(MAKE) --no-print-directory checks" \
+		"unit=$(MAKE) --no-print-directory unit" "pythons=$(MAKE) --no-print-directory pythons"
+
+checks: lint typecheck mpy micropython
 
 # What CI runs (`.ci/run`): every check, and the suite under the supported Pythons that are not
 # the Pi's too.
@@ -88,12 +95,6 @@ micropython-run: $(NPM_STAMP)
 $(NPM_STAMP): tools/package.json tools/package-lock.json
 	cd tools && npm ci --silent --no-audit --no-fund
 	touch $@
-
-# The suite under the Pi's two Pythons side by side (tools/side_by_side.py, each line under its
-# target's name): much of it waits on processes, sockets and the emulated chip, not on the CPU.
-suites: $(DEV)
-	$(BIN)/python tools/side_by_side.py "unit=$(MAKE) --no-print-directory unit" \
-		"pythons=$(MAKE) --no-print-directory pythons"
 
 # The suite under this venv's Python (the wheel's tests share one worker: loadgroup), less the
 # chip at length (make chip-long). The npm packages first when Node.js is here: tests/chip runs

@@ -13,7 +13,12 @@ import pytest
 from bench.chip_heap import measure
 from tests.chip.conftest import need_chip
 
-pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once, pytest.mark.chip_long, pytest.mark.timeout(600)]
+pytestmark = [
+    pytest.mark.xdist_group("chip"),
+    pytest.mark.once,
+    pytest.mark.chip_long,
+    pytest.mark.timeout(600),
+]
 
 #: the heap free after the firmware is made and has run (no link up): the goal of bench.chip
 #: (100 KiB after a deal cycle) and what the link and a cycle take (about 2 KiB)

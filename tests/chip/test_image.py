@@ -35,7 +35,12 @@ from tests.chip.conftest import (
 
 #: the emulator takes a core (one worker for the chip); the chip is the same under each Python;
 #: building the image (once a run, when the cache lacks it) takes minutes on a loaded machine
-pytestmark = [pytest.mark.xdist_group("chip"), pytest.mark.once, pytest.mark.chip_long, pytest.mark.timeout(1800)]
+pytestmark = [
+    pytest.mark.xdist_group("chip"),
+    pytest.mark.once,
+    pytest.mark.chip_long,
+    pytest.mark.timeout(1800),
+]
 
 #: the heap left after the firmware is imported: the goal for the frozen image
 FROZEN_HEAP_GOAL = 180 * 1024
