@@ -119,7 +119,7 @@ class FakeTable:
     def enter_dice(self, dice: list[int], source: Any) -> CommandResult:
         return self.request("throw", source)
 
-    def set_leader(self, seat: Any, source: Any) -> CommandResult:
+    def set_leader(self, seat: Any, source: Any, game: Any = None) -> CommandResult:
         return CommandResult(
             action="set_leader", accepted=True, message="fake", state=self.state, cycle=None
         )

@@ -30,10 +30,13 @@ from typing import IO, TYPE_CHECKING, Any
 from cli.errors import UsageError
 
 if TYPE_CHECKING:
-    from rules.dealt import DealtState
+    from rules.dealt import DealtState, GamePosition
     from rules.follow import Follower, Notice
     from rules.lang import Lang
     from rules.standings import Standings
+
+#: what the table was told: who leads the next deal, and the game's position
+Told = tuple[str, "GamePosition | None"]
 
 JOURNAL = "journal.jsonl"
 SOURCE = "follow.json"  # which floor source the journal's lines came from
@@ -317,7 +320,7 @@ def _run(
           f"{follower.lines} floor lines taken so far", flush=True)  # fmt: skip
     for reader in readers:
         reader.start()
-    told: str | None = None  # the Leader the table was last told
+    told: Told | None = None  # the Leader and the game the table was last told
     try:
         while not stop.is_set():
             try:
@@ -350,25 +353,27 @@ def _run(
     return 0
 
 
-def _tell_leader(socket: str, follower: Follower, told: str | None) -> str | None:
-    """Tell the table who leads the next deal when the game knows and the table was not told
-    (it passes the role on after each deal; a Wenzhou Leader who wins keeps it); what it was
-    told. A table that cannot be asked now is asked again at its next connection."""
+def _tell_leader(socket: str, follower: Follower, told: Told | None) -> Told | None:
+    """Tell the table who leads the next deal, and the game, the hand and the prevailing wind
+    it opens (the dealer's view shows them), when the game knows and the table was not told (it
+    passes the role on after each deal; a Wenzhou Leader who wins keeps it); what it was told.
+    A table that cannot be asked now is asked again at its next connection."""
     from controller.api.client import ApiClient, ClientError  # lazy: as in _table
 
     leader = follower.record.next_leader()
-    if leader is None or leader == told:
+    position = follower.record.next_position()
+    if leader is None or (leader, position) == told:
         return told
     try:
         with ApiClient(socket, timeout=10.0) as client:
-            result = client.set_leader(leader)
+            result = client.set_leader(leader, position)
     except ClientError as exc:
         words = f"the table could not be told that {leader} leads next ({exc})"
         print(f"mjtable game follow: {words}; it is told again when it answers",
               file=sys.stderr, flush=True)  # fmt: skip
         return told
     print(f"the table is told: {result.message}", flush=True)
-    return leader
+    return leader, position
 
 
 # --------------------------------------------------------------------------- show

@@ -233,6 +233,18 @@ class ProfileRef(BaseModel):
     version: str
 
 
+class GamePosition(BaseModel):
+    """Where the game played at the table stands for the next deal, as the rules layer knows
+    it (``mjtable game follow`` tells the table with its Leader): the game's number, the hand
+    that deal opens, the prevailing wind."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    game: int = Field(ge=1, le=1_000_000, description="the game's number, from 1")
+    hand: int = Field(ge=1, le=16, description="the hand the next deal opens, from 1")
+    wind: Seat = Field(description="the prevailing wind: E, S, W or N")
+
+
 #: a seat-keyed object in the schema holds all four seats (its keys are already E, S, W, N only)
 _EVERY_SEAT: dict[str, Any] = {"minProperties": len(SEATS)}
 

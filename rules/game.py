@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from rules.dealt import DealError
+from rules.dealt import DealError, GamePosition
 from rules.events import RecordError
 from rules.game_events import (
     Dealt,
@@ -173,6 +173,18 @@ class GameRecord:
         if not game.turn.over:
             return game.turn.leader
         return next_game_leader(rule_set, game.turn)
+
+    def next_position(self) -> GamePosition | None:
+        """The game, the hand and the prevailing wind of the next dealt state, when the record
+        knows its Leader (:meth:`next_leader`): the hand after the last one played, or the
+        next game's first, East prevailing."""
+        game = self.game
+        if self.next_leader() is None or game is None:
+            return None
+        turn = game.turn
+        if turn.over:
+            return GamePosition(game=game.number + 1, hand=1, wind="E")
+        return GamePosition(game=game.number, hand=turn.hands_played + 1, wind=turn.prevailing)
 
     # ----------------------------------------------------------------- events
 

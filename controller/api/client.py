@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from controller.api.limits import DEFAULT_SOCKET_PATH
 from controller.api.messages import DroppedNotice, parse_event
 from controller.cycle.reports import CommandResult, DiagStarted, Event, Status
-from rules.dealt import DealtState, first_error
+from rules.dealt import DealtState, GamePosition, first_error
 
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 
@@ -318,10 +318,13 @@ class ApiClient:
     def stop(self) -> CommandResult:
         return CommandResult.model_validate(self.call("stop"))
 
-    def set_leader(self, seat: str) -> CommandResult:
+    def set_leader(self, seat: str, game: GamePosition | None = None) -> CommandResult:
         """Who leads the next deal (the rules layer's word: a Wenzhou Leader who wins keeps
-        the role)."""
-        return CommandResult.model_validate(self.call("set_leader", seat=seat))
+        the role), and where the game stands when the rules layer knows."""
+        fields: dict[str, Any] = {"seat": seat}
+        if game is not None:
+            fields["game"] = game.model_dump()
+        return CommandResult.model_validate(self.call("set_leader", **fields))
 
     def throw(self, dice: list[int]) -> CommandResult:
         """Enter the dice of a throw made by hand (dice.source = dealer)."""

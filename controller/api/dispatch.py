@@ -103,7 +103,8 @@ def answer(
             )
         return DealtResponse(id=rid, result=dealt)
     if isinstance(request, SetLeaderRequest):
-        return CommandResponse(id=rid, result=table.set_leader(request.seat, "api"))
+        result = table.set_leader(request.seat, "api", request.game)
+        return CommandResponse(id=rid, result=result)
     if isinstance(request, DiagRequest):
         return DiagResponse(id=rid, result=table.diagnose(request.motors, request.motor_ms, "api"))
     if isinstance(request, SubscribeRequest):

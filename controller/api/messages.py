@@ -43,7 +43,7 @@ from controller.cycle.reports import FaultEvent as FaultEvent
 from controller.cycle.reports import Status as Status
 from controller.cycle.reports import ThrowWantedEvent as ThrowWantedEvent
 from controller.cycle.reports import utc_now as utc_now
-from rules.dealt import DealtState
+from rules.dealt import DealtState, GamePosition
 from rules.words import Seat
 
 #: The panel's LED patterns with their words: what a client that shows the table's words (the
@@ -205,6 +205,11 @@ class SetLeaderRequest(BaseRequest):
 
     op: Literal["set_leader"]
     seat: Seat = Field(description="the seat that leads: E, S, W or N")
+    game: GamePosition | None = Field(
+        default=None,
+        description="where the game played at the table stands: its number, the hand the next "
+        "deal opens, the prevailing wind (shown on the dealer's view; kept until told again)",
+    )
 
 
 class SubscribeRequest(BaseRequest):

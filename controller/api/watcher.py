@@ -54,7 +54,7 @@ from drivers.ioloop import EVENT_READ, EVENT_WRITE, IoLoop, Timer
 log = logging.getLogger("mjtable.controller.api.watcher")
 
 #: Events after which the status is asked for again (the others change nothing in it).
-STATUS_EVENTS = frozenset({"phase", "fault", "fault_cleared", "link", "panel", "dealt"})
+STATUS_EVENTS = frozenset({"phase", "fault", "fault_cleared", "link", "panel", "dealt", "leader"})
 #: Seconds the service has to answer a request.
 REQUEST_TIMEOUT_S = 10.0
 #: Seconds the API client may wait when asked for the words of a failed connection.

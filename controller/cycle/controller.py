@@ -79,7 +79,7 @@ from controller.cycle.testing import BoardTests
 from drivers.board import BoardEvent, PortDown, PortUp
 from drivers.ioloop import IoLoop
 from protocol.events import LinkDown, LinkUp, PeerRebooted, ProtocolMismatch
-from rules.dealt import DealtState
+from rules.dealt import DealtState, GamePosition
 from rules.profiles import Profile
 from rules.words import DiceSource, Seat, TileSetName
 
@@ -145,7 +145,7 @@ class CycleController:
         steps = Steps(base, phases, guards, reconcile, deals, cycle_prefix=cycle_prefix)
         links = LinkWatch(base, phases, guards, reconcile)
         tests = BoardTests(base, phases, guards)
-        requests = Requests(state, board, audit, presses, guards, steps, links, deals)
+        requests = Requests(state, board, audit, outbox, presses, guards, steps, links, deals)
         phases.watch(presses.transition)  # a CLEAR FAULT press cut short is answered
         phases.watch(tests.transition)  # motor tests cut short end
         self._state, self._outbox, self._board, self._phases = state, outbox, board, phases
@@ -316,6 +316,7 @@ class CycleController:
                 last_cycle=deals.last.cycle_id if deals.last else None,
                 cycles_dealt=deals.count,
                 leader=cycle.leader if cycle is not None and state.state != DICE else deals.leader,
+                game=deals.game,
                 allowed=self._requests.allowed(),
                 audit=self._audit_head() if self._audit_head is not None else None,
                 clock_synced=clock.synced if clock is not None else None,
@@ -366,10 +367,13 @@ class CycleController:
         self._outbox.flush()
         return result
 
-    def set_leader(self, seat: Seat, source: Source) -> CommandResult:
-        """Who leads the next deal (ApiBackend.set_leader); one ``leader_set`` record."""
+    def set_leader(
+        self, seat: Seat, source: Source, game: GamePosition | None = None
+    ) -> CommandResult:
+        """Who leads the next deal, and where the game stands (ApiBackend.set_leader); one
+        ``leader_set`` record."""
         with self._lock:
-            result = self._requests.set_leader(seat, source)
+            result = self._requests.set_leader(seat, source, game)
             self._guards.check_audit()
         self._outbox.flush()
         return result

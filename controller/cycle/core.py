@@ -41,7 +41,7 @@ from controller.cycle.reports import (
     utc_now,
 )
 from controller.cycle.states import FAULT, RECOVERING, STOPPED, LifecycleModel, build_machine
-from rules.dealt import DealtState, Manifest, Throw
+from rules.dealt import DealtState, GamePosition, Manifest, Throw
 from rules.dice import ThrowRequest
 from rules.profiles import Profile
 from rules.seating import next_leader
@@ -363,6 +363,8 @@ class Deals:
         self.rotate = rotate
         self.last: DealtState | None = None
         self.count = 0
+        #: the game played at the table, as the rules layer last told it (set_leader)
+        self.game: GamePosition | None = None
 
     def get(self, cycle_id: str) -> DealtState | None:
         return self._history.get(cycle_id)

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, Protocol, overload
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rules.dealt import DealtState, ProfileRef, RuleSetField
+from rules.dealt import DealtState, GamePosition, ProfileRef, RuleSetField
 from rules.words import DiceSource, Seat, TileSetName
 
 #: the second utc_now last wrote, and its text up to the seconds
@@ -153,6 +153,17 @@ class PanelPresenceEvent(_Event):
     panel: PanelPresence
 
 
+class LeaderEvent(_Event):
+    """The rules layer said who leads the next deal, and where the game played stands
+    (set_leader: the status's ``leader`` and ``game`` are these now)."""
+
+    type: Literal["leader"] = "leader"
+    leader: Seat
+    game: GamePosition | None = Field(
+        default=None, description="the game last told (null: none since the service started)"
+    )
+
+
 class ButtonEvent(_Event):
     """A dealer or technician pressed a button (panel, board or API)."""
 
@@ -257,6 +268,7 @@ Event = Annotated[
     | LinkEvent
     | ButtonEvent
     | PanelPresenceEvent
+    | LeaderEvent
     | DiagEvent,
     Field(discriminator="type"),
 ]
@@ -300,6 +312,12 @@ class Status(BaseModel):
         description="who leads the next deal (the cycle under way's, until its dice are thrown); "
         "the table passes the role on after each deal unless the rules layer says otherwise "
         "(set_leader)",
+    )
+    game: GamePosition | None = Field(
+        default=None,
+        description="the game played at the table as the rules layer last told it (set_leader): "
+        "its number, the hand dealt or to be dealt, the prevailing wind (null: not told since the "
+        "service started)",
     )
     allowed: list[Action] = Field(description="actions that make sense in this state")
     audit: AuditRef | None = Field(
@@ -373,10 +391,12 @@ class ApiBackend(Protocol):
         """The dice of a throw made by hand, when the table waits for one (throw_wanted)."""
         ...
 
-    def set_leader(self, seat: Seat, source: Source) -> CommandResult:
+    def set_leader(
+        self, seat: Seat, source: Source, game: GamePosition | None = None
+    ) -> CommandResult:
         """Who leads the next deal: the cycle under way's Leader until its dice are thrown,
         else the next cycle's (a Wenzhou Leader who wins keeps the role: the rules layer
-        knows, the table does not)."""
+        knows, the table does not); with ``game``, where the game played stands."""
         ...
 
     def diagnose(self, motors: bool, motor_ms: int | None, source: Source) -> DiagStarted:

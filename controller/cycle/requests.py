@@ -24,11 +24,12 @@ from controller.cycle.core import (
     CycleState,
     Deals,
     ImpossibleCommand,
+    Outbox,
     Presses,
 )
 from controller.cycle.guards import Guards
 from controller.cycle.links import LinkWatch
-from controller.cycle.reports import Action, CommandResult, Source
+from controller.cycle.reports import Action, CommandResult, LeaderEvent, Source, utc_now
 from controller.cycle.states import (
     AT_REST,
     AUDIT_UNWRITABLE,
@@ -41,6 +42,7 @@ from controller.cycle.states import (
     STOPPED,
 )
 from controller.cycle.steps import Steps
+from rules.dealt import GamePosition
 from rules.words import Seat
 
 #: Dice entered by hand and taken (``{dice}``: ``3+4``).
@@ -57,6 +59,7 @@ class Requests:
         state: CycleState,
         board: BoardSide,
         audit: AuditTrail,
+        outbox: Outbox,
         presses: Presses,
         guards: Guards,
         steps: Steps,
@@ -66,6 +69,7 @@ class Requests:
         self._state = state
         self._board = board
         self._audit = audit
+        self._outbox = outbox
         self._presses = presses
         self._guards = guards
         self._steps = steps
@@ -154,8 +158,11 @@ class Requests:
             "throw", refusal is None, refusal or THROW_TAKEN.format(dice="+".join(map(str, dice)))
         )
 
-    def set_leader(self, seat: Seat, source: Source) -> CommandResult:
-        """Who leads the next deal; one ``leader_set`` record."""
+    def set_leader(
+        self, seat: Seat, source: Source, game: GamePosition | None = None
+    ) -> CommandResult:
+        """Who leads the next deal, and where the game stands when the rules layer says (kept
+        until it says again); one ``leader_set`` record."""
         state = self._state
         cycle = state.current()
         if cycle is not None and state.state != DICE:
@@ -168,5 +175,10 @@ class Requests:
             if cycle is not None:
                 message += f" (the dice of cycle {cycle.cycle_id} are already being thrown)"
         self._deals.leader = seat
-        self._audit.record("leader_set", {"leader": seat, "source": source, "applies_to": applies})
+        told: dict[str, object] = {"leader": seat, "source": source, "applies_to": applies}
+        if game is not None:
+            self._deals.game = game
+            told["game"] = game.model_dump()
+        self._audit.record("leader_set", told)
+        self._outbox.queue(LeaderEvent(at=utc_now(), leader=seat, game=self._deals.game))
         return self._presses.result("set_leader", True, message)

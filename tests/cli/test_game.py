@@ -14,7 +14,7 @@ from typing import IO, Any, ClassVar
 import pytest
 
 from controller.api.client import ApiClient
-from rules.dealt import DealtState
+from rules.dealt import DealtState, GamePosition
 from rules.events import Penalty
 from rules.game import replay_game
 from rules.game_events import Dealt, GameEvent, WindDraw, event_line
@@ -72,6 +72,12 @@ class Follower:
     def stop(self, sig: signal.Signals) -> int:
         self.proc.send_signal(sig)
         return self.proc.wait(WAIT)
+
+
+def game_told(service: Service) -> GamePosition | None:
+    """The game the table was last told of, as its status says."""
+    with ApiClient(service.socket) as client:
+        return client.status().game
 
 
 class Table:
@@ -155,6 +161,8 @@ def test_a_game_followed_live_through_restarts_gives_the_standings_of_its_replay
     follower.out.wait(lambda line: line == "line 4: wind_draw")
     # the seats drawn, the table is told who leads (it cannot know a Wenzhou Leader keeps it)
     follower.out.wait(lambda line: line == "the table is told: E leads the next deal")
+    # with the game, its hand and the prevailing wind, which the table's status carries
+    assert game_told(service) == GamePosition(game=1, hand=1, wind="E")
 
     # hand 1: half its play, then the follower is killed in the middle of the hand
     first = table.deal()
@@ -188,6 +196,7 @@ def test_a_game_followed_live_through_restarts_gives_the_standings_of_its_replay
     table = Table(service)
     third = table.deal()
     follower.out.wait(lambda line: line == f"cycle {third.cycle_id}: hand 3 of game 1, W leading")
+    assert game_told(service) == GamePosition(game=1, hand=3, wind="E")
     lines = list(follower.out.lines)
     told = [line for line in lines if line.startswith("the table is told: ")]
     assert told[0] == "the table is told: S leads the next deal", told  # after hand 1

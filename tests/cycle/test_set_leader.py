@@ -1,10 +1,13 @@
 """Who leads the next deal is the rules layer's to say: the table passes the role on after each
 deal, and ``set_leader`` changes it (a Wenzhou Leader who wins keeps the role), for the cycle
-under way until its dice are thrown, else for the next one; each is a ``leader_set`` record."""
+under way until its dice are thrown, else for the next one; each is a ``leader_set`` record and
+a ``leader`` event, with the game played when the rules layer tells it."""
 
 from __future__ import annotations
 
+from controller.cycle.reports import LeaderEvent
 from controller.service.embedded import EmbeddedTable
+from rules.dealt import GamePosition
 from tests.cycle.test_controller import Log
 
 
@@ -50,3 +53,24 @@ def test_a_cycle_under_way_takes_the_leader_until_its_dice_are_thrown() -> None:
         assert dealt is not None and dealt.cycle_id == cycle and dealt.leader == "W"
         assert c.status().leader == "N"  # and the role passes on from W
     assert _leader_sets(log) == [{"leader": "W", "source": "api", "applies_to": cycle}]
+
+
+def test_the_game_told_is_kept_until_told_again_and_announced() -> None:
+    log = Log()
+    with EmbeddedTable("wenzhou", seed=6, recorder=log) as table:
+        c = table.controller
+        announced: list[LeaderEvent] = []
+        c.subscribe(
+            lambda e: announced.append(e) if isinstance(e, LeaderEvent) else None, ["leader"]
+        )
+        assert c.status().game is None  # nothing told since the service started
+        where = GamePosition(game=1, hand=3, wind="E")
+        assert c.set_leader("W", "api", where).accepted
+        assert c.status().game == where
+        table.run_cycle(timeout=60)
+        assert c.status().game == where  # the hand it opened is being played
+        assert c.set_leader("N", "api").accepted  # the leader alone: the game stays
+        assert c.status().game == where
+    assert [(e.leader, e.game) for e in announced] == [("W", where), ("N", where)]
+    told = _leader_sets(log)
+    assert told[0]["game"] == {"game": 1, "hand": 3, "wind": "E"} and "game" not in told[1]

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from rules.dealt import GamePosition
 from rules.events import Discard, Draw, Exhausted, Penalty, Win
 from rules.game import GameError, GameRecord, replay_game
 from rules.game_events import (
@@ -61,10 +64,13 @@ def test_wenzhou_game_ended_by_four_leader_wins_then_new_seats_and_retention() -
     waiting = {"E": "123m 456m 789m 123p 456p 9s N"}  # throws N, waits on 9s
     # hand 1: the Leader's dealt hand is complete (self-drawn: all pay 1 x 2 no jokers)
     assert game.next_leader() == "E"  # the seats drawn: E leads the first deal
+    assert game.next_position() == GamePosition(game=1, hand=1, wind="E")
     game.apply(Dealt(dealt=arranged("wenzhou", heavenly, joker="C", cycle_id="c-1")))
     assert game.next_leader() is None  # a hand in play: the next Leader is not known yet
+    assert game.next_position() is None
     game.apply(Win(seat="E"))
     assert game.next_leader() == "E"  # the Leader won: he keeps the role (the table is told)
+    assert game.next_position() == GamePosition(game=1, hand=2, wind="E")
     # hand 2: E throws N, the others draw and throw, E draws his 9s (x2 for his streak of 1)
     game.apply(Dealt(dealt=arranged("wenzhou", waiting, live="1m 2m 3m 9s", joker="C")))
     apply_all(game, [Discard(seat="E", tile="N")])
@@ -85,6 +91,7 @@ def test_wenzhou_game_ended_by_four_leader_wins_then_new_seats_and_retention() -
     first = game.games[0]
     assert first.turn.over and first.turn.end == "four_wins" and first.turn.streak == 4
     assert game.next_leader() is None  # the next game's seats are not drawn yet
+    assert game.next_position() is None
     assert [h.balance()["Bo"] for h in first.hands] == [6, 12, 6, 24]
     assert first.hands[2].result.payments == (Payment("S", "E", 6, "discard"),)
     assert first.balance() == {"Bo": 48, "Ana": -20, "Di": -14, "Cy": -14}
@@ -98,6 +105,7 @@ def test_wenzhou_game_ended_by_four_leader_wins_then_new_seats_and_retention() -
     )
 
     game.apply(WindDraw(winds=["E", "W", "S", "N"]))  # Ana draws East: a new game
+    assert game.next_position() == GamePosition(game=2, hand=1, wind="E")
     second = game.games[1]
     assert second.seats == {"E": "Ana", "S": "Cy", "W": "Bo", "N": "Di"}
     assert second.retention == RETENTION and second.turn.leader == "E"
@@ -188,6 +196,7 @@ def test_sichuan_three_successive_winners_end_the_hand_and_the_game() -> None:
     assert hand.balance()["Bo"] == -sum(v for k, v in hand.balance().items() if k != "Bo")
     # a Sichuan game is one hand: the next deal opens game 2, same seats, retention again,
     # the Leader passing to the right
+    assert game.next_position() == GamePosition(game=2, hand=1, wind="E")
     game.apply(Dealt(dealt=shuffled("sichuan", "S", seed=3, cycle_id="s-2")))
     second = game.games[1]
     assert second.seats == game.games[0].seats and second.retention == RETENTION
@@ -229,6 +238,9 @@ def test_wsom_the_role_passes_every_hand_even_after_a_leader_win() -> None:
     game.apply(Dealt(dealt=arranged("wsom", {"E": "19m 19p 19s ESWN CFB B"})))
     game.apply(Win(seat="E"))
     assert game.games[0].turn.leader == "S" and game.next_leader() == "S"
+    assert game.next_position() == GamePosition(game=1, hand=2, wind="E")
+    game.games[0] = replace(game.games[0], turn=replace(game.games[0].turn, passes=4))
+    assert game.next_position() == GamePosition(game=1, hand=2, wind="S")  # four passes: South
     table = standings(game)
     assert table.hands[0].winners == [game.games[0].seats["E"]]
     assert all(p.units == 0 and p.net is None for p in table.players)  # WSOM pays nothing

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from controller.api.client import ApiClient
+from rules.dealt import GamePosition
 from station.service import Station
 from station.view import Snapshot
 from station.web.auth import hash_token, new_token
@@ -120,6 +122,15 @@ def test_the_dealer_is_told_what_comes_next_and_deals_by_touch(dealt_by_board: T
     assert f'id="leader">{dealt.picture.leader}<' in view
     assert ", ".join(str(t) for t in dealt.picture.throws) in view
     assert 'class="breach"' in view and 'class="face"' not in view  # the walls, backs only
+
+    # the game played, as the rules layer tells the table (mjtable game follow), comes live
+    assert 'id="game">not told: no game is followed at this table<' in view
+    with ApiClient(one.service.socket) as rules_layer:
+        rules_layer.set_leader("S", GamePosition(game=2, hand=5, wind="S"))
+    one.until(lambda s: s.status is not None and s.status.game is not None, "the game told")
+    assert 'id="game">game 2, hand 5, South wind<' in dealer.get("/dealer").body
+    dealer.get("/language/fr?next=/dealer")
+    assert 'id="game">partie 2, manche 5, vent du Sud<' in dealer.get("/dealer").body
 
 
 def test_the_dice_thrown_by_hand_are_entered_by_touch(dealt_by_hand: Table) -> None:

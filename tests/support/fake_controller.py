@@ -34,7 +34,7 @@ from controller.cycle.reports import (
     ThrowEvent,
 )
 from rules.deal import deal
-from rules.dealt import DealtState, ProfileRef, Throw
+from rules.dealt import DealtState, GamePosition, ProfileRef, Throw
 from rules.profiles import load_profile
 from rules.words import RuleSet, Seat
 from tests.support.deals import shuffled_manifest
@@ -69,6 +69,7 @@ class FakeTable:
         self.fault: FaultEvent | None = None
         self.requests: list[tuple[Action, Source]] = []
         self.leaders: list[tuple[Seat, Source]] = []
+        self.games: list[GamePosition | None] = []
         self.callbacks_started = 0
         self.callbacks_returned = 0
         # When set, status() waits on it: lets a test hold the API thread still.
@@ -122,9 +123,12 @@ class FakeTable:
             cycle=cycle,
         )
 
-    def set_leader(self, seat: Seat, source: Source) -> CommandResult:
+    def set_leader(
+        self, seat: Seat, source: Source, game: GamePosition | None = None
+    ) -> CommandResult:
         with self._lock:
             self.leaders.append((seat, source))
+            self.games.append(game)
             state, cycle = self.state, self.cycle
         return CommandResult(
             action="set_leader", accepted=True, message=f"{seat} leads", state=state, cycle=cycle
