@@ -24,7 +24,7 @@ from controller.service.paths import DEFAULT_SOCKET_PATH
 from firmware.config import Timings
 from protocol.messages import PROTO_MAJOR, PROTO_MINOR
 from rules.words import DEFAULT_RULE_SET
-from tests.support.commands import ROOT, mjtable
+from tests.support.commands import ROOT, mjtable, mjtable_at_a_terminal
 from tests.support.fake_controller import WAIT
 from tests.support.waiting import wait_for
 
@@ -352,7 +352,7 @@ def test_the_other_commands_find_the_simulated_table_without_socket(sockdir: Pat
 
     def start(*words: str) -> subprocess.Popen[str]:
         return subprocess.Popen(
-            [sys.executable, "-m", "cli", *words],
+            [*mjtable_at_a_terminal(), *words],  # each is stopped by SIGINT, as Ctrl-C does
             cwd=tmp_path,
             env=env,
             stdout=subprocess.PIPE,

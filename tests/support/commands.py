@@ -17,6 +17,19 @@ def mjtable_command() -> list[str]:
     return [sys.executable, "-c", "import sys; from cli import main; sys.exit(main())"]
 
 
+def mjtable_at_a_terminal() -> list[str]:
+    """`mjtable` as Ctrl-C at a terminal finds it. A process started in the background of a
+    non-interactive shell (a CI runner's job, `nohup ... &`) inherits SIGINT ignored, and Python
+    then leaves it ignored: a test that sends SIGINT starts the command with the handler put
+    back."""
+    return [
+        sys.executable,
+        "-c",
+        "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "from cli import main; sys.exit(main())",
+    ]
+
+
 def mjtable(
     *args: str, timeout: float = 120, cwd: Path | str = ROOT
 ) -> subprocess.CompletedProcess[str]:

@@ -22,7 +22,7 @@ from protocol import messages as m
 from protocol.arq import LINK_TIMEOUT_MS
 from protocol.connection import HOST, UP, Connection
 from protocol.events import LinkUp
-from tests.support.commands import mjtable_command
+from tests.support.commands import mjtable_at_a_terminal
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -165,7 +165,7 @@ def sim_process(*args: str, timeout: float = 30.0) -> Iterator[tuple[subprocess.
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT)
     proc = subprocess.Popen(
-        [*mjtable_command(), "sim", *args],
+        [*mjtable_at_a_terminal(), "sim", *args],  # SIGINT stops it, as Ctrl-C does
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
