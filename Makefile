@@ -120,14 +120,15 @@ pythons-rest: $(DEV)
 # without pause, and the board's hardware truths, the image, the heap and the line kept full
 # (tests/chip): tens of seconds to minutes each, so not part of `make test`, which keeps the
 # chip's short checks; `.ci/run` runs them after it, two at a time (each chip takes a core;
-# docs/chip.md). The image comes first (make chip-image). Without Node.js and npm: one line
-# saying what to install.
+# docs/chip.md), the deal cycles first (minutes each, the longest: the others fill in at the
+# end). The image comes first (make chip-image). Without Node.js and npm: one line saying what
+# to install.
 chip-long: $(DEV)
 	@if $(call need,chip-long,node,Node.js and npm (Debian: apt-get install nodejs npm)) && \
 		$(call need,chip-long,npm,npm (Debian: apt-get install npm)); then \
 		$(MAKE) --no-print-directory $(NPM_STAMP) && \
 		$(BIN)/python -m pytest -n 2 --dist load -q -p no:randomly --durations=0 -m chip_long \
-			tests/chip tests/chipcycles; \
+			tests/chipcycles tests/chip; \
 	fi
 
 # The image the chip tests boot (`mjtable firmware image` of the sources: MicroPython built with
