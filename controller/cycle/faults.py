@@ -261,9 +261,14 @@ def _fault_text(code: int) -> str:
     return codes.fault_info(code)[1].split(" (detail")[0]
 
 
+def _protocol_advice(code: int) -> str:
+    """A fault's advice as the protocol gives it, its clearing in the controller's key."""
+    return codes.fault_info(code)[2].replace("then clear the fault", "then press CLEAR FAULT")
+
+
 def _fault_advice(code: int) -> str:
     """A fault's advice ending with the controller's key."""
-    advice = codes.fault_info(code)[2].replace("then clear the fault", "then press CLEAR FAULT")
+    advice = _protocol_advice(code)
     return advice if "CLEAR FAULT" in advice else THEN_CLEAR.format(advice=advice)
 
 
@@ -341,9 +346,7 @@ def board_words() -> tuple[str, ...]:
     subsystems and phases (what a client that translates the table's words translates)."""
     words: list[str] = [START_FAILED, START_ADVICE, codes.PART_AT_CHECK, *WALLS, *PLATES]
     for code in codes.FAULTS:
-        words.append(_fault_text(code))
-        advice = codes.fault_info(code)[2]
-        words.append(advice.replace("then clear the fault", "then press CLEAR FAULT"))
+        words += [_fault_text(code), _protocol_advice(code)]
     for _name, motor, _check in codes.MOTORS.values():
         words += [motor, MOTOR_NAMED.format(motor=motor)]
     for table in (codes.ANALOGUE_SENSORS, codes.PARTS):
