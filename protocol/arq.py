@@ -293,6 +293,28 @@ class GoBackN:
             self._counters["retransmits"] -= self._withdraw(released)
         self._pump(now)
 
+    def _acknowledged(self, seq: int, now: int) -> None:
+        """The peer's ACK ``seq``, cumulative: every outstanding frame up to SEQ ``seq``.
+        Acknowledged SEQs lie in base-1 .. base+window-1 (at most 8 values), so the distance
+        from base is exact; base-1 (nothing new) gives 0 + 8 = 8 and is ignored like any value
+        beyond the window."""
+        count = ((seq - self._base) & 7) + 1
+        if count <= len(self._win):
+            self._release(count, now)
+
+    def _retransmit(self, now: int) -> bool:
+        """The oldest outstanding frame's timer: at ``rto_ms`` go back N and resend; False
+        when it has had ``max_retries`` tries without progress (the link is down)."""
+        if not self._win or since(now, self._sent_at) < self.rto_ms:
+            return True
+        if self._tries >= self.max_retries:
+            return False
+        self._tries += 1
+        self._counters["timeouts"] += 1
+        self._counters["retransmits"] += len(self._win)
+        self._resend_window(now)
+        return True
+
     def _withdraw(self, frames: "list[tuple[Message, bytes]]") -> int:
         """Take every copy of these frames back out of the undrained output; return how many.
 

@@ -12,14 +12,8 @@ monotonic count, or MicroPython's wrapping ticks: the timers compare times throu
     deadline = conn.tick(now)                 # timers: call after receive/send, and at deadline
     port.write(conn.data_to_send())
 
-Link layer: Go-Back-N ARQ in each direction. Sequenced frames (commands from the host, events
-from the board) carry a 3-bit SEQ. The sender keeps up to ``window`` frames (1..7) outstanding and a
-bounded queue behind them. The receiver delivers a frame only when its SEQ is the next expected
-one (in order, exactly once) and discards any other (a duplicate, or a frame after a lost one).
-Acknowledgements are cumulative (ACK n: everything up to SEQ n) and coalesced: one ACK frame, for
-the last SEQ delivered in order, is added when the caller drains ``data_to_send()`` after frames
-came in. When the oldest outstanding frame has waited ``rto_ms`` the sender resends every
-outstanding frame in order; after ``max_retries`` tries without progress the link is down.
+Link layer: Go-Back-N ARQ in each direction (protocol/arq.py, where its rules are told); after
+``max_retries`` tries without progress the link is down.
 
 Session: the host sends HELLO every ``hello_interval_ms`` until the board answers HELLO_REPLY
 with the host's session echoed. Each side resets its receive sequence only when the PEER's session
@@ -30,8 +24,7 @@ the link is down after ``link_timeout_ms`` without a valid frame.
 The state machine is the table TRANSITIONS below; docs/protocol.md shows it as a diagram made by
 ``state_diagram()`` (a test keeps the two equal).
 
-MicroPython-compatible: imports only the protocol's own modules (and os or random for a session
-id when none is given).
+MicroPython-compatible: imports only the protocol's own modules.
 """
 
 from protocol.arq import (
@@ -47,7 +40,7 @@ from protocol.arq import (
     since,
 )
 from protocol.errors import DecodeError, NotConnected, ProtocolError, UnknownType, WrongRole
-from protocol.events import BadMessage, HelloReceived, LinkDown, LinkUp, ProtocolMismatch
+from protocol.events import BadMessage, HelloReceived, LinkDown, LinkUp
 from protocol.framing import FrameDecoder
 from protocol.linkstate import (
     BOARD,
@@ -73,6 +66,7 @@ from protocol.messages import (
     Message,
     NoSession,
 )
+from protocol.session import hello_reply, host_session_id, mismatch
 from protocol.wirecodes import STATE_IDLE
 
 HEARTBEAT_TYPE = Heartbeat.TYPE
@@ -83,20 +77,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from protocol.messages import BoardStatus
-
-
-def _random_session() -> int:
-    value = 0
-    while value == 0:
-        try:
-            import os
-
-            value = int.from_bytes(os.urandom(4), "big")
-        except (ImportError, AttributeError, NotImplementedError):  # pragma: no cover
-            import random
-
-            value = random.getrandbits(32)
-    return value
 
 
 def _seconds(ms: int) -> str:
@@ -141,9 +121,7 @@ class Connection(GoBackN):
         else:
             if identity is not None:
                 raise WrongRole("a host connection takes no identity (the board sends its own)")
-            own_session = _random_session() if session is None else session
-            if not isinstance(own_session, int) or own_session < 1 or own_session > 0xFFFFFFFF:
-                raise ValueError("session must be 1..0xFFFFFFFF, not " + repr(own_session))
+            own_session = host_session_id(session)
         self.identity = identity
         #: board: called for the status each HELLO_REPLY carries, the board's as it is then
         #: (None: identity.status as it stands); so the status is made only when it is sent
@@ -235,18 +213,9 @@ class Connection(GoBackN):
                     "link_timeout",
                     now,
                 )
-            elif self._win and since(now, self._sent_at) >= self.rto_ms:
-                if self._tries >= self.max_retries:
-                    self._go_down(
-                        "no acknowledgement after " + str(self._tries) + " tries",
-                        "retries_exhausted",
-                        now,
-                    )
-                else:
-                    self._tries += 1
-                    self._counters["timeouts"] += 1
-                    self._counters["retransmits"] += len(self._win)
-                    self._resend_window(now)
+            elif not self._retransmit(now):
+                tries = "no acknowledgement after " + str(self._tries) + " tries"
+                self._go_down(tries, "retries_exhausted", now)
         if (
             self._heartbeats_on()
             and not self._ack_due
@@ -393,12 +362,7 @@ class Connection(GoBackN):
         if self.role == BOARD and self.peer_session is None:
             return
         self._last_rx = now
-        # cumulative: ACK n acknowledges every outstanding frame up to SEQ n. Acknowledged SEQs
-        # lie in base-1 .. base+window-1 (at most 8 values), so the distance from base is exact;
-        # base-1 (nothing new) gives 0 + 8 = 8 and is ignored like any value beyond the window.
-        count = ((seq - self._base) & 7) + 1
-        if count <= len(self._win):
-            self._release(count, now)
+        self._acknowledged(seq, now)
         if self.role == BOARD:
             self._board_back_up(now)
 
@@ -420,17 +384,7 @@ class Connection(GoBackN):
         self._last_rx = now
         if reply.proto_major != PROTO_MAJOR:
             self._fire("major_mismatch")
-            self._events.append(
-                ProtocolMismatch(
-                    reply.proto_major,
-                    reply.proto_minor,
-                    "board speaks protocol "
-                    + str(reply.proto_major)
-                    + ".x, this controller speaks "
-                    + str(PROTO_MAJOR)
-                    + ".x: update the controller or the board firmware",
-                )
-            )
+            self._events.append(mismatch("board", "controller", reply))
             return
         old = self.peer_session
         if old is not None and reply.session_id != old:
@@ -458,10 +412,7 @@ class Connection(GoBackN):
     def _reply_for(self, host_session: int, host_minor: int = PROTO_MINOR) -> HelloReply:
         ident = self.identity
         assert ident is not None
-        if self.status_of is not None:
-            ident.status = self.status_of()
-        # with the status the board keeps current, in the layout the host's version reads
-        return ident.answer(host_session, host_minor)
+        return hello_reply(ident, self.status_of, host_session, host_minor)
 
     def _peer_minor(self) -> int:
         peer = self.peer
@@ -474,17 +425,7 @@ class Connection(GoBackN):
         if hello.proto_major != PROTO_MAJOR:
             if self.state == WAITING:
                 self._fire("major_mismatch")
-            self._events.append(
-                ProtocolMismatch(
-                    hello.proto_major,
-                    hello.proto_minor,
-                    "host speaks protocol "
-                    + str(hello.proto_major)
-                    + ".x, this board speaks "
-                    + str(PROTO_MAJOR)
-                    + ".x: update the controller or the board firmware",
-                )
-            )
+            self._events.append(mismatch("host", "board", hello))
             return
         self._last_rx = now
         old = self.peer_session
