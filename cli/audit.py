@@ -22,9 +22,18 @@ from pathlib import Path
 from typing import Any
 
 from cli.errors import UsageError
+from cli.lang import N_
 
 #: The largest heads file `audit verify --heads` reads (a line of about 150 bytes a head).
 MAX_HEADS_BYTES = 64 << 20
+#: The verdict of :func:`audit_summary` (`mjtable diag`'s words translate it: diag_report.py)
+CHAIN_HOLDS = N_(
+    "the chain holds: %(records)s record(s), %(cycles)s cycle(s), %(rotations)s rotation(s), "
+    "head %(head)s"
+)
+CHAIN_BROKEN = N_(
+    "BROKEN at %(file)s line %(line)s: %(problem)s (mjtable audit verify %(path)s says more)"
+)
 
 
 def register(subparsers: Any) -> None:
@@ -222,3 +231,45 @@ def _keygen(args: argparse.Namespace) -> int:
         "can also forge the log."
     )
     return 0
+
+
+def audit_summary(path: str, last: int) -> dict[str, Any]:
+    """The audit log at ``path`` in short: its verdict in words, the ``last`` faults it
+    recorded with their advice (`mjtable diag` and `mjtable support-bundle` show it)."""
+    # lazy: the audit wing, only when a log is summarised
+    from controller.audit.files import iter_records
+    from controller.audit.records import AuditError
+    from controller.audit.verify import verify
+
+    try:
+        result = verify(path)
+        faults = [
+            {
+                "time": r.record.time,
+                "code": r.record.data.get("code"),
+                "message": r.record.data.get("message"),
+                "advice": r.record.data.get("advice"),
+                "cycle": r.record.cycle,
+            }
+            for r in iter_records(path)
+            if r.record.kind == "fault"
+        ]
+    except (OSError, ValueError, AuditError) as exc:
+        return {"path": path, "ok": False, "error": str(exc)}
+    summary: dict[str, Any] = {"path": path, "ok": result.ok, "records": result.records}
+    if result.brk is None:
+        held = {
+            "records": result.records,
+            "cycles": result.cycles,
+            "rotations": result.rotations,
+            "head": result.head[:16],
+        }
+        summary["held"] = held
+        summary["verdict"] = CHAIN_HOLDS % held
+    else:
+        brk = result.brk
+        broken = {"file": brk.file.name, "line": brk.line, "problem": brk.problem}
+        summary["broken"] = broken
+        summary["verdict"] = CHAIN_BROKEN % {**broken, "path": path}
+    summary["last_faults"] = faults[-last:] if last > 0 else []
+    return summary

@@ -364,7 +364,7 @@ def _tiles(config: Config | None) -> int | None:
 
 def audit_part(gathered: Gathered) -> Part:
     # lazy: the audit wing, through diag's summary of a log
-    from cli.diag import audit_summary
+    from cli.audit import audit_summary
     from cli.diag_report import audit_lines
 
     part = Part("audit")

@@ -11,11 +11,10 @@ configuration) is a ``{detail}`` field, in their words, in English.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from rules.lang import LANGS, Lang
+from rules.lang import Lang
 
 WORDS: dict[str, dict[Lang, str]] = {
     # the command line
@@ -307,13 +306,3 @@ class Words:
 
     def text(self, lang: Lang) -> str:
         return say(self.key, lang, **self.fields)
-
-
-def environment_lang(environ: Mapping[str, str] = os.environ) -> Lang:
-    """The language the environment asks for (gettext's order of variables), else English."""
-    for name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
-        value = environ.get(name, "")
-        if value:
-            first = value.split(":")[0].lower()
-            return next((lang for lang in LANGS if first.startswith(lang)), "en")
-    return "en"

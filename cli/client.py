@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from cli.client_words import event_text, format_event, format_result, format_status
 from cli.errors import UsageError
+from cli.lang import Phrasebook, add_lang_option, chosen, environment_lang
 from controller.api.limits import STATUS_SOCKET_NAME
 from controller.service.paths import DEFAULT_SOCKET_PATH
 
@@ -58,6 +59,7 @@ def _add_target(parser: argparse.ArgumentParser, *, status: bool = False) -> Non
         "--config", metavar="FILE", help="take the socket path from this configuration file"
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    add_lang_option(parser)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -201,7 +203,7 @@ def _throw(args: argparse.Namespace) -> int:
     if args.json:
         print(result.model_dump_json())
     else:
-        print(format_result(result))
+        print(format_result(result, Phrasebook(chosen(args))))
     return 0 if result.accepted else EXIT_REFUSED
 
 
@@ -308,14 +310,14 @@ def _status(args: argparse.Namespace) -> int:
     if args.json:
         print(status.model_dump_json(indent=2))
     else:
-        print(format_status(status))
+        print(format_status(status, Phrasebook(chosen(args))))
     return 0
 
 
 # -- commands
 
 
-def _run_command(command: str, action: str, path: str, json_output: bool) -> int:
+def _run_command(command: str, action: str, path: str, json_output: bool, words: Phrasebook) -> int:
     from controller.api.client import ApiClient, ClientError  # lazy: see _status
 
     try:
@@ -331,20 +333,23 @@ def _run_command(command: str, action: str, path: str, json_output: bool) -> int
     if json_output:
         print(result.model_dump_json())
     else:
-        print(format_result(result))
+        print(format_result(result, words))
     return 0 if result.accepted else EXIT_REFUSED
 
 
 def _command(args: argparse.Namespace) -> int:
-    return _run_command(args.command, args.action, socket_path(args), args.json)
+    words = Phrasebook(chosen(args))
+    return _run_command(args.command, args.action, socket_path(args), args.json, words)
 
 
 def deal_via_service(socket_path: str, json_output: bool) -> int:
-    """`mjtable deal --socket PATH`: press DEAL on the running service; print the result.
+    """`mjtable deal --socket PATH`: press DEAL on the running service; print the result (in
+    the environment's language).
 
     Returns the exit status: 0 accepted, 1 refused, 3 unreachable.
     """
-    return _run_command("deal", "deal", socket_path, json_output)
+    words = Phrasebook(environment_lang())
+    return _run_command("deal", "deal", socket_path, json_output, words)
 
 
 # -- watch

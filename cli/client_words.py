@@ -6,80 +6,111 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from cli.lang import ENGLISH, Phrasebook
+
 if TYPE_CHECKING:
     from controller.cycle.reports import CommandResult, PanelPresence, Status
 
 
-def _board_text(status: Status) -> str:
+def _board_text(status: Status, words: Phrasebook) -> str:
+    _ = words._
     if not status.link_up:
-        return "link down"
+        return _("link down")
     board = status.board or {}
-    parts = [f"{key} {board[key]}" for key in ("firmware", "serial") if key in board]
-    return "link up" + (": " + ", ".join(parts) if parts else "")
+    label = {"firmware": _("firmware"), "serial": _("serial")}
+    parts = [f"{label[key]} {board[key]}" for key in ("firmware", "serial") if key in board]
+    if not parts:
+        return _("link up")
+    return _("link up: %(board)s") % {"board": ", ".join(parts)}
 
 
-def _panel_text(panel: PanelPresence) -> str:
+def _panel_text(panel: PanelPresence, words: Phrasebook) -> str:
+    _ = words._
     if not panel.connected:
-        return f"not connected: {panel.reason}"
-    return "connected" + (f" (serial {panel.serial})" if panel.serial else "")
+        return _("not connected: %(reason)s") % {"reason": words.table(str(panel.reason))}
+    serial = (" (" + _("serial") + f" {panel.serial})") if panel.serial else ""
+    return _("connected") + serial
 
 
-#: the status's clock_synced, as `mjtable status` shows it
-_CLOCK = {
-    True: "synchronised",
-    False: "NOT synchronised: the audit log's times may be wrong (docs/install.md, Time)",
-    None: "unknown",
-}
+def _clock_text(synced: bool | None, words: Phrasebook) -> str:
+    """The status's clock_synced, as `mjtable status` shows it."""
+    _ = words._
+    if synced is None:
+        return _("unknown")
+    if synced:
+        return _("synchronised")
+    return _("NOT synchronised: the audit log's times may be wrong (docs/install.md, Time)")
 
 
-def format_status(status: Status) -> str:
-    """The readable form printed by `mjtable status`."""
+def _fault_text(status: Status, words: Phrasebook) -> str:
+    _, table = words._, words.table
+    f = status.fault
+    if f is None:
+        return _("none")
+    fault = _("%(code)s from %(source)s: %(message)s; check: %(advice)s") % {
+        "code": f.code,
+        "source": f.source,
+        "message": table(f.message),
+        "advice": table(f.advice),
+    }
+    if f.clear_refused == 1:
+        fault += " " + _("(CLEAR FAULT refused once: the cause is still there)")
+    elif f.clear_refused:
+        refused = _("(CLEAR FAULT refused %(times)s times: the cause is still there)")
+        fault += " " + refused % {"times": f.clear_refused}
+    return fault
+
+
+def format_status(status: Status, words: Phrasebook = ENGLISH) -> str:
+    """The readable form printed by `mjtable status`, in ``words``' language."""
+    _, pgettext, table = words._, words.pgettext, words.table
     sets = []
     if status.tile_set_on_top:
-        sets.append(f"{status.tile_set_on_top} on top")
+        sets.append(_("%(set)s on top") % {"set": status.tile_set_on_top})
     if status.tile_set_waiting:
-        sets.append(f"{status.tile_set_waiting} waiting")
-    if status.fault is None:
-        fault = "none"
-    else:
-        f = status.fault
-        fault = f"{f.code} from {f.source}: {f.message}; check: {f.advice}"
-        if f.clear_refused:
-            times = "once" if f.clear_refused == 1 else f"{f.clear_refused} times"
-            fault += f" (CLEAR FAULT refused {times}: the cause is still there)"
+        sets.append(_("%(set)s waiting") % {"set": status.tile_set_waiting})
     count = status.cycles_dealt
-    dealt = "1 cycle" if count == 1 else f"{count} cycles"
+    dealt = _("1 cycle") if count == 1 else _("%(count)s cycles") % {"count": count}
     if status.last_cycle:
-        dealt += f", last {status.last_cycle}"
+        dealt += ", " + _("last %(cycle)s") % {"cycle": status.last_cycle}
     if status.cycle:
         cycle = status.cycle
     elif status.state == "dealt" and status.last_cycle:
-        cycle = f"{status.last_cycle} (dealt: its hand is being played)"
+        cycle = _("%(cycle)s (dealt: its hand is being played)") % {"cycle": status.last_cycle}
     else:
-        cycle = "none under way"
+        cycle = _("none under way")
     rows = [
-        ("table", status.table),
-        ("state", status.state),
-        ("cycle", cycle),
-        ("variant", status.variant.value),
-        ("profile", f"{status.profile.name} {status.profile.version}"),
-        ("tile sets", ", ".join(sets) or "-"),
-        ("board", _board_text(status)),
-        ("clock", _CLOCK[status.clock_synced]),
-        *([("panel", _panel_text(status.panel))] if status.panel is not None else []),
-        ("fault", fault),
-        ("dealt", dealt),
-        ("allowed", ", ".join(status.allowed) or "nothing"),
+        (pgettext("row", "table"), status.table),
+        (pgettext("row", "state"), table(status.state)),
+        (pgettext("row", "cycle"), cycle),
+        (pgettext("row", "variant"), status.variant.value),
+        (pgettext("row", "profile"), f"{status.profile.name} {status.profile.version}"),
+        (pgettext("row", "tile sets"), ", ".join(sets) or "-"),
+        (pgettext("row", "board"), _board_text(status, words)),
+        (pgettext("row", "clock"), _clock_text(status.clock_synced, words)),
+        *(
+            [(pgettext("row", "panel"), _panel_text(status.panel, words))]
+            if status.panel is not None
+            else []
+        ),
+        (pgettext("row", "fault"), _fault_text(status, words)),
+        (pgettext("row", "dealt"), dealt),
+        (pgettext("row", "allowed"), ", ".join(status.allowed) or _("nothing")),
     ]
-    return "\n".join(f"{key:<10} {value}" for key, value in rows)
+    width = max(10, *(len(key) for key, _value in rows))
+    return "\n".join(f"{key:<{width}} {value}" for key, value in rows)
 
 
-def format_result(result: CommandResult) -> str:
-    verdict = "accepted" if result.accepted else "refused"
-    where = f"state {result.state}"
+def format_result(result: CommandResult, words: Phrasebook = ENGLISH) -> str:
+    """A command's result in one line, in ``words``' language."""
+    _, table = words._, words.table
+    where = _("state %(state)s") % {"state": table(result.state)}
     if result.cycle:
-        where += f", cycle {result.cycle}"
-    return f"{result.action} {verdict}: {result.message} ({where})"
+        where += ", " + _("cycle %(cycle)s") % {"cycle": result.cycle}
+    said = {"action": result.action, "message": table(result.message), "where": where}
+    if result.accepted:
+        return _("%(action)s accepted: %(message)s (%(where)s)") % said
+    return _("%(action)s refused: %(message)s (%(where)s)") % said
 
 
 def _dice(value: Any) -> str:

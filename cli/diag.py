@@ -27,6 +27,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from cli.audit import audit_summary
 from cli.diag_report import (
     audit_lines,
     board_lines,
@@ -36,6 +37,7 @@ from cli.diag_report import (
     version_lines,
 )
 from cli.errors import UsageError
+from cli.lang import ENGLISH, Phrasebook, add_lang_option, chosen
 
 if TYPE_CHECKING:
     from controller.api.client import ApiClient
@@ -77,6 +79,7 @@ def register(subparsers: Any) -> None:
         "--faults", type=int, default=5, help="how many recent faults to list, 0 or more"
     )
     parser.add_argument("--json", action="store_true", help="one JSON report")
+    add_lang_option(parser)
     parser.set_defaults(func=run)
 
 
@@ -191,49 +194,6 @@ def _versions(hello: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def audit_summary(path: str, last: int) -> dict[str, Any]:
-    """The audit log at ``path`` in short: its verdict in words, the ``last`` faults it
-    recorded with their advice (`mjtable diag` and `mjtable support-bundle` show it)."""
-    # lazy: the audit wing, only when a log is summarised
-    from controller.audit.files import iter_records
-    from controller.audit.records import AuditError
-    from controller.audit.verify import verify
-
-    try:
-        result = verify(path)
-        faults = [
-            {
-                "time": r.record.time,
-                "code": r.record.data.get("code"),
-                "message": r.record.data.get("message"),
-                "advice": r.record.data.get("advice"),
-                "cycle": r.record.cycle,
-            }
-            for r in iter_records(path)
-            if r.record.kind == "fault"
-        ]
-    except (OSError, ValueError, AuditError) as exc:
-        return {"path": path, "ok": False, "error": str(exc)}
-    if result.brk is None:
-        verdict = (
-            f"the chain holds: {result.records} record(s), {result.cycles} cycle(s), "
-            f"{result.rotations} rotation(s), head {result.head[:16]}"
-        )
-    else:
-        brk = result.brk
-        verdict = (
-            f"BROKEN at {brk.file.name} line {brk.line}: {brk.problem} "
-            f"(mjtable audit verify {path} says more)"
-        )
-    return {
-        "path": path,
-        "ok": result.ok,
-        "records": result.records,
-        "verdict": verdict,
-        "last_faults": faults[-last:] if last > 0 else [],
-    }
-
-
 def _motor_ms(args: argparse.Namespace) -> int:
     """--motor-ms, or the board's default: from 1 to the longest the board accepts."""
     # lazy: the firmware's limits (and the protocol's tables), only for diag
@@ -269,6 +229,8 @@ def run(args: argparse.Namespace) -> int:
     if args.audit is not None:
         audit_target(args.audit, "--audit")
     out = sys.stdout
+    words = Phrasebook(chosen(args))
+    _ = words._
     report: dict[str, Any] = {}
     status = 0
     try:
@@ -280,12 +242,12 @@ def run(args: argparse.Namespace) -> int:
         if client is not None:
             with client:
                 report["service"] = str(client.path)
-                status = _ask_service(client, args, motor_ms, report, out)
+                status = _ask_service(client, args, motor_ms, report, out, words)
         else:
             board = _Board(_board_target(args, config))
             with board:
                 report["port"] = board.url
-                status = _diagnose(board, args, motor_ms, report, out)
+                status = _diagnose(board, args, motor_ms, report, out, words)
     except PortHeld as exc:
         report["error"] = str(exc)
         print(f"mjtable diag: {exc}", file=sys.stderr)
@@ -295,8 +257,11 @@ def run(args: argparse.Namespace) -> int:
     except DiagError as exc:
         report["error"] = str(exc)
         if not args.json:
-            where = f"service on {client.path}" if client is not None else "board"
-            out.write(f"{where}: {exc}\n")
+            if client is not None:
+                where = _("service on %(socket)s") % {"socket": client.path}
+            else:
+                where = _("board")
+            out.write(f"{where}: {words.table(str(exc))}\n")
         status = 1
     if audit_path:
         summary = audit_summary(audit_path, args.faults)
@@ -304,7 +269,7 @@ def run(args: argparse.Namespace) -> int:
         if not summary["ok"]:
             status = 1
         if not args.json:
-            _write(out, audit_lines(summary))
+            _write(out, audit_lines(summary, words))
     if args.json:
         out.write(json.dumps(report, indent=2) + "\n")
     return status
@@ -356,17 +321,23 @@ def _report_board(
     places: dict[str, Any],
     where: str,
     out: Any | None,
+    words: Phrasebook,
 ) -> None:
     """The versions and the board, into ``report``; written in words to ``out`` if given."""
     report["hello"] = hello
     report["versions"] = versions = _versions(hello)
     report["status"] = places
     if out is not None:
-        _write(out, version_lines(versions) + board_lines(where, hello, places))
+        _write(out, version_lines(versions, words) + board_lines(where, hello, places, words))
 
 
 def _diagnose(
-    board: _Board, args: argparse.Namespace, motor_ms: int, report: dict[str, Any], out: Any
+    board: _Board,
+    args: argparse.Namespace,
+    motor_ms: int,
+    report: dict[str, Any],
+    out: Any,
+    words: Phrasebook,
 ) -> int:
     """Fill ``report`` with what the board says, written in words as it comes unless --json;
     the exit status (1: a motor is not OK)."""
@@ -382,19 +353,21 @@ def _diagnose(
     hello = diagnosis.identity(reply).model_dump()
     st = reply.status
     places = diagnosis.places(st.places, st.laid, st.reset_cause, st.motions).model_dump()
-    _report_board(report, hello, places, f"on {board.url}", out if text else None)
+    _ = words._
+    where = _("on %(port)s") % {"port": board.url}
+    _report_board(report, hello, places, where, out if text else None, words)
     board.link.send(m.Sensors())
     data = board.wait((m.SensorData,), ANSWER_S, "SENSORS")
     report["sensors"] = sensors = diagnosis.sensors(data).model_dump()
     if text:
-        _write(out, sensor_lines(sensors))
+        _write(out, sensor_lines(sensors, words))
     if not args.motors:
         if text:
-            _write(out, motors_skipped(motor_ms))
+            _write(out, motors_skipped(motor_ms, words))
         return 0
     report["motors"] = motors = []
     if text:
-        _write(out, [f"motor tests, {motor_ms} ms each"])
+        _write(out, [_("motor tests, %(ms)s ms each") % {"ms": motor_ms}])
     status = 0
     for motor in range(codes.MOTOR_COUNT):
         board.link.send(m.MotorTest(motor, motor_ms))
@@ -404,7 +377,7 @@ def _diagnose(
             status = 1
         motors.append(entry)
         if text:
-            _write(out, [motor_line(motor + 1, codes.MOTOR_COUNT, entry)])
+            _write(out, [motor_line(motor + 1, codes.MOTOR_COUNT, entry, words)])
     return status
 
 
@@ -423,7 +396,12 @@ def service_sensors(client: ApiClient) -> tuple[dict[str, Any], str]:
 
 
 def _ask_service(
-    client: ApiClient, args: argparse.Namespace, motor_ms: int, report: dict[str, Any], out: Any
+    client: ApiClient,
+    args: argparse.Namespace,
+    motor_ms: int,
+    report: dict[str, Any],
+    out: Any,
+    words: Phrasebook = ENGLISH,
 ) -> int:
     """The same report, from the running service's ``diag``; the exit status."""
     # lazy: the API's client errors, as in _service
@@ -432,13 +410,15 @@ def _ask_service(
     from protocol import codes
 
     text = not args.json
+    _ = words._
     try:
         client.subscribe()
         started = client.diag(args.motors, motor_ms if args.motors else None)
         if not started.accepted:
             raise DiagError(f"refused: {started.message}")
         if text:
-            _write(out, [f"asking the service on {client.path} ({started.message})"])
+            asking = _("asking the service on %(socket)s (%(answer)s)")
+            _write(out, [asking % {"socket": client.path, "answer": words.table(started.message)}])
         status = 0
         count = 0
         for event in client.events(idle_timeout=ANSWER_S + motor_ms / 1000):
@@ -448,16 +428,17 @@ def _ask_service(
                 hello = event.hello.model_dump() if event.hello is not None else None
                 places = event.status.model_dump() if event.status is not None else None
                 if hello is not None and places is not None:
-                    where = f"through the service on {client.path}"
-                    _report_board(report, hello, places, where, out if text else None)
+                    where = _("through the service on %(socket)s") % {"socket": client.path}
+                    _report_board(report, hello, places, where, out if text else None, words)
                 if event.sensors is not None:
                     report["sensors"] = sensors = event.sensors.model_dump()
                     if text:
-                        _write(out, sensor_lines(sensors))
+                        _write(out, sensor_lines(sensors, words))
                 if text and args.motors:
-                    _write(out, [f"motor tests, {motor_ms} ms each, the table under test"])
+                    under_test = _("motor tests, %(ms)s ms each, the table under test")
+                    _write(out, [under_test % {"ms": motor_ms}])
                 elif text:
-                    _write(out, motors_skipped(motor_ms))
+                    _write(out, motors_skipped(motor_ms, words))
             elif event.step == "motor" and event.motor is not None:
                 entry = event.motor.model_dump()
                 report.setdefault("motors", []).append(entry)
@@ -465,14 +446,14 @@ def _ask_service(
                 if entry["ok"] is False:
                     status = 1
                 if text:
-                    _write(out, [motor_line(count, codes.MOTOR_COUNT, entry)])
+                    _write(out, [motor_line(count, codes.MOTOR_COUNT, entry, words)])
             elif event.step == "done":
                 if not event.ok and not status:
                     raise DiagError(event.message)  # the board did not answer, or STOP
                 if args.motors:
                     report["motor_tests"] = event.message
                     if text:
-                        _write(out, [f"  {event.message}"])
+                        _write(out, [f"  {words.table(event.message)}"])
                 return status
     except ClientError as exc:
         raise DiagError(str(exc)) from None

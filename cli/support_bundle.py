@@ -33,8 +33,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli.bundle_words import Words, environment_lang, say
+from cli.bundle_words import Words, say
 from cli.errors import UsageError
+from cli.lang import environment_lang
 from controller.service.paths import DEFAULT_AUDIT_PATH, DEFAULT_CONFIG_PATH, DEFAULT_SOCKET_PATH
 from rules.lang import LANGS, Lang
 

@@ -19,8 +19,10 @@ the table's own words the station shows as they come, listed by :func:`table_wor
 panel's patterns, the states' names, what each throw is for, and the sentences the controller
 makes with details (its refusals, its faults and the board's, what a press starts), which
 :class:`TableWords` matches and translates with their details, and the protocol's words those
-details are (the board's faults, the parts and phases they name); anything else is shown as
-the table words it.
+details are (the board's faults, the parts and phases they name, a diagnosis' words); anything
+else is shown as the table words it. The catalogue holds the technician's commands' words too
+(cli/lang.py: `mjtable status`, `diag`...), read from their modules (:data:`METHODS`), a
+report's row names in the context "row" (``pgettext("row", "fault")``).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from typing import TYPE_CHECKING, Literal, get_args
 from controller.api.messages import (
     PANEL_PATTERNS,
     board_words,
+    diagnosis_words,
     state_names,
     table_sentences,
     throw_purposes,
@@ -51,9 +54,23 @@ LANGUAGES: tuple[Language, ...] = get_args(Language)
 LOCALE = Path(__file__).parent / "locale"
 ROOT = Path(__file__).resolve().parents[1]
 #: What Babel reads for the words: the station's Python and its templates.
-METHODS = [("station/**.py", "python"), ("station/web/templates/**.html", "jinja2")]
+METHODS = [
+    ("station/**.py", "python"),
+    ("station/web/templates/**.html", "jinja2"),
+    # the words the technician's commands say (cli/lang.py)
+    ("cli/client_words.py", "python"),
+    ("cli/diag_report.py", "python"),
+    ("cli/diag.py", "python"),
+    ("cli/audit.py", "python"),
+]
 OPTIONS = {"station/web/templates/**.html": {"extensions": "jinja2.ext.i18n"}}
-KEYWORDS = {"_": None, "N_": None, "gettext": None, "ngettext": (1, 2)}
+KEYWORDS = {
+    "_": None,
+    "N_": None,
+    "gettext": None,
+    "ngettext": (1, 2),
+    "pgettext": ((1, "c"), 2),
+}
 
 
 def N_(words: str) -> str:
@@ -166,6 +183,7 @@ def table_words() -> Iterator[str]:
     yield from state_names()
     yield from throw_purposes().values()
     yield from board_words()
+    yield from diagnosis_words()
     for sentence in table_sentences():
         yield msgid_of(sentence)
 
@@ -176,7 +194,7 @@ def source_words() -> Catalog:
     from babel.messages.extract import extract_from_dir
 
     template = Catalog(project="mjtable", msgid_bugs_address="", fuzzy=False)
-    for filename, lineno, message, comments, _context in extract_from_dir(
+    for filename, lineno, message, comments, context in extract_from_dir(
         ROOT,
         METHODS,
         options_map=OPTIONS,
@@ -184,7 +202,7 @@ def source_words() -> Catalog:
         comment_tags=("TRANSLATORS:",),
         strip_comment_tags=True,
     ):
-        template.add(message, None, [(filename, lineno)], auto_comments=comments)
+        template.add(message, None, [(filename, lineno)], auto_comments=comments, context=context)
     for words in table_words():
         if words not in template:
             template.add(words, None, [("controller/api/messages.py", 0)])

@@ -69,8 +69,10 @@ def throw_purposes() -> dict[str, str]:
 
 def table_sentences() -> tuple[str, ...]:
     """The sentences the table makes with details filled in (``{state}``, ``{seconds:g}``...):
-    its refusals of a button and its own faults' words and advice. A client that translates
-    the table's words matches what it receives against them (the station: station/lang.py)."""
+    its refusals of a button, its own faults' words and advice, a diagnosis'. A client that
+    translates the table's words matches what it receives against them in this order, the
+    more particular first (station/lang.py, cli/lang.py)."""
+    from controller.cycle.diagnosis import diagnosis_sentences
     from controller.cycle.faults import board_fault_sentences, fault_sentences
     from controller.cycle.reports import PANEL_GONE
     from controller.cycle.requests import THROW_TAKEN
@@ -80,7 +82,8 @@ def table_sentences() -> tuple[str, ...]:
 
     mine = refusal_sentences() + fault_sentences() + STEP_SENTENCES + (THROW_TAKEN,)
     panel = (PANEL_GONE, USB_ERROR, NOT_AT_START, UNPLUGGED)
-    return mine + panel + board_fault_sentences()
+    first, last = diagnosis_sentences()
+    return mine + panel + first + board_fault_sentences() + last
 
 
 def board_words() -> tuple[str, ...]:
@@ -88,6 +91,14 @@ def board_words() -> tuple[str, ...]:
     advice, the parts, places and phases they name): the details of the table's sentences
     about a board fault."""
     from controller.cycle.faults import board_words as words
+
+    return words()
+
+
+def diagnosis_words() -> tuple[str, ...]:
+    """The protocol's words a diagnosis shows (`mjtable diag`, the service's ``diag``): the
+    parts fitted, the places of the sets, the board's states, switches and lifts..."""
+    from controller.cycle.diagnosis import diagnosis_words as words
 
     return words()
 

@@ -402,6 +402,19 @@ def test_the_other_commands_find_the_simulated_table_without_socket(sockdir: Pat
             assert stopped.returncode == 1 and "stop refused" in stopped.stdout
             cleared = command("clear-fault")
             assert cleared.returncode == 1 and "clear_fault refused" in cleared.stdout
+            # in French: with --lang, or when the environment's language is French
+            french = command("status", "--lang", "fr")
+            assert re.search(r"^état +distribuée$", french.stdout, re.M), french.stdout
+            assert re.search(r"^carte +liaison établie : micrologiciel ", french.stdout, re.M)
+            assert re.search(r"^défaut +aucun$", french.stdout, re.M), french.stdout
+            env["LANGUAGE"] = "fr"
+            refused = command("stop")
+            assert refused.returncode == 1 and refused.stdout.startswith("stop refusé : ")
+            assert "(état distribuée" in refused.stdout, refused.stdout
+            diagnosed = command("diag")
+            assert "  défaut       aucun\n" in diagnosed.stdout, diagnosed.stdout
+            assert diagnosed.stdout.startswith("demande au service sur ")
+            del env["LANGUAGE"]
             floor = tmp_path / "floor.jsonl"
             floor.touch()
             for words, first in (

@@ -109,7 +109,8 @@ def _fields(text: str) -> set[str]:
 
 
 def test_every_word_is_in_english_and_in_french_with_the_same_fields() -> None:
-    from cli.bundle_words import WORDS, environment_lang
+    from cli.bundle_words import WORDS
+    from cli.lang import environment_lang
 
     for key, texts in WORDS.items():
         assert set(texts) == {"en", "fr"}, key

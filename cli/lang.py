@@ -1,0 +1,87 @@
+"""The language a command speaks to the person at the terminal: ``--lang``, else the
+environment's, else English; and its words in that language.
+
+The words of `mjtable status`, `watch`, `diag` and the commands' results are English in the
+sources, marked ``_("...")`` where they are written, and their French is in the project's
+gettext catalogue with the station's (``station/locale/fr.po``, made by ``python -m
+station.lang``, which reads these commands' modules too). The table's own words they pass on
+(a state, a fault and its advice, a refusal, the board's parts) are translated as the station
+translates them, with their details (:class:`station.lang.TableWords`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable, Mapping
+
+from rules.lang import LANGS, Lang
+
+#: ``_`` in a command's words before the language is chosen (and for English): the words as
+#: they are written
+Gettext = Callable[[str], str]
+
+
+def N_(words: str) -> str:
+    """Marks ``words`` for the catalogue; they are translated where they are said."""
+    return words
+
+
+def environment_lang(environ: Mapping[str, str] = os.environ) -> Lang:
+    """The language the environment asks for (gettext's order of variables), else English."""
+    for name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
+        value = environ.get(name, "")
+        if value:
+            first = value.split(":")[0].lower()
+            return next((lang for lang in LANGS if first.startswith(lang)), "en")
+    return "en"
+
+
+def add_lang_option(parser: argparse.ArgumentParser) -> None:
+    """``--lang en|fr`` on a command (default: the environment's language, else English)."""
+    parser.add_argument(
+        "--lang",
+        choices=LANGS,
+        default=None,
+        help="the words' language (default: the environment's: LANGUAGE, LC_ALL, LC_MESSAGES "
+        "or LANG; else English)",
+    )
+
+
+def chosen(args: argparse.Namespace) -> Lang:
+    """The language a command's arguments ask for (``--lang``), else the environment's."""
+    lang: Lang | None = getattr(args, "lang", None)
+    return lang or environment_lang()
+
+
+class Phrasebook:
+    """A command's words in one language: ``words._("...")`` for its own sentences (gettext),
+    ``words.pgettext("row", "...")`` for the name of a row in its reports (in a context of
+    its own: a row named "fault" or "dealt" is not the state of that name),
+    ``words.table("...")`` for the table's, translated with their details."""
+
+    def __init__(self, lang: Lang) -> None:
+        self.lang = lang
+        if lang == "en":
+            self._: Gettext = _as_written
+            self.table: Gettext = _as_written
+            self.pgettext: Callable[[str, str], str] = _in_context_as_written
+        else:
+            # lazy: the catalogue and the table's sentences, only for another language
+            from station.lang import table_words_in, translations
+
+            catalogue = translations(lang)
+            self._ = catalogue.gettext
+            self.pgettext = catalogue.pgettext
+            self.table = table_words_in(lang)
+
+
+def _as_written(words: str) -> str:
+    return words
+
+
+def _in_context_as_written(_context: str, words: str) -> str:
+    return words
+
+
+ENGLISH = Phrasebook("en")
