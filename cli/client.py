@@ -43,7 +43,10 @@ ASKING_THE_SIMULATED_TABLE = (
 )
 
 
-def _add_target(parser: argparse.ArgumentParser, *, status: bool = False) -> None:
+def _add_target(
+    parser: argparse.ArgumentParser, *, status: bool = False, words: bool = True
+) -> None:
+    """--socket or --config, --json, and --lang unless the command's words are English only."""
     target = parser.add_mutually_exclusive_group()
     target.add_argument(
         "--socket",
@@ -59,7 +62,8 @@ def _add_target(parser: argparse.ArgumentParser, *, status: bool = False) -> Non
         "--config", metavar="FILE", help="take the socket path from this configuration file"
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
-    add_lang_option(parser)
+    if words:
+        add_lang_option(parser)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -100,7 +104,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     dealt.add_argument("cycle", nargs="?", metavar="ID", help="a cycle id (default: the last)")
     dealt.add_argument("--glyphs", action="store_true", help="draw the tiles as mahjong glyphs")
-    _add_target(dealt)
+    _add_target(dealt, words=False)  # the picture's words are English (cli/picture.py)
     dealt.set_defaults(func=_dealt)
 
     throw = subparsers.add_parser(
@@ -361,17 +365,20 @@ def _watch(args: argparse.Namespace) -> int:
     try:
         with _status_client(args) as client:
             snapshot = client.subscribe()
+            words = Phrasebook(chosen(args))
             if not args.json:
-                print(
-                    f"watching {client.path}: table {snapshot.table}, state {snapshot.state} "
-                    "(Ctrl-C to stop)",
-                    flush=True,
-                )
+                said = {
+                    "socket": client.path,
+                    "table": snapshot.table,
+                    "state": words.table(snapshot.state),
+                }
+                watching = words._("watching %(socket)s: table %(table)s, state %(state)s")
+                print(watching % said + " " + words._("(Ctrl-C to stop)"), flush=True)
             for event in client.raw_events():
                 if args.json:
                     line = json.dumps({"event": event}, separators=(",", ":"))
                 else:
-                    line = format_event(event)
+                    line = format_event(event, words)
                 print(line, flush=True)
     except KeyboardInterrupt:
         return 0

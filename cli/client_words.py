@@ -119,50 +119,86 @@ def _dice(value: Any) -> str:
     return str(value)
 
 
-def format_event(event: dict[str, Any]) -> str:
-    """One readable line for an event as received on the wire."""
+def format_event(event: dict[str, Any], words: Phrasebook = ENGLISH) -> str:
+    """One readable line for an event as received on the wire (its type as the API names it)."""
     kind = str(event.get("type", "?"))
     g = event.get
-    return f"{g('at', '-')}  {g('cycle') or '-':<10} {kind:<13} {event_text(event)}"
+    return f"{g('at', '-')}  {g('cycle') or '-':<10} {kind:<13} {event_text(event, words)}"
 
 
-def event_text(event: dict[str, Any]) -> str:
+def event_text(event: dict[str, Any], words: Phrasebook = ENGLISH) -> str:
     """What an event (as received on the wire) says, in words."""
+    _, table = words._, words.table
     kind = str(event.get("type", "?"))
     g = event.get
     if kind == "phase":
-        text = f"{g('previous')} -> {g('state')}"
+        text = f"{table(str(g('previous')))} -> {table(str(g('state')))}"
     elif kind == "progress":
-        text = f"{g('phase')} {g('percent')}%" + (f" {g('detail')}" if g("detail") else "")
+        text = f"{table(str(g('phase')))} {g('percent')}%"
+        text += f" {table(str(g('detail')))}" if g("detail") else ""
     elif kind == "fault":
-        where = f" during {g('phase')}" if g("phase") else ""
-        text = f"{g('code')} from {g('source')}{where}: {g('message')}; check: {g('advice')}"
+        said = {
+            "code": g("code"),
+            "source": g("source"),
+            "message": table(str(g("message"))),
+            "advice": table(str(g("advice"))),
+        }
+        if g("phase"):
+            said["phase"] = table(str(g("phase")))
+            text = _("%(code)s from %(source)s during %(phase)s: %(message)s; check: %(advice)s")
+        else:
+            text = _("%(code)s from %(source)s: %(message)s; check: %(advice)s")
+        text %= said
     elif kind == "fault_cleared":
-        text = f"fault cleared; state {g('state')}"
+        text = _("fault cleared; state %(state)s") % {"state": table(str(g("state")))}
     elif kind == "throw":
-        text = f"{g('by')} threw {_dice(g('dice'))} for {g('purpose')} ({g('source')})"
+        said = {
+            "by": g("by"),
+            "dice": _dice(g("dice")),
+            "purpose": table(str(g("purpose"))),
+            "source": g("source"),
+        }
+        text = _("%(by)s threw %(dice)s for %(purpose)s (%(source)s)") % said
     elif kind == "throw_wanted":
-        dice = "one die" if g("count") == 1 else f"{g('count')} dice"
-        text = f"waiting for {g('by')} to throw {dice} for {g('purpose')}: mjtable throw A+B"
+        said = {"by": g("by"), "purpose": table(str(g("purpose")))}
+        if g("count") == 1:
+            text = _("waiting for %(by)s to throw one die for %(purpose)s: mjtable throw A") % said
+        else:
+            said["count"] = g("count")
+            wanted = _(
+                "waiting for %(by)s to throw %(count)s dice for %(purpose)s: mjtable throw A+B"
+            )
+            text = wanted % said
     elif kind == "dealt":
         dealt = g("dealt")
         keys = ", ".join(sorted(dealt)) if isinstance(dealt, dict) else ""
-        text = f"dealt state published ({keys})" if keys else "dealt state published"
+        published = _("dealt state published")
+        text = f"{published} ({keys})" if keys else published
     elif kind == "link":
-        text = f"board link {'up' if g('up') else 'down'}: {g('reason')}"
+        said = {"reason": table(str(g("reason")))}
+        text = (
+            _("board link up: %(reason)s") if g("up") else _("board link down: %(reason)s")
+        ) % said
     elif kind == "panel":
         panel = g("panel")
         panel = panel if isinstance(panel, dict) else {}
         if panel.get("connected"):
             serial = panel.get("serial")
-            text = "button panel connected" + (f" (serial {serial})" if serial else "")
+            text = _("button panel connected")
+            text += (" (" + _("serial") + f" {serial})") if serial else ""
         else:
-            text = f"button panel not connected: {panel.get('reason')}"
+            reason = table(str(panel.get("reason")))
+            text = _("button panel not connected: %(reason)s") % {"reason": reason}
     elif kind == "button":
-        verdict = "accepted" if g("accepted") else "refused"
-        text = f"{g('action')} from {g('source')} {verdict}: {g('reason')}"
+        said = {"action": g("action"), "source": g("source"), "reason": table(str(g("reason")))}
+        if g("accepted"):
+            text = _("%(action)s from %(source)s accepted: %(reason)s") % said
+        else:
+            text = _("%(action)s from %(source)s refused: %(reason)s") % said
     elif kind == "dropped":
-        text = f"the service dropped this client: {g('reason')}"
+        text = _("the service dropped this client: %(reason)s") % {
+            "reason": table(str(g("reason")))
+        }
     else:
         rest = {k: v for k, v in event.items() if k not in ("type", "at", "cycle")}
         text = json.dumps(rest, separators=(",", ":"), sort_keys=True)

@@ -59,6 +59,7 @@ METHODS = [
     ("station/web/templates/**.html", "jinja2"),
     # the words the technician's commands say (cli/lang.py)
     ("cli/client_words.py", "python"),
+    ("cli/client.py", "python"),
     ("cli/diag_report.py", "python"),
     ("cli/diag.py", "python"),
     ("cli/audit.py", "python"),

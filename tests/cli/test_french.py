@@ -10,6 +10,7 @@ import pytest
 
 from cli import build_parser
 from cli.audit import audit_summary
+from cli.client_words import format_event
 from cli.diag_report import audit_lines, motor_line, sensor_lines
 from cli.lang import ENGLISH, Phrasebook, chosen, environment_lang
 from controller.cycle.diagnosis import motor_result, sensors
@@ -105,3 +106,54 @@ def test_diag_of_the_simulated_board_with_its_motors_is_french_throughout() -> N
     tests = [line for line in lines if line.startswith("  [")]
     assert len(tests) == codes.MOTOR_COUNT and all(" bon (seuil d'effort " in t for t in tests)
     assert _english_left(lines) == [], "\n".join(lines)
+
+
+AT = "2026-01-01T00:00:00.000Z"
+
+
+@pytest.mark.parametrize(
+    ("event", "french"),
+    [
+        (
+            {"type": "phase", "cycle": None, "state": "ready", "previous": "building"},
+            "phase         construction -> prête",
+        ),
+        (
+            {"type": "progress", "cycle": "c-1", "phase": "shuffling", "percent": 40},
+            "progress      mélange 40%",
+        ),
+        (
+            {"type": "throw", "cycle": "c-1", "by": "S", "dice": [3, 4], "purpose": "wall",
+             "source": "board"},
+            "throw         S a lancé 3+4 = 7 pour ",
+        ),
+        (
+            {"type": "fault", "code": "ESTOP", "source": "board", "phase": "shuffling",
+             "message": "the emergency stop was pressed (cover/safety)",
+             "advice": "make the table safe, release the emergency stop, then press CLEAR FAULT"},
+            "ESTOP de board pendant mélange : ",
+        ),
+        ({"type": "fault_cleared", "state": "idle"}, "défaut effacé ; état au repos"),
+        (
+            {"type": "throw_wanted", "cycle": "c-1", "by": "E", "count": 2, "purpose": "wall"},
+            "en attente du lancer de 2 dés par E pour ",
+        ),
+        ({"type": "dealt", "cycle": "c-2", "dealt": {"b": 1, "a": 2}}, "donne publiée (a, b)"),
+        ({"type": "link", "up": True, "reason": "HELLO answered"}, "liaison avec la carte établie"),
+        (
+            {"type": "panel", "panel": {"connected": True, "serial": "P1"}},
+            "panneau de boutons connecté (n° de série P1)",
+        ),
+        (
+            {"type": "button", "action": "deal", "source": "panel", "accepted": False,
+             "reason": "the next walls are not built yet: press SHUFFLE first"},
+            "deal de panel refusé : ",
+        ),
+    ],
+)  # fmt: skip
+def test_watch_says_each_event_in_french(event: dict[str, object], french: str) -> None:
+    line = format_event({"at": AT, **event}, FRENCH)
+    english = format_event({"at": AT, **event})
+    assert english == format_event({"at": AT, **event}, ENGLISH) and english != line
+    assert line.startswith(AT) and french in line, line
+    assert _english_left([line.replace("HELLO answered", "")]) == [], line
