@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING
 
 from cli.client_words import event_text, format_event, format_result, format_status
 from cli.errors import UsageError
-from cli.lang import Phrasebook, add_lang_option, chosen, environment_lang
+from cli.lang import Phrasebook, add_lang_option, chosen
 from controller.api.limits import STATUS_SOCKET_NAME
 from controller.service.paths import DEFAULT_SOCKET_PATH
 
 if TYPE_CHECKING:
     from controller.api.client import ApiClient
     from rules.dealt import DealtState
+    from rules.lang import Lang
 
 #: The status socket when the configuration does not name one: beside the full socket.
 DEFAULT_STATUS_SOCKET_PATH = str(PurePosixPath(DEFAULT_SOCKET_PATH).with_name(STATUS_SOCKET_NAME))
@@ -104,7 +105,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     dealt.add_argument("cycle", nargs="?", metavar="ID", help="a cycle id (default: the last)")
     dealt.add_argument("--glyphs", action="store_true", help="draw the tiles as mahjong glyphs")
-    _add_target(dealt, words=False)  # the picture's words are English (cli/picture.py)
+    _add_target(dealt)
     dealt.set_defaults(func=_dealt)
 
     throw = subparsers.add_parser(
@@ -139,7 +140,8 @@ def _dealt(args: argparse.Namespace) -> int:
         )
         print(f"mjtable dealt: {what}", file=sys.stderr)
         return EXIT_REFUSED
-    print(state.model_dump_json() if args.json else render_text(state, args.glyphs))
+    words = Phrasebook(chosen(args))
+    print(state.model_dump_json() if args.json else render_text(state, args.glyphs, words))
     return 0
 
 
@@ -346,14 +348,13 @@ def _command(args: argparse.Namespace) -> int:
     return _run_command(args.command, args.action, socket_path(args), args.json, words)
 
 
-def deal_via_service(socket_path: str, json_output: bool) -> int:
+def deal_via_service(socket_path: str, json_output: bool, lang: Lang = "en") -> int:
     """`mjtable deal --socket PATH`: press DEAL on the running service; print the result (in
-    the environment's language).
+    ``lang``).
 
     Returns the exit status: 0 accepted, 1 refused, 3 unreachable.
     """
-    words = Phrasebook(environment_lang())
-    return _run_command("deal", "deal", socket_path, json_output, words)
+    return _run_command("deal", "deal", socket_path, json_output, Phrasebook(lang))
 
 
 # -- watch

@@ -119,6 +119,16 @@ def _dice(value: Any) -> str:
     return str(value)
 
 
+def _purpose(key: str, words: Phrasebook) -> str:
+    """What a throw is for: its key in English (``wall``, as the API names it), its words in
+    another language ("le mur désigné")."""
+    if words.lang == "en":
+        return key
+    from rules.dice import PURPOSE_TEXT  # lazy: the rules' models, only to translate
+
+    return words.table(PURPOSE_TEXT.get(key, key))
+
+
 def format_event(event: dict[str, Any], words: Phrasebook = ENGLISH) -> str:
     """One readable line for an event as received on the wire (its type as the API names it)."""
     kind = str(event.get("type", "?"))
@@ -155,12 +165,12 @@ def event_text(event: dict[str, Any], words: Phrasebook = ENGLISH) -> str:
         said = {
             "by": g("by"),
             "dice": _dice(g("dice")),
-            "purpose": table(str(g("purpose"))),
+            "purpose": _purpose(str(g("purpose")), words),
             "source": g("source"),
         }
         text = _("%(by)s threw %(dice)s for %(purpose)s (%(source)s)") % said
     elif kind == "throw_wanted":
-        said = {"by": g("by"), "purpose": table(str(g("purpose")))}
+        said = {"by": g("by"), "purpose": _purpose(str(g("purpose")), words)}
         if g("count") == 1:
             text = _("waiting for %(by)s to throw one die for %(purpose)s: mjtable throw A") % said
         else:

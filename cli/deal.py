@@ -23,6 +23,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from cli.errors import UsageError
+from cli.lang import Phrasebook, add_lang_option, chosen
 from rules.words import DEFAULT_RULE_SET, RULE_SETS  # the vocabulary only: no third-party import
 
 #: The longest --cycle-id recorded (the controller's ids are about 20 characters).
@@ -71,6 +72,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--tile-set", metavar="A|B", default="A", help="tile set dealt (A)")
     parser.add_argument("--cycle-id", metavar="ID", default="", help="cycle id to record")
     parser.add_argument("--json", action="store_true", help="print the dealt state as JSON")
+    add_lang_option(parser)
     parser.add_argument(
         "--schema", action="store_true", help="print the JSON schema of the dealt state"
     )
@@ -162,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
 
         if args.socket == ANY_SOCKET:
             args.socket = None  # the table's own socket, else the simulated table's
-        return deal_via_service(socket_path(args), args.json)
+        return deal_via_service(socket_path(args), args.json, chosen(args))
     if args.variant is None:
         args.variant = DEFAULT_RULE_SET.value  # None above: --socket takes no rules
     try:
@@ -172,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(state.to_json())
     else:
-        print(render_text(state, glyphs=args.glyphs))
+        print(render_text(state, args.glyphs, Phrasebook(chosen(args))))
     return 0
 
 

@@ -17,6 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any, TextIO
 
 from cli.errors import UsageError
+from cli.lang import ENGLISH, Phrasebook, add_lang_option, chosen
 from rules.words import DEFAULT_RULE_SET, RULE_SETS  # the vocabulary only: no third-party import
 
 if TYPE_CHECKING:
@@ -60,41 +61,50 @@ def register(subparsers: Any) -> None:
         help="who throws: the board's dice unit, or the controller (shown with DISPLAY_DICE)",
     )
     parser.add_argument("--glyphs", action="store_true", help="draw tiles as mahjong glyphs")
+    add_lang_option(parser)
     parser.set_defaults(func=run)
 
 
 class ProgressPrinter:
     """Phase and percent, on one updating line on a terminal, or one line per phase."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, words: Phrasebook = ENGLISH) -> None:
         self.stream = stream
+        self.words = words
         self.tty = stream.isatty()
         self.phase = ""
         self.marks: list[int] = []
 
     def __call__(self, event: Any) -> None:
         kind = event.type
+        _, table = self.words._, self.words.table
         if kind == "progress":
-            if event.phase.lower() != self.phase:
+            phase = table(_phase_words(event.phase))
+            if phase != self.phase:
                 self._end_line()
-                self.phase = event.phase.lower()
-                self.marks = []
+                self.phase = phase
             self.marks.append(event.percent)
             if self.tty:
                 bar = "#" * (event.percent // 5)
-                self.stream.write(f"\r  {self.phase:<10} [{bar:<20}] {event.percent:3d}%")
+                self.stream.write(f"\r  {self.phase:<22} [{bar:<20}] {event.percent:3d}%")
                 self.stream.flush()
         elif kind == "phase":
             self._end_line()
-            self.stream.write(f"  · {event.state}\n")
+            self.stream.write(f"  · {table(event.state)}\n")
         elif kind == "throw":
             self._end_line()
+            from rules.dice import PURPOSE_TEXT  # lazy: the rules' models, once a demo runs
+
             dice = "+".join(str(d) for d in event.dice)
-            self.stream.write(f"  · {event.by} throws {dice} ({event.purpose})\n")
+            purpose = table(PURPOSE_TEXT.get(event.purpose, event.purpose))
+            said = {"by": event.by, "dice": dice, "purpose": purpose}
+            self.stream.write("  · " + _("%(by)s throws %(dice)s (%(purpose)s)") % said + "\n")
         elif kind == "fault":
             self._end_line()
-            self.stream.write(f"  ! FAULT {event.code}: {event.message}\n")
-            self.stream.write(f"    check: {event.advice}\n")
+            fault = {"code": event.code, "message": table(event.message)}
+            self.stream.write("  ! " + _("FAULT %(code)s: %(message)s") % fault + "\n")
+            check = _("check: %(advice)s") % {"advice": table(event.advice)}
+            self.stream.write(f"    {check}\n")
         self.stream.flush()
 
     def _end_line(self) -> None:
@@ -104,9 +114,16 @@ class ProgressPrinter:
             self.stream.write("\n")
         else:
             shown = " ".join(f"{p}%" for p in self.marks)
-            self.stream.write(f"  {self.phase:<10} {shown}\n")
+            self.stream.write(f"  {self.phase:<22} {shown}\n")
         self.phase = ""
         self.marks = []
+
+
+def _phase_words(name: str) -> str:
+    """A phase of the board's PROGRESS (its protocol name, SHUFFLE) in words: "shuffling"."""
+    from protocol.codes import PHASES  # lazy: the protocol's tables, once a demo runs
+
+    return next((words for code, words, _x in PHASES.values() if code == name), name.lower())
 
 
 def run(args: argparse.Namespace) -> int:
@@ -190,18 +207,33 @@ def _deal(table: EmbeddedTable, args: argparse.Namespace, err: TextIO) -> int:
     from controller.service.embedded import CycleFault, CycleRefused, CycleTimeout
     from rules.dealt import DealtState
 
-    progress = ProgressPrinter(err)
+    words = Phrasebook(chosen(args))
+    _ = words._
+    progress = ProgressPrinter(err, words)
     started = time.monotonic()
     status = table.controller.status()
     board = status.board or {}
     seed = board.get("seed")
-    drawn = "shuffles and dice drawn at random" if seed is None else f"seed {seed}"
-    err.write(
-        f"mjtable demo: {args.variant} on the simulated board at {table.path} "
-        f"(firmware {board.get('firmware')}, serial {board.get('serial')}, {drawn})\n"
+    if seed is None:
+        drawn = _("shuffles and dice drawn at random")
+    else:
+        drawn = _("seed %(seed)s") % {"seed": seed}
+    head = _(
+        "%(variant)s on the simulated board at %(path)s (firmware %(firmware)s, serial "
+        "%(serial)s, %(drawn)s)"
     )
+    said = {
+        "variant": args.variant,
+        "path": table.path,
+        "firmware": board.get("firmware"),
+        "serial": board.get("serial"),
+        "drawn": drawn,
+    }
+    err.write("mjtable demo: " + head % said + "\n")
     for number in range(1, args.cycles + 1):
-        err.write(f"cycle {number}/{args.cycles}\n")
+        err.write(
+            _("cycle %(number)s/%(cycles)s") % {"number": number, "cycles": args.cycles} + "\n"
+        )
         try:
             dealt = table.run_cycle(on_event=progress)
         except CycleFault as exc:
@@ -227,13 +259,20 @@ def _deal(table: EmbeddedTable, args: argparse.Namespace, err: TextIO) -> int:
         if args.json:
             sys.stdout.write(json.dumps(dealt, separators=(",", ":")) + "\n")
         else:
-            sys.stdout.write(render_text(state, glyphs=args.glyphs) + "\n\n")
+            sys.stdout.write(render_text(state, args.glyphs, words) + "\n\n")
         sys.stdout.flush()
     elapsed = time.monotonic() - started
     stats = table.link.stats() if table.link else {}
-    err.write(
-        f"mjtable demo: {args.cycles} cycle(s) dealt in {elapsed:.2f} s; link: "
-        f"{stats.get('bytes_out', 0)} bytes out, {stats.get('bytes_in', 0)} bytes in, "
-        f"{stats.get('retransmits', 0)} retransmissions\n"
+    summary = _(
+        "%(cycles)s cycle(s) dealt in %(seconds)s s; link: %(out)s bytes out, %(in)s bytes in, "
+        "%(resent)s retransmissions"
     )
+    said = {
+        "cycles": args.cycles,
+        "seconds": f"{elapsed:.2f}",
+        "out": stats.get("bytes_out", 0),
+        "in": stats.get("bytes_in", 0),
+        "resent": stats.get("retransmits", 0),
+    }
+    err.write("mjtable demo: " + summary % said + "\n")
     return 0

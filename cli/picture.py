@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from cli.lang import ENGLISH, Phrasebook
 from rules.tiles import sorted_tiles
 
 if TYPE_CHECKING:
@@ -36,39 +37,71 @@ def tile_text(tile: str, glyphs: bool = False) -> str:
     return GLYPHS.get(tile, tile) + " " if glyphs else tile
 
 
-def render_text(state: DealtState, glyphs: bool = False) -> str:
+def render_text(state: DealtState, glyphs: bool = False, words: Phrasebook = ENGLISH) -> str:
     """The table as text: the four walls with breach, joker and colline marked, and each
-    hand in the order taken."""
+    hand in the order taken, in ``words``' language (the tiles, walls and seats in the seeds'
+    letters, in every language)."""
+    _, pgettext = words._, words.pgettext
     lines: list[str] = []
-    profile = f"{state.profile.name} {state.profile.version}"
-    cycle = f", cycle {state.cycle_id}" if state.cycle_id else ""
-    lines.append(f"{state.variant} (profile {profile}), tile set {state.tile_set}{cycle}")
+    said: dict[str, object] = {
+        "variant": state.variant,
+        "profile": f"{state.profile.name} {state.profile.version}",
+        "tile_set": state.tile_set,
+    }
+    if state.cycle_id:
+        said["cycle"] = state.cycle_id
+        head = _("%(variant)s (profile %(profile)s), tile set %(tile_set)s, cycle %(cycle)s")
+    else:
+        head = _("%(variant)s (profile %(profile)s), tile set %(tile_set)s")
+    lines.append(head % said)
     throws = ", ".join(f"{t.by} {t.text()}" for t in state.throws)
-    lines.append(f"leader {state.leader}; throws: {throws}")
-    unit = "stacks" if state.counting == "pair" else "tiles"
-    b = state.breach
     lines.append(
-        f"designated wall {state.designated_wall}; count {state.count} {unit}; "
-        f"breach after {b.wall}{b.stack} {b.tier}"
+        _("leader %(leader)s; throws: %(throws)s") % {"leader": state.leader, "throws": throws}
     )
+    b = state.breach
+    counted = {
+        "wall": state.designated_wall,
+        "count": state.count,
+        "breach": f"{b.wall}{b.stack} " + (_("top") if b.tier == "top" else _("bottom")),
+    }
+    if state.counting == "pair":
+        count = _("designated wall %(wall)s; count %(count)s stacks; breach after %(breach)s")
+    else:
+        count = _("designated wall %(wall)s; count %(count)s tiles; breach after %(breach)s")
+    lines.append(count % counted)
     if state.joker is not None:
         j = state.joker
         face = tile_text(j.face, glyphs).strip()
-        lines.append(f"joker: {face}, turned at {j.position.wall}{j.position.stack} top")
-    colline = " ".join(p.label() for p in state.colline_positions) or "none"
-    lines.append(f"colline ({len(state.colline)} tiles, replacement order): {colline}")
-    live = state.live_wall_positions
-    ends = f", first {live[0].label()}, last {live[-1].label()}" if live else ""
-    lines.append(f"live wall: {len(live)} tiles{ends}")
-    lines.append("")
+        at = f"{j.position.wall}{j.position.stack}"
+        lines.append(_("joker: %(face)s, turned at %(at)s top") % {"face": face, "at": at})
+    colline = " ".join(p.label() for p in state.colline_positions) or _("none")
     lines.append(
-        "Tiles: 1m-9m characters, 1p-9p circles, 1s-9s bamboos; E S W N winds; dragons C red, "
-        "F green, B white (not a bamboo)"
-        + ("; 1f-8f flowers and seasons." if _bonus(state) else ".")
+        _("colline (%(tiles)s tiles, replacement order): %(positions)s")
+        % {"tiles": len(state.colline), "positions": colline}
     )
+    live = state.live_wall_positions
+    if live:
+        ends = {"tiles": len(live), "first": live[0].label(), "last": live[-1].label()}
+        lines.append(_("live wall: %(tiles)s tiles, first %(first)s, last %(last)s") % ends)
+    else:
+        lines.append(_("live wall: %(tiles)s tiles") % {"tiles": 0})
+    lines.append("")
+    if _bonus(state):
+        legend = _(
+            "Tiles: 1m-9m characters, 1p-9p circles, 1s-9s bamboos; E S W N winds; dragons C "
+            "red, F green, B white (not a bamboo); 1f-8f flowers and seasons."
+        )
+    else:
+        legend = _(
+            "Tiles: 1m-9m characters, 1p-9p circles, 1s-9s bamboos; E S W N winds; dragons C "
+            "red, F green, B white (not a bamboo)."
+        )
+    lines.append(legend)
     lines.append(
-        "Walls, stack 1 at the owner's right end. Last row: where each tile went "
-        "(E S W N a hand, c colline, . live wall); * joker; | breach."
+        _(
+            "Walls, stack 1 at the owner's right end. Last row: where each tile went "
+            "(E S W N a hand, c colline, . live wall); * joker; | breach."
+        )
     )
     dest: dict[tuple[str, int, str], str] = {}
     for seat, positions in state.hand_positions.items():
@@ -80,6 +113,13 @@ def render_text(state: DealtState, glyphs: bool = False) -> str:
         dest[(p.wall, p.stack, p.tier)] = "."
     jp = state.joker.position if state.joker else None
     joker = (jp.wall, jp.stack, jp.tier) if jp else None
+    names = {
+        "stack": pgettext("row", "stack"),
+        "top": pgettext("row", "top"),
+        "bottom": pgettext("row", "bottom"),
+        "to": pgettext("row", "to"),
+    }
+    width = max(6, *(len(name) for name in names.values()))
     for seat, stacks in state.manifest.walls.items():
         rows: dict[str, list[str]] = {"stack": [], "top": [], "bottom": [], "to": []}
         for number, stack in enumerate(stacks, start=1):
@@ -96,19 +136,22 @@ def render_text(state: DealtState, glyphs: bool = False) -> str:
                 (seat, number, "bottom"), "?"
             )
             rows["to"].append(f"{to:>3}{sep}")
-        lines.append(f"wall {seat}")
+        lines.append(_("wall %(seat)s") % {"seat": seat})
         for name in ("stack", "top", "bottom", "to"):
-            lines.append(f"  {name:<6} " + "".join(rows[name]).rstrip())
+            lines.append(f"  {names[name]:<{width}} " + "".join(rows[name]).rstrip())
     lines.append("")
-    lines.append("Hands, sorted (suits, winds, dragons, flowers); in the order taken below:")
+    lines.append(_("Hands, sorted (suits, winds, dragons, flowers); in the order taken below:"))
     for seat in state.seats:
         tiles = state.hands[seat]
-        role = "leader, " if seat == state.leader else ""
         shown = " ".join(tile_text(t, glyphs).strip() for t in sorted_tiles(tiles))
-        lines.append(f"  {seat} ({role}{len(tiles)}): {shown}")
+        hand = {"seat": seat, "count": len(tiles), "tiles": shown}
+        if seat == state.leader:
+            lines.append("  " + _("%(seat)s (leader, %(count)s): %(tiles)s") % hand)
+        else:
+            lines.append("  " + _("%(seat)s (%(count)s): %(tiles)s") % hand)
     for seat in state.seats:
         taken = " ".join(tile_text(t, glyphs).strip() for t in state.hands[seat])
-        lines.append(f"  {seat} as taken: {taken}")
+        lines.append("  " + _("%(seat)s as taken: %(tiles)s") % {"seat": seat, "tiles": taken})
     return "\n".join(lines)
 
 

@@ -63,6 +63,8 @@ METHODS = [
     ("cli/diag_report.py", "python"),
     ("cli/diag.py", "python"),
     ("cli/audit.py", "python"),
+    ("cli/picture.py", "python"),
+    ("cli/demo.py", "python"),
 ]
 OPTIONS = {"station/web/templates/**.html": {"extensions": "jinja2.ext.i18n"}}
 KEYWORDS = {

@@ -157,3 +157,17 @@ def test_watch_says_each_event_in_french(event: dict[str, object], french: str) 
     assert english == format_event({"at": AT, **event}, ENGLISH) and english != line
     assert line.startswith(AT) and french in line, line
     assert _english_left([line.replace("HELLO answered", "")]) == [], line
+
+
+def test_the_demo_and_its_picture_are_french_throughout() -> None:
+    done = mjtable("demo", "--speed", "0", "--seed", "3", "--lang", "fr")
+    assert done.returncode == 0, done.stderr
+    said = done.stderr.splitlines()
+    assert said[0].startswith("mjtable demo: wenzhou sur la carte simulée à ")
+    assert "  · E lance 3+4 (le mur désigné)" in said and "  · distribuée" in said
+    assert said[-1].startswith("mjtable demo: 1 cycle(s) distribué(s) en ")
+    picture = done.stdout.splitlines()
+    assert picture[1] == "meneur E ; lancers : E 3+4, W 5+3"
+    assert "mur W" in picture and any(line.startswith("  pile ") for line in picture)
+    assert any(line.startswith("  E (meneur, 17) : ") for line in picture)
+    assert _english_left(said + picture) == [], "\n".join(said + picture)
