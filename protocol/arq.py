@@ -303,10 +303,9 @@ class GoBackN:
             self._release(count, now)
 
     def _retransmit(self, now: int) -> bool:
-        """The oldest outstanding frame's timer: at ``rto_ms`` go back N and resend; False
-        when it has had ``max_retries`` tries without progress (the link is down)."""
-        if not self._win or since(now, self._sent_at) < self.rto_ms:
-            return True
+        """The oldest outstanding frame has waited ``rto_ms`` (the caller checks it, at every
+        tick): go back N and resend; False when it has had ``max_retries`` tries without
+        progress (the link is down)."""
         if self._tries >= self.max_retries:
             return False
         self._tries += 1

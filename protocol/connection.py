@@ -213,7 +213,9 @@ class Connection(GoBackN):
                     "link_timeout",
                     now,
                 )
-            elif not self._retransmit(now):
+            elif (
+                self._win and since(now, self._sent_at) >= self.rto_ms and not self._retransmit(now)
+            ):
                 tries = "no acknowledgement after " + str(self._tries) + " tries"
                 self._go_down(tries, "retries_exhausted", now)
         if (
