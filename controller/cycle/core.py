@@ -121,6 +121,8 @@ class Cycle:
     dice_tag: int = 0
     last_die_ns: int = 0
     shown_dice: list[int] | None = None
+    #: DEAL pressed when stopped: who pressed it; the deal starts once this cycle is ready
+    deal_when_ready: Source | None = None
 
 
 @dataclass
@@ -346,7 +348,7 @@ class Presses:
             )
         if now == STOPPED:
             return CLEAR_CUT_SHORT.format(
-                what="STOP was pressed", advice="press SHUFFLE to carry on, or CLEAR FAULT"
+                what="STOP was pressed", advice="press DEAL or SHUFFLE to carry on, or CLEAR FAULT"
             )
         what = f"the table went {now}"
         return CLEAR_CUT_SHORT.format(what=what, advice="press CLEAR FAULT to start over")

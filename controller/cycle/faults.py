@@ -192,13 +192,19 @@ REFUSED = "the board refused {command}: {text}"
 CLEAR_SENT = "CLEAR FAULT sent: the board answers whether the fault's cause is gone"
 #: STOP accepted
 STOPPED_WORDS = (
-    "motion stopped; the cycle is abandoned (press SHUFFLE to carry on with a new shuffle, "
-    "or CLEAR FAULT to leave the table idle)"
+    "motion stopped; the cycle is abandoned (press DEAL to carry on to the deal, SHUFFLE to "
+    "carry on with a new shuffle, or CLEAR FAULT to leave the table idle)"
 )
 #: SHUFFLE pressed when stopped: the stop is cleared first (CLEAR_FAULT sent)
 CARRY_ON_SENT = (
     "carrying on: the board confirms the stop is over and reports where the tile sets are, "
     "then the shuffle starts over"
+)
+#: DEAL pressed when stopped: the same, then the deal starts by itself once the walls are ready
+CARRY_ON_TO_DEAL = (
+    "carrying on to the deal: the board confirms the stop is over and reports where the tile "
+    "sets are, then the walls are made ready again (walls built underneath are read again) "
+    "and dealt"
 )
 #: the board cleared its fault
 CLEARED = "cleared: the board reports where the tile sets are, then the table is idle"
@@ -392,7 +398,17 @@ def fault_sentences() -> tuple[str, ...]:
     kinds = [words for kind in CATALOGUE for words in (kind.text, kind.advice)]
     clears = (CLEAR_SENT, CLEARED, NOT_CLEARED, CAUSE_STILL_THERE, CLEAR_REFUSED, CLEAR_CUT_SHORT)
     return tuple(
-        dict.fromkeys([*kinds, REFUSED, STOPPED_WORDS, CARRY_ON_SENT, *clears, CLEAR_UNANSWERED])
+        dict.fromkeys(
+            [
+                *kinds,
+                REFUSED,
+                STOPPED_WORDS,
+                CARRY_ON_SENT,
+                CARRY_ON_TO_DEAL,
+                *clears,
+                CLEAR_UNANSWERED,
+            ]
+        )
     )
 
 

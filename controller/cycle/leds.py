@@ -56,7 +56,8 @@ PATTERNS: tuple[LedPattern, ...] = (
     LedPattern(
         CARRY_ON,
         "stopped by STOP: the motion was cut, the cycle abandoned",
-        "press SHUFFLE to carry on (the cycle starts over)",
+        "press DEAL to carry on to the deal, or SHUFFLE to carry on and deal later (the cycle "
+        "starts over either way)",
     ),
     LedPattern(
         MOVING,

@@ -75,6 +75,7 @@ class Requests:
         self._steps = steps
         self._links = links
         self._deals = deals
+        steps.ready_to_deal = self._deal_carried_on
 
     def press(self, action: Action, source: Source) -> CommandResult:
         """A button: refused, or its step started (CLEAR FAULT: sent, its answer to come)."""
@@ -84,9 +85,12 @@ class Requests:
         extra: dict[str, object] | None = None
         if refusal is None:
             try:
-                if action == "shuffle" and self._state.state == STOPPED:
+                if action in ("shuffle", "deal") and self._state.state == STOPPED:
                     extra = CARRY_ON
-                    message = self._steps.carry_on(lambda: self._carried_on(source))
+                    to_deal = action == "deal"
+                    message = self._steps.carry_on(
+                        lambda: self._carried_on(source, to_deal), to_deal
+                    )
                 else:
                     message = self._steps.start(action)
             except ImpossibleCommand as exc:  # held back: the table faults instead
@@ -105,15 +109,27 @@ class Requests:
         presses.pressed(action, source, accepted, message, extra)
         return presses.result(action, accepted, message)
 
-    def _carried_on(self, source: Source) -> None:
-        """SHUFFLE pressed when stopped, the table at rest again (idle): the shuffle starts
-        (its ``shuffle`` record says ``carry_on``), unless something refuses it meanwhile,
-        which is answered as a refused press of the same button."""
+    def _carried_on(self, source: Source, to_deal: bool) -> None:
+        """SHUFFLE (or DEAL: ``to_deal``) pressed when stopped, the table at rest again
+        (idle): the shuffle starts (its ``shuffle`` record says ``carry_on``), and after DEAL
+        the deal once the walls are ready (:meth:`_deal_carried_on`), unless something
+        refuses it meanwhile, which is answered as a refused press of the same button."""
         refusal = self.refusal("shuffle")
         if refusal is None:
-            self._steps.shuffle_after_stop()
+            self._steps.shuffle_after_stop(source if to_deal else None)
         else:
-            self._presses.pressed("shuffle", source, False, refusal, CARRY_ON)
+            action: Action = "deal" if to_deal else "shuffle"
+            self._presses.pressed(action, source, False, refusal, CARRY_ON)
+
+    def _deal_carried_on(self, source: Source) -> None:
+        """The walls DEAL carried on to are ready: the deal starts, as the press of DEAL it
+        was (recorded ``carry_on``), unless something refuses it now."""
+        refusal = self.refusal("deal")
+        if refusal is None:
+            message = self._steps.start("deal")
+            self._presses.pressed("deal", source, True, message, CARRY_ON)
+        else:
+            self._presses.pressed("deal", source, False, refusal, CARRY_ON)
 
     def refusal(self, action: Action) -> str | None:
         """Why ``action`` is refused now, in one sentence; None when it is accepted. The

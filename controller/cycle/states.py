@@ -173,9 +173,6 @@ class StateRow:
 
 
 _IN_FAULT = "the table is in fault: a technician must clear it first"
-_WAS_STOPPED = (
-    "the table was stopped: press SHUFFLE to carry on (the cycle starts over with a new shuffle)"
-)
 _UNDER_TEST = (
     "the table is under test (motor tests asked with mjtable diag --motors): wait for them "
     "to end, or press STOP"
@@ -273,11 +270,11 @@ STATE_TABLE: tuple[StateRow, ...] = (
     StateRow(
         STOPPED,
         "STOP pressed: motion halted, the cycle abandoned; SHUFFLE carries on (the board "
-        "confirms and reports where the sets are, then a new shuffle starts), CLEAR FAULT "
+        "confirms and reports where the sets are, then a new shuffle starts), DEAL carries on "
+        "to the deal (the same, then the deal starts once the walls are ready), CLEAR FAULT "
         "leaves the table idle",
-        CARRY_ON,  # no fault: SHUFFLE is what comes next
-        accepts=frozenset({"shuffle", "clear_fault"}),
-        refusals={"deal": _WAS_STOPPED},
+        CARRY_ON,  # no fault: DEAL or SHUFFLE is what comes next
+        accepts=frozenset({"shuffle", "deal", "clear_fault"}),
         deadline="stop",
         overdue=STOP_UNCONFIRMED,
         done=(m.Stop,),

@@ -30,6 +30,7 @@ import protocol.messages as m
 from controller.cycle.core import CARRY_ON, Cycle, Deals
 from controller.cycle.faults import (
     CARRY_ON_SENT,
+    CARRY_ON_TO_DEAL,
     COMMAND_FAILED,
     COMMAND_STOPPED,
     DICE_COUNT,
@@ -48,6 +49,7 @@ from controller.cycle.reports import (
     Action,
     DealtEvent,
     ProgressEvent,
+    Source,
     ThrowEvent,
     ThrowWantedEvent,
     utc_now,
@@ -127,6 +129,9 @@ class Steps:
             _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(2)
         )
         self._counter = 0
+        #: called when a cycle that DEAL carried on from a STOP is ready (Requests: the DEAL
+        #: pressed then starts), with who pressed it
+        self.ready_to_deal: Callable[[Source], None] | None = None
         #: last die -> dealt state published, for the benchmark (the latest 10000)
         self.publish_latencies_ns: deque[int] = deque(maxlen=10000)
 
@@ -151,15 +156,22 @@ class Steps:
             return self._stop_motion()
         return self._reconcile.start_clear()
 
-    def carry_on(self, then: Callable[[], None]) -> str:
-        """SHUFFLE pressed when stopped: the stop is cleared as CLEAR FAULT clears it, and
-        ``then`` is called once the table is idle again (Reconciler.start_clear)."""
+    def carry_on(self, then: Callable[[], None], to_deal: bool = False) -> str:
+        """SHUFFLE (or DEAL: ``to_deal``) pressed when stopped: the stop is cleared as CLEAR
+        FAULT clears it, and ``then`` is called once the table is idle again
+        (Reconciler.start_clear)."""
         self._reconcile.start_clear(then=then)
-        return CARRY_ON_SENT
+        return CARRY_ON_TO_DEAL if to_deal else CARRY_ON_SENT
 
-    def shuffle_after_stop(self) -> str:
-        """The shuffle SHUFFLE asked for when stopped, the table idle again."""
-        return self._start_shuffle(carry_on=True)
+    def shuffle_after_stop(self, deal_by: Source | None = None) -> str:
+        """The shuffle SHUFFLE asked for when stopped, the table idle again; with ``deal_by``
+        (DEAL pressed when stopped, by whom), the deal starts once the walls are ready
+        (:attr:`ready_to_deal`)."""
+        said = self._start_shuffle(carry_on=True)
+        cycle = self._state.current()
+        if cycle is not None:
+            cycle.deal_when_ready = deal_by
+        return said
 
     def _start_shuffle(self, carry_on: bool = False) -> str:
         state, board = self._state, self._board
@@ -337,6 +349,8 @@ class Steps:
             self._audit.record(
                 "manifest", {"tile_set": cycle.tile_set, "walls": walls}, cycle=cycle.cycle_id
             )
+        if cycle.deal_when_ready is not None and self.ready_to_deal is not None:
+            self.ready_to_deal(cycle.deal_when_ready)
 
     # ------------------------------------------------------------ dice
 

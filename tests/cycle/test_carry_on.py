@@ -1,8 +1,8 @@
 """STOP is the dealer's own: SHUFFLE carries on from ``stopped`` (the stop cleared as CLEAR
 FAULT clears it, the board's report taken, a lost set restored, then a new shuffle) with no
-technician; CLEAR FAULT still leaves the table idle; DEAL says to press SHUFFLE; a recovery
-that faults starts nothing. The controller against the board double
-(tests/cycle/board_double.py), whose answers the test hands over."""
+technician; DEAL carries on the same way and deals once the walls are ready; CLEAR FAULT
+still leaves the table idle; a recovery that faults starts nothing. The controller against
+the board double (tests/cycle/board_double.py), whose answers the test hands over."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from controller.cycle.reports import ButtonEvent, PhaseEvent
 from controller.cycle.states import panel_leds
 from protocol import codes
 from protocol import messages as m
-from tests.cycle.board_double import DISC, UNKNOWN, Bench
+from tests.cycle.board_double import BUILT, DISC, UNKNOWN, Bench
 
 
 @pytest.fixture
@@ -46,7 +46,7 @@ def _phases_since(bench: Bench, before: int) -> list[str]:
 
 def test_shuffle_carries_on_after_stop_and_deals_without_clear_fault(bench: Bench) -> None:
     c = bench.controller
-    assert c.status().allowed == ["shuffle", "clear_fault"]
+    assert c.status().allowed == ["shuffle", "deal", "clear_fault"]
     sent, seen = len(bench.board.received), len(bench.events)
     result = c.request("shuffle", "panel")
     assert result.accepted and result.state == "recovering"
@@ -110,8 +110,8 @@ def test_clear_fault_when_stopped_leaves_the_table_idle_and_starts_nothing(bench
     c = bench.controller
     stop = _records(bench, "button")[-1]
     assert stop["reason"] == (
-        "motion stopped; the cycle is abandoned (press SHUFFLE to carry on with a new "
-        "shuffle, or CLEAR FAULT to leave the table idle)"
+        "motion stopped; the cycle is abandoned (press DEAL to carry on to the deal, SHUFFLE "
+        "to carry on with a new shuffle, or CLEAR FAULT to leave the table idle)"
     )
     assert "clear_fault" in c.status().allowed
     sent = len(bench.board.received)
@@ -123,19 +123,65 @@ def test_clear_fault_when_stopped_leaves_the_table_idle_and_starts_nothing(bench
     assert len(_records(bench, "shuffle")) == 1  # the one STOP cut short
 
 
-def test_deal_when_stopped_is_refused_saying_to_press_shuffle(bench: Bench) -> None:
+def test_deal_when_stopped_carries_on_to_the_deal_without_another_press(bench: Bench) -> None:
     c = bench.controller
+    sent, seen = len(bench.board.received), len(bench.events)
     result = c.request("deal", "panel")
-    assert not result.accepted and c.state == "stopped"
-    words = (
-        "the table was stopped: press SHUFFLE to carry on (the cycle starts over with a new "
-        "shuffle)"
-    )
-    assert result.message == words
-    refused = _records(bench, "button")[-1]
-    assert (refused["button"], refused["accepted"], refused["reason"]) == ("deal", False, words)
-    event = bench.events[-1]
-    assert isinstance(event, ButtonEvent) and not event.accepted and event.reason == words
+    assert result.accepted and result.state == "recovering"
+    assert result.message.startswith("carrying on to the deal: the board confirms the stop")
+    bench.pump()
+    assert c.state == "dealt" and len(bench.dealt()) == 1  # nobody pressed anything else
+    assert _sent_since(bench, sent)[:6] == [
+        m.ClearFault,
+        m.ReadStatus,
+        m.Shuffle,
+        m.BuildWalls,
+        m.ReadManifest,
+        m.LiftWalls,
+    ]
+    phases = _phases_since(bench, seen)
+    assert phases[:7] == [
+        "recovering",
+        "idle",
+        "shuffling",
+        "building",
+        "reading",
+        "ready",
+        "lifting",
+    ]
+    # the press, then the deal it asked for starting once the walls were ready
+    presses = _records(bench, "button")[2:]
+    assert [(d["button"], d["accepted"], d.get("carry_on")) for d in presses] == [
+        ("deal", True, True),
+        ("deal", True, True),
+    ]
+    assert presses[1]["reason"].startswith("raising set A")
+    assert _records(bench, "shuffle")[-1]["carry_on"] is True
+
+
+def test_deal_after_a_stop_while_lifting_reads_the_built_walls_again_and_deals() -> None:
+    """STOP as the walls rise, the board reporting the set still built underneath: DEAL
+    carries on to the deal from those walls (read again, not shuffled again)."""
+    bench = Bench()
+    try:
+        bench.shuffling()
+        bench.pump()
+        assert bench.controller.state == "ready" and bench.press("deal")
+        bench.pump(until="lifting")
+        assert bench.controller.request("stop", "panel").accepted
+        bench.pump()
+        c = bench.controller
+        assert c.state == "stopped" and "deal" in c.status().allowed
+        bench.board.put((BUILT, DISC))  # the lift was cut before the walls came up
+        sent = len(bench.board.received)
+        assert c.request("deal", "panel").accepted
+        bench.pump()
+        assert c.state == "dealt" and len(bench.dealt()) == 1
+        again = _sent_since(bench, sent)
+        assert m.Shuffle not in again and m.ReadManifest in again and m.LiftWalls in again
+        assert _records(bench, "shuffle")[-1].get("reread") is True
+    finally:
+        bench.close()
 
 
 @pytest.mark.parametrize("ending", ["refused", "fault"])

@@ -214,7 +214,7 @@ def test_stop_before_the_answer_answers_the_press_refused(bench: Bench) -> None:
     (clear,) = _clear_records(bench)
     assert clear["accepted"] is False
     assert clear["reason"] == (
-        "not cleared: STOP was pressed before the board answered; press SHUFFLE to carry on, "
-        "or CLEAR FAULT"
+        "not cleared: STOP was pressed before the board answered; press DEAL or SHUFFLE to "
+        "carry on, or CLEAR FAULT"
     )
     assert c.state == "stopped"

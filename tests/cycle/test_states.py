@@ -113,7 +113,7 @@ NEXT: dict[object, frozenset[str]] = {
     leds.DARK: frozenset(),
     leds.SHUFFLE_NEXT: frozenset({"shuffle"}),
     leds.DEAL_NEXT: frozenset({"deal"}),
-    leds.CARRY_ON: frozenset({"shuffle", "clear_fault"}),
+    leds.CARRY_ON: frozenset({"shuffle", "deal", "clear_fault"}),
     leds.MOVING: frozenset({"stop"}),
     leds.SETTLING: frozenset({"stop"}),
     leds.FAULT_LED: frozenset({"clear_fault"}),

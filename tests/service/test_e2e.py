@@ -121,7 +121,7 @@ def test_panel_presses_deal_a_hand_seen_in_api_and_audit_log(service: Service) -
     assert kinds[-1] == "stopped"
 
 
-def test_stop_then_shuffle_on_the_panel_carries_on_without_a_technician(tmp_path: Path) -> None:
+def test_stop_then_shuffle_or_deal_on_the_panel_carries_on_alone(tmp_path: Path) -> None:
     svc = Service(tmp_path, speed=0.05)  # slow enough to press STOP during the build
     poller: LedPoller | None = None
     try:
@@ -152,10 +152,22 @@ def test_stop_then_shuffle_on_the_panel_carries_on_without_a_technician(tmp_path
         assert phases[:3] == ["recovering", "idle", "shuffling"]
         presses = [(e.action, e.accepted) for e in watcher.of("button")]
         assert presses == [("shuffle", True), ("stop", True), ("shuffle", True), ("deal", True)]
+        # STOP again during a build, then DEAL alone carries on to the next deal
+        press_until("SHUFFLE", "building")
+        press_until("STOP", "stopped")
+        mark = watcher.mark()
+        svc.press("DEAL")
+        again = watcher.wait(lambda e: e.type == "dealt", since=mark)
+        phases = [e.state for e in watcher.events[mark:] if e.type == "phase"]
+        assert phases[:6] == ["recovering", "idle", "shuffling", "building", "reading", "ready"]
+        presses = [(e.action, e.accepted) for e in watcher.of("button")][-2:]
+        assert presses == [("deal", True), ("deal", True)]  # pressed, then started when ready
         watcher.close()
         assert svc.terminate() == 0
         shuffles = [r.record for r in iter_records(svc.audit) if r.record.kind == "shuffle"]
-        assert shuffles[-1].cycle == dealt.cycle and shuffles[-1].data["carry_on"] is True
+        assert shuffles[1].cycle == dealt.cycle and shuffles[1].data["carry_on"] is True
+        assert shuffles[-1].cycle == again.cycle and shuffles[-1].data["carry_on"] is True
+        assert verify(svc.audit).ok  # the chain holds through both ways of carrying on
     finally:
         if poller is not None:
             poller.close()
