@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from cli.lang import ENGLISH, Phrasebook
+from cli.lang import ENGLISH, Phrasebook, throw_purpose
 
 if TYPE_CHECKING:
     from controller.cycle.reports import CommandResult, PanelPresence, Status
@@ -28,8 +28,15 @@ def _panel_text(panel: PanelPresence, words: Phrasebook) -> str:
     _ = words._
     if not panel.connected:
         return _("not connected: %(reason)s") % {"reason": words.table(str(panel.reason))}
-    serial = (" (" + _("serial") + f" {panel.serial})") if panel.serial else ""
-    return _("connected") + serial
+    return _("connected") + _serial_text(panel.serial, words)
+
+
+def _serial_text(serial: object, words: Phrasebook) -> str:
+    """`` (serial P1)`` after a panel's words, or nothing when its serial is not known."""
+    if not serial:
+        return ""
+    _ = words._
+    return " (" + _("serial") + f" {serial})"
 
 
 def _clock_text(synced: bool | None, words: Phrasebook) -> str:
@@ -122,11 +129,7 @@ def _dice(value: Any) -> str:
 def _purpose(key: str, words: Phrasebook) -> str:
     """What a throw is for: its key in English (``wall``, as the API names it), its words in
     another language ("le mur désigné")."""
-    if words.lang == "en":
-        return key
-    from rules.dice import PURPOSE_TEXT  # lazy: the rules' models, only to translate
-
-    return words.table(PURPOSE_TEXT.get(key, key))
+    return key if words.lang == "en" else throw_purpose(key, words)
 
 
 def format_event(event: dict[str, Any], words: Phrasebook = ENGLISH) -> str:
@@ -194,8 +197,7 @@ def event_text(event: dict[str, Any], words: Phrasebook = ENGLISH) -> str:
         panel = panel if isinstance(panel, dict) else {}
         if panel.get("connected"):
             serial = panel.get("serial")
-            text = _("button panel connected")
-            text += (" (" + _("serial") + f" {serial})") if serial else ""
+            text = _("button panel connected") + _serial_text(serial, words)
         else:
             reason = table(str(panel.get("reason")))
             text = _("button panel not connected: %(reason)s") % {"reason": reason}

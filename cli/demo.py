@@ -17,7 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any, TextIO
 
 from cli.errors import UsageError
-from cli.lang import ENGLISH, Phrasebook, add_lang_option, chosen
+from cli.lang import ENGLISH, Phrasebook, add_lang_option, chosen, throw_purpose
 from rules.words import DEFAULT_RULE_SET, RULE_SETS  # the vocabulary only: no third-party import
 
 if TYPE_CHECKING:
@@ -93,11 +93,12 @@ class ProgressPrinter:
             self.stream.write(f"  · {table(event.state)}\n")
         elif kind == "throw":
             self._end_line()
-            from rules.dice import PURPOSE_TEXT  # lazy: the rules' models, once a demo runs
-
             dice = "+".join(str(d) for d in event.dice)
-            purpose = table(PURPOSE_TEXT.get(event.purpose, event.purpose))
-            said = {"by": event.by, "dice": dice, "purpose": purpose}
+            said = {
+                "by": event.by,
+                "dice": dice,
+                "purpose": throw_purpose(event.purpose, self.words),
+            }
             self.stream.write("  · " + _("%(by)s throws %(dice)s (%(purpose)s)") % said + "\n")
         elif kind == "fault":
             self._end_line()

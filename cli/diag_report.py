@@ -8,10 +8,12 @@ table's words are, one row a subject.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from cli.audit import CHAIN_BROKEN, CHAIN_HOLDS
 from cli.lang import ENGLISH, Phrasebook
+from rules.lang import Lang
 
 WIDTH = 13  # the first column of a section's rows, at least
 
@@ -126,7 +128,7 @@ def motors_skipped(motor_ms: int, words: Phrasebook = ENGLISH) -> list[str]:
 def motor_line(number: int, count: int, entry: dict[str, Any], words: Phrasebook = ENGLISH) -> str:
     """One motor's test: its current, then the verdict with the limits, in words."""
     table = words.table
-    head = f"  [{number}/{count}] {table(entry['words']):<{_motor_width(words)}}"
+    head = f"  [{number}/{count}] {table(entry['words']):<{_motor_width(words.lang)}}"
     verdict = table(entry["verdict"])
     if entry["ok"] is None:
         return f"{head} {verdict}"
@@ -134,11 +136,14 @@ def motor_line(number: int, count: int, entry: dict[str, Any], words: Phrasebook
     return f"{head} {entry['current_ma']:5d} mA  {verdict}{advice}"
 
 
-def _motor_width(words: Phrasebook) -> int:
-    """The column of the motors' names: the longest in the language, 18 at least."""
+@functools.cache
+def _motor_width(lang: Lang) -> int:
+    """The column of the motors' names: the longest in the language, 18 at least (once a
+    language, not once a motor's line)."""
     from protocol.codes import MOTORS  # lazy: the protocol's tables, for the motor tests only
 
-    return max(18, *(len(words.table(name)) for _code, name, _check in MOTORS.values()))
+    table = Phrasebook(lang).table
+    return max(18, *(len(table(name)) for _code, name, _check in MOTORS.values()))
 
 
 def audit_lines(summary: dict[str, Any], words: Phrasebook = ENGLISH) -> list[str]:

@@ -76,6 +76,14 @@ class Phrasebook:
             self.table = table_words_in(lang)
 
 
+def throw_purpose(key: str, words: Phrasebook) -> str:
+    """What a throw is for (its key as the API names it, ``wall``) in words: "the designated
+    wall", "le mur désigné"."""
+    from rules.dice import PURPOSE_TEXT  # lazy: the rules' models, once a throw is told
+
+    return words.table(PURPOSE_TEXT.get(key, key))
+
+
 def _as_written(words: str) -> str:
     return words
 

@@ -58,9 +58,8 @@ def diagnosis_words() -> tuple[str, ...]:
     places of the sets, the causes of a start, the board's states, its switches and lifts,
     the reasons it refuses a test, what to check when a motor's test is not OK."""
     words = list(FITTED.values())
-    for table in (codes.PLACES, codes.RESET_CAUSES, codes.STATES, codes.REFUSALS):
-        words += [text for _name, text, _advice in table.values()]
-    for table in (codes.SENSOR_FLAGS, codes.LIFT_BITS):
+    tables = (codes.PLACES, codes.RESET_CAUSES, codes.STATES, codes.REFUSALS)
+    for table in (*tables, codes.SENSOR_FLAGS, codes.LIFT_BITS):
         words += [text for _name, text, _advice in table.values()]
     words += [check for _name, _motor, check in codes.MOTORS.values()]  # a test not OK
     words.append("unknown")
