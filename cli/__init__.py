@@ -25,7 +25,9 @@ from collections.abc import Callable, Sequence
 from typing import cast
 
 from cli.errors import UsageError
+from cli.lang import N_, Phrasebook, asked, asked_in, chosen
 from cli.parsing import Parser, VersionAction, shorten
+from rules.lang import Lang
 
 # isort: split
 # UsageError is bound first: some subcommands import it from this package.
@@ -117,6 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = "mjtable"
     try:
         _tolerate_unencodable_output()
+        asked_in(words)
         parser = build_parser()
         if not words:  # what there is to do: the help, on stdout
             parser.print_help()
@@ -132,20 +135,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             status: int = args.func(args)
         except UsageError as exc:
-            print(f"{command}: {shorten(str(exc))}", file=sys.stderr)
+            print(f"{command}: {shorten(_refusal(exc, chosen(args)))}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
-            print(f"{command}: interrupted", file=sys.stderr)
+            said = Phrasebook(chosen(args))._(N_("interrupted"))
+            print(f"{command}: {said}", file=sys.stderr)
             return 130
         sys.stdout.flush()  # a closed pipe shows here, not at the interpreter's exit
         return status
     except BrokenPipeError:
         if not _stdout_closed():  # stderr closed, or a pipe of the command's own
             with contextlib.suppress(OSError):
-                print(f"{command}: broken pipe", file=sys.stderr)
+                said = Phrasebook(asked())._(N_("broken pipe"))
+                print(f"{command}: {said}", file=sys.stderr)
             return 1
         _silence_stdout()
         return EXIT_BROKEN_PIPE
+
+
+def _refusal(exc: UsageError, lang: Lang) -> str:
+    """A command's refusal in ``lang``: its own words from the catalogue with their details;
+    words passed on from another part (the table's: a refusal, a fault) as the table's are
+    translated."""
+    words = Phrasebook(lang)
+    return exc.said(words._ if exc.details else words.table)
 
 
 #: The status of a command whose reader closed stdout: 128 + SIGPIPE, as the shell reports

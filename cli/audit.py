@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from cli.errors import UsageError
-from cli.lang import N_
+from cli.lang import N_, Phrasebook, add_lang_option, chosen
 
 #: The largest heads file `audit verify --heads` reads (a line of about 150 bytes a head).
 MAX_HEADS_BYTES = 64 << 20
@@ -73,6 +73,7 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="the table whose heads to check (default: the one the log names)",
     )
+    add_lang_option(check)
     check.set_defaults(func=_verify)
 
     again = actions.add_parser(
@@ -86,6 +87,7 @@ def register(subparsers: Any) -> None:
     )
     again.add_argument("file", type=Path, metavar="FILE", help="the active log, or its directory")
     again.add_argument("--cycle", required=True, metavar="ID", help="the cycle id to replay")
+    add_lang_option(again)
     again.set_defaults(func=_replay)
 
     keygen = actions.add_parser(
@@ -101,6 +103,7 @@ def register(subparsers: Any) -> None:
     keygen.add_argument(
         "keyfile", type=Path, metavar="KEYFILE", help="e.g. /var/lib/mjtable/audit.key"
     )
+    add_lang_option(keygen)
     keygen.set_defaults(func=_keygen)
 
 
@@ -123,7 +126,7 @@ def _verification_key(text: str) -> bytes:
     try:
         return parse_key(text)
     except AuditKeyError as exc:
-        raise UsageError(f"--key: {exc}") from None
+        raise UsageError(str(exc), about="--key") from None
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -138,50 +141,85 @@ def _verify(args: argparse.Namespace) -> int:
     if args.heads is not None:  # read once within the bounds before load_heads reads it
         check_structure(read_text(args.heads, "--heads", limit=MAX_HEADS_BYTES), "json", "--heads")
     if args.table is not None and not (args.table.isdigit() and 1 <= int(args.table) <= 9999):
-        raise UsageError(f"--table: expected a table number from 1 to 9999, got {clip(args.table)}")
+        raise UsageError(
+            N_("expected a table number from 1 to 9999, got %(got)s"),
+            about="--table",
+            got=clip(args.table),
+        )
+    words = Phrasebook(chosen(args))
+    _ = words._
     try:
         heads = None if args.heads is None else load_heads(args.heads)
         result = verify(args.file, key=key, heads=heads, table=args.table)
     except AuditError as exc:
         raise UsageError(str(exc)) from None
     for warning in result.warnings:
-        print(f"warning: {warning}")
+        print(_(N_("warning: %(warning)s")) % {"warning": words.table(str(warning))})
     for brk in result.breaks:
-        print(f"BREAK at {brk}")
+        print("BREAK " + _(N_("at %(where)s")) % {"where": words.table(str(brk))})
     if not result.complete:
-        print(f"{result.records} records verified before the break")
+        print(_(N_("%(records)s records verified before the break")) % {"records": result.records})
         return 1
-    files = ", ".join(p.name for p in result.files)
-    span = f"seq {result.first_seq}..{result.last_seq}" if result.records else "empty"
-    print(
-        f"{'OK' if result.ok else 'read to the end'}: {result.records} records ({span}) in "
-        f"{len(result.files)} file(s) ({files}); {result.cycles} cycle(s), "
-        f"{result.rotations} rotation(s), {result.torn_tails} torn tail(s) set aside"
+    counts = {
+        "records": result.records,
+        "span": (
+            _(N_("seq %(first)s..%(last)s")) % {"first": result.first_seq, "last": result.last_seq}
+            if result.records
+            else _(N_("empty"))
+        ),
+        "count": len(result.files),
+        "files": ", ".join(p.name for p in result.files),
+        "cycles": result.cycles,
+        "rotations": result.rotations,
+        "torn": result.torn_tails,
+    }
+    verdict = "OK" if result.ok else _(N_("read to the end"))
+    said = _(
+        N_(
+            "%(records)s records (%(span)s) in %(count)s file(s) (%(files)s); %(cycles)s "
+            "cycle(s), %(rotations)s rotation(s), %(torn)s torn tail(s) set aside"
+        )
     )
+    print(f"{verdict}: {said % counts}")
     if result.key_checked:
         if result.seals:  # with none, its break says so
             tail = (
-                f"{result.unsealed} record(s) after it not sealed yet"
+                _(N_("%(unsealed)s record(s) after it not sealed yet"))
+                % {"unsealed": result.unsealed}
                 if result.unsealed
-                else "nothing after it"
+                else _(N_("nothing after it"))
             )
-            print(
-                f"SEALED up to epoch {result.sealed_epoch} (seq {result.sealed_seq}, "
-                f"{result.sealed_time}) with the key {result.fingerprint}; {tail}"
+            said = _(
+                N_(
+                    "up to epoch %(epoch)s (seq %(seq)s, %(time)s) with the key "
+                    "%(fingerprint)s; %(tail)s"
+                )
             )
+            sealed = {"epoch": result.sealed_epoch, "seq": result.sealed_seq, "tail": tail,
+                      "time": result.sealed_time, "fingerprint": result.fingerprint}  # fmt: skip
+            print("SEALED " + said % sealed)
     elif result.seals:
+        said = _(
+            N_(
+                "only: the chain holds but nothing proves it was not rewritten whole; its "
+                "%(seals)s seal(s) (key %(fingerprint)s) are checked with --key"
+            )
+        )
         print(
-            f"UNSEALED-VERIFIED only: the chain holds but nothing proves it was not rewritten "
-            f"whole; its {result.seals} seal(s) (key {result.fingerprint}) are checked with --key"
+            "UNSEALED-VERIFIED " + said % {"seals": result.seals, "fingerprint": result.fingerprint}
         )
     else:
-        print(
-            "UNSEALED-VERIFIED only: the chain holds but nothing proves it was not rewritten "
-            "whole; the log holds no seal (written before sealing, or without a key)"
+        said = _(
+            N_(
+                "only: the chain holds but nothing proves it was not rewritten whole; the log "
+                "holds no seal (written before sealing, or without a key)"
+            )
         )
+        print("UNSEALED-VERIFIED " + said)
     if result.heads_checked:
-        print(f"HEADS: {result.heads_checked} floor head(s) of table {result.heads_table} match")
-    print(f"head {result.head}")
+        said = _(N_("%(heads)s floor head(s) of table %(table)s match"))
+        print("HEADS: " + said % {"heads": result.heads_checked, "table": result.heads_table})
+    print(_(N_("head %(head)s")) % {"head": result.head})
     return 0 if result.ok else 1
 
 
@@ -197,17 +235,21 @@ def _replay(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     except AuditError as exc:
         raise UsageError(str(exc)) from None
+    words = Phrasebook(chosen(args))
+    _ = words._
     if not result.chain.ok:
-        print(f"warning: the chain does not verify: BREAK at {result.chain.brk}")
+        said = _(N_("warning: the chain does not verify: BREAK at %(where)s"))
+        print(said % {"where": words.table(str(result.chain.brk))})
     dice = " ".join(f"{t.get('by')}:{t.get('dice')}" for t in result.throws)
-    print(
-        f"cycle {result.cycle}: profile {result.profile}, leader {result.leader}, "
-        f"{len(result.throws)} throw(s) {dice}"
+    said = _(
+        N_("cycle %(cycle)s: profile %(profile)s, leader %(leader)s, %(count)s throw(s) %(dice)s")
     )
+    print(said % {"cycle": result.cycle, "profile": result.profile, "leader": result.leader,
+                  "count": len(result.throws), "dice": dice})  # fmt: skip
     if result.matched:
-        print("MATCH: the recomputed dealt state equals the published one")
+        print("MATCH: " + _(N_("the recomputed dealt state equals the published one")))
         return 0 if result.chain.ok else 1
-    print(f"MISMATCH: {result.difference}")
+    print(f"MISMATCH: {words.table(str(result.difference))}")
     return 1
 
 
@@ -220,16 +262,23 @@ def _keygen(args: argparse.Namespace) -> int:
     except AuditKeyError as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
-        raise UsageError(f"cannot create {args.keyfile}: {exc.strerror or exc}") from None
-    print(f"sealing key created: {args.keyfile} (epoch 0); set audit.key to this path")
-    print("VERIFICATION KEY (shown this once, kept nowhere on this table):")
+        raise UsageError(
+            N_("cannot create %(path)s: %(why)s"), path=args.keyfile, why=exc.strerror or exc
+        ) from None
+    _ = Phrasebook(chosen(args))._
+    said = _(N_("sealing key created: %(path)s (epoch 0); set audit.key to this path"))
+    print(said % {"path": args.keyfile})
+    print(_(N_("VERIFICATION KEY (shown this once, kept nowhere on this table):")))
     print(f"  {format_key(key)}")
-    print(f"fingerprint: {fingerprint(key)}")
-    print(
-        "Write it down or store it in the casino's vault now, away from the table. The floor "
-        "needs it to check the log (mjtable audit verify FILE --key KEY); whoever holds it "
-        "can also forge the log."
+    print(_(N_("fingerprint: %(fingerprint)s")) % {"fingerprint": fingerprint(key)})
+    said = _(
+        N_(
+            "Write it down or store it in the casino's vault now, away from the table. The floor "
+            "needs it to check the log (mjtable audit verify FILE --key KEY); whoever holds it "
+            "can also forge the log."
+        )
     )
+    print(said)
     return 0
 
 

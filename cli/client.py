@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from cli.client_words import event_text, format_event, format_result, format_status
 from cli.errors import UsageError
-from cli.lang import Phrasebook, add_lang_option, chosen
+from cli.lang import ENGLISH, N_, Phrasebook, add_lang_option, chosen
 from controller.api.limits import STATUS_SOCKET_NAME
 from controller.service.paths import DEFAULT_SOCKET_PATH
 
@@ -35,12 +35,14 @@ EXIT_REFUSED = 1
 EXIT_UNREACHABLE = 3
 
 #: `mjtable dealt` while a deal is under way, and how that deal may end without hands.
-DEAL_UNDER_WAY = "cycle {cycle} is being dealt ({state}): its table comes once dealt (Ctrl-C stops)"
-DEAL_FAULT = "cycle {cycle} was not dealt: {code}: {message}; check: {advice}"
-DEAL_ENDED = "cycle {cycle} was not dealt: the table is {state} (mjtable status says more)"
+DEAL_UNDER_WAY = N_(
+    "cycle %(cycle)s is being dealt (%(state)s): its table comes once dealt (Ctrl-C stops)"
+)
+DEAL_FAULT = N_("cycle %(cycle)s was not dealt: %(code)s: %(message)s; check: %(advice)s")
+DEAL_ENDED = N_("cycle %(cycle)s was not dealt: the table is %(state)s (mjtable status says more)")
 #: Said on stderr when a command given neither --socket nor --config asks the simulated table.
-ASKING_THE_SIMULATED_TABLE = (
-    "no table service at {default}: asking the simulated table of mjtable run --sim at {socket}"
+ASKING_THE_SIMULATED_TABLE = N_(
+    "no table service at %(default)s: asking the simulated table of mjtable run --sim at %(socket)s"
 )
 
 
@@ -124,23 +126,23 @@ def _dealt(args: argparse.Namespace) -> int:
     from cli.picture import render_text
     from controller.api.client import ApiClient, ClientError  # lazy: see _status
 
+    words = Phrasebook(chosen(args))
     try:
         with ApiClient(socket_path(args)) as client:
-            state = client.get_cycle(args.cycle) if args.cycle else _dealt_now(client)
+            state = client.get_cycle(args.cycle) if args.cycle else _dealt_now(client, words)
     except _NotDealt as exc:
         print(f"mjtable dealt: {exc}", file=sys.stderr)
         return EXIT_REFUSED
     except ClientError as exc:
-        return _fail("dealt", exc)
+        return _fail("dealt", exc, words)
     if state is None:
         what = (
-            f"no cycle {clip(args.cycle)} is known to the table"
+            words._(N_("no cycle %(cycle)s is known to the table")) % {"cycle": clip(args.cycle)}
             if args.cycle
-            else ("nothing was dealt yet: press SHUFFLE, then DEAL")
+            else words._(N_("nothing was dealt yet: press SHUFFLE, then DEAL"))
         )
         print(f"mjtable dealt: {what}", file=sys.stderr)
         return EXIT_REFUSED
-    words = Phrasebook(chosen(args))
     print(state.model_dump_json() if args.json else render_text(state, args.glyphs, words))
     return 0
 
@@ -149,7 +151,7 @@ class _NotDealt(Exception):
     """The cycle `mjtable dealt` waited for ended without being dealt (the words why)."""
 
 
-def _dealt_now(client: ApiClient) -> DealtState | None:
+def _dealt_now(client: ApiClient, words: Phrasebook) -> DealtState | None:
     """The last dealt state; while a deal is under way (DEAL pressed: collecting, lifting,
     dice), that cycle's, once dealt: the previous cycle's hands are not what was just asked
     for. Waits on the table's events, whose every step the service bounds by its deadline."""
@@ -162,22 +164,27 @@ def _dealt_now(client: ApiClient) -> DealtState | None:
     if snapshot.state not in dealing or cycle is None:
         client.unsubscribe()
         return client.last_dealt()
-    waiting = DEAL_UNDER_WAY.format(cycle=cycle, state=snapshot.state)
+    _, table = words._, words.table
+    waiting = _(DEAL_UNDER_WAY) % {"cycle": cycle, "state": table(snapshot.state)}
     print(f"mjtable dealt: {waiting}", file=sys.stderr, flush=True)
     for event in client.events():
         if isinstance(event, DealtEvent) and event.cycle == cycle:
             return event.dealt
         if isinstance(event, FaultEvent):
             raise _NotDealt(
-                DEAL_FAULT.format(
-                    cycle=cycle, code=event.code, message=event.message, advice=event.advice
-                )
+                _(DEAL_FAULT)
+                % {
+                    "cycle": cycle,
+                    "code": event.code,
+                    "message": table(event.message),
+                    "advice": table(event.advice),
+                }
             )
         if isinstance(event, ThrowWantedEvent):
-            wanted = event_text(event.model_dump(mode="json"))
+            wanted = event_text(event.model_dump(mode="json"), words)
             print(f"mjtable dealt: {wanted}", file=sys.stderr, flush=True)
         if isinstance(event, PhaseEvent) and event.state not in (*dealing, "dealt"):
-            raise _NotDealt(DEAL_ENDED.format(cycle=cycle, state=event.state))
+            raise _NotDealt(_(DEAL_ENDED) % {"cycle": cycle, "state": table(event.state)})
     return None  # not reached: the events end only by an error
 
 
@@ -192,20 +199,24 @@ def _throw(args: argparse.Namespace) -> int:
     digits = all(p.isascii() and p.isdigit() and len(p) < 9 for p in parts)
     if not 1 <= len(parts) <= MAX_DICE or not digits:
         raise UsageError(
-            f"{clip(args.dice)} is not dice: write 3+4, or 5 for one die (at most {MAX_DICE})"
+            N_("%(dice)s is not dice: write 3+4, or 5 for one die (at most %(most)s)"),
+            dice=clip(args.dice),
+            most=MAX_DICE,
         )
     dice = [int(part) for part in parts]
     if any(not 1 <= die <= MAX_FACES for die in dice):
-        raise UsageError(f"{clip(args.dice)}: a die shows 1 to 6 (to {MAX_FACES} at most)")
+        raise UsageError(
+            N_("a die shows 1 to 6 (to %(most)s at most)"), about=clip(args.dice), most=MAX_FACES
+        )
     try:
         with ApiClient(socket_path(args)) as client:
             result = client.throw(dice)
     except RequestError as exc:
         if exc.code != "bad_request":
-            return _fail("throw", exc)
+            return _fail("throw", exc, Phrasebook(chosen(args)))
         raise UsageError(str(exc).splitlines()[0] if str(exc) else exc.code) from None
     except ClientError as exc:
-        return _fail("throw", exc)
+        return _fail("throw", exc, Phrasebook(chosen(args)))
     if args.json:
         print(result.model_dump_json())
     else:
@@ -228,8 +239,9 @@ def socket_path(args: argparse.Namespace) -> str:
         try:
             return load_config(config_file).api.socket
         except ConfigError as exc:
-            raise UsageError(f"{config_file}: {exc}") from None
-    return simulated_socket(_command_of(args)) or DEFAULT_SOCKET_PATH
+            raise UsageError(str(exc), about=str(config_file)) from None
+    asking = simulated_socket(_command_of(args), Phrasebook(chosen(args)))
+    return asking or DEFAULT_SOCKET_PATH
 
 
 def _command_of(args: argparse.Namespace) -> str:
@@ -237,17 +249,20 @@ def _command_of(args: argparse.Namespace) -> str:
     return f"mjtable {getattr(args, 'command', None) or ''}".rstrip()
 
 
-def simulated_socket(command: str) -> str | None:
+def simulated_socket(command: str, words: Phrasebook = ENGLISH) -> str | None:
     """The socket of the simulated table `mjtable run --sim` started for this user, when the
-    table's own socket is not there (controller/service/simpointer.py); said on stderr,
-    ``command`` (``mjtable status``) first."""
+    table's own socket is not there (controller/service/simpointer.py); said on stderr (in
+    ``words``' language), ``command`` (``mjtable status``) first."""
     if os.path.exists(DEFAULT_SOCKET_PATH):
         return None
     from controller.service.simpointer import pointed  # lazy: see _status
 
     socket = pointed()
     if socket is not None:
-        said = ASKING_THE_SIMULATED_TABLE.format(default=DEFAULT_SOCKET_PATH, socket=socket)
+        said = words._(ASKING_THE_SIMULATED_TABLE) % {
+            "default": DEFAULT_SOCKET_PATH,
+            "socket": socket,
+        }
         print(f"{command}: {said}", file=sys.stderr)
     return socket
 
@@ -267,9 +282,9 @@ def status_socket_paths(args: argparse.Namespace) -> tuple[str, str | None]:
         try:
             api = load_config(config_file).api
         except ConfigError as exc:
-            raise UsageError(f"{config_file}: {exc}") from None
+            raise UsageError(str(exc), about=str(config_file)) from None
         return api.status_path(), api.socket
-    simulated = simulated_socket(_command_of(args))
+    simulated = simulated_socket(_command_of(args), Phrasebook(chosen(args)))
     if simulated is not None:
         return str(PurePosixPath(simulated).with_name(STATUS_SOCKET_NAME)), simulated
     return DEFAULT_STATUS_SOCKET_PATH, DEFAULT_SOCKET_PATH
@@ -295,8 +310,9 @@ def _status_client(args: argparse.Namespace) -> ApiClient:
     return client
 
 
-def _fail(command: str, exc: Exception) -> int:
-    print(f"mjtable {command}: {exc}", file=sys.stderr)
+def _fail(command: str, exc: Exception, words: Phrasebook) -> int:
+    said = words.table(str(exc))
+    print(f"mjtable {command}: {said}", file=sys.stderr)
     return EXIT_UNREACHABLE
 
 
@@ -312,7 +328,7 @@ def _status(args: argparse.Namespace) -> int:
         with _status_client(args) as client:
             status = client.status()
     except ClientError as exc:
-        return _fail("status", exc)
+        return _fail("status", exc, Phrasebook(chosen(args)))
     if args.json:
         print(status.model_dump_json(indent=2))
     else:
@@ -335,7 +351,7 @@ def _run_command(command: str, action: str, path: str, json_output: bool, words:
                 "clear_fault": client.clear_fault,
             }[action]()
     except ClientError as exc:
-        return _fail(command, exc)
+        return _fail(command, exc, words)
     if json_output:
         print(result.model_dump_json())
     else:
@@ -384,5 +400,5 @@ def _watch(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return 0
     except ClientError as exc:
-        return _fail("watch", exc)
+        return _fail("watch", exc, Phrasebook(chosen(args)))
     return 0

@@ -13,9 +13,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cli.errors import UsageError
+from cli.lang import N_, Phrasebook, add_lang_option, chosen
+
+if TYPE_CHECKING:
+    from controller.service.config import Config
 
 
 def register(subparsers: Any) -> None:
@@ -53,6 +57,7 @@ def register(subparsers: Any) -> None:
         "say whether board.port is the Pico's USB REPL or carries the Pi's serial console "
         "(default: /)",
     )
+    add_lang_option(check)
     check.set_defaults(func=_check)
     example = actions.add_parser(
         "example",
@@ -77,7 +82,15 @@ def _example(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_profile(given: str) -> int:
+def _not_valid(given: object, count: int, words: Phrasebook) -> str:
+    """The verdict on a file that is not valid: "FILE: not valid (3 problems)"."""
+    said = words.ngettext(
+        "%(file)s: not valid (%(count)s problem)", "%(file)s: not valid (%(count)s problems)", count
+    )
+    return said % {"file": given, "count": count}
+
+
+def _check_profile(given: str, words: Phrasebook) -> int:
     # lazy: the profiles' models, only when one is checked
     from cli.inputs import InputError, read_toml
     from rules.profiles import BUILTIN_PROFILES, ProfileError, load_profile
@@ -89,20 +102,23 @@ def _check_profile(given: str) -> int:
     except (InputError, ProfileError) as exc:
         problems = getattr(exc, "problems", [str(exc)])
         for problem in problems:
-            print(problem, file=sys.stderr)
-        count = len(problems)
-        print(f"{given}: not valid ({count} problem{'s' if count != 1 else ''})", file=sys.stderr)
+            print(words.table(problem), file=sys.stderr)
+        print(_not_valid(given, len(problems), words), file=sys.stderr)
         return 1
-    print(f"{given}: valid: profile {profile.name} {profile.version}, rule set "
-          f"{profile.variant.value}, {profile.tiles} tiles")  # fmt: skip
+    said = words._(
+        N_("%(file)s: valid: profile %(profile)s %(version)s, rule set %(rules)s, %(tiles)s tiles")
+    )
+    print(said % {"file": given, "profile": profile.name, "version": profile.version,
+                  "rules": profile.variant.value, "tiles": profile.tiles})  # fmt: skip
     return 0
 
 
 def _check(args: argparse.Namespace) -> int:
     if (args.file is None) == (args.profile is None):
-        raise UsageError("give a configuration FILE, or --profile PROFILE (one of them)")
+        raise UsageError(N_("give a configuration FILE, or --profile PROFILE (one of them)"))
+    words = Phrasebook(chosen(args))
     if args.profile is not None:
-        return _check_profile(args.profile)
+        return _check_profile(args.profile, words)
     # lazy: pydantic and the configuration's models, only when a file is checked
     from cli.inputs import InputError, load_config
     from controller.service.config import ConfigError, check_environment
@@ -112,34 +128,57 @@ def _check(args: argparse.Namespace) -> int:
     try:
         config = load_config(args.file, what="")
     except InputError as exc:  # the file itself: not a regular file, not UTF-8, too deep
-        print(exc, file=sys.stderr)
-        print(f"{args.file}: not valid (1 problem)", file=sys.stderr)
+        print(exc.said(words._), file=sys.stderr)
+        print(_not_valid(args.file, 1, words), file=sys.stderr)
         return 1
     except ConfigError as exc:
         for problem in exc.problems:
-            print(f"{args.file}: {problem}", file=sys.stderr)
-        count = len(exc.problems)
-        print(
-            f"{args.file}: not valid ({count} problem{'s' if count != 1 else ''})",
-            file=sys.stderr,
-        )
+            print(f"{args.file}: {words.table(problem)}", file=sys.stderr)
+        print(_not_valid(args.file, len(exc.problems), words), file=sys.stderr)
         return 1
-
-    board = "none (only `mjtable run --sim`)"
+    print(words._(N_("%(file)s: valid")) % {"file": args.file})
+    for key, value in _summary(config, words):
+        print(f"  {key:<10} {value}")
+    warnings = check_environment(config)
     if config.board is not None:
-        board = f"{config.board.port} at {config.board.baud} baud"
-    panel = "none"
+        warnings += link_problems(config.board.port, args.prefix)
+        warnings += installed_problems(board_port(config.board.port, args.prefix), args.prefix)
+    for warning in warnings:
+        print(
+            words._(N_("warning: %(warning)s")) % {"warning": words.table(warning)}, file=sys.stderr
+        )
+    return 0
+
+
+def _summary(config: Config, words: Phrasebook) -> list[tuple[str, str]]:
+    """What a valid configuration sets, a row a section (the sections' names as the file
+    writes them)."""
+    _ = words._
+    board = _(N_("none (only `mjtable run --sim`)"))
+    if config.board is not None:
+        board = _(N_("%(port)s at %(baud)s baud")) % {
+            "port": config.board.port,
+            "baud": config.board.baud,
+        }
+    panel = _(N_("none"))
     if config.panel is not None:
         p = config.panel
         panel = f"USB {p.vendor_id:04x}:{p.product_id:04x}"
         if p.serial:
-            panel += f" serial {p.serial}"
-        panel += f", debounce {p.debounce_ms} ms"
-        panel += "" if p.enabled else " (disabled)"
-    api = f"{config.api.socket} (mode {config.api.mode:#o}"
-    api += f", group {config.api.group})" if config.api.group else ")"
+            panel += " " + _(N_("serial %(serial)s")) % {"serial": p.serial}
+        panel += ", " + _(N_("debounce %(ms)s ms")) % {"ms": p.debounce_ms}
+        panel += "" if p.enabled else " " + _(N_("(disabled)"))
+    mode = {"socket": config.api.socket, "mode": f"{config.api.mode:#o}", "group": config.api.group}
+    if config.api.group:
+        api = _(N_("%(socket)s (mode %(mode)s, group %(group)s)")) % mode
+    else:
+        api = _(N_("%(socket)s (mode %(mode)s)")) % mode
     deadlines = ", ".join(f"{k} {v:g} s" for k, v in config.deadlines.model_dump().items())
-    rows = [
+    audit = _(N_("%(path)s (rotate at %(bytes)s bytes)")) % {
+        "path": config.audit.path,
+        "bytes": config.audit.rotate_bytes,
+    }
+    return [
         ("table", f"{config.table.number} ({config.table.display_name})"),
         ("board", board),
         ("panel", panel),
@@ -147,17 +186,7 @@ def _check(args: argparse.Namespace) -> int:
         ("dice", config.dice.source),
         ("deadlines", deadlines),
         ("api", api),
-        ("audit", f"{config.audit.path} (rotate at {config.audit.rotate_bytes} bytes)"),
+        ("audit", audit),
         ("logging", config.logging.level),
         ("sha256", config.sha256 or "-"),
     ]
-    print(f"{args.file}: valid")
-    for key, value in rows:
-        print(f"  {key:<10} {value}")
-    warnings = check_environment(config)
-    if config.board is not None:
-        warnings += link_problems(config.board.port, args.prefix)
-        warnings += installed_problems(board_port(config.board.port, args.prefix), args.prefix)
-    for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    return 0

@@ -17,7 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any, TextIO
 
 from cli.errors import UsageError
-from cli.lang import ENGLISH, Phrasebook, add_lang_option, chosen, throw_purpose
+from cli.lang import ENGLISH, N_, Phrasebook, add_lang_option, chosen, throw_purpose
 from rules.words import DEFAULT_RULE_SET, RULE_SETS  # the vocabulary only: no third-party import
 
 if TYPE_CHECKING:
@@ -129,13 +129,20 @@ def _phase_words(name: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     if args.variant not in VARIANTS:
-        raise UsageError(f"unknown variant {args.variant!r}: expected one of {', '.join(VARIANTS)}")
+        raise UsageError(
+            N_("unknown variant %(variant)s: expected one of %(variants)s"),
+            variant=repr(args.variant),
+            variants=", ".join(VARIANTS),
+        )
     if not 1 <= args.cycles <= MAX_CYCLES:
-        raise UsageError(f"--cycles must be from 1 to {MAX_CYCLES}, got {args.cycles}")
+        raise UsageError(
+            N_("--cycles must be from 1 to %(most)s, got %(got)s"), most=MAX_CYCLES, got=args.cycles
+        )
     if not math.isfinite(args.speed) or args.speed < 0:
-        raise UsageError(f"--speed must be a number, 0 or more, got {args.speed}")
+        raise UsageError(N_("--speed must be a number, 0 or more, got %(got)s"), got=args.speed)
 
     # lazy: the controller and the simulator, only when a demo runs
+    from cli.inputs import SIM_REFUSES
     from controller.service.embedded import CycleTimeout, EmbeddedTable
     from simulator.config import SimConfigError
     from simulator.faults import FaultSpecError
@@ -157,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
             dice_source=args.dice,
         )
     except SimConfigError as exc:
-        raise UsageError(f"the simulated board refuses the options: {exc}") from None
+        raise UsageError(SIM_REFUSES, why=exc) from None
     # Everything the table started is stopped on every way out; a failure is one line. The
     # service's warnings go to err, marked as the demo's, until the table has stopped.
     handler = _log_handler(err)

@@ -37,7 +37,7 @@ from cli.diag_report import (
     version_lines,
 )
 from cli.errors import UsageError
-from cli.lang import ENGLISH, Phrasebook, add_lang_option, chosen
+from cli.lang import ENGLISH, N_, Phrasebook, add_lang_option, chosen
 
 if TYPE_CHECKING:
     from controller.api.client import ApiClient
@@ -143,6 +143,7 @@ class _Board:
 def _board_target(args: argparse.Namespace, config: Config | None) -> BoardTarget:
     """The simulated board (--sim), --port, or the configuration's board.port and baud."""
     # lazy: as in _Board
+    from cli.inputs import SIM_REFUSES
     from controller.service.builder import SerialPort, SimulatedPty
     from simulator.config import SimConfig, SimConfigError
 
@@ -150,12 +151,12 @@ def _board_target(args: argparse.Namespace, config: Config | None) -> BoardTarge
         try:
             return SimulatedPty(SimConfig(faults=list(args.sim_fault)))
         except SimConfigError as exc:
-            raise UsageError(f"the simulated board refuses the options: {exc}") from None
+            raise UsageError(SIM_REFUSES, why=exc) from None
     if args.port:
         return _checked(SerialPort(str(args.port)))
     if config is not None and config.board is not None:
         return _checked(SerialPort(config.board.port, config.board.baud))
-    raise UsageError("give --port URL, --config FILE with a [board] section, or --sim")
+    raise UsageError(N_("give --port URL, --config FILE with a [board] section, or --sim"))
 
 
 def _checked(port: SerialPort) -> SerialPort:
@@ -203,7 +204,9 @@ def _motor_ms(args: argparse.Namespace) -> int:
         return default_motor_ms()
     if not 1 <= args.motor_ms <= max_motor_ms():
         raise UsageError(
-            f"--motor-ms must be from 1 to {max_motor_ms()} (milliseconds), got {args.motor_ms}"
+            N_("--motor-ms must be from 1 to %(most)s (milliseconds), got %(got)s"),
+            most=max_motor_ms(),
+            got=args.motor_ms,
         )
     return int(args.motor_ms)
 
@@ -216,9 +219,9 @@ def run(args: argparse.Namespace) -> int:
 
     motor_ms = _motor_ms(args)
     if args.faults < 0:
-        raise UsageError(f"--faults must be 0 or more, got {args.faults}")
+        raise UsageError(N_("--faults must be 0 or more, got %(got)s"), got=args.faults)
     if args.motors and args.no_motors:
-        raise UsageError("--motors and --no-motors: choose one")
+        raise UsageError(N_("--motors and --no-motors: choose one"))
     config = None
     if args.config is not None:
         try:
@@ -289,7 +292,7 @@ def _service_socket(args: argparse.Namespace, config: Config | None) -> str | No
         return config.api.socket
     from cli.client import simulated_socket  # lazy: the pointer, only when it may be asked
 
-    return simulated_socket("mjtable diag")
+    return simulated_socket("mjtable diag", Phrasebook(chosen(args)))
 
 
 def _service(socket: str | None) -> ApiClient | None:

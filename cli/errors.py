@@ -2,6 +2,39 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+
+class Word(str):
+    """A detail of a refusal that is itself words to translate ("a directory"), not a value
+    shown as it is (a path, a number)."""
+
+    __slots__ = ()
+
 
 class UsageError(Exception):
-    """Bad input from the command line: printed as one line, exit status 2."""
+    """Bad input from the command line: printed as one line, exit status 2.
+
+    ``words`` are English, marked for the catalogue where they are written (``N_``) when they
+    are the command's own, with ``%(name)s`` for each of their ``details`` (a :class:`Word`
+    among them translated too); ``about``, when given, names what the line is about (an
+    option, a file) before them. ``str(err)`` is the English line, :meth:`said` the line in
+    the command's language. Words that are not the command's own (another part's message
+    passed on) are shown as that part says them.
+    """
+
+    def __init__(self, words: str, *, about: str = "", **details: object) -> None:
+        self.words = words
+        self.about = about
+        self.details = details
+        super().__init__(self.said(str))
+
+    def said(self, gettext: Callable[[str], str]) -> str:
+        """The line in the language of ``gettext`` (a catalogue's), its details filled in."""
+        text = gettext(self.words)
+        if self.details:
+            text %= {
+                name: gettext(value) if isinstance(value, Word) else value
+                for name, value in self.details.items()
+            }
+        return f"{self.about}: {text}" if self.about else text

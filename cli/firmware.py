@@ -14,11 +14,13 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cli.lang import N_, Phrasebook, add_lang_option, chosen
 from controller.firmware.build import DEFAULT_TILES, TABLE_SIZES
 
 if TYPE_CHECKING:
     from controller.firmware.build import Build
     from controller.firmware.flash import Check
+    from controller.firmware.manifest import Manifest
 
 DEFAULT_OUT = Path("build/firmware")
 #: `mjtable firmware image`'s UF2, by the table's tiles
@@ -98,6 +100,7 @@ def register(subparsers: Any) -> None:
             default=DEFAULT_TILES,
             help=f"the tiles of the table the board drives (default {DEFAULT_TILES})",
         )
+        add_lang_option(action)
     parser.set_defaults(func=_run)
 
 
@@ -107,41 +110,55 @@ def _run(args: argparse.Namespace) -> int:
     from controller.firmware import FirmwareError
     from drivers.portlock import EXIT_HELD, PortHeld
 
+    words = Phrasebook(chosen(args))
     timeout = getattr(args, "timeout", None)
     if timeout is not None and not (0 < timeout <= 3600):  # NaN fails both
-        raise UsageError(f"--timeout: expected seconds, more than 0, at most 3600: {timeout}")
+        raise UsageError(
+            N_("expected seconds, more than 0, at most 3600: %(got)s"),
+            about="--timeout",
+            got=timeout,
+        )
     try:
         if args.action == "image":
-            return _image(args)
+            return _image(args, words)
         if args.action != "build":
             from controller.firmware.board import can_open
 
             can_open(args.port)  # before minutes of building: the tool, the port, free
         if args.action == "build":
-            built = _build(args, args.out)
-            print(
-                f"built {len(built.manifest.files)} files in {built.directory}: firmware "
-                f"{built.manifest.firmware_version}, build {built.manifest.build_hash}"
-            )
+            built = _build(args, args.out, words)
+            said = words._(N_("built %(count)s files in %(folder)s: %(what)s"))
+            print(said % {"count": len(built.manifest.files), "folder": built.directory,
+                          "what": _firmware(built.manifest, words, whole=True)})  # fmt: skip
             return 0
         if args.build is not None:
-            return _on_board(args, args.build)
+            return _on_board(args, args.build, words)
         with tempfile.TemporaryDirectory(prefix="mjtable-firmware-") as tmp:
-            _build(args, Path(tmp) / "build")
-            return _on_board(args, Path(tmp) / "build")
+            _build(args, Path(tmp) / "build", words)
+            return _on_board(args, Path(tmp) / "build", words)
     except PortHeld as exc:
-        print(f"mjtable firmware: {exc}", file=sys.stderr)
+        print(f"mjtable firmware: {words.table(str(exc))}", file=sys.stderr)
         return EXIT_HELD
     except FirmwareError as exc:
-        print(f"mjtable firmware: {exc}", file=sys.stderr)
+        print(f"mjtable firmware: {words.table(str(exc))}", file=sys.stderr)
         return 1
 
 
-def _build(args: argparse.Namespace, out: Path) -> Build:
+def _firmware(manifest: Manifest, words: Phrasebook, *, whole: bool = False) -> str:
+    """A build in words: "firmware 0.9.0, build 1a2b..." (its hash cut to 16 digits unless
+    ``whole``)."""
+    build = manifest.build_hash if whole else manifest.build_hash[:16]
+    return words._(N_("firmware %(firmware)s, build %(build)s")) % {
+        "firmware": manifest.firmware_version,
+        "build": build,
+    }
+
+
+def _build(args: argparse.Namespace, out: Path, words: Phrasebook) -> Build:
     from controller.firmware.build import build, default_source_root
 
     root = args.source if args.source is not None else default_source_root()
-    print(f"building the board's files from {root}")
+    print(words._(N_("building the board's files from %(folder)s")) % {"folder": root})
     line = _Line(every=True)
     built = build(
         root,
@@ -152,7 +169,7 @@ def _build(args: argparse.Namespace, out: Path) -> Build:
     return built
 
 
-def _image(args: argparse.Namespace) -> int:
+def _image(args: argparse.Namespace, words: Phrasebook) -> int:
     # lazy: the chip's folder lookup (the same as `mjtable sim --chip`'s) and the image's build
     from controller.firmware.build import default_source_root
     from controller.firmware.image import SCRIPT, SOURCES, make_image
@@ -162,35 +179,44 @@ def _image(args: argparse.Namespace) -> int:
     try:
         shared = shared_folder(args.rp2040, names=(SCRIPT, SOURCES))
     except SimulatorError as exc:
-        print(f"mjtable firmware: {exc}", file=sys.stderr)
+        print(f"mjtable firmware: {words.table(str(exc))}", file=sys.stderr)
         return 1
     out = args.out if args.out is not None else Path(DEFAULT_IMAGE.format(tiles=args.tiles))
     if args.out is None:
         out.parent.mkdir(parents=True, exist_ok=True)
     root = args.source if args.source is not None else default_source_root()
-    print(f"building the board's files from {root} and MicroPython from {shared}", flush=True)
+    said = words._(N_("building the board's files from %(folder)s and MicroPython from %(shared)s"))
+    print(said % {"folder": root, "shared": shared}, flush=True)
     made = make_image(
-        root, out, shared, tiles=args.tiles, say=lambda text: print(f"  {text}", flush=True)
+        root,
+        out,
+        shared,
+        tiles=args.tiles,
+        say=lambda text: print(f"  {words.table(text)}", flush=True),
     )
-    print(
-        f"wrote {made.path}: firmware {made.build.manifest.firmware_version}, build "
-        f"{made.build.manifest.build_hash[:16]}, {made.tiles} tiles, {made.size} bytes of flash "
-        f"(sha256 {made.sha256[:16]}); copy it onto the Pico's RPI-RP2 drive (hold BOOTSEL while "
-        "plugging its USB in)"
+    said = words._(
+        N_(
+            "wrote %(path)s: %(what)s, %(tiles)s tiles, %(size)s bytes of flash (sha256 "
+            "%(sha256)s); copy it onto the Pico's RPI-RP2 drive (hold BOOTSEL while plugging its "
+            "USB in)"
+        )
     )
+    print(said % {"path": made.path, "what": _firmware(made.build.manifest, words),
+                  "tiles": made.tiles, "size": made.size, "sha256": made.sha256[:16]})  # fmt: skip
     return 0
 
 
-def _on_board(args: argparse.Namespace, directory: Path) -> int:
+def _on_board(args: argparse.Namespace, directory: Path, words: Phrasebook) -> int:
     from controller.firmware.board import Board
     from controller.firmware.flash import board_build, flash, verify
     from controller.firmware.manifest import Manifest
 
     manifest = Manifest.load(directory)
-    what = f"firmware {manifest.firmware_version}, build {manifest.build_hash[:16]}"
+    what = _firmware(manifest, words)
+    port = {"port": args.port, "what": what}
     with Board(args.port, timeout=args.timeout) as board:
         if args.action == "flash":
-            print(f"flashing {args.port} with {what}")
+            print(words._(N_("flashing %(port)s with %(what)s")) % port)
             line = _Line()
             total = sum(e.size for e in manifest.files)
 
@@ -202,32 +228,44 @@ def _on_board(args: argparse.Namespace, directory: Path) -> int:
 
             removed = flash(board, directory, manifest, progress)
             for path in removed:
-                print(f"  removed {path} (not in this build)")
-            print(
-                f"flashed {len(manifest.files)} files ({total / 1000:.1f} kB) and the manifest; "
-                f"check them: mjtable firmware verify --port {args.port}; then restart the board "
-                "(its reset button, or unplug and plug it back) to run the new firmware"
+                print("  " + words._(N_("removed %(path)s (not in this build)")) % {"path": path})
+            said = words._(
+                N_(
+                    "flashed %(count)s files (%(kb)s kB) and the manifest; check them: mjtable "
+                    "firmware verify --port %(port)s; then restart the board (its reset button, "
+                    "or unplug and plug it back) to run the new firmware"
+                )
             )
+            print(said % {"count": len(manifest.files), "kb": f"{total / 1000:.1f}", **port})
             return 0
-        print(f"verifying {args.port} against {what}")
-        checks = verify(board, directory, manifest, _show_check)
+        print(words._(N_("verifying %(port)s against %(what)s")) % port)
+        checks = verify(board, directory, manifest, lambda check: _show_check(check, words))
         bad = [c for c in checks if c.status != "OK"]
         if not bad:
-            print(f"all {len(checks)} files match: {what}")
+            said = words._(N_("all %(count)s files match: %(what)s"))
+            print(said % {"count": len(checks), "what": what})
             return 0
         held = board_build(board)
         if held is not None and held[1] != manifest.build_hash:
-            print(f"the board holds firmware {held[0]}, build {held[1][:16]}")
-        print(
-            f"{len(bad)} of {len(checks)} files are not the build's: flash it "
-            f"(mjtable firmware flash --port {args.port})",
-            file=sys.stderr,
+            said = words._(N_("the board holds firmware %(firmware)s, build %(build)s"))
+            print(said % {"firmware": held[0], "build": held[1][:16]})
+        said = words._(
+            N_(
+                "%(bad)s of %(count)s files are not the build's: flash it (mjtable firmware "
+                "flash --port %(port)s)"
+            )
         )
+        print(said % {"bad": len(bad), "count": len(checks), **port}, file=sys.stderr)
         return 1
 
 
-def _show_check(check: Check) -> None:
-    print(f"  {check.status:<8} {check.path}", flush=True)
+#: a file's check, as `firmware verify` lists it
+CHECKS = {"OK": N_("OK"), "DIFFERS": N_("DIFFERS"), "MISSING": N_("MISSING")}
+
+
+def _show_check(check: Check, words: Phrasebook) -> None:
+    status = words._(CHECKS.get(check.status, check.status))
+    print(f"  {status:<8} {check.path}", flush=True)
 
 
 class _Line:

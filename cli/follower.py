@@ -9,7 +9,8 @@ import signal
 import threading
 from typing import TYPE_CHECKING, Protocol
 
-from cli.errors import UsageError
+from cli.errors import UsageError, Word
+from cli.lang import N_
 from controller.service.paths import DEFAULT_CONFIG_PATH
 
 if TYPE_CHECKING:
@@ -43,7 +44,11 @@ def follower_config(path: str | None, section: str, missing: str) -> Config:
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     if getattr(config, section) is None:
-        raise UsageError(f"the configuration has no [{section}] section: {missing}")
+        raise UsageError(
+            N_("the configuration has no [%(section)s] section: %(missing)s"),
+            section=section,
+            missing=Word(missing),
+        )
     setup_logging(config.logging.level)
     return config
 

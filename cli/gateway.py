@@ -10,6 +10,7 @@ import argparse
 from typing import Any
 
 from cli.follower import add_follower_arguments
+from cli.lang import N_
 
 
 def register(subparsers: Any) -> None:
@@ -31,7 +32,9 @@ def run(args: argparse.Namespace) -> int:
     from controller.service.config_gateway import gateway_needs_dealt_states
     from gateway.service import Gateway
 
-    config = follower_config(args.config, "gateway", "give at least gateway.host (docs/floor.md)")
+    config = follower_config(
+        args.config, "gateway", N_("give at least gateway.host (docs/floor.md)")
+    )
     assert config.gateway is not None
     if args.socket is not None:
         socket = socket_path(args.socket, "--socket")

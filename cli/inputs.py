@@ -32,7 +32,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from cli.errors import UsageError
+from cli.errors import UsageError, Word
+from cli.lang import N_
 
 if TYPE_CHECKING:
     from controller.service.config import Config
@@ -55,10 +56,19 @@ class InputError(UsageError):
     """A file or value from the command line that cannot be used: one line, exit status 2."""
 
 
-def _say(what: str, text: str) -> str:
-    """``what: text``, or the text alone when there is nothing to name (the file is the
+def _where(what: str, path: object) -> str:
+    """``what: path``, or the path alone when there is nothing to name (the file is the
     subject: ``mjtable config check FILE``)."""
-    return f"{what}: {text}" if what else text
+    return f"{what}: {path}" if what else str(path)
+
+
+#: refusals of several places
+CANNOT_OPEN = N_("cannot open %(path)s: %(why)s")
+NOT_A_PATH = N_("%(path)s is not a usable path")
+NESTED = N_("nested more than %(most)s deep")
+NO_DIRECTORY = N_("no directory %(folder)s to put it in")
+#: the simulated board's refusal of `run --sim`'s options, `demo`'s, `diag --sim`'s
+SIM_REFUSES = N_("the simulated board refuses the options: %(why)s")
 
 
 def clip(value: object, width: int = ECHO) -> str:
@@ -72,11 +82,11 @@ def clip(value: object, width: int = ECHO) -> str:
 # -- which paths may be read ------------------------------------------------------------------
 
 _KINDS = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, N_("a directory")),
+    (stat.S_ISFIFO, N_("a FIFO (named pipe)")),
+    (stat.S_ISCHR, N_("a character device")),
+    (stat.S_ISBLK, N_("a block device")),
+    (stat.S_ISSOCK, N_("a socket")),
 )
 
 
@@ -95,13 +105,21 @@ def _pseudo_devices() -> dict[int, str]:
 def _refuse_kind(path: Path, info: os.stat_result, what: str) -> None:
     for test, kind in _KINDS:
         if test(info.st_mode):
-            raise InputError(_say(what, f"{path} is {kind}, not a regular file"))
+            raise InputError(
+                N_("%(path)s is %(kind)s, not a regular file"),
+                about=what,
+                path=path,
+                kind=Word(kind),
+            )
     if not stat.S_ISREG(info.st_mode):
-        raise InputError(_say(what, f"{path} is not a regular file"))
+        raise InputError(N_("%(path)s is not a regular file"), about=what, path=path)
     pseudo = _pseudo_devices().get(info.st_dev)
     if pseudo is not None:
         raise InputError(
-            _say(what, f"{path} is a pseudo-file of the kernel ({pseudo}), not a file")
+            N_("%(path)s is a pseudo-file of the kernel (%(pseudo)s), not a file"),
+            about=what,
+            path=path,
+            pseudo=pseudo,
         )
 
 
@@ -109,11 +127,11 @@ def _stat(path: Path, what: str) -> os.stat_result:
     try:
         return os.stat(path)
     except FileNotFoundError:
-        raise InputError(_say(what, f"no such file: {path}")) from None
+        raise InputError(N_("no such file: %(path)s"), about=what, path=path) from None
     except OSError as exc:
-        raise InputError(_say(what, f"cannot open {path}: {exc.strerror or exc}")) from None
+        raise InputError(CANNOT_OPEN, about=what, path=path, why=exc.strerror or exc) from None
     except ValueError:  # a NUL byte in the path
-        raise InputError(_say(what, f"{clip(str(path))} is not a usable path")) from None
+        raise InputError(NOT_A_PATH, about=what, path=clip(str(path))) from None
 
 
 def require_file(path: str | os.PathLike[str], what: str) -> Path:
@@ -129,7 +147,7 @@ def read_bytes(path: str | os.PathLike[str], what: str, *, limit: int = MAX_FILE
     try:
         fd = os.open(where, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError as exc:
-        raise InputError(_say(what, f"cannot open {where}: {exc.strerror or exc}")) from None
+        raise InputError(CANNOT_OPEN, about=what, path=where, why=exc.strerror or exc) from None
     try:
         _refuse_kind(where, os.fstat(fd), what)  # the file opened is the file checked
         chunks: list[bytes] = []
@@ -141,11 +159,18 @@ def read_bytes(path: str | os.PathLike[str], what: str, *, limit: int = MAX_FILE
             chunks.append(chunk)
             size += len(chunk)
     except OSError as exc:
-        raise InputError(_say(what, f"cannot read {where}: {exc.strerror or exc}")) from None
+        raise InputError(
+            N_("cannot read %(path)s: %(why)s"), about=what, path=where, why=exc.strerror or exc
+        ) from None
     finally:
         os.close(fd)
     if size > limit:
-        raise InputError(_say(what, f"{where} is larger than the {limit} bytes allowed"))
+        raise InputError(
+            N_("%(path)s is larger than the %(limit)s bytes allowed"),
+            about=what,
+            path=where,
+            limit=limit,
+        )
     return b"".join(chunks)
 
 
@@ -158,22 +183,34 @@ def decode(data: bytes, where: str) -> str:
         (b"\xfe\xff", "UTF-16"),
     ):
         if data.startswith(bom):
-            raise InputError(f"{where} is {name} text: save it as UTF-8")
+            raise InputError(
+                N_("%(path)s is %(encoding)s text: save it as UTF-8"), path=where, encoding=name
+            )
     if data.startswith(b"\xef\xbb\xbf"):
-        raise InputError(f"{where} starts with a byte-order mark: save it as UTF-8 without one")
+        raise InputError(
+            N_("%(path)s starts with a byte-order mark: save it as UTF-8 without one"), path=where
+        )
     if _looks_utf16(data[:64]):
         raise InputError(
-            f"{where} looks like UTF-16 text (a NUL byte beside each letter): save it as UTF-8"
+            N_("%(path)s looks like UTF-16 text (a NUL byte beside each letter): save it as UTF-8"),
+            path=where,
         )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(
-            f"{where} is not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start}): "
-            "binary data? it must be UTF-8 text"
+            N_(
+                "%(path)s is not UTF-8 text (byte %(byte)s at offset %(offset)s): binary data? "
+                "it must be UTF-8 text"
+            ),
+            path=where,
+            byte=f"{data[exc.start]:#04x}",
+            offset=exc.start,
         ) from None
     if "\x00" in text:
-        raise InputError(f"{where} holds NUL bytes: binary data? it must be UTF-8 text")
+        raise InputError(
+            N_("%(path)s holds NUL bytes: binary data? it must be UTF-8 text"), path=where
+        )
     return text
 
 
@@ -189,7 +226,7 @@ def _looks_utf16(head: bytes) -> bool:
 
 def read_text(path: str | os.PathLike[str], what: str, *, limit: int = MAX_FILE_BYTES) -> str:
     """A regular file's UTF-8 text (InputError otherwise)."""
-    return decode(read_bytes(path, what, limit=limit), _say(what, str(path)))
+    return decode(read_bytes(path, what, limit=limit), _where(what, path))
 
 
 # -- nesting and numbers, before and after parsing --------------------------------------------
@@ -232,13 +269,15 @@ def check_structure(text: str, syntax: Syntax, where: str) -> None:
         if kind == "open":
             depth += 1
             if depth > MAX_DEPTH:
-                raise InputError(f"{where}: nested more than {MAX_DEPTH} deep")
+                raise InputError(NESTED, about=where, most=MAX_DEPTH)
         elif kind == "close":
             depth = max(depth - 1, 0)
         elif kind == "number":
             raise InputError(
-                f"{where}: a number of {len(token.group())} digits "
-                f"(at most {MAX_NUMBER_DIGITS} are read)"
+                N_("a number of %(digits)s digits (at most %(most)s are read)"),
+                about=where,
+                digits=len(token.group()),
+                most=MAX_NUMBER_DIGITS,
             )
 
 
@@ -255,20 +294,20 @@ def check_depth(data: Any, where: str) -> None:
         if not inner:
             return
         level = inner
-    raise InputError(f"{where}: nested more than {MAX_DEPTH} deep")
+    raise InputError(NESTED, about=where, most=MAX_DEPTH)
 
 
 def parse_json(text: str, where: str) -> Any:
     """JSON text checked and parsed; InputError with the parser's words otherwise."""
     check_structure(text, "json", where)
     if not text.strip():
-        raise InputError(f"{where} is empty: expected JSON")
+        raise InputError(N_("%(path)s is empty: expected JSON"), path=where)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"{where}: not valid JSON: {exc}") from None
+        raise InputError(N_("not valid JSON: %(why)s"), about=where, why=exc) from None
     except (ValueError, RecursionError) as exc:
-        raise InputError(f"{where}: not usable JSON: {exc}") from None
+        raise InputError(N_("not usable JSON: %(why)s"), about=where, why=exc) from None
 
 
 def parse_toml(text: str, where: str) -> dict[str, Any]:
@@ -277,23 +316,23 @@ def parse_toml(text: str, where: str) -> dict[str, Any]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{where}: not valid TOML: {exc}") from None
+        raise InputError(N_("not valid TOML: %(why)s"), about=where, why=exc) from None
     except (ValueError, RecursionError) as exc:
-        raise InputError(f"{where}: not usable TOML: {exc}") from None
+        raise InputError(N_("not usable TOML: %(why)s"), about=where, why=exc) from None
     check_depth(data, where)
     return data
 
 
 def read_json(path: str | os.PathLike[str], what: str, *, limit: int = MAX_FILE_BYTES) -> Any:
     """A JSON file, read, checked and parsed (InputError otherwise)."""
-    return parse_json(read_text(path, what, limit=limit), _say(what, str(path)))
+    return parse_json(read_text(path, what, limit=limit), _where(what, path))
 
 
 def read_toml(
     path: str | os.PathLike[str], what: str, *, limit: int = MAX_FILE_BYTES
 ) -> dict[str, Any]:
     """A TOML file, read, checked and parsed (InputError otherwise)."""
-    return parse_toml(read_text(path, what, limit=limit), _say(what, str(path)))
+    return parse_toml(read_text(path, what, limit=limit), _where(what, path))
 
 
 def load_config(path: str | os.PathLike[str], what: str = "--config") -> Config:
@@ -303,7 +342,7 @@ def load_config(path: str | os.PathLike[str], what: str = "--config") -> Config:
     from controller.service.config import parse_config
 
     data = read_bytes(path, what)
-    where = _say(what, str(path))
+    where = _where(what, path)
     parse_toml(decode(data, where), where)
     file = Path(path)
     return parse_config(data, source=file, base_dir=file.resolve().parent)
@@ -316,8 +355,10 @@ def socket_path(value: str, option: str) -> str:
     size = len(os.fsencode(value)) if "\x00" not in value else -1
     if not 1 <= size <= MAX_SOCKET_PATH_BYTES:
         raise InputError(
-            f"{option}: expected the path of a Unix socket, 1 to {MAX_SOCKET_PATH_BYTES} bytes, "
-            f"got {clip(value)}"
+            N_("expected the path of a Unix socket, 1 to %(most)s bytes, got %(got)s"),
+            about=option,
+            most=MAX_SOCKET_PATH_BYTES,
+            got=clip(value),
         )
     return value
 
@@ -342,7 +383,7 @@ def audit_target(path: str | os.PathLike[str], what: str) -> Path:
     """An audit log named on the command line: its active file (regular), its directory, or
     the active file's name when only its rotated files ``FILE.1``, ``FILE.2``... are left."""
     if not str(path):
-        raise InputError(_say(what, "expected the path of an audit log, got ''"))
+        raise InputError(N_("expected the path of an audit log, got ''"), about=what)
     where = Path(path)
     try:
         info = os.stat(where)
@@ -356,7 +397,7 @@ def audit_target(path: str | os.PathLike[str], what: str) -> Path:
         except (OSError, ValueError):
             rotated = False
         if not rotated:
-            raise InputError(_say(what, f"no audit log at {where}"))
+            raise InputError(N_("no audit log at %(path)s"), about=what, path=where)
         return where
     if not stat.S_ISDIR(info.st_mode):
         _refuse_kind(where, info, what)
@@ -367,7 +408,7 @@ def audit_target(path: str | os.PathLike[str], what: str) -> Path:
     try:
         chain_files(where)  # a directory holding one log
     except AuditError as exc:
-        raise InputError(_say(what, str(exc))) from None
+        raise InputError(str(exc), about=what) from None
     return where
 
 
@@ -377,7 +418,9 @@ def utf8(value: str, option: str) -> str:
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
-        raise InputError(f"{option}: {clip(value)} is not UTF-8 text") from None
+        raise InputError(
+            N_("%(value)s is not UTF-8 text"), about=option, value=clip(value)
+        ) from None
     return value
 
 
@@ -385,7 +428,12 @@ def text_value(value: str, option: str, *, longest: int) -> str:
     """A word of text from the command line (an id, a name): UTF-8, printable, not too long."""
     utf8(value, option)
     if not value.isprintable():
-        raise InputError(f"{option}: {clip(value)} holds control characters")
+        raise InputError(N_("%(value)s holds control characters"), about=option, value=clip(value))
     if len(value) > longest:
-        raise InputError(f"{option}: {clip(value)} is longer than {longest} characters")
+        raise InputError(
+            N_("%(value)s is longer than %(most)s characters"),
+            about=option,
+            value=clip(value),
+            most=longest,
+        )
     return value

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from cli.errors import UsageError
+from cli.lang import N_, Phrasebook, add_lang_option, chosen
 
 
 def register(subparsers: Any) -> None:
@@ -56,6 +57,7 @@ def register(subparsers: Any) -> None:
         help="the mjtable program the units run (default: the one running this command, "
         "through /opt/mjtable/current when versions sit side by side)",
     )
+    add_lang_option(parser)
     parser.set_defaults(func=_install)
 
 
@@ -63,6 +65,7 @@ def _install(args: argparse.Namespace) -> int:
     # lazy: only `mjtable install` needs the installer
     from controller.service.install import InstallError, StepFailed, install
 
+    words = Phrasebook(chosen(args))
     try:
         report = install(
             args.prefix,
@@ -72,25 +75,28 @@ def _install(args: argparse.Namespace) -> int:
             kiosk=args.kiosk,
         )
     except StepFailed as exc:
-        print(f"mjtable install: {exc}", file=sys.stderr)
+        print(f"mjtable install: {words.table(str(exc))}", file=sys.stderr)
         return 1
     except InstallError as exc:
         raise UsageError(str(exc)) from None
+    _ = words._
     if report.dry_run:
-        print("dry run: nothing is changed; this is what would be done")
+        print(_(N_("dry run: nothing is changed; this is what would be done")))
     if report.port is not None:
-        print(f"board     {report.port.describe()}")
+        board = _(N_("board"))
+        print(f"{board:9} {words.table(report.port.describe())}")
     for action in report.actions:
-        print(action.planned() if report.dry_run else action)
+        print(words.table(action.planned() if report.dry_run else str(action)))
     for step in report.ran:
-        print(f"{'run' if report.dry_run else 'ran':9} {step}  ({step.why})")
+        done = _(N_("run")) if report.dry_run else _(N_("ran"))
+        print(f"{done:9} {step}  ({words.table(step.why)})")
     for note in report.notes:
-        print(f"note: {note}")
+        print(_(N_("note: %(note)s")) % {"note": words.table(note)})
     if report.next_steps:
-        print("next, on the table:")
+        print(_(N_("next, on the table:")))
         for command in report.next_commands:
             print(f"  {command}")
-    print("then check:")
+    print(_(N_("then check:")))
     for command in report.checks:
         print(f"  {command}")
     return 0

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 
 from rules.lang import LANGS, Lang
 
@@ -54,8 +55,31 @@ def chosen(args: argparse.Namespace) -> Lang:
     return lang or environment_lang()
 
 
+#: The language the words of a command line ask for (:func:`asked_in`), before they are parsed
+_ASKED: ContextVar[Lang | None] = ContextVar("asked", default=None)
+
+
+def asked_in(words: Sequence[str]) -> None:
+    """Note the language ``words`` ask for (``--lang fr``, ``--lang=fr``), for the refusals
+    made while they are parsed (:func:`asked`)."""
+    lang: Lang | None = None
+    for at, word in enumerate(words):
+        value = words[at + 1] if word == "--lang" and at + 1 < len(words) else None
+        if word.startswith("--lang="):
+            value = word.removeprefix("--lang=")
+        lang = next((one for one in LANGS if one == value), lang)
+    _ASKED.set(lang)
+
+
+def asked() -> Lang:
+    """The language of a refusal made while the command line is parsed: the one its words ask
+    for, else the environment's."""
+    return _ASKED.get() or environment_lang()
+
+
 class Phrasebook:
     """A command's words in one language: ``words._("...")`` for its own sentences (gettext),
+    ``words.ngettext("...", "...", count)`` for words that follow a count,
     ``words.pgettext("row", "...")`` for the name of a row in its reports (in a context of
     its own: a row named "fault" or "dealt" is not the state of that name),
     ``words.table("...")`` for the table's, translated with their details."""
@@ -66,6 +90,7 @@ class Phrasebook:
             self._: Gettext = _as_written
             self.table: Gettext = _as_written
             self.pgettext: Callable[[str, str], str] = _in_context_as_written
+            self.ngettext: Callable[[str, str, int], str] = _counted_as_written
         else:
             # lazy: the catalogue and the table's sentences, only for another language
             from station.lang import table_words_in, translations
@@ -73,6 +98,7 @@ class Phrasebook:
             catalogue = translations(lang)
             self._ = catalogue.gettext
             self.pgettext = catalogue.pgettext
+            self.ngettext = catalogue.ngettext
             self.table = table_words_in(lang)
 
 
@@ -86,6 +112,10 @@ def throw_purpose(key: str, words: Phrasebook) -> str:
 
 def _as_written(words: str) -> str:
     return words
+
+
+def _counted_as_written(one: str, many: str, count: int) -> str:
+    return one if count == 1 else many
 
 
 def _in_context_as_written(_context: str, words: str) -> str:

@@ -9,11 +9,18 @@ value echoed in it is cut to :data:`cli.inputs.ECHO` characters.
 from __future__ import annotations
 
 import argparse
+import functools
 import platform
 import re
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from cli.lang import N_, asked
+from rules.lang import Lang
+
+if TYPE_CHECKING:
+    from station.lang import TableWords
 
 #: The longest message printed whole; a longer one keeps its start and its end.
 MAX_MESSAGE = 480
@@ -36,16 +43,49 @@ def shorten(message: str) -> str:
     return text
 
 
+#: argparse's refusals, as it words them (Python 3.11 to 3.13), and the parser's own: matched
+#: in a refusal and translated with their details (:func:`refusal_in`).
+PARSER_WORDS = (
+    N_("argument %(argument)s: %(message)s"),
+    N_("expected one argument"),
+    N_("expected at most one argument"),
+    N_("expected at least one argument"),
+    N_("expected %(count)s argument"),
+    N_("expected %(count)s arguments"),
+    N_("invalid choice: %(value)s (choose from %(choices)s)"),
+    N_("invalid %(type)s value: %(value)s"),
+    N_("unrecognized arguments: %(arguments)s"),
+    N_("the following arguments are required: %(arguments)s"),
+    N_("one of the arguments %(arguments)s is required"),
+    N_("not allowed with argument %(argument)s"),
+    N_("ignored explicit argument %(value)s"),
+    N_("ambiguous option: %(option)s could match %(matches)s"),
+    N_("can't open '%(file)s': %(error)s"),
+    N_("choose one of: %(choices)s"),
+)
+
+
+def refusal_in(lang: Lang, message: str, prog: str) -> str:
+    """The parser's refusal ``message`` in ``lang``, with where to read more: one line."""
+    see = N_("%(message)s; see %(command)s --help")
+    if lang == "en":
+        return see % {"message": shorten(message), "command": prog}
+    words = _parser_words(lang)
+    return words.gettext(see) % {"message": shorten(words(message)), "command": prog}
+
+
 class Parser(argparse.ArgumentParser):
-    """argparse's parser whose errors are one line (its subcommands' parsers are too)."""
+    """argparse's parser whose errors are one line (its subcommands' parsers are too), in the
+    language the command line asks for (cli/lang.py)."""
 
     def error(self, message: str) -> NoReturn:
         if "the following arguments are required: COMMAND" in message or message.endswith(
             "required: ACTION"
         ):
             choices = self._choices()
-            message = f"choose one of: {', '.join(choices)}" if choices else message
-        self.exit(2, f"{self.prog}: {shorten(message)}; see {self.prog} --help\n")
+            if choices:
+                message = N_("choose one of: %(choices)s") % {"choices": ", ".join(choices)}
+        self.exit(2, f"{self.prog}: {refusal_in(asked(), message, self.prog)}\n")
 
     def _print_message(self, message: str, file: Any = None) -> None:
         # argparse drops an OSError here; a closed stdout (`mjtable --help | head -0`) must
@@ -58,6 +98,14 @@ class Parser(argparse.ArgumentParser):
             if isinstance(action, argparse._SubParsersAction):
                 return list(action.choices)
         return []
+
+
+@functools.cache
+def _parser_words(lang: Lang) -> TableWords:
+    # lazy: the catalogue, only for a refusal in another language than English
+    from station.lang import TableWords, sentence_of
+
+    return TableWords(lang, [sentence_of(words) for words in PARSER_WORDS])
 
 
 def version_text() -> str:

@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from cli.errors import UsageError
+from cli.lang import N_, Phrasebook, add_lang_option, chosen
 from controller.service.paths import DEFAULT_AUDIT_PATH, DEFAULT_CONFIG_PATH, DEFAULT_SOCKET_PATH
 from rules.words import DEFAULT_RULE_SET, RULE_SETS  # the vocabulary only: no third-party import
 
@@ -73,10 +74,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--socket", metavar="PATH", help="override api.socket")
     parser.add_argument("--audit", metavar="PATH", help="override audit.path")
+    add_lang_option(parser)
     parser.set_defaults(func=run)
 
 
-VARIANT_WITH_CONFIG = (
+VARIANT_WITH_CONFIG = N_(
     "--variant is for --sim without --config; the configuration names the rule set in rules.profile"
 )
 
@@ -113,10 +115,10 @@ def build_config(args: argparse.Namespace) -> Config:
         try:
             config = with_changes(config, {section: {key: value}})
         except ConfigError as exc:
-            raise UsageError(f"{option}: {_problem(exc, f'{section}.{key}')}") from None
+            raise UsageError(_problem(exc, f"{section}.{key}"), about=option) from None
     if config.board is None and not args.sim:
         raise UsageError(
-            "the configuration has no [board] section: give board.port, or run with --sim"
+            N_("the configuration has no [board] section: give board.port, or run with --sim")
         )
     if config.board is not None and not args.sim:
         # lazy: the checks of the board's link, only for a real board
@@ -126,7 +128,7 @@ def build_config(args: argparse.Namespace) -> Config:
             config.board.port, link_checks.TABLE_ROOT, use=link_checks.USE_CONFIG
         )
         if refused is not None:
-            raise UsageError(f"board.port: {refused}")
+            raise UsageError(refused, about="board.port")
     return config
 
 
@@ -138,10 +140,14 @@ def _existing_config(path: str) -> str:
         found = False
     if not found:
         raise UsageError(
-            f"no configuration at {path}: create one with `sudo mjtable install --prefix /` "
-            f"(it writes {DEFAULT_CONFIG_PATH}), or write the example there with `mjtable "
-            f"config example > {path}` and edit it (docs/config.md); `mjtable run --sim` runs "
-            "without one"
+            N_(
+                "no configuration at %(path)s: create one with `sudo mjtable install --prefix /` "
+                "(it writes %(default)s), or write the example there with `mjtable config "
+                "example > %(path)s` and edit it (docs/config.md); `mjtable run --sim` runs "
+                "without one"
+            ),
+            path=path,
+            default=DEFAULT_CONFIG_PATH,
         )
     return path
 
@@ -155,7 +161,7 @@ def _sim_config(variant: str) -> Config:
     try:  # a profile file is checked whole by the configuration's validator
         return config_from_dict({"table": {"number": 1}, "rules": {"profile": variant}})
     except ConfigError as exc:
-        raise UsageError(f"--variant: {_problem(exc, 'rules.profile')}") from None
+        raise UsageError(_problem(exc, "rules.profile"), about="--variant") from None
 
 
 def _problem(exc: Exception, key: str) -> str:
@@ -168,18 +174,18 @@ def check_sim(args: argparse.Namespace) -> None:
     """--sim-seed, --sim-speed, --sim-fault and --sim-control, checked as the simulated
     board will check them (UsageError: one line), before anything starts."""
     # lazy: the simulator's configuration, only for `mjtable run --sim`
-    from cli.inputs import socket_path
+    from cli.inputs import NO_DIRECTORY, SIM_REFUSES, socket_path
     from simulator.config import SimConfig, SimConfigError
 
     try:
         SimConfig(seed=args.sim_seed, speed=args.sim_speed, faults=list(args.sim_fault))
     except SimConfigError as exc:
-        raise UsageError(f"the simulated board refuses the options: {exc}") from None
+        raise UsageError(SIM_REFUSES, why=exc) from None
     control = args.sim_control
     if control is not None:
         socket_path(control, "--sim-control")
         if not Path(control).parent.is_dir():
-            raise UsageError(f"--sim-control: no directory {Path(control).parent} to put it in")
+            raise UsageError(NO_DIRECTORY, about="--sim-control", folder=Path(control).parent)
 
 
 def production_paths(config: Config, args: argparse.Namespace) -> dict[str, dict[str, Any]]:
@@ -201,9 +207,9 @@ def production_paths(config: Config, args: argparse.Namespace) -> dict[str, dict
 def run(args: argparse.Namespace) -> int:
     given = args.sim_control is not None or args.sim_fault or args.sim_seed is not None
     if not args.sim and given:
-        raise UsageError("--sim-seed, --sim-fault and --sim-control need --sim")
+        raise UsageError(N_("--sim-seed, --sim-fault and --sim-control need --sim"))
     if not args.sim and args.keep:
-        raise UsageError("--keep is for --sim: it keeps the temporary files")
+        raise UsageError(N_("--keep is for --sim: it keeps the temporary files"))
     config = build_config(args)
     if args.sim:
         check_sim(args)
@@ -234,13 +240,17 @@ def run(args: argparse.Namespace) -> int:
         except ConfigError as exc:
             shutil.rmtree(temporary, ignore_errors=True)
             raise UsageError(
-                f"the temporary directory {temporary} is too deep for the simulated table's "
-                f"files ({exc}): set TMPDIR to a shorter path, or give --socket and --audit"
+                N_(
+                    "the temporary directory %(folder)s is too deep for the simulated table's "
+                    "files (%(why)s): set TMPDIR to a shorter path, or give --socket and --audit"
+                ),
+                folder=temporary,
+                why=exc,
             ) from None
-        what = "kept" if args.keep else "removed at the end (--keep keeps them)"
-        print(
-            f"mjtable run: the simulated table's files are in {temporary}, {what}", file=sys.stderr
-        )
+        _ = Phrasebook(chosen(args))._
+        what = _(N_("kept")) if args.keep else _(N_("removed at the end (--keep keeps them)"))
+        said = _(N_("the simulated table's files are in %(folder)s, %(what)s"))
+        print(f"mjtable run: {said % {'folder': temporary, 'what': what}}", file=sys.stderr)
     # the other commands find this simulated table without --socket (simpointer.py)
     pointer = point_at(config.api.socket) if temporary is not None else None
     try:

@@ -11,6 +11,7 @@ from typing import Any
 
 from cli.errors import UsageError
 from cli.follower import add_follower_arguments
+from cli.lang import N_, Phrasebook, add_lang_option, chosen
 from controller.service.paths import DEFAULT_CONFIG_PATH
 
 
@@ -33,6 +34,7 @@ def register(subparsers: Any) -> None:
         "the token itself). See docs/web.md.",
     )
     token.add_argument("--role", required=True, metavar="ROLE", help="viewer or technician")
+    add_lang_option(token)
     token.set_defaults(func=make_token)
 
 
@@ -44,11 +46,18 @@ def make_token(args: argparse.Namespace) -> int:
 
     roles = get_args(WebRole)
     if args.role not in roles:
-        raise UsageError(f"--role: expected one of {', '.join(roles)}, got {args.role!r}")
+        raise UsageError(
+            N_("expected one of %(roles)s, got %(got)s"),
+            about="--role",
+            roles=", ".join(roles),
+            got=repr(args.role),
+        )
+    _ = Phrasebook(chosen(args))._
     token = new_token()
-    print(f"token for the {args.role} role (give it to them; it is not kept anywhere):")
+    said = _(N_("token for the %(role)s role (give it to them; it is not kept anywhere):"))
+    print(said % {"role": args.role})
     print(f"  {token}")
-    print("its hash, for the configuration's [station.tokens]:")
+    print(_(N_("its hash, for the configuration's [station.tokens]:")))
     print(f'  {args.role} = "{hash_token(token)}"')
     return 0
 
@@ -62,8 +71,10 @@ def run(args: argparse.Namespace) -> int:
     config = follower_config(
         args.config,
         "station",
-        "give at least [station.tokens] (`mjtable station token --role technician` makes one; "
-        "docs/web.md)",
+        N_(
+            "give at least [station.tokens] (`mjtable station token --role technician` makes "
+            "one; docs/web.md)"
+        ),
     )
     assert config.station is not None
     # the full role: the dealt states the picture is drawn from (tile backs unless a role may

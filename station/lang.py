@@ -32,7 +32,7 @@ import gettext
 import io
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, get_args
 
@@ -65,6 +65,16 @@ METHODS = [
     ("cli/audit.py", "python"),
     ("cli/picture.py", "python"),
     ("cli/demo.py", "python"),
+    ("cli/__init__.py", "python"),
+    ("cli/parsing.py", "python"),
+    ("cli/inputs.py", "python"),
+    ("cli/config.py", "python"),
+    ("cli/firmware.py", "python"),
+    ("cli/install.py", "python"),
+    ("cli/station.py", "python"),
+    ("cli/gateway.py", "python"),
+    ("cli/follower.py", "python"),
+    ("cli/run.py", "python"),
 ]
 OPTIONS = {"station/web/templates/**.html": {"extensions": "jinja2.ext.i18n"}}
 KEYWORDS = {
@@ -122,6 +132,12 @@ DEEPEST = 6
 DETAIL = re.compile(r"\{(\w+)(?::[^}]*)?\}")
 
 
+def sentence_of(msgid: str) -> str:
+    """A catalogue's word with details (``%(detail)s``) as a sentence to match (``{detail}``),
+    :func:`msgid_of`'s inverse."""
+    return re.sub(r"%\((\w+)\)s", r"{\1}", msgid).replace("%%", "%")
+
+
 def msgid_of(sentence: str) -> str:
     """One of the table's sentences as a catalogue's word: each ``{detail}`` as
     ``%(detail)s`` (a ``%`` of its own doubled)."""
@@ -147,19 +163,21 @@ class TableWords:
     translated whole; one the table made from a sentence of its own with details (a refusal, a
     fault: :func:`controller.api.messages.table_sentences`) is matched against it, and that
     sentence's translation is filled in with the details (each translated when the catalogue
-    has it: a state's name). Anything else is shown as the table said it."""
+    has it: a state's name). Anything else is shown as the table said it.
 
-    def __init__(self, lang: Language) -> None:
-        self._ = translations(lang).gettext
-        self._sentences = [
-            (_pattern_of(s), msgid_of(s)) for s in table_sentences() if DETAIL.search(s)
-        ]
+    ``sentences`` (``{detail}`` form) instead of the table's: another speaker's sentences
+    made with details, matched the same way (the command line's parser: cli/parsing.py)."""
+
+    def __init__(self, lang: Language, sentences: Iterable[str] | None = None) -> None:
+        self.gettext = translations(lang).gettext
+        made = table_sentences() if sentences is None else sentences
+        self._sentences = [(_pattern_of(s), msgid_of(s)) for s in made if DETAIL.search(s)]
 
     def __call__(self, words: str) -> str:
         return self._words(words, DEEPEST)
 
     def _words(self, words: str, depth: int) -> str:
-        said = self._(words)
+        said = self.gettext(words)
         if said != words or not words or len(words) > MATCHED_AT_MOST or not depth:
             return said
         for pattern, msgid in self._sentences:
@@ -168,7 +186,7 @@ class TableWords:
                 details = {
                     name: self._words(value, depth - 1) for name, value in found.groupdict().items()
                 }
-                return self._(msgid) % details
+                return self.gettext(msgid) % details
         return words
 
 

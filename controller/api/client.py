@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from controller.api import client_words as words
 from controller.api.limits import DEFAULT_SOCKET_PATH
 from controller.api.messages import DroppedNotice, parse_event
 from controller.cycle.reports import CommandResult, DiagStarted, Event, Status
@@ -42,20 +43,18 @@ class ClientError(Exception):
 class ServiceNotRunning(ClientError):
     def __init__(self, path: Path) -> None:
         self.path = path
-        super().__init__(
-            f"no mjtable service answers on {path}: is it running? (systemctl status mjtable)"
-        )
+        super().__init__(words.NOT_RUNNING.format(path=path))
 
 
 class PermissionDenied(ClientError):
     def __init__(self, path: Path, group: str | None) -> None:
         self.path = path
         self.group = group
-        who = f"the group {group!r}" if group else "the socket's group"
-        hint = f" (sudo usermod -aG {group} $USER, then log in again)" if group else ""
-        super().__init__(
-            f"permission denied on {path}: only members of {who} may use the table's API{hint}"
-        )
+        if group:
+            said = words.PERMISSION_GROUP.format(path=path, group=repr(group), name=group)
+        else:
+            said = words.PERMISSION.format(path=path)
+        super().__init__(said)
 
 
 class ServiceTimeout(ClientError):
@@ -75,7 +74,7 @@ class Dropped(ClientError):
 
     def __init__(self, path: Path, reason: str) -> None:
         self.reason = reason
-        super().__init__(f"the mjtable service on {path} disconnected this client: {reason}")
+        super().__init__(words.DISCONNECTED.format(path=path, reason=reason))
 
 
 class RequestError(ClientError):
@@ -97,13 +96,10 @@ def _refuse_not_a_socket(path: Path) -> None:
     except (OSError, ValueError):
         return
     if not stat.S_ISSOCK(mode):
-        kind = "a directory" if stat.S_ISDIR(mode) else "a plain file"
+        kind = words.A_DIRECTORY if stat.S_ISDIR(mode) else words.A_PLAIN_FILE
         if not stat.S_ISDIR(mode) and not stat.S_ISREG(mode):
-            kind = "a device or a FIFO"
-        raise NotASocket(
-            f"{path} is not a socket but {kind}: is the path right? (the service's sockets "
-            "are api.socket and api.status_socket in its configuration)"
-        )
+            kind = words.A_DEVICE
+        raise NotASocket(words.NOT_A_SOCKET.format(path=path, kind=kind))
 
 
 def _group_of(path: Path) -> str | None:
@@ -163,12 +159,12 @@ class ApiClient:
         except (TimeoutError, BlockingIOError):
             sock.close()
             raise ServiceTimeout(
-                f"the mjtable service on {self.path} did not accept the connection "
-                f"within {self.timeout} s"
+                words.NOT_ACCEPTED.format(path=self.path, seconds=self.timeout)
             ) from None
         except OSError as exc:
             sock.close()
-            raise ClientError(f"cannot connect to {self.path}: {exc.strerror or exc}") from None
+            said = words.CANNOT_CONNECT.format(path=self.path, why=exc.strerror or exc)
+            raise ClientError(said) from None
         self._sock = sock
 
     def close(self) -> None:
@@ -220,13 +216,12 @@ class ApiClient:
             self._sock.sendall(data)
         except TimeoutError:
             raise ServiceTimeout(
-                f"the mjtable service on {self.path} did not take the request "
-                f"within {self.timeout} s"
+                words.NOT_TAKEN.format(path=self.path, seconds=self.timeout)
             ) from None
         except OSError as exc:
             self.close()
             raise ConnectionLost(
-                f"lost the connection to the mjtable service on {self.path}: {exc.strerror or exc}"
+                words.LOST.format(path=self.path, why=exc.strerror or exc)
             ) from None
 
     def _read_line(self, timeout: float | None) -> dict[str, Any]:
@@ -241,32 +236,27 @@ class ApiClient:
                 try:
                     message = json.loads(line)
                 except ValueError:
-                    raise ProtocolError(
-                        f"the service on {self.path} sent a line that is not JSON"
-                    ) from None
+                    raise ProtocolError(words.NOT_JSON.format(path=self.path)) from None
                 if not isinstance(message, dict):
-                    raise ProtocolError(f"the service on {self.path} sent a non-object line")
+                    raise ProtocolError(words.NOT_AN_OBJECT.format(path=self.path))
                 return message
             if len(self._buffer) > MAX_RESPONSE_BYTES:
-                raise ProtocolError(
-                    f"the service on {self.path} sent a line longer than {MAX_RESPONSE_BYTES} bytes"
-                )
+                raise ProtocolError(words.TOO_LONG.format(path=self.path, most=MAX_RESPONSE_BYTES))
             self._sock.settimeout(timeout)
             try:
                 data = self._sock.recv(65536)
             except TimeoutError:
                 raise ServiceTimeout(
-                    f"the mjtable service on {self.path} did not answer within {timeout} s"
+                    words.NO_ANSWER.format(path=self.path, seconds=timeout)
                 ) from None
             except OSError as exc:
                 self.close()
                 raise ConnectionLost(
-                    f"lost the connection to the mjtable service on {self.path}: "
-                    f"{exc.strerror or exc}"
+                    words.LOST.format(path=self.path, why=exc.strerror or exc)
                 ) from None
             if not data:
                 self.close()
-                raise ConnectionLost(f"the mjtable service on {self.path} closed the connection")
+                raise ConnectionLost(words.CLOSED.format(path=self.path))
             self._buffer += data
 
     def call(self, op: str, **fields: Any) -> Any:
@@ -291,7 +281,7 @@ class ApiClient:
                 return message.get("result")
             error = message.get("error")
             if not isinstance(error, dict):
-                raise ProtocolError(f"the service on {self.path} sent an error without details")
+                raise ProtocolError(words.NO_DETAILS.format(path=self.path))
             raise RequestError(str(error.get("code")), str(error.get("message")))
 
     def _on_event_line(self, message: dict[str, Any]) -> None:

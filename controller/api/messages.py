@@ -69,9 +69,11 @@ def throw_purposes() -> dict[str, str]:
 
 def table_sentences() -> tuple[str, ...]:
     """The sentences the table makes with details filled in (``{state}``, ``{seconds:g}``...):
-    its refusals of a button, its own faults' words and advice, a diagnosis'. A client that
+    its refusals of a button, its own faults' words and advice, a diagnosis', the API client's
+    when the service cannot be reached (controller/api/client_words.py). A client that
     translates the table's words matches what it receives against them in this order, the
     more particular first (station/lang.py, cli/lang.py)."""
+    from controller.api.client_words import CLIENT_SENTENCES
     from controller.cycle.diagnosis import diagnosis_sentences
     from controller.cycle.faults import board_fault_sentences, fault_sentences
     from controller.cycle.reports import PANEL_GONE
@@ -83,7 +85,7 @@ def table_sentences() -> tuple[str, ...]:
     mine = refusal_sentences() + fault_sentences() + STEP_SENTENCES + (THROW_TAKEN,)
     panel = (PANEL_GONE, USB_ERROR, NOT_AT_START, UNPLUGGED)
     first, last = diagnosis_sentences()
-    return mine + panel + first + board_fault_sentences() + last
+    return mine + panel + CLIENT_SENTENCES + first + board_fault_sentences() + last
 
 
 def board_words() -> tuple[str, ...]:

@@ -379,6 +379,11 @@ def test_the_other_commands_find_the_simulated_table_without_socket(sockdir: Pat
                     f"mjtable {words[0]}: no table service at {DEFAULT_SOCKET_PATH}: asking "
                     f"the simulated table of mjtable run --sim at {socket}\n"
                 )
+                if "fr" in words or env.get("LANGUAGE") == "fr":
+                    said = (
+                        f"mjtable {words[0]}: pas de service de table à {DEFAULT_SOCKET_PATH} : "
+                        f"interrogation de la table simulée de mjtable run --sim à {socket}\n"
+                    )
                 assert done.stderr.startswith(said), (words, done.stderr)
                 return done
 

@@ -1,0 +1,216 @@
+"""The technician's other commands in French: the refusals of every command (argparse's own
+and the commands'), `config check`, `audit`, `firmware`, `install`, `station token`, and what
+a command says when the service cannot be reached; the same lines in English as before."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from cli import main
+from cli.errors import UsageError, Word
+from cli.lang import Phrasebook
+from cli.parsing import PARSER_WORDS, refusal_in
+from tests.audit.chains import write_some
+from tests.cli.test_french import _english_left as _english_in_words
+
+CONFIG = """\
+[table]
+number = 7
+name = "Table 7"
+
+[board]
+port = "/dev/serial0"
+
+[rules]
+profile = "wenzhou"
+"""
+
+
+@pytest.fixture
+def french_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A French environment, as a technician's terminal on a French table."""
+    for name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LANG", "fr_FR.UTF-8")
+
+
+def _english_left(lines: list[str]) -> list[str]:
+    # the options' names (--motor-ms) stay as written
+    return _english_in_words([re.sub(r"--[a-z-]+", "", line) for line in lines])
+
+
+def _said(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[str], list[str]]:
+    status = main(list(args))
+    out, err = capsys.readouterr()
+    return status, out.splitlines(), err.splitlines()
+
+
+def test_a_refusal_is_its_words_with_their_details_in_either_language() -> None:
+    refusal = UsageError(
+        "%(path)s is %(kind)s, not a regular file",
+        about="--config",
+        path="/x",
+        kind=Word("a socket"),
+    )
+    assert str(refusal) == "--config: /x is a socket, not a regular file"
+    french = refusal.said(Phrasebook("fr")._)
+    assert french == "--config: /x est une socket, pas un fichier ordinaire"
+
+
+@pytest.mark.parametrize(
+    ("args", "english", "french"),
+    [
+        (
+            ["deal", "--leader"],
+            "mjtable deal: argument --leader: expected one argument; see mjtable deal --help",
+            "mjtable deal: argument --leader : attendu un argument ; voir mjtable deal --help",
+        ),
+        (
+            ["firmware"],
+            "mjtable firmware: choose one of: build, image, flash, verify; see mjtable firmware "
+            "--help",
+            "mjtable firmware: choisissez parmi : build, image, flash, verify ; voir mjtable "
+            "firmware --help",
+        ),
+        (
+            ["diag", "--motor-ms", "x"],
+            "mjtable diag: argument --motor-ms: invalid int value: 'x'; see mjtable diag --help",
+            "mjtable diag: argument --motor-ms : valeur int non valable : 'x' ; voir mjtable "
+            "diag --help",
+        ),
+        (
+            ["status", "--frob"],
+            "mjtable status: unrecognized arguments: --frob; see mjtable status --help",
+            "mjtable status: arguments non reconnus : --frob ; voir mjtable status --help",
+        ),
+    ],
+)
+def test_argparse_refusals_follow_the_environment_then_the_option(
+    args: list[str],
+    english: str,
+    french: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LANGUAGE", "en")
+    with pytest.raises(SystemExit) as ended:
+        main(args)
+    assert ended.value.code == 2
+    assert capsys.readouterr().err == english + "\n"
+    with pytest.raises(SystemExit):
+        main([*args, "--lang=fr"])  # asked for on the command line, even where refused
+    assert capsys.readouterr().err == french + "\n"
+    monkeypatch.setenv("LANGUAGE", "fr")
+    with pytest.raises(SystemExit):
+        main(args)
+    assert capsys.readouterr().err == french + "\n"
+
+
+def test_every_refusal_of_the_parser_has_its_french() -> None:
+    for words in PARSER_WORDS:
+        line = refusal_in("fr", words, "mjtable")
+        assert line != refusal_in("en", words, "mjtable"), words
+
+
+@pytest.mark.usefixtures("french_terminal")
+@pytest.mark.parametrize(
+    ("args", "french"),
+    [
+        (["diag", "--motor-ms", "0", "--sim"], "--motor-ms doit aller de 1 à 10000"),
+        (["config", "check"], "donnez un fichier de configuration FILE, ou --profile PROFILE"),
+        (["audit", "verify", "/nonexistent/log"], "pas de journal d'audit à /nonexistent/log"),
+        (["run", "--config", "/nonexistent/c.toml"], "pas de configuration à /nonexistent/c.toml"),
+        (["station", "token", "--role", "boss"], "--role: attendu l'un de viewer, dealer, "),
+        (["throw", "0+3"], "'0+3': un dé montre 1 à 6 (20 au plus)"),
+    ],
+)
+def test_a_command_s_refusal_is_one_french_line(
+    args: list[str], french: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, err = _said(capsys, *args)
+    assert status == 2 and out == []
+    assert len(err) == 1 and french in err[0], err
+    assert _english_left(err) == []
+
+
+@pytest.mark.usefixtures("french_terminal")
+def test_a_service_that_does_not_answer_is_said_in_french(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    status, _, err = _said(capsys, "status", "--socket", str(tmp_path / "api.sock"))
+    assert status == 3
+    assert err == [
+        f"mjtable status: aucun service mjtable ne répond sur {tmp_path / 'api.sock'} : "
+        "est-il lancé ? (systemctl status mjtable)"
+    ]
+    status, _, err = _said(capsys, "shuffle", "--socket", str(tmp_path))
+    assert status == 3
+    assert err[0].startswith(f"mjtable shuffle: {tmp_path} n'est pas une socket mais un répertoire")
+
+
+def test_config_check_in_french(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    good = tmp_path / "config.toml"
+    good.write_text(CONFIG)
+    status, out, _ = _said(capsys, "config", "check", str(good), "--prefix", str(tmp_path))
+    assert status == 0 and out[0] == f"{good}: valid"
+    assert "  board      /dev/serial0 at 115200 baud" in out
+    status, out, _ = _said(
+        capsys, "config", "check", str(good), "--prefix", str(tmp_path), "--lang", "fr"
+    )
+    assert status == 0 and out[0] == f"{good} : valable"
+    assert "  board      /dev/serial0 à 115200 bauds" in out
+    assert "  audit      /var/lib/mjtable/audit.jsonl (rotation à 16777216 octets)" in out
+    bad = tmp_path / "bad.toml"
+    bad.write_text("table = \n")
+    status, out, err = _said(capsys, "config", "check", str(bad), "--lang", "fr")
+    assert status == 1 and out == []
+    assert err[0].startswith(f"{bad}: TOML non valable : ")
+    assert err[1] == f"{bad} : non valable (1 problème)"
+
+
+def test_audit_verify_and_keygen_in_french_their_verdicts_codes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    log = tmp_path / "audit.jsonl"
+    write_some(log)
+    status, english, _ = _said(capsys, "audit", "verify", str(log))
+    status_fr, out, _ = _said(capsys, "audit", "verify", str(log), "--lang", "fr")
+    assert status == status_fr == 0
+    assert english[0].startswith("OK: 6 records (seq 0..5) in 1 file(s)")
+    assert out[0].startswith("OK: 6 enregistrements (seq 0..5) dans 1 fichier(s) (audit.jsonl)")
+    # the verdicts' first words are codes, the same in every language (docs/audit.md)
+    assert out[1].startswith("UNSEALED-VERIFIED seulement : la chaîne tient")
+    assert out[2] == english[-1].replace("head ", "tête ")
+    status, out, _ = _said(capsys, "audit", "keygen", str(tmp_path / "k"), "--lang", "fr")
+    assert status == 0
+    key = tmp_path / "k"
+    assert (
+        out[0] == f"clé de scellement créée : {key} (époque 0) ; indiquez ce chemin dans audit.key"
+    )
+    assert out[1].startswith("CLÉ DE VÉRIFICATION")
+    assert _english_left(out[:2] + out[3:]) == []
+
+
+def test_firmware_build_in_french(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    status, out, _ = _said(
+        capsys, "firmware", "build", "--out", str(tmp_path / "b"), "--lang", "fr"
+    )
+    assert status == 0
+    assert out[0].startswith("construction des fichiers de la carte depuis ")
+    assert re.fullmatch(
+        rf"\d+ fichiers construits dans {re.escape(str(tmp_path / 'b'))} : micrologiciel "
+        r"\S+, build [0-9a-f]{64}",
+        out[-1],
+    ), out[-1]
+
+
+def test_install_dry_run_in_french(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    status, out, _ = _said(
+        capsys, "install", "--prefix", str(tmp_path), "--dry-run", "--lang", "fr"
+    )
+    assert status == 0
+    assert out[0] == "essai à blanc : rien n'est modifié ; voici ce qui serait fait"
+    assert "ensuite, sur la table :" in out and "puis vérifiez :" in out
