@@ -157,8 +157,7 @@ def _refusal(exc: UsageError, lang: Lang) -> str:
     """A command's refusal in ``lang``: its own words from the catalogue with their details;
     words passed on from another part (the table's: a refusal, a fault) as the table's are
     translated."""
-    words = Phrasebook(lang)
-    return exc.said(words._ if exc.details else words.table)
+    return exc.said_in(Phrasebook(lang))
 
 
 #: The status of a command whose reader closed stdout: 128 + SIGPIPE, as the shell reports

@@ -18,7 +18,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from cli.client_words import event_text, format_event, format_result, format_status
-from cli.errors import UsageError
+from cli.errors import ConfigRefusal, UsageError
 from cli.lang import ENGLISH, N_, Phrasebook, add_lang_option, chosen
 from controller.api.limits import STATUS_SOCKET_NAME
 from controller.service.paths import DEFAULT_SOCKET_PATH
@@ -239,7 +239,7 @@ def socket_path(args: argparse.Namespace) -> str:
         try:
             return load_config(config_file).api.socket
         except ConfigError as exc:
-            raise UsageError(str(exc), about=str(config_file)) from None
+            raise ConfigRefusal(exc, about=str(config_file)) from None
     asking = simulated_socket(_command_of(args), Phrasebook(chosen(args)))
     return asking or DEFAULT_SOCKET_PATH
 
@@ -282,7 +282,7 @@ def status_socket_paths(args: argparse.Namespace) -> tuple[str, str | None]:
         try:
             api = load_config(config_file).api
         except ConfigError as exc:
-            raise UsageError(str(exc), about=str(config_file)) from None
+            raise ConfigRefusal(exc, about=str(config_file)) from None
         return api.status_path(), api.socket
     simulated = simulated_socket(_command_of(args), Phrasebook(chosen(args)))
     if simulated is not None:

@@ -133,7 +133,7 @@ def _check(args: argparse.Namespace) -> int:
         return 1
     except ConfigError as exc:
         for problem in exc.problems:
-            print(f"{args.file}: {words.table(problem)}", file=sys.stderr)
+            print(f"{args.file}: {words.problem(problem)}", file=sys.stderr)
         print(_not_valid(args.file, len(exc.problems), words), file=sys.stderr)
         return 1
     print(words._(N_("%(file)s: valid")) % {"file": args.file})

@@ -36,7 +36,7 @@ from cli.diag_report import (
     sensor_lines,
     version_lines,
 )
-from cli.errors import UsageError
+from cli.errors import ConfigRefusal, UsageError
 from cli.lang import ENGLISH, N_, Phrasebook, add_lang_option, chosen
 
 if TYPE_CHECKING:
@@ -227,7 +227,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             config = load_config(args.config)
         except ConfigError as exc:
-            raise UsageError(str(exc)) from None
+            raise ConfigRefusal(exc) from None
     audit_path = args.audit if args.audit is not None else (config.audit.path if config else None)
     if args.audit is not None:
         audit_target(args.audit, "--audit")

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cli.lang import Phrasebook
+    from controller.service.config_problems import ConfigError
 
 
 class Word(str):
@@ -37,4 +42,30 @@ class UsageError(Exception):
                 name: gettext(value) if isinstance(value, Word) else value
                 for name, value in self.details.items()
             }
+        return f"{self.about}: {text}" if self.about else text
+
+    def said_in(self, words: Phrasebook) -> str:
+        """The line in ``words``' language: the command's own words from the catalogue, with
+        their details; another part's, passed on, as the table's are translated."""
+        return self.said(words._ if self.details else words.table)
+
+
+class ConfigRefusal(UsageError):
+    """A configuration that cannot be used, as a command's refusal: its first problem and how
+    many more (its ConfigError's words), each problem's key as the file writes it."""
+
+    def __init__(self, exc: ConfigError, *, about: str = "") -> None:
+        super().__init__(str(exc), about=about)
+        self.problems = list(exc.problems)
+
+    def said_in(self, words: Phrasebook) -> str:
+        # lazy: the problems' sentences, only when one is said
+        from controller.service.config_words import MORE, MORE_ONE
+        from station.lang import msgid_of
+
+        text = words.problem(self.problems[0])
+        more = len(self.problems) - 1
+        if more:
+            template = words._(msgid_of(MORE_ONE if more == 1 else MORE))
+            text = template % {"problem": text, "more": more}
         return f"{self.about}: {text}" if self.about else text

@@ -9,7 +9,7 @@ import signal
 import threading
 from typing import TYPE_CHECKING, Protocol
 
-from cli.errors import UsageError, Word
+from cli.errors import ConfigRefusal, UsageError, Word
 from cli.lang import N_
 from controller.service.paths import DEFAULT_CONFIG_PATH
 
@@ -42,7 +42,7 @@ def follower_config(path: str | None, section: str, missing: str) -> Config:
     try:
         config = load_config(path or DEFAULT_CONFIG_PATH)
     except ConfigError as exc:
-        raise UsageError(str(exc)) from None
+        raise ConfigRefusal(exc) from None
     if getattr(config, section) is None:
         raise UsageError(
             N_("the configuration has no [%(section)s] section: %(missing)s"),

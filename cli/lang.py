@@ -12,6 +12,7 @@ translates them, with their details (:class:`station.lang.TableWords`).
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
@@ -82,7 +83,8 @@ class Phrasebook:
     ``words.ngettext("...", "...", count)`` for words that follow a count,
     ``words.pgettext("row", "...")`` for the name of a row in its reports (in a context of
     its own: a row named "fault" or "dealt" is not the state of that name),
-    ``words.table("...")`` for the table's, translated with their details."""
+    ``words.table("...")`` for the table's words and a configuration's warnings, translated
+    with their details, ``words.problem("...")`` for a configuration's problem."""
 
     def __init__(self, lang: Lang) -> None:
         self.lang = lang
@@ -93,13 +95,37 @@ class Phrasebook:
             self.ngettext: Callable[[str, str, int], str] = _counted_as_written
         else:
             # lazy: the catalogue and the table's sentences, only for another language
-            from station.lang import table_words_in, translations
+            from station.lang import translations
 
             catalogue = translations(lang)
             self._ = catalogue.gettext
             self.pgettext = catalogue.pgettext
             self.ngettext = catalogue.ngettext
-            self.table = table_words_in(lang)
+            self.table = _passed_on(lang)
+
+    def problem(self, line: str) -> str:
+        """A configuration's problem (controller/service/config_problems.py: its key, then what
+        is wrong) in this language, its key as the file writes it."""
+        # lazy: with a problem only
+        from controller.service.config_words import SAID, TOP_LEVEL
+        from station.lang import msgid_of
+
+        key, said, problem = line.partition(": ")
+        if not said or (" " in key and key != TOP_LEVEL):  # the file's own: no key
+            return self.table(line)
+        return self._(msgid_of(SAID)) % {"key": key, "problem": self.table(problem)}
+
+
+@functools.cache
+def _passed_on(lang: Lang) -> Gettext:
+    """The words a command passes on as they come, in ``lang``: the table's (its states, faults,
+    refusals...) and a configuration's problems and warnings."""
+    # lazy: the sentences and their matcher, only for another language than English
+    from controller.api.messages import table_sentences
+    from controller.service.config_words import CONFIG_SENTENCES
+    from station.lang import TableWords
+
+    return TableWords(lang, CONFIG_SENTENCES + table_sentences())
 
 
 def throw_purpose(key: str, words: Phrasebook) -> str:

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from cli.errors import UsageError
+from cli.errors import ConfigRefusal, UsageError
 from cli.lang import N_, Phrasebook, add_lang_option, chosen
 from controller.service.paths import DEFAULT_AUDIT_PATH, DEFAULT_CONFIG_PATH, DEFAULT_SOCKET_PATH
 from rules.words import DEFAULT_RULE_SET, RULE_SETS  # the vocabulary only: no third-party import
@@ -105,7 +105,7 @@ def build_config(args: argparse.Namespace) -> Config:
         else:
             config = load_config(_existing_config(DEFAULT_CONFIG_PATH))
     except ConfigError as exc:
-        raise UsageError(str(exc)) from None
+        raise ConfigRefusal(exc) from None
     for option, section, key, value in (
         ("--socket", "api", "socket", args.socket),
         ("--audit", "audit", "path", args.audit),

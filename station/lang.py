@@ -22,7 +22,10 @@ makes with details (its refusals, its faults and the board's, what a press start
 details are (the board's faults, the parts and phases they name, a diagnosis' words); anything
 else is shown as the table words it. The catalogue holds the technician's commands' words too
 (cli/lang.py: `mjtable status`, `diag`...), read from their modules (:data:`METHODS`), a
-report's row names in the context "row" (``pgettext("row", "fault")``).
+report's row names in the context "row" (``pgettext("row", "fault")``), and what they say of
+a configuration (its problems' and warnings' sentences, controller/service/config_words.py,
+and what each key expects), which the catalogue maker alone reads from the configuration's
+models: the running station never loads them.
 """
 
 from __future__ import annotations
@@ -227,7 +230,23 @@ def source_words() -> Catalog:
     for words in table_words():
         if words not in template:
             template.add(words, None, [("controller/api/messages.py", 0)])
+    for words in configuration_words():
+        if words not in template:
+            template.add(words, None, [("controller/service/config_words.py", 0)])
     return template
+
+
+def configuration_words() -> Iterator[str]:
+    """A configuration's problems and warnings (`mjtable config check` and the commands that
+    read a configuration say them), as the catalogue's words: their sentences, and what each
+    key expects."""
+    # lazy: the configuration's models, only when the catalogue is made (development)
+    from controller.service.config import config_words
+    from controller.service.config_words import CONFIG_SENTENCES, SAID
+
+    for sentence in (SAID, *CONFIG_SENTENCES):
+        yield msgid_of(sentence)
+    yield from config_words()
 
 
 def update(lang: Language = "fr") -> Catalog:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import (
+    BaseModel,
     Field,
     PrivateAttr,
     ValidationError,
@@ -34,6 +35,7 @@ from pydantic import (
 from controller.audit.writer import DEFAULT_MAX_BYTES
 from controller.cycle.core import FirmwarePolicy
 from controller.cycle.deadline import DEFAULT_DEADLINES, Deadlines
+from controller.service import config_words as words
 from controller.service.config_api import ApiSection
 from controller.service.config_fields import (
     SECONDS,
@@ -43,7 +45,7 @@ from controller.service.config_fields import (
 )
 from controller.service.config_gateway import GatewaySection
 from controller.service.config_problems import ConfigError as ConfigError
-from controller.service.config_problems import problems
+from controller.service.config_problems import model_of, problems
 from controller.service.config_station import StationSection
 from controller.service.paths import DEFAULT_AUDIT_PATH, DEFAULT_BOARD_PORT
 from controller.service.ports import board_port
@@ -101,23 +103,19 @@ class BoardSection(Section):
     @field_validator("port")
     @classmethod
     def _check_port(cls, value: str) -> str:
-        expected = "expected a device path or a pyserial URL"
         if not value.strip():
-            raise ValueError(f"{expected}, got {value!r}")
+            raise ValueError(words.PORT_EXPECTED.format(got=repr(value)))
         if "://" in value:
             scheme = value.split("://", 1)[0]
             if (
                 not scheme.isidentifier()
                 or importlib.util.find_spec(f"serial.urlhandler.protocol_{scheme}") is None
             ):
-                raise ValueError(
-                    f"{expected}, got {value!r}: pyserial knows no {scheme!r}:// URLs "
-                    "(e.g. socket://, rfc2217://, loop://, spy://, hwgrep://)"
-                )
+                raise ValueError(words.PORT_NO_SCHEME.format(got=repr(value), scheme=repr(scheme)))
             return value
         if not value.startswith("/"):
             raise ValueError(
-                f"{expected}, got {value!r}: a device path is absolute, e.g. {DEFAULT_BOARD_PORT}"
+                words.PORT_RELATIVE.format(got=repr(value), example=DEFAULT_BOARD_PORT)
             )
         return value
 
@@ -157,11 +155,9 @@ class RulesSection(Section):
     def _check_profile(cls, value: str, info: ValidationInfo) -> str:
         if value in BUILTIN_PROFILES:
             return value
-        expected = (
-            "expected one of " + ", ".join(BUILTIN_PROFILES) + " or the path of a profile TOML file"
-        )
+        profiles = ", ".join(BUILTIN_PROFILES)
         if not value.strip() or "\x00" in value:
-            raise ValueError(f"{expected}, got {value!r}")
+            raise ValueError(words.PROFILE_EXPECTED.format(profiles=profiles, got=repr(value)))
         base = None
         if isinstance(info.context, dict):
             base = info.context.get("base_dir")
@@ -173,7 +169,11 @@ class RulesSection(Section):
         except OSError:  # a name too long
             found = False
         if not found:
-            raise ValueError(f"{expected}, got {clip(value)} (no such file: {clip(str(path))})")
+            raise ValueError(
+                words.PROFILE_NO_FILE.format(
+                    profiles=profiles, got=clip(value), path=clip(str(path))
+                )
+            )
         try:  # the whole profile, so a file that names one that cannot work is not valid
             loaded = load_profile(path)
         except ProfileError as exc:
@@ -220,8 +220,7 @@ class DeadlinesSection(Section):
 
     #: keys of earlier versions, and why they are no more
     RETIRED: ClassVar[dict[str, str]] = {
-        key: f"the board keeps the {key} deadline itself and reports it, and the controller "
-        "derives its own from that report (docs/controller.md, 'Deadlines'): remove the key"
+        key: words.RETIRED_DEADLINE.format(key=key)
         for key in ("shuffle", "build", "collect", "lift")
     }
 
@@ -253,12 +252,12 @@ class AuditSection(Section):
     @field_validator("path")
     @classmethod
     def _check_path(cls, value: str) -> str:
-        return absolute_path(value, "the audit log")
+        return absolute_path(value, words.THE_AUDIT_LOG)
 
     @field_validator("key")
     @classmethod
     def _check_key(cls, value: str | None) -> str | None:
-        return None if value is None else absolute_path(value, "the sealing key")
+        return None if value is None else absolute_path(value, words.THE_SEALING_KEY)
 
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
@@ -328,15 +327,15 @@ def parse_config(
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError([f"not UTF-8 text: {exc}"], source) from None
+        raise ConfigError([words.NOT_UTF8.format(why=exc)], source) from None
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError([f"not valid TOML: {exc}"], source) from None
+        raise ConfigError([words.NOT_TOML.format(why=exc)], source) from None
     except RecursionError:
-        raise ConfigError(["not valid TOML: nested too deeply"], source) from None
+        raise ConfigError([words.TOO_DEEP], source) from None
     except ValueError as exc:  # a number too long to convert
-        raise ConfigError([f"not valid TOML: {exc}"], source) from None
+        raise ConfigError([words.NOT_TOML.format(why=exc)], source) from None
     return _validate(raw, data, source, base_dir)
 
 
@@ -382,8 +381,25 @@ def load_config(path: str | os.PathLike[str]) -> Config:
         data = file.read_bytes()
     except OSError as exc:
         reason = exc.strerror or str(exc)
-        raise ConfigError([f"cannot read the configuration file: {reason}"], file) from None
+        raise ConfigError([words.UNREADABLE.format(why=reason)], file) from None
     return parse_config(data, source=file, base_dir=file.resolve().parent)
+
+
+def config_words() -> tuple[str, ...]:
+    """What a configuration's problems say each key expects (its description), for every key
+    of every section: the details of the problems' sentences (config_words.py), which a
+    command translates with them."""
+    found: dict[str, None] = {}
+    models: list[type[BaseModel]] = [Config]
+    while models:
+        model = models.pop()
+        for field in model.model_fields.values():
+            if field.description:
+                found[field.description] = None
+            inner = model_of(field.annotation)
+            if inner is not None:
+                models.append(inner)
+    return tuple(found)
 
 
 def check_environment(config: Config) -> list[str]:
@@ -397,34 +413,22 @@ def check_environment(config: Config) -> list[str]:
         try:
             grp.getgrnam(config.api.group)
         except KeyError:
-            warnings.append(
-                f"api.group: no group {config.api.group!r} on this machine; "
-                "the socket will keep the service's own group"
-            )
+            warnings.append(words.NO_GROUP.format(group=repr(config.api.group)))
     if config.api.status_group is not None:
         try:
             grp.getgrnam(config.api.status_group)
         except KeyError:
-            warnings.append(
-                f"api.status_group: no group {config.api.status_group!r} on this machine; "
-                "the status socket will keep the service's own group"
-            )
+            warnings.append(words.NO_STATUS_GROUP.format(group=repr(config.api.status_group)))
     socket_dir = Path(config.api.socket).parent
     if not socket_dir.is_dir():
-        warnings.append(f"api.socket: the directory {socket_dir} does not exist")
+        warnings.append(words.NO_SOCKET_DIR.format(path=socket_dir))
     audit_dir = Path(config.audit.path).parent
     if not audit_dir.is_dir():
-        warnings.append(f"audit.path: the directory {audit_dir} does not exist")
+        warnings.append(words.NO_AUDIT_DIR.format(path=audit_dir))
     port = config.board.port if config.board is not None else None
     if port is not None and "://" not in port and not Path(port).exists():
-        hint = "is the board plugged in? see docs/install.md for the udev rule"
-        if board_port(port).kind == "uart":
-            hint = (
-                "is the Pi's UART on? enable_uart=1 in /boot/firmware/config.txt, or on a "
-                "Raspberry Pi 5 dtparam=uart0=on and /dev/ttyAMA0, then reboot; "
-                "docs/firmware.md, Wiring"
-            )
-        warnings.append(f"board.port: {port} does not exist now ({hint})")
+        hint = words.UART_OFF if board_port(port).kind == "uart" else words.PLUG_IT_IN
+        warnings.append(words.NO_PORT.format(port=port, hint=hint))
     if config.board is None:
-        warnings.append("board: no [board] section; only `mjtable run --sim` can start")
+        warnings.append(words.NO_BOARD)
     return warnings

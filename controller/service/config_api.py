@@ -22,11 +22,10 @@ from controller.api.limits import (
 )
 from controller.api.server import ApiServer
 from controller.cycle.reports import ApiBackend
+from controller.service import config_words as words
 from controller.service.config_fields import SECONDS, Section, absolute_path
 from controller.service.paths import DEFAULT_SOCKET_PATH
 from drivers.ioloop import IoLoop
-
-_MODE = "a file mode such as 0o660 (TOML octal integer) or '0660'"
 
 
 class ApiSection(Section):
@@ -34,7 +33,7 @@ class ApiSection(Section):
         default=DEFAULT_SOCKET_PATH,
         description=f"an absolute path of at most {MAX_SOCKET_PATH_BYTES} bytes",
     )
-    mode: int = Field(default=DEFAULT_SOCKET_MODE, description=_MODE)
+    mode: int = Field(default=DEFAULT_SOCKET_MODE, description=words.MODE)
     group: str | None = Field(
         default=None, min_length=1, description="the name of a group, e.g. 'mjtable'"
     )
@@ -44,7 +43,7 @@ class ApiSection(Section):
         description=f"an absolute path of at most {MAX_SOCKET_PATH_BYTES} bytes "
         f"(none: {STATUS_SOCKET_NAME} beside api.socket)",
     )
-    status_mode: int = Field(default=DEFAULT_SOCKET_MODE, description=_MODE)
+    status_mode: int = Field(default=DEFAULT_SOCKET_MODE, description=words.MODE)
     status_group: str | None = Field(
         default=None, min_length=1, description="the name of a group, e.g. 'mjtable-status'"
     )
@@ -70,7 +69,7 @@ class ApiSection(Section):
     @field_validator("socket")
     @classmethod
     def _check_socket(cls, value: str) -> str:
-        return _socket_path(value, "the API socket")
+        return _socket_path(value, words.THE_API_SOCKET)
 
     def server(self, table: ApiBackend, loop: IoLoop | None = None) -> ApiServer:
         """The API server these settings describe, in front of ``table`` (not started), on
@@ -101,13 +100,12 @@ class ApiSection(Section):
             beside = Path(full).parent / STATUS_SOCKET_NAME
             if len(os.fsencode(str(beside))) > MAX_SOCKET_PATH_BYTES:
                 raise ValueError(
-                    f"{beside} (beside api.socket) is longer than {MAX_SOCKET_PATH_BYTES} "
-                    "bytes: give api.status_socket a shorter path"
+                    words.STATUS_BESIDE_TOO_LONG.format(path=beside, most=MAX_SOCKET_PATH_BYTES)
                 )
         if value is not None:
-            _socket_path(value, "the status socket")
+            _socket_path(value, words.THE_STATUS_SOCKET)
         if value is not None and value == full:
-            raise ValueError(f"expected another path than api.socket, got the same: {value!r}")
+            raise ValueError(words.STATUS_SAME.format(got=repr(value)))
         return value
 
     @field_validator("max_clients_per_peer")
@@ -115,7 +113,7 @@ class ApiSection(Section):
     def _check_per_peer(cls, value: int, info: ValidationInfo) -> int:
         most = info.data.get("max_clients")
         if most is not None and value > most:
-            raise ValueError(f"expected at most api.max_clients ({most}), got {value}")
+            raise ValueError(words.PER_PEER.format(most=most, got=value))
         return value
 
     def status_path(self) -> str:
@@ -130,7 +128,7 @@ class ApiSection(Section):
         if isinstance(value, str):
             text = value.strip().lower().removeprefix("0o")
             if not text or any(c not in "01234567" for c in text):
-                raise ValueError(f"expected {_MODE}, got {value!r}")
+                raise ValueError(words.MODE_EXPECTED.format(mode=words.MODE, got=repr(value)))
             return int(text, 8)
         return value
 
@@ -139,23 +137,17 @@ class ApiSection(Section):
     def _check_mode(cls, value: int, info: ValidationInfo) -> int:
         if not 0 <= value <= 0o777:
             raise ValueError(
-                f"expected {_MODE}, got {value} (that is {value:#o}; "
-                "write 0o660, a TOML octal integer, not 660)"
+                words.MODE_NOT_OCTAL.format(mode=words.MODE, got=value, octal=f"{value:#o}")
             )
         if value & 0o002:
-            raise ValueError(
-                f"expected a mode without write access for others, got {value:#o}: "
-                + (
-                    "anyone on the machine could take the status socket's places "
-                    "(use 0o660 and api.status_group)"
-                    if info.field_name == "status_mode"
-                    else "anyone on the machine could command the table (use 0o660 and api.group)"
-                )
+            why = (
+                words.OTHERS_TAKE_STATUS
+                if info.field_name == "status_mode"
+                else words.OTHERS_COMMAND
             )
+            raise ValueError(words.MODE_OTHERS_WRITE.format(got=f"{value:#o}", why=why))
         if value & 0o600 != 0o600:
-            raise ValueError(
-                f"expected a mode that lets the service's own user read and write, got {value:#o}"
-            )
+            raise ValueError(words.MODE_OWNER.format(got=f"{value:#o}"))
         return value
 
 
@@ -164,7 +156,6 @@ def _socket_path(value: str, what: str) -> str:
     size = len(os.fsencode(value))
     if size > MAX_SOCKET_PATH_BYTES:
         raise ValueError(
-            f"expected a socket path of at most {MAX_SOCKET_PATH_BYTES} bytes, "
-            f"got {size} bytes: {value!r}"
+            words.SOCKET_TOO_LONG.format(most=MAX_SOCKET_PATH_BYTES, size=size, got=repr(value))
         )
     return value

@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict
 from pydantic.config import JsonDict
 from pydantic.fields import FieldInfo
 
+from controller.service import config_words as words
+
 #: The longest path and the longest file name the kernel takes (PATH_MAX, NAME_MAX), in bytes.
 MAX_PATH_BYTES = 4095
 MAX_NAME_BYTES = 255
@@ -30,17 +32,22 @@ def is_secret(field: FieldInfo) -> bool:
 
 def absolute_path(value: str, what: str) -> str:
     if not value:
-        raise ValueError(f"expected an absolute path to {what}, got ''")
+        raise ValueError(words.PATH_EMPTY.format(what=what))
     if "\x00" in value:
-        raise ValueError(f"expected an absolute path to {what}, got a value with a NUL byte")
+        raise ValueError(words.PATH_NUL.format(what=what))
     if not value.startswith("/"):
-        raise ValueError(f"expected an absolute path to {what}, got {clip(value)}")
+        raise ValueError(words.PATH_RELATIVE.format(what=what, got=clip(value)))
     encoded = os.fsencode(value)
     longest = max(len(part) for part in encoded.split(b"/"))
     if len(encoded) > MAX_PATH_BYTES or longest > MAX_NAME_BYTES:
         raise ValueError(
-            f"expected an absolute path to {what} of at most {MAX_PATH_BYTES} bytes, each name "
-            f"at most {MAX_NAME_BYTES}, got {clip(value)} ({len(encoded)} bytes)"
+            words.PATH_TOO_LONG.format(
+                what=what,
+                most=MAX_PATH_BYTES,
+                name=MAX_NAME_BYTES,
+                got=clip(value),
+                size=len(encoded),
+            )
         )
     return value
 

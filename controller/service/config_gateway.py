@@ -8,12 +8,13 @@ from typing import Any
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
+from controller.service import config_words as words
 from controller.service.config_fields import SECRET, Section, absolute_path
 
 
 def topic(value: str, what: str) -> str:
     if not value or value != value.strip("/") or any(c in value for c in "+#\x00"):
-        raise ValueError(f"expected {what} without wildcards (+, #) or end slashes, got {value!r}")
+        raise ValueError(words.TOPIC_EXPECTED.format(what=what, got=repr(value)))
     return value
 
 
@@ -25,7 +26,7 @@ class GatewayTlsSection(Section):
     @field_validator("ca", "cert", "key")
     @classmethod
     def _check_path(cls, value: str | None) -> str | None:
-        return None if value is None else absolute_path(value, "a PEM file")
+        return None if value is None else absolute_path(value, words.A_PEM_FILE)
 
 
 class RulesLayerSection(Section):
@@ -38,7 +39,7 @@ class RulesLayerSection(Section):
     @field_validator("topic")
     @classmethod
     def _check_topic(cls, value: str) -> str:
-        return topic(value, "a topic")
+        return topic(value, words.A_TOPIC)
 
 
 class GatewaySection(Section):
@@ -75,21 +76,18 @@ class GatewaySection(Section):
     @classmethod
     def _moved(cls, data: Any) -> Any:
         if isinstance(data, dict) and "web" in data:
-            raise ValueError(
-                "[gateway.web] is now [station]: the page is served by `mjtable station`, "
-                "which needs no broker (docs/web.md); rename the section"
-            )
+            raise ValueError(words.WEB_MOVED)
         return data
 
     @field_validator("topic_prefix", "discovery_prefix")
     @classmethod
     def _check_prefix(cls, value: str) -> str:
-        return topic(value, "a topic prefix")
+        return topic(value, words.A_TOPIC_PREFIX)
 
     @field_validator("outbox_path")
     @classmethod
     def _check_outbox(cls, value: str) -> str:
-        return absolute_path(value, "the outbox file")
+        return absolute_path(value, words.THE_OUTBOX)
 
     @field_validator("rules_layer")
     @classmethod
@@ -97,8 +95,7 @@ class GatewaySection(Section):
         prefix = info.data.get("topic_prefix")
         if value is not None and prefix and f"{value.topic}/".startswith(f"{prefix}/"):
             raise ValueError(
-                f"the rules layer's topic {value.topic!r} is under the floor's {prefix!r}/: "
-                "any floor client allowed to read the floor could read the dealt state"
+                words.RULES_ON_THE_FLOOR.format(topic=repr(value.topic), prefix=repr(prefix))
             )
         return value
 

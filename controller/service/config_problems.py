@@ -9,6 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from controller.service import config_words as words
+
 
 class ConfigError(Exception):
     """The configuration cannot be used. ``str(err)`` is one line naming the key.
@@ -23,10 +25,11 @@ class ConfigError(Exception):
         self.problems = list(problems)
         self.source = source
         message = problems[0]
-        if len(problems) > 1:
-            more = len(problems) - 1
-            noun = "problem" if more == 1 else "problems"
-            message += f" ({more} more {noun}; `mjtable config check` lists them all)"
+        more = len(problems) - 1
+        if more == 1:
+            message = words.MORE_ONE.format(problem=message)
+        elif more > 1:
+            message = words.MORE.format(problem=message, more=more)
         super().__init__(message)
 
 
@@ -34,9 +37,9 @@ def _show(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict):
-        return "a table"
+        return words.A_TABLE
     if isinstance(value, list):
-        return "an array"
+        return words.AN_ARRAY
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -51,11 +54,12 @@ def _key_path(loc: tuple[int | str, ...]) -> str:
     return out
 
 
-def _model_of(annotation: Any) -> type[BaseModel] | None:
+def model_of(annotation: Any) -> type[BaseModel] | None:
+    """The model a field's annotation holds (``Section | None``: ``Section``), if any."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     for arg in getattr(annotation, "__args__", ()):
-        found = _model_of(arg)
+        found = model_of(arg)
         if found is not None:
             return found
     return None
@@ -76,7 +80,7 @@ def _lookup(
         if field is None:
             return parent, None
         description = field.description
-        model = _model_of(field.annotation)
+        model = model_of(field.annotation)
     return parent, description
 
 
@@ -86,23 +90,24 @@ def problems(exc: ValidationError, root: type[BaseModel]) -> list[str]:
     found: list[str] = []
     for error in exc.errors(include_url=False):
         loc = tuple(error["loc"])
-        key = _key_path(loc) or "(top level)"
+        key = _key_path(loc) or words.TOP_LEVEL
         kind = error["type"]
         parent, description = _lookup(root, loc)
-        expected = description or "a valid value"
+        expected = description or words.A_VALID_VALUE
         if kind == "missing":
-            found.append(f"{key}: missing; expected {expected}")
+            problem = words.MISSING.format(expected=expected)
         elif kind == "extra_forbidden":
             retired: dict[str, str] = getattr(parent, "RETIRED", {})
             allowed = ", ".join(parent.model_fields) if parent is not None else ""
-            what = "section" if len(loc) == 1 else "key"
+            unknown = words.UNKNOWN_SECTION if len(loc) == 1 else words.UNKNOWN_KEY
             if str(loc[-1]) in retired:
-                found.append(f"{key}: {retired[str(loc[-1])]}")
+                problem = retired[str(loc[-1])]
             else:
-                found.append(f"{key}: unknown {what}; expected one of: {allowed}")
+                problem = unknown.format(allowed=allowed)
         elif kind == "value_error":
             ctx = error.get("ctx") or {}
-            found.append(f"{key}: {ctx.get('error', error['msg'])}")
+            problem = str(ctx.get("error", error["msg"]))
         else:
-            found.append(f"{key}: expected {expected}, got {_show(error['input'])}")
+            problem = words.EXPECTED.format(expected=expected, got=_show(error["input"]))
+        found.append(words.SAID.format(key=key, problem=problem))
     return found

@@ -8,6 +8,7 @@ from typing import Literal, get_args
 
 from pydantic import Field, ValidationInfo, field_validator
 
+from controller.service import config_words as words
 from controller.service.config_fields import SECRET, Section, absolute_path
 
 #: The roles of the technicians' page (docs/web.md); each logs in with its own token.
@@ -48,24 +49,22 @@ class StationSection(Section):
     def _check_tokens(cls, value: dict[str, str]) -> dict[str, str]:
         for role, digest in value.items():
             if role not in get_args(WebRole):
-                raise ValueError(f"{role}: expected a role, one of {', '.join(get_args(WebRole))}")
+                roles = ", ".join(get_args(WebRole))
+                raise ValueError(words.NOT_A_ROLE.format(role=role, roles=roles))
             if not re.fullmatch(r"sha256:[0-9a-f]{64}", digest):
-                raise ValueError(
-                    f"{role}: expected the hash `mjtable station token` prints (sha256: and 64 "
-                    "hex digits), never the token itself"
-                )
+                raise ValueError(words.NOT_A_HASH.format(role=role))
         if len(set(value.values())) < len(value):
-            raise ValueError("expected a token of its own for each role, got the same hash twice")
+            raise ValueError(words.SAME_HASH)
         return value
 
     @field_validator("cert", "key")
     @classmethod
     def _check_pem(cls, value: str | None) -> str | None:
-        return None if value is None else absolute_path(value, "a PEM file")
+        return None if value is None else absolute_path(value, words.A_PEM_FILE)
 
     @field_validator("key", mode="after")
     @classmethod
     def _both(cls, value: str | None, info: ValidationInfo) -> str | None:
         if (value is None) != (info.data.get("cert") is None):
-            raise ValueError("expected both cert and key (TLS), or neither")
+            raise ValueError(words.CERT_AND_KEY)
         return value

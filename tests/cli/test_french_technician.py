@@ -171,6 +171,66 @@ def test_config_check_in_french(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     assert err[1] == f"{bad} : non valable (1 problème)"
 
 
+BAD_CONFIG = """\
+[table]
+number = 70000
+display_name = "x"
+
+[board]
+port = "dev/x"
+
+[api]
+mode = 0o666
+"""
+
+
+def test_a_configuration_s_problems_in_french_their_keys_as_written(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(BAD_CONFIG)
+    status, _, english = _said(capsys, "config", "check", str(bad))
+    assert status == 1
+    assert f"{bad}: board.port: expected a device path or a pyserial URL, got 'dev/x': a " \
+        "device path is absolute, e.g. /dev/serial0" in english  # fmt: skip
+    status, _, err = _said(capsys, "config", "check", str(bad), "--lang", "fr")
+    assert status == 1 and len(err) == len(english) == 6
+    assert err == [
+        f"{bad}: table.number : attendu un nombre entier de 1 à 9999, reçu 70000",
+        f"{bad}: table.display_name : clé inconnue ; attendu l'une de : number, name",
+        f"{bad}: board.port : attendu un chemin de périphérique ou une URL pyserial, reçu "
+        "'dev/x' : un chemin de périphérique est absolu, par ex. /dev/serial0",
+        f"{bad}: rules : manquant ; attendu une section [rules]",
+        f"{bad}: api.mode : attendu un mode sans droit d'écriture pour les autres, reçu 0o666 : "
+        "n'importe qui sur la machine pourrait commander la table (utilisez 0o660 et api.group)",
+        f"{bad} : non valable (5 problèmes)",
+    ]
+    # a command that reads it says its first problem, and how many more
+    status, _, err = _said(capsys, "run", "--config", str(bad), "--lang", "fr")
+    assert status == 2
+    assert err == [
+        "mjtable run: table.number : attendu un nombre entier de 1 à 9999, reçu 70000 (4 autres "
+        "problèmes ; `mjtable config check` les liste tous)"
+    ]
+    status, _, err = _said(capsys, "run", "--config", str(bad))
+    assert err == [
+        "mjtable run: table.number: expected a whole number from 1 to 9999, got 70000 (4 more "
+        "problems; `mjtable config check` lists them all)"
+    ]
+
+
+def test_a_configuration_s_warnings_in_french(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    good = tmp_path / "config.toml"
+    good.write_text(CONFIG + '[api]\nsocket = "/nonexistent/api.sock"\n')
+    _, _, err = _said(
+        capsys, "config", "check", str(good), "--prefix", str(tmp_path), "--lang", "fr"
+    )
+    assert "avertissement : api.socket : le répertoire /nonexistent n'existe pas" in err
+    assert _english_left(err) == [], err
+
+
 def test_audit_verify_and_keygen_in_french_their_verdicts_codes(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

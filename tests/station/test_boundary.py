@@ -4,6 +4,7 @@ the gateway, which keeps the floor, neither imports the station nor loads the we
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,11 @@ STATION = Path(__file__).resolve().parents[2] / "station"
 #: the web library and its templates; Babel, imported by station/lang.py's development
 #: functions alone (tests/station/test_lang.py: the running station never loads it)
 WEB_LIBRARIES = {"aiohttp", "jinja2", "markupsafe", "babel"}
+#: what station/lang.py's catalogue maker reads besides (development: `python -m station.lang`):
+#: a configuration's sentences and its keys' descriptions, which the technician's commands
+#: say; only inside that one function, which the running station never calls
+CATALOGUE_ONLY = {"controller.service.config", "controller.service.config_words"}
+CATALOGUE_FUNCTION = "configuration_words"
 
 
 def test_only_the_api_client_its_models_and_the_web_library() -> None:
@@ -27,8 +33,37 @@ def test_only_the_api_client_its_models_and_the_web_library() -> None:
                 continue
             if name in ALLOWED_OURS or top in ALLOWED_OTHERS | WEB_LIBRARIES:
                 continue
+            if path.name == "lang.py" and name in CATALOGUE_ONLY:
+                continue  # inside the catalogue maker alone: the next test
             wrong.append(f"{path.relative_to(STATION)}: {name}")
     assert not wrong, wrong
+
+
+def test_the_configuration_s_words_are_read_by_the_catalogue_maker_alone() -> None:
+    tree = ast.parse((STATION / "lang.py").read_text(encoding="utf-8"))
+    maker = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef) and node.name == CATALOGUE_FUNCTION
+    ]
+    assert len(maker) == 1
+    inside = {id(node) for node in ast.walk(maker[0])}
+    outside = [
+        node.module
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module in CATALOGUE_ONLY
+        and id(node) not in inside
+    ]  # fmt: skip
+    assert outside == []
+    code = (
+        "import sys, station.service, station.web.app\n"
+        "print(sorted(m for m in %r if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code % (sorted(CATALOGUE_ONLY),)], capture_output=True, text=True,
+        check=True, cwd=STATION.parent,
+    )  # fmt: skip
+    assert done.stdout.strip() == "[]"  # the running station loads neither
 
 
 def test_the_gateway_loads_neither_the_station_nor_the_web_library() -> None:
