@@ -72,8 +72,9 @@ def run(args: argparse.Namespace) -> int:
         args.config,
         "station",
         N_(
-            "give at least [station.tokens] (`mjtable station token --role technician` makes "
-            "one; docs/web.md)"
+            "give a [station] section with a token under [station.tokens] (`mjtable station "
+            "token --role technician` makes one) or kiosk_user for the table's display; "
+            "docs/web.md"
         ),
     )
     assert config.station is not None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Literal, get_args
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from controller.service import config_words as words
 from controller.service.config_fields import SECRET, Section, absolute_path
@@ -22,7 +22,7 @@ class StationSection(Section):
     host: str = Field(default="127.0.0.1", min_length=1, description="an address to listen on")
     port: int = Field(default=8080, ge=0, le=65535, description="a TCP port (0: any free one)")
     tokens: dict[str, str] = Field(
-        min_length=1,
+        default={},
         description="each role's token hash as `mjtable station token` prints it (sha256:…), "
         "never the token itself",
         json_schema_extra=SECRET,
@@ -68,3 +68,10 @@ class StationSection(Section):
         if (value is None) != (info.data.get("cert") is None):
             raise ValueError(words.CERT_AND_KEY)
         return value
+
+    @model_validator(mode="after")
+    def _a_way_in(self) -> StationSection:
+        # a page nobody may open is a mistake: a token, or the table's own display
+        if not self.tokens and self.kiosk_user is None:
+            raise ValueError(words.NO_WAY_IN)
+        return self

@@ -94,6 +94,10 @@ NOT_A_HASH = (
 )
 SAME_HASH = "expected a token of its own for each role, got the same hash twice"
 CERT_AND_KEY = "expected both cert and key (TLS), or neither"
+NO_WAY_IN = (
+    "expected at least one way in: a token under [station.tokens] (`mjtable station token "
+    "--role technician` makes one), or kiosk_user for the table's own display"
+)
 
 # -- what this machine lacks (config.py, check_environment) ---------------------------------
 NO_GROUP = (
@@ -165,6 +169,7 @@ CONFIG_SENTENCES: tuple[str, ...] = (
     NOT_A_HASH,
     SAME_HASH,
     CERT_AND_KEY,
+    NO_WAY_IN,
     NO_GROUP,
     NO_STATUS_GROUP,
     NO_SOCKET_DIR,

@@ -68,6 +68,18 @@ def test_tls_needs_both_a_certificate_and_its_key() -> None:
     assert config.station.key == "/etc/mjtable/web.key"
 
 
+def test_a_station_opened_by_the_tables_display_alone_needs_no_token() -> None:
+    config = parse_config(web_config('kiosk_user = "mjtable-kiosk"\n'))
+    assert config.station is not None
+    assert config.station.tokens == {} and config.station.kiosk_user == "mjtable-kiosk"
+    with pytest.raises(ConfigError) as caught:
+        parse_config(web_config("port = 8080\n"))
+    assert str(caught.value) == (
+        "station: expected at least one way in: a token under [station.tokens] (`mjtable "
+        "station token --role technician` makes one), or kiosk_user for the table's own display"
+    )
+
+
 def test_the_roles_that_run_the_checks_are_roles_of_the_configuration() -> None:
     assert set(get_args(WebRole)) >= DIAG_ROLES
 

@@ -408,7 +408,7 @@ def test_the_tables_display_logs_in_as_the_kiosks_user_and_nobody_else(tmp_path:
     says whose a loopback socket is), so they get the dealer's view; with another user, or no
     kiosk user configured, they are refused in one line."""
     me = pwd.getpwuid(os.getuid()).pw_name
-    one = serve(tmp_path, Settings(kiosk_user=me))
+    one = serve(tmp_path, Settings(kiosk_user=me, tokens={}))  # no token: the display alone
     try:
         display = one.client()
         entered = display.get("/kiosk")
