@@ -145,7 +145,8 @@ def _check(args: argparse.Namespace) -> int:
         warnings += installed_problems(board_port(config.board.port, args.prefix), args.prefix)
     for warning in warnings:
         print(
-            words._(N_("warning: %(warning)s")) % {"warning": words.table(warning)}, file=sys.stderr
+            words._(N_("warning: %(warning)s")) % {"warning": words.problem(warning)},
+            file=sys.stderr,
         )
     return 0
 

@@ -413,22 +413,27 @@ def check_environment(config: Config) -> list[str]:
         try:
             grp.getgrnam(config.api.group)
         except KeyError:
-            warnings.append(words.NO_GROUP.format(group=repr(config.api.group)))
+            said = words.NO_GROUP.format(group=repr(config.api.group))
+            warnings.append(words.SAID.format(key="api.group", problem=said))
     if config.api.status_group is not None:
         try:
             grp.getgrnam(config.api.status_group)
         except KeyError:
-            warnings.append(words.NO_STATUS_GROUP.format(group=repr(config.api.status_group)))
+            said = words.NO_STATUS_GROUP.format(group=repr(config.api.status_group))
+            warnings.append(words.SAID.format(key="api.status_group", problem=said))
     socket_dir = Path(config.api.socket).parent
     if not socket_dir.is_dir():
-        warnings.append(words.NO_SOCKET_DIR.format(path=socket_dir))
+        said = words.NO_DIRECTORY.format(path=socket_dir)
+        warnings.append(words.SAID.format(key="api.socket", problem=said))
     audit_dir = Path(config.audit.path).parent
     if not audit_dir.is_dir():
-        warnings.append(words.NO_AUDIT_DIR.format(path=audit_dir))
+        said = words.NO_DIRECTORY.format(path=audit_dir)
+        warnings.append(words.SAID.format(key="audit.path", problem=said))
     port = config.board.port if config.board is not None else None
     if port is not None and "://" not in port and not Path(port).exists():
         hint = words.UART_OFF if board_port(port).kind == "uart" else words.PLUG_IT_IN
-        warnings.append(words.NO_PORT.format(port=port, hint=hint))
+        said = words.NO_PORT.format(port=port, hint=hint)
+        warnings.append(words.SAID.format(key="board.port", problem=said))
     if config.board is None:
-        warnings.append(words.NO_BOARD)
+        warnings.append(words.SAID.format(key="board", problem=words.NO_BOARD))
     return warnings

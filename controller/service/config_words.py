@@ -99,23 +99,71 @@ NO_WAY_IN = (
     "--role technician` makes one), or kiosk_user for the table's own display"
 )
 
-# -- what this machine lacks (config.py, check_environment) ---------------------------------
-NO_GROUP = (
-    "api.group: no group {group} on this machine; the socket will keep the service's own group"
-)
+# -- what this machine lacks (config.py, check_environment), each said of its key (SAID) -----
+NO_GROUP = "no group {group} on this machine; the socket will keep the service's own group"
 NO_STATUS_GROUP = (
-    "api.status_group: no group {group} on this machine; the status socket will keep the "
-    "service's own group"
+    "no group {group} on this machine; the status socket will keep the service's own group"
 )
-NO_SOCKET_DIR = "api.socket: the directory {path} does not exist"
-NO_AUDIT_DIR = "audit.path: the directory {path} does not exist"
-NO_PORT = "board.port: {port} does not exist now ({hint})"
+NO_DIRECTORY = "the directory {path} does not exist"
+NO_PORT = "{port} does not exist now ({hint})"
 PLUG_IT_IN = "is the board plugged in? see docs/install.md for the udev rule"
 UART_OFF = (
     "is the Pi's UART on? enable_uart=1 in /boot/firmware/config.txt, or on a Raspberry Pi 5 "
     "dtparam=uart0=on and /dev/ttyAMA0, then reboot; docs/firmware.md, Wiring"
 )
-NO_BOARD = "board: no [board] section; only `mjtable run --sim` can start"
+NO_BOARD = "no [board] section; only `mjtable run --sim` can start"
+
+# -- the board's link on this machine (link_checks.py, ports.py) -------------------------------
+WIRING = (
+    "wire the Pi's GPIO 14 (TX) to the Pico's GP1, GPIO 15 (RX) to GP0, GND to GND "
+    "(docs/firmware.md, Wiring)"
+)
+OLD_BOARD_NAME = (
+    "{port} was the name an older udev rule gave the Pico's USB port, MicroPython's REPL, for "
+    "flashing only. The board speaks on its UART0: {wiring}, then {use} and run `sudo mjtable "
+    "install` again"
+)
+PICO_USB = (
+    "{port} is a Raspberry Pi Pico's USB port (2e8a:0005): MicroPython's REPL, for flashing "
+    "only; a 0x03 byte in a frame is Ctrl-C there and stops the firmware. The board speaks on "
+    "its UART0: {wiring}, then {use}"
+)
+PI5_DEBUG = (
+    "{port} is {node}, a Raspberry Pi 5's debug connector, not GPIO 14/15 where the board is "
+    "wired: on a Pi 5 set dtparam=uart0=on in /boot/firmware/config.txt, reboot, and name the "
+    'UART of GPIO 14/15: board.port = "/dev/ttyAMA0"'
+)
+SERIAL_CONSOLE = (
+    "the Pi's serial console is on {port} (console={console} in /{file}): the kernel's messages "
+    "and a login prompt would share the board's line; turn it off with `sudo raspi-config "
+    "nonint do_serial_cons 1` (or raspi-config: Interface Options, Serial Port, login shell No, "
+    "serial port hardware Yes), then reboot"
+)
+#: how to name the UART instead: in a configuration, on the command line
+SET_PORT = 'set board.port = "{port}"'
+GIVE_PORT = "give --port {port}"
+#: a port in words (ports.py): its path, its node when the path is a link, its kind (not among
+#: the sentences matched: the table's "{one}, {then}" takes them as well, each part translated)
+PORT_IS = "{port}, {kind}"
+PORT_NODE_IS = "{port} ({node}), {kind}"
+UNIT_FORBIDS = (
+    "{port}; the installed unit {unit} (with {dropins}/) does not allow {what}, so the service "
+    "would get 'Operation not permitted': run `sudo mjtable install` again (it writes the "
+    "drop-in for board.port)"
+)
+#: the kinds of port (ports.py), each with its article: "the board is on {kind}"
+USB_ACM = "a native USB serial port (ttyACM)"
+USB_SERIAL = "a USB-serial adapter (ttyUSB)"
+PI_UART = "the Pi's UART (ttyAMA / ttyS0)"
+NETWORK = "a network address"
+OTHER_PORT = "a port of no known kind"
+INTERNET_SOCKETS = "Internet sockets"
+THIS_DEVICE = "this device"
+RULE_FORBIDS = (
+    "{port}; the installed udev rule {rules} does not give it to group mjtable, so the service "
+    "(user mjtable) would get 'Permission denied': run `sudo mjtable install` again (it writes "
+    "the rule for board.port)"
+)
 
 #: every sentence above but :data:`SAID`, the more particular before the more general ones
 #: that could take it whole (:data:`EXPECTED` last); a matcher tries them before the table's
@@ -172,12 +220,27 @@ CONFIG_SENTENCES: tuple[str, ...] = (
     NO_WAY_IN,
     NO_GROUP,
     NO_STATUS_GROUP,
-    NO_SOCKET_DIR,
-    NO_AUDIT_DIR,
+    NO_DIRECTORY,
     NO_PORT,
     PLUG_IT_IN,
     UART_OFF,
     NO_BOARD,
+    WIRING,
+    OLD_BOARD_NAME,
+    PICO_USB,
+    PI5_DEBUG,
+    SERIAL_CONSOLE,
+    UNIT_FORBIDS,
+    RULE_FORBIDS,
+    INTERNET_SOCKETS,
+    THIS_DEVICE,
+    SET_PORT,
+    GIVE_PORT,
+    USB_ACM,
+    USB_SERIAL,
+    PI_UART,
+    NETWORK,
+    OTHER_PORT,
     MODE_EXPECTED,
     EXPECTED,
 )

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from controller.service import config_words as words
 from controller.service.paths import DEFAULT_BOARD_PORT
 from controller.service.ports import board_port, follow
 
@@ -37,14 +38,9 @@ PI5_DEBUG_UART = "ttyAMA10"
 TABLE_ROOT = Path("/")
 
 #: how a configuration names the UART instead
-USE_CONFIG = f'set board.port = "{DEFAULT_BOARD_PORT}"'
+USE_CONFIG = words.SET_PORT.format(port=DEFAULT_BOARD_PORT)
 #: how the command line names it
-USE_OPTION = f"give --port {DEFAULT_BOARD_PORT}"
-
-WIRING = (
-    "wire the Pi's GPIO 14 (TX) to the Pico's GP1, GPIO 15 (RX) to GP0, GND to GND "
-    "(docs/firmware.md, Wiring)"
-)
+USE_OPTION = words.GIVE_PORT.format(port=DEFAULT_BOARD_PORT)
 
 
 def usb_ids(node: str, root: Path | str = "/") -> tuple[str, str] | None:
@@ -72,22 +68,14 @@ def repl_problem(port: str, root: Path | str = "/", *, use: str) -> str | None:
     """One line when ``port`` is a Pico's USB port, MicroPython's REPL (or the name an older
     rule gave it, no longer made); ``use`` ends it: how to name the UART instead."""
     if port == OLD_BOARD_NAME and follow(Path(root), port) is None:
-        return (
-            f"{port} was the name an older udev rule gave the Pico's USB port, MicroPython's "
-            f"REPL, for flashing only. The board speaks on its UART0: {WIRING}, then {use} "
-            "and run `sudo mjtable install` again"
-        )
+        return words.OLD_BOARD_NAME.format(port=port, wiring=words.WIRING, use=use)
     found = board_port(port, root)
     if found.kind != "usb-acm" or found.node is None:
         return None
     if usb_ids(found.node, root) != PICO_USB_IDS:
         return None
     shown = port if port.endswith("/" + found.node) else f"{port} ({found.node})"
-    return (
-        f"{shown} is a Raspberry Pi Pico's USB port (2e8a:0005): MicroPython's REPL, for "
-        "flashing only; a 0x03 byte in a frame is Ctrl-C there and stops the firmware. The "
-        f"board speaks on its UART0: {WIRING}, then {use}"
-    )
+    return words.PICO_USB.format(port=shown, wiring=words.WIRING, use=use)
 
 
 def debug_uart_problem(port: str, root: Path | str = "/") -> str | None:
@@ -96,11 +84,7 @@ def debug_uart_problem(port: str, root: Path | str = "/") -> str | None:
     found = board_port(port, root)
     if found.node != PI5_DEBUG_UART:
         return None
-    return (
-        f"{port} is {PI5_DEBUG_UART}, a Raspberry Pi 5's debug connector, not GPIO 14/15 where "
-        "the board is wired: on a Pi 5 set dtparam=uart0=on in /boot/firmware/config.txt, "
-        'reboot, and name the UART of GPIO 14/15: board.port = "/dev/ttyAMA0"'
-    )
+    return words.PI5_DEBUG.format(port=port, node=PI5_DEBUG_UART)
 
 
 def _consoles(text: str) -> list[str]:
@@ -129,13 +113,7 @@ def console_problem(port: str, root: Path | str = "/") -> str | None:
             real = follow(base, "/dev/" + console)
             node = real.rsplit("/", 1)[-1] if real is not None else console
             if console in names or node in names:
-                return (
-                    f"the Pi's serial console is on {port} (console={console} in /{relative}): "
-                    "the kernel's messages and a login prompt would share the board's line; "
-                    "turn it off with `sudo raspi-config nonint do_serial_cons 1` (or "
-                    "raspi-config: Interface Options, Serial Port, login shell No, serial port "
-                    "hardware Yes), then reboot"
-                )
+                return words.SERIAL_CONSOLE.format(port=port, console=console, file=relative)
         return None
     return None
 
@@ -148,4 +126,4 @@ def link_problems(port: str, root: Path | str = "/") -> list[str]:
         debug_uart_problem(port, root),
         console_problem(port, root),
     ]
-    return [f"board.port: {line}" for line in found if line is not None]
+    return [words.SAID.format(key="board.port", problem=line) for line in found if line]

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from controller.service import config_words as words
 from controller.service.install_files import DROPIN_DIR, RULES, UNIT
 
 PortKind = Literal["usb-acm", "usb-serial", "uart", "network", "other"]
@@ -49,11 +50,11 @@ _NODE_KINDS: tuple[tuple[re.Pattern[str], PortKind], ...] = (
 )
 #: what a technician calls each kind
 KIND_WORDS: dict[PortKind, str] = {
-    "usb-acm": "native USB serial port (ttyACM)",
-    "usb-serial": "USB-serial adapter (ttyUSB)",
-    "uart": "the Pi's UART (ttyAMA / ttyS0)",
-    "network": "network address",
-    "other": "port of no known kind",
+    "usb-acm": words.USB_ACM,
+    "usb-serial": words.USB_SERIAL,
+    "uart": words.PI_UART,
+    "network": words.NETWORK,
+    "other": words.OTHER_PORT,
 }
 #: the unit template's own device allowance for the board (udev/mjtable.service): the Pi's UART
 UNIT_BOARD_ALLOW = ("char-ttyAMA rw", "/dev/ttyS0 rw")
@@ -105,8 +106,10 @@ class BoardPort:
         return (self.node,) if self.node else _SAMPLE_NODES.get(self.kind, ())
 
     def describe(self) -> str:
-        node = f" ({self.node})" if self.node and self.node != self.port.rsplit("/", 1)[-1] else ""
-        return f"{self.port}{node}, a {KIND_WORDS[self.kind]}"
+        kind = KIND_WORDS[self.kind]
+        if self.node and self.node != self.port.rsplit("/", 1)[-1]:
+            return words.PORT_NODE_IS.format(port=self.port, node=self.node, kind=kind)
+        return words.PORT_IS.format(port=self.port, kind=kind)
 
 
 def _node_kind(name: str) -> PortKind | None:
@@ -253,19 +256,14 @@ def installed_problems(port: BoardPort, root: Path | str = "/") -> list[str]:
                 for p in sorted(dropins.glob("*.conf"))
             ]
         if not unit_allows(texts, port):
-            what = "Internet sockets" if port.kind == "network" else "this device"
-            problems.append(
-                f"board.port: {port.describe()}; the installed unit {unit} (with "
-                f"{DROPIN_DIR.name}/) does not allow {what}, so the service would get "
-                "'Operation not permitted': run `sudo mjtable install` again (it writes the "
-                "drop-in for board.port)"
+            what = words.INTERNET_SOCKETS if port.kind == "network" else words.THIS_DEVICE
+            said = words.UNIT_FORBIDS.format(
+                port=port.describe(), unit=unit, dropins=DROPIN_DIR.name, what=what
             )
+            problems.append(words.SAID.format(key="board.port", problem=said))
     rules = base / RULES
     wanted = rules.is_file() and port.nodes and port.kind != "network"
     if wanted and not rules_allow(rules.read_text(encoding="utf-8", errors="replace"), port):
-        problems.append(
-            f"board.port: {port.describe()}; the installed udev rule {rules} does not give "
-            "it to group mjtable, so the service (user mjtable) would get 'Permission "
-            "denied': run `sudo mjtable install` again (it writes the rule for board.port)"
-        )
+        said = words.RULE_FORBIDS.format(port=port.describe(), rules=rules)
+        problems.append(words.SAID.format(key="board.port", problem=said))
     return problems

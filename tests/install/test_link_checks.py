@@ -136,16 +136,26 @@ def test_a_missing_uart_says_how_to_turn_it_on() -> None:
     assert "dtparam=uart0=on" in line
 
 
-def test_config_check_names_each_problem_of_the_link(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    root = tmp_path / "root"
+#: a configuration of the board's port, and the port in it
+BODY = '[table]\nnumber = 1\n[rules]\nprofile = "wsom"\n[board]\nport = "{}"\n'
+
+
+def _a_pi_with_a_pico_on_usb(root: Path) -> Path:
+    """A Pi's root file system with a Pico on USB (ttyACM0), its UART (serial0, ttyS0) and
+    the serial console on it."""
     plug_pico(root, "ttyACM0")
     serial_node(root, "ttyS0")
     dev_link(root, "serial0", "ttyS0")
     kernel_cmdline(root, CONSOLE_ON)
+    return root
+
+
+def test_config_check_names_each_problem_of_the_link(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _a_pi_with_a_pico_on_usb(tmp_path / "root")
     config = tmp_path / "config.toml"
-    body = '[table]\nnumber = 1\n[rules]\nprofile = "wsom"\n[board]\nport = "{}"\n'
+    body = BODY
     config.write_text(body.format("/dev/ttyACM0"))
     assert run(["config", "check", str(config), "--prefix", str(root)]) == 0
     err = capsys.readouterr().err.splitlines()
@@ -189,3 +199,35 @@ def test_run_refuses_the_picos_usb_port(tmp_path: Path, monkeypatch: pytest.Monk
         cmd_run.build_config(args)
     config.write_text(config.read_text().replace("/dev/ttyACM0", "/dev/serial0"))
     assert cmd_run.build_config(args).board is not None
+
+
+def test_the_link_s_problems_in_french(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _a_pi_with_a_pico_on_usb(tmp_path / "root")
+    config = tmp_path / "config.toml"
+    body = BODY
+    config.write_text(body.format("/dev/ttyACM0"))
+    assert run(["config", "check", str(config), "--prefix", str(root), "--lang", "fr"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    (repl,) = [w for w in err if "2e8a:0005" in w]
+    assert repl == (
+        "avertissement : board.port : /dev/ttyACM0 est le port USB d'un Raspberry Pi Pico "
+        "(2e8a:0005) : l'invite de MicroPython, pour l'écriture du micrologiciel seulement ; un "
+        "octet 0x03 dans une trame y vaut Ctrl-C et arrête le micrologiciel. La carte parle sur "
+        "son UART0 : reliez le GPIO 14 (TX) du Pi au GP1 du Pico, le GPIO 15 (RX) au GP0, GND à "
+        'GND (docs/firmware.md, Wiring), puis mettez board.port = "/dev/serial0"'
+    )
+    config.write_text(body.format("/dev/serial0"))
+    assert run(["config", "check", str(config), "--prefix", str(root), "--lang", "fr"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    (console,) = [w for w in err if "console série" in w]
+    assert console.startswith(
+        "avertissement : board.port : la console série du Pi est sur /dev/serial0 "
+        "(console=serial0 dans /boot/firmware/cmdline.txt) : "
+    )
+    monkeypatch.setattr(link_checks, "TABLE_ROOT", root)
+    assert run(["diag", "--port", "/dev/ttyACM0", "--lang", "fr"]) == 2
+    refused = capsys.readouterr().err
+    assert refused.startswith("mjtable diag: /dev/ttyACM0 est le port USB d'un Raspberry Pi Pico")
+    assert refused.rstrip().endswith("puis donnez --port /dev/serial0")
