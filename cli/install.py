@@ -86,7 +86,7 @@ def _install(args: argparse.Namespace) -> int:
         board = _(N_("board"))
         print(f"{board:9} {words.table(report.port.describe())}")
     for action in report.actions:
-        print(words.table(action.planned() if report.dry_run else str(action)))
+        print(action.line(words.table, planned=report.dry_run))
     for step in report.ran:
         done = _(N_("run")) if report.dry_run else _(N_("ran"))
         print(f"{done:9} {step}  ({words.table(step.why)})")

@@ -119,13 +119,14 @@ class Phrasebook:
 @functools.cache
 def _passed_on(lang: Lang) -> Gettext:
     """The words a command passes on as they come, in ``lang``: the table's (its states, faults,
-    refusals...) and a configuration's problems and warnings."""
+    refusals...), a configuration's problems and warnings, the installer's."""
     # lazy: the sentences and their matcher, only for another language than English
     from controller.api.messages import table_sentences
     from controller.service.config_words import CONFIG_SENTENCES
+    from controller.service.install_words import INSTALL_SENTENCES
     from station.lang import TableWords
 
-    return TableWords(lang, CONFIG_SENTENCES + table_sentences())
+    return TableWords(lang, CONFIG_SENTENCES + INSTALL_SENTENCES + table_sentences())
 
 
 def throw_purpose(key: str, words: Phrasebook) -> str:

@@ -248,7 +248,11 @@ def run(args: argparse.Namespace) -> int:
                 why=exc,
             ) from None
         _ = Phrasebook(chosen(args))._
-        what = _(N_("kept")) if args.keep else _(N_("removed at the end (--keep keeps them)"))
+        what = (
+            _(N_("kept after the end (--keep)"))
+            if args.keep
+            else _(N_("removed at the end (--keep keeps them)"))
+        )
         said = _(N_("the simulated table's files are in %(folder)s, %(what)s"))
         print(f"mjtable run: {said % {'folder': temporary, 'what': what}}", file=sys.stderr)
     # the other commands find this simulated table without --socket (simpointer.py)

@@ -238,13 +238,14 @@ def source_words() -> Catalog:
 
 def configuration_words() -> Iterator[str]:
     """A configuration's problems and warnings (`mjtable config check` and the commands that
-    read a configuration say them), as the catalogue's words: their sentences, and what each
-    key expects."""
+    read a configuration say them) and the installer's words (`mjtable install`), as the
+    catalogue's words: their sentences, and what each key expects."""
     # lazy: the configuration's models, only when the catalogue is made (development)
     from controller.service.config import config_words
     from controller.service.config_words import CONFIG_SENTENCES, SAID
+    from controller.service.install_words import INSTALL_SENTENCES
 
-    for sentence in (SAID, *CONFIG_SENTENCES):
+    for sentence in (SAID, *CONFIG_SENTENCES, *INSTALL_SENTENCES):
         yield msgid_of(sentence)
     yield from config_words()
 

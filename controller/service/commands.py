@@ -12,6 +12,7 @@ import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from controller.service import install_words as words
 from controller.service.install_files import InstallError
 
 Runner = Callable[[Sequence[str]], None]
@@ -44,15 +45,19 @@ def run_command(argv: Sequence[str]) -> None:
             list(argv), capture_output=True, text=True, check=False, timeout=TIMEOUT_S
         )
     except FileNotFoundError:
-        raise InstallError(f"`{shown}`: the program {argv[0]} is not on this system") from None
+        raise InstallError(words.NO_PROGRAM_TO_RUN.format(command=shown, program=argv[0])) from None
     except subprocess.TimeoutExpired:
-        raise InstallError(f"`{shown}` did not finish within {TIMEOUT_S:g} s") from None
+        raise InstallError(words.TOO_LONG.format(command=shown, seconds=f"{TIMEOUT_S:g}")) from None
     except OSError as exc:
-        raise InstallError(f"`{shown}` could not run: {exc.strerror or exc}") from None
+        raise InstallError(
+            words.COULD_NOT_RUN.format(command=shown, why=exc.strerror or exc)
+        ) from None
     if done.returncode != 0:
         said = (done.stderr.strip() or done.stdout.strip()).splitlines()[-5:]
         detail = ": " + " / ".join(said) if said else ""
-        raise InstallError(f"`{shown}` failed (exit status {done.returncode}){detail}")
+        raise InstallError(
+            words.COMMAND_FAILED.format(command=shown, status=done.returncode, said=detail)
+        )
 
 
 class Recorder:

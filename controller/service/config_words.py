@@ -142,8 +142,8 @@ SERIAL_CONSOLE = (
 #: how to name the UART instead: in a configuration, on the command line
 SET_PORT = 'set board.port = "{port}"'
 GIVE_PORT = "give --port {port}"
-#: a port in words (ports.py): its path, its node when the path is a link, its kind (not among
-#: the sentences matched: the table's "{one}, {then}" takes them as well, each part translated)
+#: a port in words (ports.py): its path, its node when the path is a link, its kind (matched
+#: as one sentence a kind: :data:`PORT_SENTENCES`)
 PORT_IS = "{port}, {kind}"
 PORT_NODE_IS = "{port} ({node}), {kind}"
 UNIT_FORBIDS = (
@@ -163,6 +163,14 @@ RULE_FORBIDS = (
     "{port}; the installed udev rule {rules} does not give it to group mjtable, so the service "
     "(user mjtable) would get 'Permission denied': run `sudo mjtable install` again (it writes "
     "the rule for board.port)"
+)
+
+#: a port in words, one sentence a form and a kind: a general "{port}, {kind}" would take any
+#: sentence with a comma
+PORT_SENTENCES: tuple[str, ...] = tuple(
+    form.replace("{kind}", kind)
+    for form in (PORT_NODE_IS, PORT_IS)
+    for kind in (USB_ACM, USB_SERIAL, PI_UART, NETWORK, OTHER_PORT)
 )
 
 #: every sentence above but :data:`SAID`, the more particular before the more general ones
@@ -241,6 +249,7 @@ CONFIG_SENTENCES: tuple[str, ...] = (
     PI_UART,
     NETWORK,
     OTHER_PORT,
+    *PORT_SENTENCES,
     MODE_EXPECTED,
     EXPECTED,
 )

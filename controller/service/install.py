@@ -34,8 +34,10 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from controller.service import install_words as words
 from controller.service.commands import Recorder, Runner, Step, StepFailed, run_command
 from controller.service.install_files import (
+    ABSENT,
     BOARD_DROPIN,
     CONFIG,
     CONFIG_GROUP,
@@ -141,10 +143,7 @@ def source_dir() -> Path:
         if (here / "mjtable.service").is_file():
             return here
     looked = ", ".join(str(c) for c in candidates)
-    raise InstallError(
-        f"the installation files are not beside the program (looked in {looked}): "
-        "reinstall mjtable (pip install .), see docs/install.md"
-    )
+    raise InstallError(words.NO_FILES.format(looked=looked))
 
 
 def default_exec_path() -> Path:
@@ -167,9 +166,8 @@ def _current_note(program: Path) -> str | None:
     target = program.parent.parent.resolve()
     if target == running.resolve():
         return None
-    return (
-        f"{program.parent.parent} points at {target}, not at this version's {running}: the "
-        "service runs the version `current` points at (docs/install.md, Upgrade and rollback)"
+    return words.CURRENT_ELSEWHERE.format(
+        link=program.parent.parent, target=target, running=running
     )
 
 
@@ -177,10 +175,7 @@ def _read_config(path: Path, report: InstallReport) -> dict[str, object]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        report.notes.append(
-            f"{path} could not be read as TOML ({exc}): the udev rule keeps the default "
-            "panel ids and the board on the Pi's UART; run `mjtable config check` on it"
-        )
+        report.notes.append(words.CONFIG_UNREADABLE.format(path=path, why=exc))
         return {}
     return data
 
@@ -195,9 +190,11 @@ def _panel_ids(config: dict[str, object]) -> tuple[int, int]:
     vendor = panel.get("vendor_id", DEFAULT_VENDOR_ID)
     product = panel.get("product_id", DEFAULT_PRODUCT_ID)
     if not isinstance(vendor, int) or not isinstance(product, int):
-        raise InstallError("panel.vendor_id and panel.product_id must be integers such as 0x1209")
+        raise InstallError(words.PANEL_NOT_INTEGERS)
     if not (0 <= vendor <= 0xFFFF and 0 <= product <= 0xFFFF):
-        raise InstallError(f"panel ids {vendor:#x}:{product:#x} are not 16-bit USB ids")
+        raise InstallError(
+            words.PANEL_NOT_USB.format(vendor=f"{vendor:#x}", product=f"{product:#x}")
+        )
     return vendor, product
 
 
@@ -205,16 +202,9 @@ def _sealing_notes(root: Path, key: object, program: Path) -> list[str]:
     """What the audit log's sealing still needs (docs/audit.md, set-up): a key file, once."""
     make = f"sudo -u mjtable {program} audit keygen"
     if not isinstance(key, str) or not key:
-        return [
-            "the audit log is not sealed (no audit.key): once the service has started, run "
-            f"`{make} /var/lib/mjtable/audit.key`, keep the verification key it prints off the "
-            "table, set audit.key and restart the service (docs/audit.md)"
-        ]
+        return [words.NOT_SEALED.format(make=make)]
     if not (root / key.lstrip("/")).exists():
-        return [
-            f"audit.key names {key}, which does not exist yet: the service refuses to start "
-            f"until `{make} {key}` makes it (docs/audit.md)"
-        ]
+        return [words.NO_KEY_YET.format(key=key, make=make)]
     return []
 
 
@@ -228,16 +218,13 @@ def _kiosk(config: dict[str, object], wanted: bool, report: InstallReport) -> tu
     url = f"{scheme}://127.0.0.1:{port}/kiosk"
     why = None
     if not wanted:
-        why = "--no-kiosk was given"
+        why = words.NO_KIOSK_WANTED
     elif not isinstance(user, str):
-        why = "the configuration's [station] names no kiosk_user (docs/web.md)"
+        why = words.NO_KIOSK_USER
     elif host not in _LOOPBACK_HOSTS or port == 0:
-        why = (
-            f"the station listens on {host}:{port}, which the display's browser cannot reach on "
-            "this machine's loopback: give [station] host 127.0.0.1 or 0.0.0.0 and a port"
-        )
+        why = words.KIOSK_UNREACHABLE.format(host=host, port=port)
     if why is not None:
-        report.notes.append(f"{_KIOSK} is installed but not enabled: {why}")
+        report.notes.append(words.NOT_ENABLED.format(unit=_KIOSK, why=why))
         return "", url
     return str(user), url
 
@@ -253,10 +240,10 @@ def _steps(*, start: bool, gateway: bool, station: bool = False, kiosk: bool = F
         *((_KIOSK,) if kiosk else ()),
     )
     steps = [
-        Step(("systemd-sysusers", f"/{SYSUSERS}"), "the user and group mjtable"),
-        Step(("chgrp", CONFIG_GROUP, f"/{CONFIG}"), "the configuration for its readers alone"),
-        Step(("chmod", "0640", f"/{CONFIG}"), "no one else reads it (the broker's password)"),
-        Step(("udevadm", "control", "--reload"), "udev reads the new rule"),
+        Step(("systemd-sysusers", f"/{SYSUSERS}"), words.WHY_USER),
+        Step(("chgrp", CONFIG_GROUP, f"/{CONFIG}"), words.WHY_CONFIG_GROUP),
+        Step(("chmod", "0640", f"/{CONFIG}"), words.WHY_CONFIG_MODE),
+        Step(("udevadm", "control", "--reload"), words.WHY_UDEV_RELOAD),
         Step(
             (
                 "udevadm",
@@ -265,14 +252,14 @@ def _steps(*, start: bool, gateway: bool, station: bool = False, kiosk: bool = F
                 "--subsystem-match=usb",
                 "--subsystem-match=hidraw",
             ),
-            "the rule applies to the board and panel plugged in now",
+            words.WHY_UDEV_TRIGGER,
         ),
-        Step(("udevadm", "settle", "--timeout=30"), "before the service opens them"),
-        Step(("systemctl", "daemon-reload"), "systemd reads the new units"),
-        Step(("systemctl", "enable", *units), "started at every boot"),
+        Step(("udevadm", "settle", "--timeout=30"), words.WHY_UDEV_SETTLE),
+        Step(("systemctl", "daemon-reload"), words.WHY_DAEMON_RELOAD),
+        Step(("systemctl", "enable", *units), words.WHY_ENABLE),
     ]
     if start:
-        steps.append(Step(("systemctl", "restart", *units), "started now, on this version"))
+        steps.append(Step(("systemctl", "restart", *units), words.WHY_RESTART))
     return steps
 
 
@@ -286,16 +273,12 @@ def _board_changes(port: BoardPort | None, report: InstallReport) -> list[FileCh
     if port is not None and port.dropin_allow:
         board_text = board_dropin(port.port, KIND_WORDS[port.kind], port.dropin_allow)
     if port is not None and port.kind == "other":
-        report.notes.append(
-            f"board.port = {port.port}: not a kind of port the installation knows (ttyAMA, "
-            "ttyS0, serial0, ttyUSB, ttyACM, their /dev/serial links, socket://): the unit "
-            "allows the Pi's UART only; add the device with DeviceAllow= in a drop-in"
-        )
+        report.notes.append(words.UNKNOWN_PORT.format(port=port.port))
     if port is not None:
         report.notes.extend(link_problems(port.port, report.prefix))
     return [
-        FileChange(DROPIN, network_text, why="the board is not on the network"),
-        FileChange(BOARD_DROPIN, board_text, why="the board is on the Pi's UART"),
+        FileChange(DROPIN, network_text, why=words.WHY_NOT_NETWORK),
+        FileChange(BOARD_DROPIN, board_text, why=words.WHY_UART),
     ]
 
 
@@ -314,20 +297,13 @@ def install(
     commands that make them take effect through ``runner`` (default: for real)."""
     root = Path(prefix)
     if not root.is_dir():
-        raise InstallError(f"the prefix {root} is not a directory")
+        raise InstallError(words.NOT_A_DIRECTORY.format(root=root))
     live = root.resolve() == Path("/") if commands is None else commands
     if live and not dry_run and runner is None:
         if not SYSTEMD_RUNNING.is_dir():
-            raise InstallError(
-                f"this system is not running systemd (no {SYSTEMD_RUNNING}), which the service "
-                "needs: nothing was written; see what it would do with --dry-run, or stage "
-                "the files for the table with --prefix DIR"
-            )
+            raise InstallError(words.NO_SYSTEMD.format(path=SYSTEMD_RUNNING))
         if os.geteuid() != 0:
-            raise InstallError(
-                "installing on / writes to /etc and runs systemctl: run it as root (sudo), "
-                "or see what it would do with --dry-run, or stage the files with --prefix DIR"
-            )
+            raise InstallError(words.NOT_ROOT)
     src = source if source is not None else source_dir()
     program = Path(exec_path) if exec_path is not None else default_exec_path()
     report = InstallReport(prefix=root, dry_run=dry_run)
@@ -371,39 +347,29 @@ def install(
         FileChange(
             GATEWAY_FULL_ROLE,
             FULL_ROLE_DROPIN if full_role else None,
-            why="the gateway needs only the status role",
+            why=words.WHY_STATUS_ROLE,
         ),
         *_board_changes(port, report),
     ]
     planned = [change.plan(root) for change in changes]
     if dry_run:
-        report.actions = [a for a in planned if a.note != "absent"]
+        report.actions = [a for a in planned if a.note != ABSENT]
     else:
         report.actions = [change.apply(root) for change in changes]
-        report.actions = [a for a in report.actions if a.note != "absent"]
+        report.actions = [a for a in report.actions if a.note != ABSENT]
 
     report.notes.extend(_sealing_notes(root, _section(config, "audit").get("key"), program))
     if not gateway:
-        report.notes.append(
-            f"{_GATEWAY} is installed but not enabled: the configuration has no [gateway] "
-            "section (docs/floor.md)"
-        )
+        report.notes.append(words.NOT_ENABLED.format(unit=_GATEWAY, why=words.NO_GATEWAY))
     if not program.exists():
-        report.notes.append(f"the unit runs {program}, which does not exist (yet)")
+        report.notes.append(words.NO_PROGRAM.format(program=program))
     current = _current_note(program)
     if current is not None:
         report.notes.append(current)
     if not live and exec_path is None and program != Path(DEFAULT_EXEC):
-        report.notes.append(
-            f"the units run {program}, the program this install runs from: staged for another "
-            f"machine, give its path there (--exec {DEFAULT_EXEC}, the layout of "
-            "docs/install.md)"
-        )
+        report.notes.append(words.STAGED_PROGRAM.format(program=program, default=DEFAULT_EXEC))
     if not station:
-        report.notes.append(
-            f"{_STATION} is installed but not enabled: the configuration has no [station] "
-            "section (docs/web.md)"
-        )
+        report.notes.append(words.NOT_ENABLED.format(unit=_STATION, why=words.NO_STATION))
     steps = _steps(start=start, gateway=gateway, station=station, kiosk=bool(kiosk_user))
     if live:
         execute = Recorder() if dry_run else runner if runner is not None else run_command
@@ -411,17 +377,12 @@ def install(
             try:
                 execute(step.argv)
             except InstallError as exc:
-                left = "; ".join(f"sudo {s}" for s in steps[number + 1 :]) or "nothing"
-                raise StepFailed(
-                    f"the files are in place, but {exc}; still to run after fixing it: {left}"
-                ) from None
+                left = "; ".join(f"sudo {s}" for s in steps[number + 1 :]) or words.NOTHING
+                raise StepFailed(words.STEP_FAILED.format(why=exc, left=left)) from None
             report.ran.append(step)
     else:
         report.next_steps = steps
-        report.notes.append(
-            f"the files are under {root}: copy them to the table's root file system, "
-            "then run the commands below there"
-        )
+        report.notes.append(words.STAGED.format(root=root))
     report.checks = [
         "systemctl status mjtable",
         f"mjtable config check {DEFAULT_CONFIG_PATH}",

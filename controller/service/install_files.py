@@ -10,11 +10,13 @@ import ipaddress
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 from urllib.parse import urlsplit
 
+from controller.service import install_words as words
 from controller.service.paths import DEFAULT_CONFIG_PATH
 
 DEFAULT_EXEC = "/opt/mjtable/current/bin/mjtable"
@@ -45,6 +47,10 @@ it, nobody else (it may hold the floor broker's password)."""
 
 _BLOCK_START = re.compile(r"#\s*@board\s+(\S+)\s*$")
 _BLOCK_END = re.compile(r"#\s*@end\s*$")
+
+
+#: the note of a file that is not there and need not be (left out of the report)
+ABSENT = "absent"
 
 
 class InstallError(Exception):
@@ -119,10 +125,7 @@ def network_dropin(port: str) -> tuple[str, str | None]:
         address = ipaddress.ip_address(host)
     except ValueError:
         lines.append("IPAddressDeny=")
-        note = (
-            f"board.port names the host {host!r}, not an IP address: the service may reach "
-            "any address; give the board's IP address in board.port to restrict it"
-        )
+        note = words.HOST_NOT_ADDRESS.format(host=repr(host))
     else:
         lines.append(f"IPAddressAllow={address}")
     return "\n".join(lines) + "\n", note
@@ -152,19 +155,24 @@ class InstallAction:
 
     #: how a dry run words each
     PLANNED: ClassVar[dict[str, str]] = {
-        "created": "create",
-        "updated": "update",
-        "kept": "keep",
-        "removed": "remove",
+        words.CREATED: words.CREATE,
+        words.UPDATED: words.UPDATE,
+        words.KEPT: words.KEEP,
+        words.REMOVED: words.REMOVE,
     }
 
     def __str__(self) -> str:
-        return f"{self.what:9} {self.path}" + (f"  ({self.note})" if self.note else "")
+        return self.line()
 
     def planned(self) -> str:
         """The line of a dry run: what would be done."""
-        what = self.PLANNED.get(self.what, self.what)
-        return f"{what:9} {self.path}" + (f"  ({self.note})" if self.note else "")
+        return self.line(planned=True)
+
+    def line(self, said: Callable[[str], str] = str, *, planned: bool = False) -> str:
+        """What was done (or, ``planned``, would be) and to which file, its words in
+        ``said``'s language."""
+        what = self.PLANNED.get(self.what, self.what) if planned else self.what
+        return f"{said(what):9} {self.path}" + (f"  ({said(self.note)})" if self.note else "")
 
 
 @dataclass(frozen=True)
@@ -182,18 +190,19 @@ class FileChange:
         """What applying it would do, without touching anything."""
         target = root / self.relative
         if target.exists() and not target.is_file():
-            raise InstallError(f"{target} exists and is not a file")
+            raise InstallError(words.NOT_A_FILE.format(path=target))
         if self.content is None:
             if target.exists():
-                return InstallAction(target, "removed", self.why)
-            return InstallAction(target, "unchanged", "absent")
+                return InstallAction(target, words.REMOVED, self.why)
+            return InstallAction(target, words.UNCHANGED, ABSENT)
         if not target.exists():
-            return InstallAction(target, "created")
+            return InstallAction(target, words.CREATED)
         if self.keep:
-            return InstallAction(target, "kept", "not overwritten")
+            return InstallAction(target, words.KEPT, words.NOT_OVERWRITTEN)
         if target.read_text(encoding="utf-8", errors="replace") == self.content:
-            return InstallAction(target, "unchanged")
-        return InstallAction(target, "updated", f"the previous one is {target.name}.bak")
+            return InstallAction(target, words.UNCHANGED)
+        previous = words.PREVIOUS_ONE.format(name=f"{target.name}.bak")
+        return InstallAction(target, words.UPDATED, previous)
 
     def apply(self, root: Path) -> InstallAction:
         """Do it: write atomically (with its ``mode``), keeping a replaced file as FILE.bak."""

@@ -274,3 +274,9 @@ def test_install_dry_run_in_french(capsys: pytest.CaptureFixture[str], tmp_path:
     assert status == 0
     assert out[0] == "essai à blanc : rien n'est modifié ; voici ce qui serait fait"
     assert "ensuite, sur la table :" in out and "puis vérifiez :" in out
+    assert "carte     /dev/serial0, l'UART du Pi (ttyAMA / ttyS0)" in out
+    assert f"créer     {tmp_path}/etc/mjtable/config.toml" in out
+    notes = [line for line in out if line.startswith("remarque : ")]
+    assert len(notes) >= 3, out
+    said = [line for line in out if not line.startswith("  ")]  # the commands stay as written
+    assert _english_left([re.sub(r"`[^`]*`|\S+\.service", "", line) for line in said]) == []
