@@ -230,22 +230,24 @@ def source_words() -> Catalog:
     for words in table_words():
         if words not in template:
             template.add(words, None, [("controller/api/messages.py", 0)])
-    for words in configuration_words():
+    for words in command_words():
         if words not in template:
             template.add(words, None, [("controller/service/config_words.py", 0)])
     return template
 
 
-def configuration_words() -> Iterator[str]:
-    """A configuration's problems and warnings (`mjtable config check` and the commands that
-    read a configuration say them) and the installer's words (`mjtable install`), as the
-    catalogue's words: their sentences, and what each key expects."""
+def command_words() -> Iterator[str]:
+    """What the technician's commands pass on from the service's parts, as the catalogue's
+    words: a configuration's problems and warnings (`mjtable config check` and the commands
+    that read a configuration say them) with what each key expects, the installer's words
+    (`mjtable install`), the firmware tools' (`mjtable firmware`)."""
     # lazy: the configuration's models, only when the catalogue is made (development)
+    from controller.firmware.words import FIRMWARE_SENTENCES
     from controller.service.config import config_words
     from controller.service.config_words import CONFIG_SENTENCES, SAID
     from controller.service.install_words import INSTALL_SENTENCES
 
-    for sentence in (SAID, *CONFIG_SENTENCES, *INSTALL_SENTENCES):
+    for sentence in (SAID, *CONFIG_SENTENCES, *INSTALL_SENTENCES, *FIRMWARE_SENTENCES):
         yield msgid_of(sentence)
     yield from config_words()
 

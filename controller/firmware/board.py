@@ -21,7 +21,7 @@ import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from controller.firmware import FirmwareError
+from controller.firmware import FirmwareError, words
 from controller.firmware.mpy import QUERY as MPY_QUERY
 from drivers.portlock import PortHeld, held_reason, lockers
 
@@ -79,9 +79,7 @@ def _mpremote() -> tuple[Any, type[Exception], type[Exception]]:
         transport = importlib.import_module("mpremote.transport")
         transport_serial = importlib.import_module("mpremote.transport_serial")
     except ImportError:
-        raise FirmwareError(
-            "mpremote, MicroPython's board tool, is not installed: pip install mpremote"
-        ) from None
+        raise FirmwareError(words.NO_MPREMOTE) from None
     return (
         transport_serial.SerialTransport,
         transport.TransportError,
@@ -109,14 +107,9 @@ def check_port(port: str) -> None:
     if not port.startswith("/"):
         return  # a pyserial URL: nothing to look at beforehand
     if not os.path.exists(port):
-        raise FirmwareError(
-            f"no port {port}: is the board plugged in by USB? (ls /dev/ttyACM* lists the ports)"
-        )
+        raise FirmwareError(words.NO_PORT.format(port=port))
     if not os.access(port, os.R_OK | os.W_OK):
-        raise FirmwareError(
-            f"no permission to open {port}: with the udev rule installed (sudo mjtable install), "
-            "add your user to the group mjtable (sudo usermod -aG mjtable $USER) and log in again"
-        )
+        raise FirmwareError(words.NO_PERMISSION.format(port=port))
 
 
 class Board:
@@ -144,8 +137,7 @@ class Board:
             if found:
                 raise PortHeld(held_reason(self.port, found, HELD_ADVICE)) from None
             raise FirmwareError(
-                f"cannot open {self.port} ({_first_line(exc)}): is another program using it? "
-                f"(`sudo fuser -v {self.port}` names it)"
+                words.CANNOT_OPEN.format(port=self.port, why=_first_line(exc))
             ) from None
         try:
             with _quiet():
@@ -154,13 +146,13 @@ class Board:
         except self._errors:
             self.close()
             raise FirmwareError(
-                f"{self.port} does not answer as a MicroPython board (no raw REPL within "
-                f"{self.timeout:g} s): copy MicroPython's UF2 onto it first (hold BOOTSEL while "
-                "plugging it in), and check that this is the board's port"
+                words.NOT_MICROPYTHON_YET.format(port=self.port, seconds=f"{self.timeout:g}")
             ) from None
         if name != "micropython":
             self.close()
-            raise FirmwareError(f"{self.port} runs {name or 'something'}, not MicroPython")
+            raise FirmwareError(
+                words.RUNS_ELSE.format(port=self.port, name=name or words.SOMETHING)
+            )
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -181,15 +173,9 @@ class Board:
             with _quiet():
                 out: bytes = self._transport.exec(code)
         except self._exec_error as exc:
-            raise FirmwareError(
-                f"the board raised {_first_line(exc)}: is this the table's board, with "
-                "MicroPython's hashlib and os? (mjtable firmware verify --port PORT)"
-            ) from None
+            raise FirmwareError(words.BOARD_RAISED.format(why=_first_line(exc))) from None
         except self._errors as exc:
-            raise FirmwareError(
-                f"the board stopped answering ({_first_line(exc)}): check the USB cable; if it "
-                "restarted (its watchdog), run the command again"
-            ) from None
+            raise FirmwareError(words.STOPPED_ANSWERING.format(why=_first_line(exc))) from None
         return out.decode("utf-8", "replace")
 
     def make_dirs(self, paths: list[str]) -> None:
@@ -210,8 +196,7 @@ class Board:
                 )
         except self._errors as exc:
             raise FirmwareError(
-                f"writing {path} on the board failed ({_first_line(exc)}): is its flash full? "
-                "(mjtable firmware verify shows what it holds)"
+                words.WRITE_FAILED.format(path=path, why=_first_line(exc))
             ) from None
 
     def remove(self, path: str) -> None:
@@ -240,9 +225,7 @@ class Board:
         try:
             return int(answer)
         except ValueError:
-            raise FirmwareError(
-                f"the board did not say which .mpy files it loads ({answer[:60]!r})"
-            ) from None
+            raise FirmwareError(words.NO_MPY_SAID.format(answer=repr(answer[:60]))) from None
 
     def image_build(self) -> str | None:
         """The manifest frozen into the board's MicroPython by `mjtable firmware image` (one line

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from controller.firmware import FirmwareError
+from controller.firmware import FirmwareError, words
 from controller.firmware.board import Board
 from controller.firmware.manifest import MANIFEST_NAME, Manifest
 from controller.firmware.mpy import build_format, loadable_problem
@@ -47,12 +47,7 @@ def flash(board: Board, directory: Path, manifest: Manifest, progress: Progress)
     manifest.check_files(directory)
     frozen = board.image_build()
     if frozen is not None:
-        raise FirmwareError(
-            f"the board runs the image of mjtable firmware image ({_image_words(frozen)}), "
-            "which runs its frozen modules whatever files are copied onto it: copy the new "
-            "image onto it instead, or MicroPython's own UF2 to flash .mpy files (hold BOOTSEL "
-            "while plugging it in), then run this again"
-        )
+        raise FirmwareError(words.RUNS_IMAGE.format(build=_image_words(frozen)))
     problem = loadable_problem(
         board.mpy_format(), build_format(directory, [e.path for e in manifest.files])
     )
@@ -77,9 +72,10 @@ def _image_words(frozen: str) -> str:
     """``firmware 1.0.0, build 0294fda57d315958`` from the image's frozen manifest."""
     try:
         data = json.loads(frozen)
-        return f"firmware {data['firmware_version']}, build {str(data['build_hash'])[:16]}"
+        firmware, build = data["firmware_version"], str(data["build_hash"])[:16]
+        return words.IMAGE_BUILD.format(firmware=firmware, build=build)
     except (ValueError, KeyError, TypeError):
-        return "a build it does not name"
+        return words.UNNAMED_BUILD
 
 
 def _write(board: Board, path: str, data: bytes, progress: Progress) -> None:

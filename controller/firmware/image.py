@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from controller.firmware import FirmwareError
+from controller.firmware import FirmwareError, words
 from controller.firmware.build import DEFAULT_TILES, Build, build
 from drivers.uf2 import to_uf2
 
@@ -150,26 +150,22 @@ def make_image(
     """Build the firmware of ``root`` for ``tiles``, freeze it into MicroPython built from
     ``shared`` (the rp2040 folder) in ``work``, and write the UF2 to ``out``."""
     if out.is_dir():
-        raise FirmwareError(f"{out} is a directory: give the UF2 file to write, e.g. {out}/x.uf2")
+        raise FirmwareError(words.OUT_IS_DIRECTORY.format(out=out))
     if not out.parent.is_dir():
-        raise FirmwareError(f"no directory {out.parent} to write {out.name} in")
+        raise FirmwareError(words.NO_OUT_DIRECTORY.format(folder=out.parent, name=out.name))
     for name in (SCRIPT, SOURCES):
         if not (shared / name).is_file():
-            raise FirmwareError(
-                f"no {name} in {shared}: the image is built from the shared rp2040 folder's "
-                "MicroPython sources; give it with --rp2040 DIR or MJTABLE_RP2040_DIR"
-            )
+            raise FirmwareError(words.NO_SOURCES.format(name=name, shared=shared))
     missing = missing_toolchain()
     if missing and os.geteuid() != 0:
         raise FirmwareError(
-            f"Debian's Arm toolchain is missing ({', '.join(missing)}): install it as root "
-            f"({install_command(missing)}), then run this again"
+            words.NO_TOOLCHAIN.format(missing=", ".join(missing), command=install_command(missing))
         )
     work = work if work is not None else default_work()
     try:
         work.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise FirmwareError(f"cannot make the work tree {work}: {exc.strerror}") from None
+        raise FirmwareError(words.NO_WORK_TREE.format(work=work, why=exc.strerror)) from None
     with _held(work, say):
         frozen = work / "frozen"
         shutil.rmtree(frozen, ignore_errors=True)
@@ -180,21 +176,21 @@ def make_image(
         manifest = frozen / "manifest.py"
         manifest.write_text(freeze_manifest(made, extra), encoding="utf-8")
         say(
-            f"freezing firmware {made.manifest.firmware_version}, build "
-            f"{made.manifest.build_hash[:16]} ({len(made.manifest.files)} files, {tiles} tiles) "
-            "into MicroPython v1.27.0"
+            words.FREEZING.format(
+                firmware=made.manifest.firmware_version,
+                build=made.manifest.build_hash[:16],
+                count=len(made.manifest.files),
+                tiles=tiles,
+            )
         )
         if missing:
-            say(f"installing Debian's Arm toolchain first (about 400 MB): {' '.join(missing)}")
+            say(words.INSTALLING_TOOLCHAIN.format(missing=" ".join(missing)))
         log = work / "build.log"
-        say(f"building MicroPython in {work} (1 to 4 minutes; its log: {log})")
+        say(words.BUILDING.format(work=work, log=log))
         _run_script(shared / SCRIPT, frozen / "out", manifest, work, log)
         data = (frozen / "out" / FROZEN_BIN).read_bytes()
     if len(data) > IMAGE_ROOM:
-        raise FirmwareError(
-            f"the image takes {len(data)} bytes of flash, more than the {IMAGE_ROOM} before "
-            "MicroPython's file system: freeze fewer modules"
-        )
+        raise FirmwareError(words.TOO_BIG.format(size=len(data), room=IMAGE_ROOM))
     uf2 = to_uf2(data)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:
@@ -202,7 +198,7 @@ def make_image(
         os.replace(tmp, out)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
-        raise FirmwareError(f"cannot write {out}: {exc.strerror}") from None
+        raise FirmwareError(words.CANNOT_WRITE.format(path=out, why=exc.strerror)) from None
     return Image(out, made, tiles, len(data), hashlib.sha256(uf2).hexdigest())
 
 
@@ -213,7 +209,7 @@ def _held(work: Path, say: Say) -> Iterator[None]:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            say(f"waiting for another image build in {work} to finish")
+            say(words.WAITING.format(work=work))
             fcntl.flock(lock, fcntl.LOCK_EX)
         yield
 
@@ -231,15 +227,12 @@ def _run_script(script: Path, out: Path, manifest: Path, work: Path, log: Path) 
                 check=False,
             )
     except OSError as exc:
-        raise FirmwareError(f"cannot run {script}: {exc.strerror}") from None
+        raise FirmwareError(words.CANNOT_RUN.format(script=script, why=exc.strerror)) from None
     if result.returncode != 0 or not (out / FROZEN_BIN).is_file():
         lines = [
             line.strip()
             for line in log.read_text(encoding="utf-8", errors="replace").splitlines()
             if line.strip()
         ]
-        why = lines[-1] if lines else f"exit status {result.returncode}"
-        raise FirmwareError(
-            f"MicroPython's build failed ({why}); the whole log is in {log}: fix what it "
-            "says, then run this again"
-        )
+        why = lines[-1] if lines else words.EXIT_STATUS.format(status=result.returncode)
+        raise FirmwareError(words.BUILD_FAILED.format(why=why, log=log))

@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from controller.firmware import FirmwareError
+from controller.firmware import FirmwareError, words
 from firmware.buildinfo import build_hash as shared_build_hash
 
 #: the manifest's name in a build directory and on the board (at its root)
@@ -85,13 +85,12 @@ class Manifest:
             )
         except FileNotFoundError:
             raise FirmwareError(
-                f"no {MANIFEST_NAME} in {directory}: build there first "
-                f"(mjtable firmware build --out {directory})"
+                words.NO_MANIFEST.format(name=MANIFEST_NAME, folder=directory)
             ) from None
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise FirmwareError(f"{path} is not a firmware manifest ({exc}): build again") from None
+            raise FirmwareError(words.NOT_A_MANIFEST.format(path=path, why=exc)) from None
         if build_hash(files) != manifest.build_hash:
-            raise FirmwareError(f"{path}: its build hash does not match its files: build again")
+            raise FirmwareError(words.HASH_DIFFERS.format(path=path))
         return manifest
 
     def check_files(self, directory: Path) -> None:
@@ -101,9 +100,9 @@ class Manifest:
             try:
                 digest = hashlib.sha256(path.read_bytes()).hexdigest()
             except OSError:
-                raise FirmwareError(f"{path} is missing from the build: build again") from None
+                raise FirmwareError(words.MISSING_FILE.format(path=path)) from None
             if digest != entry.sha256:
-                raise FirmwareError(f"{path} differs from its manifest: build again") from None
+                raise FirmwareError(words.FILE_DIFFERS.format(path=path)) from None
 
 
 def build_hash(entries: tuple[FileEntry, ...] | list[FileEntry]) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from controller.firmware import FirmwareError
+from controller.firmware import FirmwareError, words
 
 #: the MicroPython releases that load each .mpy format version (bytecode)
 RELEASES = {3: "1.9.3 to 1.11", 5: "1.12 to 1.18", 6: "1.19 or newer"}
@@ -66,42 +66,38 @@ def build_format(directory: Path, paths: list[str]) -> Format:
             continue
         here = Format.of_file((directory / path).read_bytes()[:4])
         if here is None:
-            raise FirmwareError(f"{directory / path} is not a .mpy file: build again")
+            raise FirmwareError(words.NOT_MPY.format(path=directory / path))
         if (version is not None and here.version != version) or (
             here.arch and native is not None and here != native
         ):
-            raise FirmwareError(f"{directory / path} is of another .mpy format: build again")
+            raise FirmwareError(words.OTHER_FORMAT.format(path=directory / path))
         version = here.version
         if here.arch:
             native = here
     if version is None:
-        raise FirmwareError(f"{directory} holds no .mpy file: build again")
+        raise FirmwareError(words.NO_MPY.format(folder=directory))
     return native if native is not None else Format(version, 0, 0)
 
 
 def loadable_problem(board_mpy: int, build: Format) -> str | None:
     """Why a board whose ``sys.implementation._mpy`` is ``board_mpy`` cannot load the build's
     files, in one line; None when it can."""
-    needs = RELEASES.get(build.version, f"one that loads .mpy version {build.version}")
-    todo = (
-        f"copy the UF2 of a MicroPython {needs} onto the board (hold BOOTSEL while plugging it "
-        "in), then run this again"
-    )
+    needs = RELEASES.get(build.version, words.LOADS_VERSION.format(version=build.version))
+    todo = words.COPY_UF2.format(needs=needs)
     if board_mpy < 0:
-        return f"the board's MicroPython loads no .mpy files, this build is of them: {todo}"
+        return words.LOADS_NO_MPY.format(todo=todo)
     board = Format.of_board(board_mpy)
     if board.loads(build):
         return None
     if board.version == build.version:  # the machine code: another chip, or another ABI
-        arch = ARCHES.get(build.arch, f"architecture {build.arch}")
-        return (
-            f"this build holds machine code for {arch}, .mpy {build.version}.{build.sub_version}; "
-            f"the board's MicroPython runs {ARCHES.get(board.arch, f'architecture {board.arch}')} "
-            f"code of .mpy {board.version}.{board.sub_version}: copy the UF2 of MicroPython "
-            "1.23 or newer for the Raspberry Pi Pico onto the board (hold BOOTSEL while "
-            "plugging it in), then run this again"
+        return words.OTHER_MACHINE_CODE.format(
+            arch=ARCHES.get(build.arch, words.ARCHITECTURE.format(arch=build.arch)),
+            build=f"{build.version}.{build.sub_version}",
+            board_arch=ARCHES.get(board.arch, words.ARCHITECTURE.format(arch=board.arch)),
+            board=f"{board.version}.{board.sub_version}",
         )
-    return (
-        f"the board's MicroPython loads .mpy version {board.version}.{board.sub_version}, this "
-        f"build's files are version {build.version}.{build.sub_version}: {todo}"
+    return words.OTHER_MPY.format(
+        board=f"{board.version}.{board.sub_version}",
+        build=f"{build.version}.{build.sub_version}",
+        todo=todo,
     )

@@ -280,3 +280,28 @@ def test_install_dry_run_in_french(capsys: pytest.CaptureFixture[str], tmp_path:
     assert len(notes) >= 3, out
     said = [line for line in out if not line.startswith("  ")]  # the commands stay as written
     assert _english_left([re.sub(r"`[^`]*`|\S+\.service", "", line) for line in said]) == []
+
+
+def test_the_firmware_tools_refusals_in_french(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    status, _, err = _said(
+        capsys, "firmware", "flash", "--port", str(tmp_path / "ttyACM9"), "--lang", "fr"
+    )
+    assert status == 1
+    assert err == [
+        f"mjtable firmware: pas de port {tmp_path / 'ttyACM9'} : la carte est-elle branchée en "
+        "USB ? (ls /dev/ttyACM* liste les ports)"
+    ]
+    # the image build's refusals and steps, as the command passes them on
+    from controller.firmware import words
+
+    said = Phrasebook("fr").table(words.OUT_IS_DIRECTORY.format(out=tmp_path))
+    assert said == (
+        f"{tmp_path} est un répertoire : donnez le fichier UF2 à écrire, par ex. {tmp_path}/x.uf2"
+    )
+    step = words.BUILDING.format(work=tmp_path, log=tmp_path / "build.log")
+    assert Phrasebook("fr").table(step) == (
+        f"construction de MicroPython dans {tmp_path} (1 à 4 minutes ; son journal : "
+        f"{tmp_path}/build.log)"
+    )

@@ -16,15 +16,16 @@ STATION = Path(__file__).resolve().parents[2] / "station"
 #: functions alone (tests/station/test_lang.py: the running station never loads it)
 WEB_LIBRARIES = {"aiohttp", "jinja2", "markupsafe", "babel"}
 #: what station/lang.py's catalogue maker reads besides (development: `python -m station.lang`):
-#: a configuration's sentences and its keys' descriptions, the installer's sentences, which the
-#: technician's commands say; only inside that one function, which the running station never
-#: calls
+#: a configuration's sentences and its keys' descriptions, the installer's and the firmware
+#: tools' sentences, which the technician's commands say; only inside that one function, which
+#: the running station never calls
 CATALOGUE_ONLY = {
+    "controller.firmware.words",
     "controller.service.config",
     "controller.service.config_words",
     "controller.service.install_words",
 }
-CATALOGUE_FUNCTION = "configuration_words"
+CATALOGUE_FUNCTION = "command_words"
 
 
 def test_only_the_api_client_its_models_and_the_web_library() -> None:
