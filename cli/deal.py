@@ -23,7 +23,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from cli.errors import UsageError
-from cli.lang import Phrasebook, add_lang_option, chosen
+from cli.lang import N_, Phrasebook, add_lang_option, chosen
 from rules.words import DEFAULT_RULE_SET, RULE_SETS  # the vocabulary only: no third-party import
 
 #: The longest --cycle-id recorded (the controller's ids are about 20 characters).
@@ -111,7 +111,12 @@ def parse_throws(text: str) -> list[list[int]]:
     groups: list[list[int]] = []
     written = text.split(",")
     if len(written) > MAX_THROWS:
-        raise UsageError(f"--throws: {len(written)} throws, more than the {MAX_THROWS} allowed")
+        raise UsageError(
+            N_("%(count)s throws, more than the %(most)s allowed"),
+            about="--throws",
+            count=len(written),
+            most=MAX_THROWS,
+        )
     for number, group in enumerate(written, start=1):
         parts = group.strip().split("+")
         try:
@@ -121,9 +126,14 @@ def parse_throws(text: str) -> list[list[int]]:
             dice = [int(part) for part in parts]
         except ValueError:
             raise UsageError(
-                f"--throws: throw {number} {clip(group.strip())} is not dice "
-                f"(write A+B, 1 to {MAX_DICE} dice, a single die alone, throws separated by "
-                "commas)"
+                N_(
+                    "throw %(number)s %(throw)s is not dice (write A+B, 1 to %(most)s dice, a "
+                    "single die alone, throws separated by commas)"
+                ),
+                about="--throws",
+                number=number,
+                throw=clip(group.strip()),
+                most=MAX_DICE,
             ) from None
         groups.append(dice)
     return groups
@@ -137,7 +147,12 @@ def check_faces(profile: Profile, groups: list[list[int]]) -> None:
             if not 1 <= die <= faces:
                 text = "+".join(str(d) for d in dice)
                 raise UsageError(
-                    f"--throws: throw {number} ({text}): die {die} is out of range 1..{faces}"
+                    N_("throw %(number)s (%(throw)s): die %(die)s is out of range 1..%(faces)s"),
+                    about="--throws",
+                    number=number,
+                    throw=text,
+                    die=die,
+                    faces=faces,
                 )
 
 
@@ -155,10 +170,14 @@ def run(args: argparse.Namespace) -> int:
         if given:
             option = "--socket" if args.socket is not None else "--config"
             raise UsageError(
-                f"{option} asks the running service to deal; {', '.join(given)} "
-                f"{'belongs' if len(given) == 1 else 'belong'} to the computation without "
-                "hardware"
-            )
+                N_("%(option)s asks the running service to deal; %(given)s belongs to the "
+                   "computation without hardware")
+                if len(given) == 1
+                else N_("%(option)s asks the running service to deal; %(given)s belong to the "
+                        "computation without hardware"),
+                option=option,
+                given=", ".join(given),
+            )  # fmt: skip
         # lazy: the API client, only to ask the service
         from cli.client import deal_via_service, socket_path
 
@@ -190,20 +209,20 @@ def _compute(args: argparse.Namespace) -> DealtState:
     profile = load_profile(checked_profile(args.variant, "--variant"))
     tile_set = tile_set_name(args.tile_set)
     if tile_set is None:
-        raise UsageError(f"--tile-set: {clip(args.tile_set)} is not A or B")
+        raise UsageError(N_("%(got)s is not A or B"), about="--tile-set", got=clip(args.tile_set))
     text_value(args.cycle_id, "--cycle-id", longest=MAX_CYCLE_ID)
     leader: Seat | None = parse_seat(args.leader) if args.leader is not None else None
     if args.random:
         if args.manifest or args.throws:
             raise UsageError(
-                "--random makes its own manifest and throws: leave out --manifest and --throws"
+                N_("--random makes its own manifest and throws: leave out --manifest and --throws")
             )
         manifest, leader, throws = _random_inputs(profile, leader, args.seed)
     else:
         if args.seed is not None:
-            raise UsageError("--seed goes with --random")
+            raise UsageError(N_("--seed goes with --random"))
         if not args.manifest or not args.throws:
-            raise UsageError("give --manifest FILE and --throws A+B[,C+D...], or --random")
+            raise UsageError(N_("give --manifest FILE and --throws A+B[,C+D...], or --random"))
         groups = parse_throws(args.throws)
         check_faces(profile, groups)
         manifest = _read_manifest(args.manifest)
@@ -235,7 +254,9 @@ def _random_inputs(
 
     if profile.dice.procedure == "single_die_round" and leader is not None:
         raise UsageError(
-            f"--leader: in {profile.name} the single-die round picks the leader; leave it out"
+            N_("in %(profile)s the single-die round picks the leader; leave it out"),
+            about="--leader",
+            profile=profile.name,
         )
     if seed_text is None:
         seed = secrets.randbelow(2**31)
@@ -244,7 +265,9 @@ def _random_inputs(
         try:
             seed = int(seed_text)
         except ValueError:
-            raise UsageError(f"--seed: {seed_text!r} is not an integer") from None
+            raise UsageError(
+                N_("%(got)s is not an integer"), about="--seed", got=repr(seed_text)
+            ) from None
     rng = random.Random(seed)
     tiles = tile_list(profile.tiles)
     rng.shuffle(tiles)

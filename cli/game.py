@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from cli.errors import UsageError
+from cli.lang import N_
 
 if TYPE_CHECKING:
     from rules.dealt import DealtState, GamePosition
@@ -103,10 +104,13 @@ def _directory(value: str, *, create: bool) -> Path:
         try:
             path.mkdir(parents=True)
         except OSError as exc:
-            raise UsageError(f"--dir {value}: cannot create it: {exc.strerror or exc}") from None
+            raise UsageError(
+                N_("cannot create it: %(why)s"), about=f"--dir {value}", why=exc.strerror or exc
+            ) from None
     if not path.is_dir():
-        what = "does not exist" if not path.exists() else "is not a directory"
-        raise UsageError(f"--dir {value} {what}")
+        if not path.exists():
+            raise UsageError(N_("--dir %(folder)s does not exist"), folder=value)
+        raise UsageError(N_("--dir %(folder)s is not a directory"), folder=value)
     return path
 
 
@@ -122,11 +126,13 @@ def _load(directory: Path, *, repair: bool) -> tuple[Follower, bool]:
     except FileNotFoundError:
         data = b""
     except OSError as exc:
-        raise UsageError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+        raise UsageError(
+            N_("cannot read it: %(why)s"), about=str(path), why=exc.strerror or exc
+        ) from None
     try:
         items, torn = read_journal(data.decode("utf-8"))
     except (UnicodeDecodeError, EventError) as exc:
-        raise UsageError(f"{path}: {exc}: the journal is damaged") from None
+        raise UsageError(N_("%(why)s: the journal is damaged"), about=str(path), why=exc) from None
     if torn and repair:
         with path.open("r+b") as file:
             file.truncate(data.rfind(b"\n") + 1)
@@ -160,11 +166,18 @@ def _check_source(directory: Path, events: str) -> None:
         path.write_text(json.dumps({"events": source}) + "\n", encoding="utf-8")
         return
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"{path}: cannot read it ({exc}): the directory is damaged") from None
+        raise UsageError(
+            N_("cannot read it (%(why)s): the directory is damaged"), about=str(path), why=exc
+        ) from None
     if known != source:
         raise UsageError(
-            f"--dir {directory} follows the floor's lines from {known}, not {source}: give "
-            "that source again, or a new directory for a new game"
+            N_(
+                "--dir %(folder)s follows the floor's lines from %(known)s, not %(source)s: give "
+                "that source again, or a new directory for a new game"
+            ),
+            folder=directory,
+            known=known,
+            source=source,
         )
 
 
@@ -179,8 +192,12 @@ def _lock(directory: Path) -> IO[str]:
         holder = handle.read().strip() or "another process"
         handle.close()
         raise UsageError(
-            f"--dir {directory} is followed already (pid {holder}): stop that follower "
-            "first, or show the game with mjtable game show"
+            N_(
+                "--dir %(folder)s is followed already (pid %(pid)s): stop that follower first, "
+                "or show the game with mjtable game show"
+            ),
+            folder=directory,
+            pid=holder,
         ) from None
     handle.truncate(0)
     handle.write(f"{os.getpid()}\n")
@@ -385,7 +402,11 @@ def _show(args: argparse.Namespace) -> int:
     directory = _directory(args.dir, create=False)
     if not (directory / JOURNAL).exists():
         raise UsageError(
-            f"--dir {args.dir} holds no game yet: mjtable game follow --dir {args.dir} starts one"
+            N_(
+                "--dir %(folder)s holds no game yet: mjtable game follow --dir %(folder)s starts "
+                "one"
+            ),
+            folder=args.dir,
         )
     follower, _ = _load(directory, repair=False)
     table = standings(follower.record, args.lang)

@@ -19,6 +19,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from cli.errors import UsageError
+from cli.lang import N_
 from rules.words import DEFAULT_RULE_SET, RULE_SETS, RuleSet  # the vocabulary only
 
 if TYPE_CHECKING:
@@ -120,7 +121,12 @@ def _refuse_foreign_options(args: argparse.Namespace, rule_set: str) -> None:
             continue
         for option in options:
             if getattr(args, option[2:].replace("-", "_")) is not None:
-                raise UsageError(f"{option} applies to {owner} only, not to a {rule_set} hand")
+                raise UsageError(
+                    N_("%(option)s applies to %(owner)s only, not to a %(rules)s hand"),
+                    option=option,
+                    owner=owner,
+                    rules=rule_set,
+                )
 
 
 def _build(args: argparse.Namespace) -> Hand:
@@ -151,9 +157,9 @@ def _context(args: argparse.Namespace, hand: Hand) -> Context | None:
     from rules.words import RuleSet
 
     if args.robbed_kong_points is not None and args.robbed_kong_points < 0:
-        raise UsageError("--robbed-kong-points cannot be negative")
+        raise UsageError(N_("--robbed-kong-points cannot be negative"))
     if args.order is not None and not 1 <= args.order <= 4:
-        raise UsageError(f"--order must be 1..4, not {args.order}")
+        raise UsageError(N_("--order must be 1..4, not %(got)s"), got=args.order)
     if hand.rule_set is RuleSet.SICHUAN:
         try:
             return SichuanContext(
@@ -166,7 +172,7 @@ def _context(args: argparse.Namespace, hand: Hand) -> Context | None:
         try:
             return WenzhouContext(leader=streak is not None, streak=streak or 0)
         except HandError as exc:
-            raise UsageError(f"--leader-streak {streak}: {exc}") from None
+            raise UsageError(str(exc), about=f"--leader-streak {streak}") from None
     if hand.rule_set is RuleSet.SIMPLIFIED:
         # Who must announce « une Tuile » is the built-in profile's choice (seed 004 rule 10).
         une_tuile = load_profile(hand.rule_set.value).announce.une_tuile
@@ -197,15 +203,22 @@ def run(args: argparse.Namespace) -> int:
         try:
             money = to_money(1, args.point)
         except (SettleError, ArithmeticError, ValueError):
-            raise UsageError(f"--point {args.point!r}: expected an amount such as 0.50") from None
+            raise UsageError(
+                N_("expected an amount such as 0.50"), about=f"--point {args.point!r}"
+            ) from None
 
     waits: list[str] | None = None
     if not hand.complete:
         waits = winning_tiles(hand)
     elif args.waits:
         raise UsageError(
-            f"--waits needs a hand one tile short ({hand.spec.waiting_size} tiles for "
-            f"{hand.rule_set.value}); this one has {hand.size}"
+            N_(
+                "--waits needs a hand one tile short (%(size)s tiles for %(rules)s); this one "
+                "has %(got)s"
+            ),
+            size=hand.spec.waiting_size,
+            rules=hand.rule_set.value,
+            got=hand.size,
         )
     result = score(hand, ctx, table=table)
     readings = decompositions(hand) if hand.complete else []
@@ -214,8 +227,10 @@ def run(args: argparse.Namespace) -> int:
         rule = payment_rule(hand.rule_set, hand.win_from, result.points)
     if money is not None and rule is None:
         raise UsageError(
-            "--point values a win's payments, and this hand pays nothing: give the winning "
-            "tile and where it came from (--win TILE --from discard|wall|kong|robbed)"
+            N_(
+                "--point values a win's payments, and this hand pays nothing: give the winning "
+                "tile and where it came from (--win TILE --from discard|wall|kong|robbed)"
+            )
         )
 
     if args.json:

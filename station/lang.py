@@ -78,6 +78,9 @@ METHODS = [
     ("cli/gateway.py", "python"),
     ("cli/follower.py", "python"),
     ("cli/run.py", "python"),
+    ("cli/deal.py", "python"),
+    ("cli/hand.py", "python"),
+    ("cli/game.py", "python"),
 ]
 OPTIONS = {"station/web/templates/**.html": {"extensions": "jinja2.ext.i18n"}}
 KEYWORDS = {

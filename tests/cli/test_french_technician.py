@@ -125,6 +125,9 @@ def test_every_refusal_of_the_parser_has_its_french() -> None:
         (["run", "--config", "/nonexistent/c.toml"], "pas de configuration à /nonexistent/c.toml"),
         (["station", "token", "--role", "boss"], "--role: attendu l'un de viewer, dealer, "),
         (["throw", "0+3"], "'0+3': un dé montre 1 à 6 (20 au plus)"),
+        (["deal", "--random", "--tile-set", "C"], "--tile-set: 'C' n'est ni A ni B"),
+        (["hand", "--order", "7", "E1"], "--order ne s'applique qu'à simplified, pas à une main"),
+        (["game", "show", "--dir", "/nonexistent/g", "--lang", "fr"], "/nonexistent/g n'existe"),
     ],
 )
 def test_a_command_s_refusal_is_one_french_line(
