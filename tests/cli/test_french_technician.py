@@ -38,8 +38,8 @@ def french_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _english_left(lines: list[str]) -> list[str]:
-    # the options' names (--motor-ms) stay as written
-    return _english_in_words([re.sub(r"--[a-z-]+", "", line) for line in lines])
+    # the options' names (--motor-ms) and the paths (the checkout's, a test's) stay as written
+    return _english_in_words([re.sub(r"--[a-z-]+|\S*/\S*", "", line) for line in lines])
 
 
 def _said(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[str], list[str]]:
@@ -282,6 +282,7 @@ def test_install_dry_run_in_french(capsys: pytest.CaptureFixture[str], tmp_path:
     notes = [line for line in out if line.startswith("remarque : ")]
     assert len(notes) >= 3, out
     said = [line for line in out if not line.startswith("  ")]  # the commands stay as written
+    # and so do the commands quoted and the units' names
     assert _english_left([re.sub(r"`[^`]*`|\S+\.service", "", line) for line in said]) == []
 
 
