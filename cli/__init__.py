@@ -27,7 +27,6 @@ from typing import cast
 from cli.errors import UsageError
 from cli.lang import N_, Phrasebook, asked, asked_in, chosen
 from cli.parsing import Parser, VersionAction, shorten
-from rules.lang import Lang
 
 # isort: split
 # UsageError is bound first: some subcommands import it from this package.
@@ -135,7 +134,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             status: int = args.func(args)
         except UsageError as exc:
-            print(f"{command}: {shorten(_refusal(exc, chosen(args)))}", file=sys.stderr)
+            said = exc.said_in(Phrasebook(chosen(args)))
+            print(f"{command}: {shorten(said)}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
             said = Phrasebook(chosen(args))._(N_("interrupted"))
@@ -151,13 +151,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         _silence_stdout()
         return EXIT_BROKEN_PIPE
-
-
-def _refusal(exc: UsageError, lang: Lang) -> str:
-    """A command's refusal in ``lang``: its own words from the catalogue with their details;
-    words passed on from another part (the table's: a refusal, a fault) as the table's are
-    translated."""
-    return exc.said_in(Phrasebook(lang))
 
 
 #: The status of a command whose reader closed stdout: 128 + SIGPIPE, as the shell reports

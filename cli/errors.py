@@ -42,12 +42,16 @@ class UsageError(Exception):
                 name: gettext(value) if isinstance(value, Word) else value
                 for name, value in self.details.items()
             }
-        return f"{self.about}: {text}" if self.about else text
+        return self._about(text)
 
     def said_in(self, words: Phrasebook) -> str:
         """The line in ``words``' language: the command's own words from the catalogue, with
         their details; another part's, passed on, as the table's are translated."""
         return self.said(words._ if self.details else words.table)
+
+    def _about(self, text: str) -> str:
+        """``text`` after what it is about, when it names something."""
+        return f"{self.about}: {text}" if self.about else text
 
 
 class ConfigRefusal(UsageError):
@@ -68,4 +72,4 @@ class ConfigRefusal(UsageError):
         if more:
             template = words._(msgid_of(MORE_ONE if more == 1 else MORE))
             text = template % {"problem": text, "more": more}
-        return f"{self.about}: {text}" if self.about else text
+        return self._about(text)
