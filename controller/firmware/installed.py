@@ -106,6 +106,13 @@ class InstalledFirmware:
         self._thread = threading.Thread(target=self._make, name="firmware-build", daemon=True)
         self._thread.start()
 
+    def close(self, timeout: float = 30.0) -> None:
+        """Let a build under way finish (its temporary directory removed) before the process
+        ends; a build is a few seconds of compiling."""
+        thread = self._thread
+        if thread is not None and not self._done.wait(timeout):
+            log.warning("the installed firmware's build did not finish within %s s", timeout)
+
     def wait(self, timeout: float) -> bool:
         """Wait until the build is known (or failed) and ``on_ready`` has returned; False on
         timeout."""

@@ -389,6 +389,8 @@ class Service:
             self.leds.stop()
         if self.panel is not None:
             self.panel.close()
+        if self.firmware is not None:
+            self.firmware.close()
         if self.controller is not None:
             self.controller.close()
         if self.connection is not None:

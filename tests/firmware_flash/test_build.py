@@ -196,3 +196,20 @@ def test_a_build_thread_that_fails_in_any_way_still_says_so_and_lets_the_service
     expected = installed.expected()
     assert ready == [True] and not expected.pending
     assert expected.problem is not None and "recursion depth mismatch" in expected.problem
+
+
+def test_closing_lets_a_build_under_way_finish_and_leave_no_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The service closes the installed firmware before it ends: a build still compiling then
+    finishes and removes its temporary directory, where a process ending under it left one."""
+    import tempfile
+
+    from controller.firmware.installed import InstalledFirmware
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    installed = InstalledFirmware("0" * 16)
+    installed.start()
+    installed.close()
+    assert installed.wait(0) and not installed.expected().pending
+    assert list(tmp_path.iterdir()) == []
