@@ -79,8 +79,8 @@ SUBCOMMANDS: tuple[Register, ...] = (
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="mjtable",
-        description="Controller for an automatic mahjong table.",
-        epilog="`mjtable COMMAND --help` describes a command. Without a command, this help.",
+        description=N_("Controller for an automatic mahjong table."),
+        epilog=N_("`mjtable COMMAND --help` describes a command. Without a command, this help."),
     )
     parser.add_argument("--version", action=VersionAction)
     sub = cast(

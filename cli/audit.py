@@ -39,16 +39,18 @@ CHAIN_BROKEN = N_(
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "audit",
-        help="check the audit log's chain and seals, replay a cycle's deal, make the sealing key",
-        description="Check the tamper-evident audit log and replay the deals it records.",
+        help=N_(
+            "check the audit log's chain and seals, replay a cycle's deal, make the sealing key"
+        ),
+        description=N_("Check the tamper-evident audit log and replay the deals it records."),
     )
     actions = parser.add_subparsers(dest="audit_action", metavar="ACTION")
     actions.required = True
 
     check = actions.add_parser(
         "verify",
-        help="check the hash chain across rotated files, the seals, the floor heads",
-        description=(
+        help=N_("check the hash chain across rotated files, the seals, the floor heads"),
+        description=N_(
             "Check every record of the log (FILE and its rotated FILE.1, FILE.2, ...): "
             "canonical JSON, own hash, seq continuity and the SHA-256 chain; with --key, "
             "every seal's MAC with the verification key; with --heads, the heads the floor "
@@ -56,44 +58,48 @@ def register(subparsers: Any) -> None:
             "bad usage."
         ),
     )
-    check.add_argument("file", type=Path, metavar="FILE", help="the active log, or its directory")
+    check.add_argument(
+        "file", type=Path, metavar="FILE", help=N_("the active log, or its directory")
+    )
     check.add_argument(
         "--key",
         metavar="KEY",
-        help="the verification key as `mjtable audit keygen` printed it, or a file holding it",
+        help=N_("the verification key as `mjtable audit keygen` printed it, or a file holding it"),
     )
     check.add_argument(
         "--heads",
         type=Path,
         metavar="HEADS_FILE",
-        help="heads collected on the floor, JSON lines of table, seq, hash, at",
+        help=N_("heads collected on the floor, JSON lines of table, seq, hash, at"),
     )
     check.add_argument(
         "--table",
         metavar="N",
-        help="the table whose heads to check (default: the one the log names)",
+        help=N_("the table whose heads to check (default: the one the log names)"),
     )
     add_lang_option(check)
     check.set_defaults(func=_verify)
 
     again = actions.add_parser(
         "replay",
-        help="recompute a cycle's dealt state and compare it with the published one",
-        description=(
+        help=N_("recompute a cycle's dealt state and compare it with the published one"),
+        description=N_(
             "Recompute the dealt state of one cycle from its logged manifest, leader and "
             "throws with the rules, and compare it with the dealt state that was published. "
             "Exit 0 on a match, 1 on a difference."
         ),
     )
-    again.add_argument("file", type=Path, metavar="FILE", help="the active log, or its directory")
-    again.add_argument("--cycle", required=True, metavar="ID", help="the cycle id to replay")
+    again.add_argument(
+        "file", type=Path, metavar="FILE", help=N_("the active log, or its directory")
+    )
+    again.add_argument("--cycle", required=True, metavar="ID", help=N_("the cycle id to replay"))
     add_lang_option(again)
     again.set_defaults(func=_replay)
 
     keygen = actions.add_parser(
         "keygen",
-        help="create the table's sealing key; print the verification key once",
-        description=(
+        help=N_("create the table's sealing key; print the verification key once"),
+        description=N_(
             "Create the sealing key file KEYFILE (epoch 0; name it as audit.key in the "
             "configuration) and print the verification key and its fingerprint. The "
             "verification key is not stored anywhere: write it down or put it in the vault "
@@ -101,7 +107,7 @@ def register(subparsers: Any) -> None:
         ),
     )
     keygen.add_argument(
-        "keyfile", type=Path, metavar="KEYFILE", help="e.g. /var/lib/mjtable/audit.key"
+        "keyfile", type=Path, metavar="KEYFILE", help=N_("e.g. /var/lib/mjtable/audit.key")
     )
     add_lang_option(keygen)
     keygen.set_defaults(func=_keygen)

@@ -17,51 +17,6 @@ from dataclasses import dataclass, field
 from rules.lang import Lang
 
 WORDS: dict[str, dict[Lang, str]] = {
-    # the command line
-    "help": {
-        "en": "gather what support needs into one archive: the configuration without its "
-        "secrets, versions, status, diagnosis, audit verdict, journal",
-        "fr": "réunir dans une archive ce qu'il faut au support : la configuration sans ses "
-        "secrets, les versions, l'état, le diagnostic, le verdict d'audit, le journal",
-    },
-    "description": {
-        "en": "Write one archive (tar.gz) for the table's support: the configuration with "
-        "every secret withheld, the versions, the service's and the board's status, the "
-        "board's sensors (no motor moves), the audit log's verdict and recent faults, the "
-        "journal's recent lines. A part that cannot be gathered is said, and the archive is "
-        "written all the same.",
-        "fr": "Écrire une archive (tar.gz) pour le support de la table : la configuration, "
-        "chaque secret masqué, les versions, l'état du service et de la carte, les capteurs "
-        "de la carte (aucun moteur ne tourne), le verdict et les dernières pannes du journal "
-        "d'audit, les dernières lignes du journal système. Une partie impossible à réunir est "
-        "signalée, et l'archive est écrite malgré tout.",
-    },
-    "help_output": {
-        "en": "the archive to write (default: mjtable-support-tableN-TIME.tar.gz here)",
-        "fr": "l'archive à écrire (par défaut : mjtable-support-tableN-HEURE.tar.gz ici)",
-    },
-    "help_config": {
-        "en": "the service's configuration (default: {path})",
-        "fr": "la configuration du service (par défaut : {path})",
-    },
-    "help_socket": {
-        "en": "the service's API socket (default: the configuration's)",
-        "fr": "le socket de l'API du service (par défaut : celui de la configuration)",
-    },
-    "help_lines": {
-        "en": "how many of the journal's last lines (default: {lines})",
-        "fr": "combien de dernières lignes du journal système (par défaut : {lines})",
-    },
-    "help_since": {
-        "en": "the journal's lines since this time only, as journalctl reads it "
-        '("2025-03-01 08:00", yesterday, -2h)',
-        "fr": "les lignes du journal système depuis ce moment seulement, comme journalctl le "
-        'lit ("2025-03-01 08:00", yesterday, -2h)',
-    },
-    "help_lang": {
-        "en": "the language of the lines: en or fr (default: the environment's)",
-        "fr": "la langue des lignes : en ou fr (par défaut : celle de l'environnement)",
-    },
     # bad input: nothing is gathered
     "bad_lines": {
         "en": "--journal-lines must be from 1 to {most}, got {got}",

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from cli.client_words import event_text, format_event, format_result, format_status
 from cli.errors import ConfigRefusal, UsageError
-from cli.lang import ENGLISH, N_, Phrasebook, add_lang_option, chosen
+from cli.lang import ENGLISH, N_, Phrasebook, add_lang_option, chosen, filled
 from controller.api.limits import STATUS_SOCKET_NAME
 from controller.service.paths import DEFAULT_SOCKET_PATH
 
@@ -55,68 +55,100 @@ def _add_target(
         "--socket",
         metavar="PATH",
         help=(
-            f"the service's status or API socket (default: {DEFAULT_STATUS_SOCKET_PATH}, or "
-            f"{DEFAULT_SOCKET_PATH} for a user who may use only that one)"
+            filled(
+                "the service's status or API socket (default: %(status)s, or %(socket)s for a "
+                "user who may use only that one)",
+                status=DEFAULT_STATUS_SOCKET_PATH,
+                socket=DEFAULT_SOCKET_PATH,
+            )
             if status
-            else f"the service's API socket (default: {DEFAULT_SOCKET_PATH})"
+            else filled(
+                "the service's API socket (default: %(socket)s)", socket=DEFAULT_SOCKET_PATH
+            )
         ),
     )
     target.add_argument(
-        "--config", metavar="FILE", help="take the socket path from this configuration file"
+        "--config", metavar="FILE", help=N_("take the socket path from this configuration file")
     )
-    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument("--json", action="store_true", help=N_("print JSON instead of text"))
     if words:
         add_lang_option(parser)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     status = subparsers.add_parser(
-        "status", help="show the running table's state", description="Show the table's state."
+        "status",
+        help=N_("show the running table's state"),
+        description=N_("Show the table's state."),
     )
     _add_target(status, status=True)
     status.set_defaults(func=_status)
 
     watch = subparsers.add_parser(
         "watch",
-        help="print the table's events as they happen",
-        description="Print the table's events, one per line, until interrupted (Ctrl-C).",
+        help=N_("print the table's events as they happen"),
+        description=N_("Print the table's events, one per line, until interrupted (Ctrl-C)."),
     )
     _add_target(watch, status=True)
     watch.set_defaults(func=_watch)
 
-    for name, action, text in (
-        ("shuffle", "shuffle", "shuffle and build the waiting tile set (after STOP: carry on)"),
-        ("stop", "stop", "stop all motion"),
-        ("clear-fault", "clear_fault", "clear a fault once its cause is dealt with"),
+    for name, action, text, description in (
+        (
+            "shuffle",
+            "shuffle",
+            N_(
+                "shuffle and build the waiting tile set (after STOP: carry on), on the running "
+                "service"
+            ),
+            N_(
+                "Ask the running service to shuffle and build the waiting tile set (after STOP: "
+                "carry on). Exit 1 if the table refuses."
+            ),
+        ),
+        (
+            "stop",
+            "stop",
+            N_("stop all motion (on the running service)"),
+            N_("Ask the running service to stop all motion. Exit 1 if the table refuses."),
+        ),
+        (
+            "clear-fault",
+            "clear_fault",
+            N_("clear a fault once its cause is dealt with (on the running service)"),
+            N_(
+                "Ask the running service to clear a fault once its cause is dealt with. Exit 1 "
+                "if the table refuses."
+            ),
+        ),
     ):
-        parser = subparsers.add_parser(
-            name,
-            help=f"{text} (on the running service)",
-            description=f"Ask the running service to {text}. Exit 1 if the table refuses.",
-        )
+        parser = subparsers.add_parser(name, help=text, description=description)
         _add_target(parser)
         parser.set_defaults(func=_command, action=action)
 
     dealt = subparsers.add_parser(
         "dealt",
-        help="show a dealt table: the walls and the hands (on the running service)",
-        description="Show the last dealt state of the running service (or cycle ID's) as the "
-        "picture mjtable deal prints: the walls, the breach, the joker and each hand. Needs "
-        "the full socket (its group): the hands are not for the status group. Exit 1 if "
-        "nothing was dealt yet (or no such cycle).",
+        help=N_("show a dealt table: the walls and the hands (on the running service)"),
+        description=N_(
+            "Show the last dealt state of the running service (or cycle ID's) as the "
+            "picture mjtable deal prints: the walls, the breach, the joker and each hand. Needs "
+            "the full socket (its group): the hands are not for the status group. Exit 1 if "
+            "nothing was dealt yet (or no such cycle)."
+        ),
     )
-    dealt.add_argument("cycle", nargs="?", metavar="ID", help="a cycle id (default: the last)")
-    dealt.add_argument("--glyphs", action="store_true", help="draw the tiles as mahjong glyphs")
+    dealt.add_argument("cycle", nargs="?", metavar="ID", help=N_("a cycle id (default: the last)"))
+    dealt.add_argument("--glyphs", action="store_true", help=N_("draw the tiles as mahjong glyphs"))
     _add_target(dealt)
     dealt.set_defaults(func=_dealt)
 
     throw = subparsers.add_parser(
         "throw",
-        help="enter the dice of a throw made by hand (on the running service)",
-        description="Enter the dice the dealer threw by hand, when the service's dice.source "
-        "is dealer and it waits for a throw (a throw_wanted event). Exit 1 if refused.",
+        help=N_("enter the dice of a throw made by hand (on the running service)"),
+        description=N_(
+            "Enter the dice the dealer threw by hand, when the service's dice.source "
+            "is dealer and it waits for a throw (a throw_wanted event). Exit 1 if refused."
+        ),
     )
-    throw.add_argument("dice", metavar="A+B", help="the faces, e.g. 3+4, or 5 for one die")
+    throw.add_argument("dice", metavar="A+B", help=N_("the faces, e.g. 3+4, or 5 for one die"))
     _add_target(throw)
     throw.set_defaults(func=_throw)
 

@@ -25,45 +25,51 @@ if TYPE_CHECKING:
 def register(subparsers: Any) -> None:
     config = subparsers.add_parser(
         "config",
-        help="check the service configuration",
-        description="Work with the service configuration (see docs/config.md).",
+        help=N_("check the service configuration"),
+        description=N_("Work with the service configuration (see docs/config.md)."),
     )
     actions = config.add_subparsers(dest="config_action", metavar="ACTION")
     actions.required = True
     check = actions.add_parser(
         "check",
-        help="validate a configuration file without starting the service",
-        description=(
+        help=N_("validate a configuration file without starting the service"),
+        description=N_(
             "Validate FILE: exit 0 when the service could start with it, "
             "1 with every problem listed otherwise."
         ),
     )
     check.add_argument(
-        "file", nargs="?", metavar="FILE", help="the configuration file, e.g. config.toml"
+        "file", nargs="?", metavar="FILE", help=N_("the configuration file, e.g. config.toml")
     )
     check.add_argument(
         "--profile",
         metavar="PROFILE",
-        help="check a rule-set profile instead (a .toml file, or a built-in name): every problem "
-        "listed, one a line",
+        help=N_(
+            "check a rule-set profile instead (a .toml file, or a built-in name): every problem "
+            "listed, one a line"
+        ),
     )
     check.add_argument(
         "--prefix",
         default=Path("/"),
         type=Path,
         metavar="DIR",
-        help="the table's root file system: where the udev rule and the unit are installed, "
-        "to check that they let the service open board.port, and whose /sys, /dev and /boot "
-        "say whether board.port is the Pico's USB REPL or carries the Pi's serial console "
-        "(default: /)",
+        help=N_(
+            "the table's root file system: where the udev rule and the unit are installed, "
+            "to check that they let the service open board.port, and whose /sys, /dev and /boot "
+            "say whether board.port is the Pico's USB REPL or carries the Pi's serial console "
+            "(default: /)"
+        ),
     )
     add_lang_option(check)
     check.set_defaults(func=_check)
     example = actions.add_parser(
         "example",
-        help="print the example configuration, to start one from",
-        description="Print the example configuration (every key, with its default and what "
-        "it means) on stdout: mjtable config example > config.toml, then edit it.",
+        help=N_("print the example configuration, to start one from"),
+        description=N_(
+            "Print the example configuration (every key, with its default and what "
+            "it means) on stdout: mjtable config example > config.toml, then edit it."
+        ),
     )
     example.set_defaults(func=_example)
 

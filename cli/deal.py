@@ -23,7 +23,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from cli.errors import UsageError
-from cli.lang import N_, Phrasebook, add_lang_option, chosen
+from cli.lang import N_, Phrasebook, add_lang_option, chosen, filled
 from rules.words import DEFAULT_RULE_SET, RULE_SETS  # the vocabulary only: no third-party import
 
 #: The longest --cycle-id recorded (the controller's ids are about 20 characters).
@@ -41,8 +41,8 @@ if TYPE_CHECKING:
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "deal",
-        help="compute a dealt state from a wall manifest and dice throws (no hardware)",
-        description=(
+        help=N_("compute a dealt state from a wall manifest and dice throws (no hardware)"),
+        description=N_(
             "Compute where the wall is broken and which tiles each seat receives, from a "
             "wall manifest and the dice. Prints a picture of the table, or the dealt state "
             "as JSON."
@@ -51,45 +51,50 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--variant",
         metavar="V",
-        help=f"the rule set: {', '.join(RULE_SETS)} or the path of a profile .toml (default "
-        f"{DEFAULT_RULE_SET})",
+        help=filled(
+            "the rule set: %(sets)s or the path of a profile .toml (default %(set)s)",
+            sets=", ".join(RULE_SETS),
+            set=DEFAULT_RULE_SET,
+        ),
     )
-    parser.add_argument("--leader", metavar="SEAT", help="the leader's seat: E, S, W or N")
+    parser.add_argument("--leader", metavar="SEAT", help=N_("the leader's seat: E, S, W or N"))
     parser.add_argument(
         "--throws",
         metavar="A+B[,C+D...]",
-        help="the throws in order, e.g. 3+4,5+6; a single die alone (simplified: 5,3+4)",
+        help=N_("the throws in order, e.g. 3+4,5+6; a single die alone (simplified: 5,3+4)"),
     )
     parser.add_argument(
         "--manifest",
         metavar="FILE",
-        help='JSON {"walls": {"E": [[top, bottom], ...], "S": ..., "W": ..., "N": ...}}',
+        help=N_('JSON {"walls": {"E": [[top, bottom], ...], "S": ..., "W": ..., "N": ...}}'),
     )
     parser.add_argument(
-        "--random", action="store_true", help="make a shuffled manifest and throw the dice"
+        "--random", action="store_true", help=N_("make a shuffled manifest and throw the dice")
     )
-    parser.add_argument("--seed", metavar="N", help="seed for --random (default: a fresh one)")
-    parser.add_argument("--tile-set", metavar="A|B", default="A", help="tile set dealt (A)")
-    parser.add_argument("--cycle-id", metavar="ID", default="", help="cycle id to record")
-    parser.add_argument("--json", action="store_true", help="print the dealt state as JSON")
+    parser.add_argument("--seed", metavar="N", help=N_("seed for --random (default: a fresh one)"))
+    parser.add_argument("--tile-set", metavar="A|B", default="A", help=N_("tile set dealt (A)"))
+    parser.add_argument("--cycle-id", metavar="ID", default="", help=N_("cycle id to record"))
+    parser.add_argument("--json", action="store_true", help=N_("print the dealt state as JSON"))
     add_lang_option(parser)
     parser.add_argument(
-        "--schema", action="store_true", help="print the JSON schema of the dealt state"
+        "--schema", action="store_true", help=N_("print the JSON schema of the dealt state")
     )
-    parser.add_argument("--glyphs", action="store_true", help="draw tiles as mahjong glyphs")
+    parser.add_argument("--glyphs", action="store_true", help=N_("draw tiles as mahjong glyphs"))
     service = parser.add_mutually_exclusive_group()
     service.add_argument(
         "--socket",
         nargs="?",
         const=ANY_SOCKET,
         metavar="PATH",
-        help="instead: press DEAL on the running service and print its answer: the one on "
-        "PATH; without PATH, the table's own (else the simulated table of mjtable run --sim)",
+        help=N_(
+            "instead: press DEAL on the running service and print its answer: the one on "
+            "PATH; without PATH, the table's own (else the simulated table of mjtable run --sim)"
+        ),
     )
     service.add_argument(
         "--config",
         metavar="FILE",
-        help="instead: press DEAL on the service of this configuration (its api.socket)",
+        help=N_("instead: press DEAL on the service of this configuration (its api.socket)"),
     )
     parser.set_defaults(func=run)
 

@@ -17,7 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any, TextIO
 
 from cli.errors import UsageError
-from cli.lang import ENGLISH, N_, Phrasebook, add_lang_option, chosen, throw_purpose
+from cli.lang import ENGLISH, N_, Phrasebook, add_lang_option, chosen, filled, throw_purpose
 from rules.words import DEFAULT_RULE_SET, RULE_SETS  # the vocabulary only: no third-party import
 
 if TYPE_CHECKING:
@@ -31,36 +31,47 @@ MAX_CYCLES = 1000
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "demo",
-        help="deal complete cycles on the embedded simulated table",
-        description="Start the simulated board on a pty, connect to it through pyserial, "
-        "run complete deal cycles and show the table.",
+        help=N_("deal complete cycles on the embedded simulated table"),
+        description=N_(
+            "Start the simulated board on a pty, connect to it through pyserial, "
+            "run complete deal cycles and show the table."
+        ),
     )
     parser.add_argument(
         "--variant",
         default=DEFAULT_RULE_SET.value,
-        help=f"the rule set: {', '.join(VARIANTS)} (default {DEFAULT_RULE_SET})",
+        help=filled(
+            "the rule set: %(sets)s (default %(set)s)",
+            sets=", ".join(VARIANTS),
+            set=DEFAULT_RULE_SET,
+        ),
     )
     parser.add_argument(
-        "--cycles", type=int, default=1, help=f"how many deals, 1 to {MAX_CYCLES} (default 1)"
+        "--cycles",
+        type=int,
+        default=1,
+        help=filled("how many deals, 1 to %(most)s (default 1)", most=MAX_CYCLES),
     )
     parser.add_argument(
         "--speed",
         type=float,
         default=0.02,
-        help="simulated time scale: 1 = real table, 0 = as fast as possible (default 0.02)",
+        help=N_("simulated time scale: 1 = real table, 0 = as fast as possible (default 0.02)"),
     )
-    parser.add_argument("--seed", type=int, default=None, help="seed the board for a replay")
-    parser.add_argument("--json", action="store_true", help="one dealt state per line, no picture")
+    parser.add_argument("--seed", type=int, default=None, help=N_("seed the board for a replay"))
     parser.add_argument(
-        "--fault", action="append", default=[], metavar="SPEC", help="inject a board fault"
+        "--json", action="store_true", help=N_("one dealt state per line, no picture")
+    )
+    parser.add_argument(
+        "--fault", action="append", default=[], metavar="SPEC", help=N_("inject a board fault")
     )
     parser.add_argument(
         "--dice",
         choices=("board", "controller"),
         default="board",
-        help="who throws: the board's dice unit, or the controller (shown with DISPLAY_DICE)",
+        help=N_("who throws: the board's dice unit, or the controller (shown with DISPLAY_DICE)"),
     )
-    parser.add_argument("--glyphs", action="store_true", help="draw tiles as mahjong glyphs")
+    parser.add_argument("--glyphs", action="store_true", help=N_("draw tiles as mahjong glyphs"))
     add_lang_option(parser)
     parser.set_defaults(func=run)
 

@@ -53,18 +53,20 @@ EXIT_UNREACHABLE = 3
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "diag",
-        help="technician diagnostics: versions, sensors, motor tests, last faults",
-        description="Report the versions, the board's identity and status, every sensor, with "
-        "--motors a test of each motor, and the audit log's last faults. While the service "
-        "runs (--config), it is asked; else the board's port is opened.",
+        help=N_("technician diagnostics: versions, sensors, motor tests, last faults"),
+        description=N_(
+            "Report the versions, the board's identity and status, every sensor, with "
+            "--motors a test of each motor, and the audit log's last faults. While the service "
+            "runs (--config), it is asked; else the board's port is opened."
+        ),
     )
-    parser.add_argument("--config", metavar="FILE", help="configuration (port and audit path)")
-    parser.add_argument("--port", metavar="URL", help="the board's port or pyserial URL")
-    parser.add_argument("--sim", action="store_true", help="diagnose the embedded simulator")
+    parser.add_argument("--config", metavar="FILE", help=N_("configuration (port and audit path)"))
+    parser.add_argument("--port", metavar="URL", help=N_("the board's port or pyserial URL"))
+    parser.add_argument("--sim", action="store_true", help=N_("diagnose the embedded simulator"))
     parser.add_argument("--sim-fault", action="append", default=[], metavar="SPEC")
-    parser.add_argument("--audit", metavar="PATH", help="audit log to summarise")
+    parser.add_argument("--audit", metavar="PATH", help=N_("audit log to summarise"))
     parser.add_argument(
-        "--motors", action="store_true", help="run each motor for a moment and read its current"
+        "--motors", action="store_true", help=N_("run each motor for a moment and read its current")
     )
     # the motor tests are off unless asked for: --no-motors stays accepted for old scripts
     parser.add_argument("--no-motors", action="store_true", help=argparse.SUPPRESS)
@@ -72,13 +74,15 @@ def register(subparsers: Any) -> None:
         "--motor-ms",
         type=int,
         default=None,
-        help="with --motors: run time of each test, ms, up to the longest the board accepts "
-        "(default: the board's, long enough for its stall trip)",
+        help=N_(
+            "with --motors: run time of each test, ms, up to the longest the board accepts "
+            "(default: the board's, long enough for its stall trip)"
+        ),
     )
     parser.add_argument(
-        "--faults", type=int, default=5, help="how many recent faults to list, 0 or more"
+        "--faults", type=int, default=5, help=N_("how many recent faults to list, 0 or more")
     )
-    parser.add_argument("--json", action="store_true", help="one JSON report")
+    parser.add_argument("--json", action="store_true", help=N_("one JSON report"))
     add_lang_option(parser)
     parser.set_defaults(func=run)
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from cli.audit import CHAIN_BROKEN, CHAIN_HOLDS
 from cli.lang import ENGLISH, Phrasebook
+from controller.firmware.words import IMAGE_BUILD
 from rules.lang import Lang
 
 WIDTH = 13  # the first column of a section's rows, at least
@@ -29,7 +30,7 @@ def listed(items: list[str], words: Phrasebook, empty: str) -> str:
 def version_lines(versions: dict[str, Any], words: Phrasebook = ENGLISH) -> list[str]:
     _, pgettext = words._, words.pgettext
     fields = {"firmware": versions["firmware"], "build": versions["build"]}
-    board = _("firmware %(firmware)s, build %(build)s") % fields
+    board = words.table(IMAGE_BUILD.format(**fields))
     if versions.get("build_unknown"):
         board += " " + _("(not built by mjtable firmware build)")
     controller = _("mjtable %(version)s, board protocol %(protocol)s") % {

@@ -14,8 +14,9 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli.lang import N_, Phrasebook, add_lang_option, chosen
+from cli.lang import N_, Phrasebook, add_lang_option, chosen, filled
 from controller.firmware.build import DEFAULT_TILES, TABLE_SIZES
+from controller.firmware.words import IMAGE_BUILD
 
 if TYPE_CHECKING:
     from controller.firmware.build import Build
@@ -30,75 +31,95 @@ DEFAULT_IMAGE = "build/firmware-{tiles}.uf2"
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "firmware",
-        help="build the board's firmware, flash it onto the board, verify what it holds",
-        description="Build the board's files (.mpy and a manifest), copy them onto a "
-        "MicroPython board with mpremote, or check the board's files against a build.",
+        help=N_("build the board's firmware, flash it onto the board, verify what it holds"),
+        description=N_(
+            "Build the board's files (.mpy and a manifest), copy them onto a "
+            "MicroPython board with mpremote, or check the board's files against a build."
+        ),
     )
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     sub.required = True
     build = sub.add_parser(
         "build",
-        help="compile firmware/ and the protocol/ modules it imports, write the manifest",
-        description="Compile the board's files with mpy-cross into DIR, with manifest.json.",
+        help=N_("compile firmware/ and the protocol/ modules it imports, write the manifest"),
+        description=N_("Compile the board's files with mpy-cross into DIR, with manifest.json."),
     )
     build.add_argument(
-        "--out", type=Path, default=DEFAULT_OUT, metavar="DIR", help=f"default {DEFAULT_OUT}"
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT,
+        metavar="DIR",
+        help=filled("the folder to write the build in (default %(path)s)", path=DEFAULT_OUT),
     )
     image = sub.add_parser(
         "image",
-        help="the UF2 to copy onto a Pico: MicroPython with the build frozen in",
-        description="Build the board's files and freeze them into MicroPython v1.27.0 for the "
-        "Raspberry Pi Pico, built from the shared rp2040 folder's sources with Debian's Arm "
-        "toolchain (1 to 4 minutes); write the UF2 that a Pico in BOOTSEL mode takes.",
+        help=N_("the UF2 to copy onto a Pico: MicroPython with the build frozen in"),
+        description=N_(
+            "Build the board's files and freeze them into MicroPython v1.27.0 for the "
+            "Raspberry Pi Pico, built from the shared rp2040 folder's sources with Debian's Arm "
+            "toolchain (1 to 4 minutes); write the UF2 that a Pico in BOOTSEL mode takes."
+        ),
     )
     image.add_argument(
         "--out",
         type=Path,
         metavar="FILE",
-        help="the UF2 to write (default " + DEFAULT_IMAGE.format(tiles="TILES") + ")",
+        help=filled(
+            "the UF2 to write (default %(path)s)", path=DEFAULT_IMAGE.format(tiles="TILES")
+        ),
     )
     image.add_argument(
         "--rp2040",
         metavar="DIR",
-        help="the folder with MicroPython's sources and build-image.sh (default: "
-        "$MJTABLE_RP2040_DIR, else ../shared/rp2040 beside the checkout)",
+        help=N_(
+            "the folder with MicroPython's sources and build-image.sh (default: "
+            "$MJTABLE_RP2040_DIR, else ../shared/rp2040 beside the checkout)"
+        ),
     )
-    for name, text in (
-        ("flash", "copy a build onto the board (manifest last)"),
-        ("verify", "compare every file of the board with a build: OK, DIFFERS or MISSING"),
+    for name, text, description in (
+        (
+            "flash",
+            N_("copy a build onto the board (manifest last)"),
+            N_("Copy a build onto the board (manifest last)."),
+        ),
+        (
+            "verify",
+            N_("compare every file of the board with a build: OK, DIFFERS or MISSING"),
+            N_("Compare every file of the board with a build: OK, DIFFERS or MISSING."),
+        ),
     ):
-        action = sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+        action = sub.add_parser(name, help=text, description=description)
         action.add_argument(
             "--port",
             required=True,
-            help="the Pico's USB port (MicroPython's REPL), e.g. /dev/ttyACM0",
+            help=N_("the Pico's USB port (MicroPython's REPL), e.g. /dev/ttyACM0"),
         )
         action.add_argument(
             "--build",
             type=Path,
             metavar="DIR",
-            help="a build made by `mjtable firmware build --out DIR` (default: build now)",
+            help=N_("a build made by `mjtable firmware build --out DIR` (default: build now)"),
         )
         action.add_argument(
             "--timeout",
             type=float,
             default=10.0,
             metavar="S",
-            help="seconds to wait for the board's REPL (default 10)",
+            help=N_("seconds to wait for the board's REPL (default 10)"),
         )
     for action in (build, image, *[sub.choices[n] for n in ("flash", "verify")]):
         action.add_argument(
             "--source",
             type=Path,
             metavar="DIR",
-            help="the directory holding firmware/ and protocol/ (default: this installation's)",
+            help=N_("the directory holding firmware/ and protocol/ (default: this installation's)"),
         )
         action.add_argument(
             "--tiles",
             type=int,
             choices=TABLE_SIZES,
             default=DEFAULT_TILES,
-            help=f"the tiles of the table the board drives (default {DEFAULT_TILES})",
+            help=N_("the tiles of the table the board drives (default %(default)s)"),
         )
         add_lang_option(action)
     parser.set_defaults(func=_run)
@@ -148,10 +169,7 @@ def _firmware(manifest: Manifest, words: Phrasebook, *, whole: bool = False) -> 
     """A build in words: "firmware 0.9.0, build 1a2b..." (its hash cut to 16 digits unless
     ``whole``)."""
     build = manifest.build_hash if whole else manifest.build_hash[:16]
-    return words._(N_("firmware %(firmware)s, build %(build)s")) % {
-        "firmware": manifest.firmware_version,
-        "build": build,
-    }
+    return words.table(IMAGE_BUILD.format(firmware=manifest.firmware_version, build=build))
 
 
 def _build(args: argparse.Namespace, out: Path, words: Phrasebook) -> Build:

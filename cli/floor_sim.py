@@ -11,29 +11,32 @@ import argparse
 from typing import Any
 
 from cli.errors import UsageError
+from cli.lang import N_
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "floor-sim",
-        help="run simulated tables with their gateways against one MQTT broker",
-        description="Start N simulated tables (mjtable run --sim, temporary paths) and their "
-        "gateways against one MQTT broker: the one given, or a mosquitto started on "
-        "loopback for the run.",
+        help=N_("run simulated tables with their gateways against one MQTT broker"),
+        description=N_(
+            "Start N simulated tables (mjtable run --sim, temporary paths) and their "
+            "gateways against one MQTT broker: the one given, or a mosquitto started on "
+            "loopback for the run."
+        ),
     )
-    parser.add_argument("--tables", type=int, default=4, metavar="N", help="default 4")
+    parser.add_argument("--tables", type=int, default=4, metavar="N", help=N_("default 4"))
     parser.add_argument(
-        "--broker", metavar="HOST:PORT", help="an existing broker (default: start mosquitto)"
+        "--broker", metavar="HOST:PORT", help=N_("an existing broker (default: start mosquitto)")
     )
-    parser.add_argument("--username", help="the broker user of the gateways")
-    parser.add_argument("--password", help="that user's password")
+    parser.add_argument("--username", help=N_("the broker user of the gateways"))
+    parser.add_argument("--password", help=N_("that user's password"))
     parser.add_argument(
-        "--dir", metavar="DIR", help="where the tables' files go (default: a temporary one)"
+        "--dir", metavar="DIR", help=N_("where the tables' files go (default: a temporary one)")
     )
     parser.add_argument("--sim-seed", type=int, default=1, metavar="N")
     parser.add_argument("--sim-speed", type=float, default=0.0, metavar="X")
     parser.add_argument(
-        "--duration", type=float, metavar="S", help="stop after S seconds (default: Ctrl-C)"
+        "--duration", type=float, metavar="S", help=N_("stop after S seconds (default: Ctrl-C)")
     )
     parser.set_defaults(func=run)
 

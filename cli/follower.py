@@ -10,7 +10,7 @@ import threading
 from typing import TYPE_CHECKING, Protocol
 
 from cli.errors import ConfigRefusal, UsageError, Word
-from cli.lang import N_
+from cli.lang import N_, filled
 from controller.service.paths import DEFAULT_CONFIG_PATH
 
 if TYPE_CHECKING:
@@ -21,9 +21,11 @@ def add_follower_arguments(parser: argparse.ArgumentParser) -> None:
     """The options both take: the configuration file and the API socket instead of its
     own."""
     parser.add_argument(
-        "--config", metavar="FILE", help=f"configuration TOML (default {DEFAULT_CONFIG_PATH})"
+        "--config",
+        metavar="FILE",
+        help=filled("configuration TOML (default %(path)s)", path=DEFAULT_CONFIG_PATH),
     )
-    parser.add_argument("--socket", metavar="PATH", help="override api.socket")
+    parser.add_argument("--socket", metavar="PATH", help=N_("override api.socket"))
 
 
 class Follower(Protocol):

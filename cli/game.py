@@ -53,46 +53,50 @@ Item = tuple[str, Any]  # ("table", DealtState) | ("floor", str) | ("say", str) 
 def register(subparsers: Any) -> None:
     game = subparsers.add_parser(
         "game",
-        help="follow the table's games: seats, hands, standings",
-        description="The game record at the table: follow a running table, show the standings.",
+        help=N_("follow the table's games: seats, hands, standings"),
+        description=N_("The game record at the table: follow a running table, show the standings."),
     )
     sub = game.add_subparsers(dest="game_command", metavar="ACTION")
     sub.required = True
     follow = sub.add_parser(
         "follow",
-        help="open each hand on the table's dealt states; take the play from the floor",
-        description=(
+        help=N_("open each hand on the table's dealt states; take the play from the floor"),
+        description=N_(
             "Subscribe to the running table's dealt states and open each hand of the game on "
             "them; take sit, the seatings and the hand events from the floor's lines (JSON, "
             "one event a line). Runs until stopped; a restart goes on where it stopped."
         ),
     )
-    follow.add_argument("--dir", required=True, metavar="DIR", help="the game's directory")
+    follow.add_argument("--dir", required=True, metavar="DIR", help=N_("the game's directory"))
     target = follow.add_mutually_exclusive_group()
-    target.add_argument("--socket", metavar="PATH", help="the table's full API socket")
-    target.add_argument("--config", metavar="FILE", help="take the socket from this configuration")
+    target.add_argument("--socket", metavar="PATH", help=N_("the table's full API socket"))
+    target.add_argument(
+        "--config", metavar="FILE", help=N_("take the socket from this configuration")
+    )
     follow.add_argument(
         "--events",
         default="-",
         metavar="FILE",
-        help="the floor's lines: a file followed as it grows, or - for stdin (the default)",
+        help=N_("the floor's lines: a file followed as it grows, or - for stdin (the default)"),
     )
-    follow.add_argument("--verbose", action="store_true", help="also print every line taken")
+    follow.add_argument("--verbose", action="store_true", help=N_("also print every line taken"))
     _add_lang(follow)
     follow.set_defaults(func=_follow, command="game follow")
     show = sub.add_parser(
         "show",
-        help="print the standings of a followed game",
-        description="Print each player's balance per game and in all, and the hands played.",
+        help=N_("print the standings of a followed game"),
+        description=N_("Print each player's balance per game and in all, and the hands played."),
     )
-    show.add_argument("--dir", required=True, metavar="DIR", help="the game's directory")
-    show.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    show.add_argument("--dir", required=True, metavar="DIR", help=N_("the game's directory"))
+    show.add_argument("--json", action="store_true", help=N_("print JSON instead of a table"))
     _add_lang(show)
     show.set_defaults(func=_show, command="game show")
 
 
 def _add_lang(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--lang", choices=("en", "fr"), default="en", help="the words' language")
+    parser.add_argument(
+        "--lang", choices=("en", "fr"), default="en", help=N_("the words' language")
+    )
 
 
 # --------------------------------------------------------------------------- the journal

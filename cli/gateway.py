@@ -16,10 +16,12 @@ from cli.lang import N_
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "gateway",
-        help="publish this table to the floor's MQTT broker (its own process)",
-        description="Follow the table's service on its API socket and publish the table's "
-        "status, events, availability and audit head to the MQTT broker named in the "
-        "configuration's [gateway] section (docs/floor.md).",
+        help=N_("publish this table to the floor's MQTT broker (its own process)"),
+        description=N_(
+            "Follow the table's service on its API socket and publish the table's "
+            "status, events, availability and audit head to the MQTT broker named in the "
+            "configuration's [gateway] section (docs/floor.md)."
+        ),
     )
     add_follower_arguments(parser)
     parser.set_defaults(func=run)

@@ -19,7 +19,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from cli.errors import UsageError
-from cli.lang import N_
+from cli.lang import N_, filled
 from rules.words import DEFAULT_RULE_SET, RULE_SETS, RuleSet  # the vocabulary only
 
 if TYPE_CHECKING:
@@ -38,8 +38,8 @@ RULE_SET_OPTIONS: dict[str, tuple[str, ...]] = {
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "hand",
-        help="check, read and score a hand; list its waiting tiles",
-        description=(
+        help=N_("check, read and score a hand; list its waiting tiles"),
+        description=N_(
             "Check a hand under a variant's rules: the verdict (win, false win, one tile "
             "short), the reading chosen, the scoring lines and points, and who pays. A hand "
             "one tile short gets its waiting tiles."
@@ -49,30 +49,34 @@ def register(subparsers: Any) -> None:
         "--variant",
         default=DEFAULT_RULE_SET.value,
         metavar="V",
-        help=f"the rule set: {', '.join(RULE_SETS)} (default {DEFAULT_RULE_SET})",
+        help=filled(
+            "the rule set: %(sets)s (default %(set)s)",
+            sets=", ".join(RULE_SETS),
+            set=DEFAULT_RULE_SET,
+        ),
     )
-    parser.add_argument("tiles", nargs="+", metavar="TILES", help="tiles standing in the hand")
+    parser.add_argument("tiles", nargs="+", metavar="TILES", help=N_("tiles standing in the hand"))
     parser.add_argument(
         "--melds",
         action="append",
         default=[],
         metavar="SETS",
-        help='sets on the table, comma-separated: "123m, EEE, [7777s]" ([..] concealed kong)',
+        help=N_('sets on the table, comma-separated: "123m, EEE, [7777s]" ([..] concealed kong)'),
     )
-    parser.add_argument("--win", metavar="TILE", help="the winning tile")
+    parser.add_argument("--win", metavar="TILE", help=N_("the winning tile"))
     parser.add_argument(
         "--from",
         dest="source",
         choices=("discard", "wall", "kong", "robbed"),
-        help="where the winning tile came from (default: discard)",
+        help=N_("where the winning tile came from (default: discard)"),
     )
-    parser.add_argument("--joker", metavar="FACE", help="Wenzhou: the face of the turned tile")
+    parser.add_argument("--joker", metavar="FACE", help=N_("Wenzhou: the face of the turned tile"))
     parser.add_argument(
-        "--waits", action="store_true", help="list the waiting tiles of a hand one tile short"
+        "--waits", action="store_true", help=N_("list the waiting tiles of a hand one tile short")
     )
-    parser.add_argument("--json", action="store_true", help="print the answer as JSON")
+    parser.add_argument("--json", action="store_true", help=N_("print the answer as JSON"))
     parser.add_argument(
-        "--point", metavar="EUROS", help="value of one point, to show payments in euros"
+        "--point", metavar="EUROS", help=N_("value of one point, to show payments in euros")
     )
     # Every rule set option defaults to None, so that "given" can be told from "left out".
     sichuan = parser.add_argument_group("Sichuan")
@@ -80,36 +84,40 @@ def register(subparsers: Any) -> None:
         "--heavenly",
         action="store_true",
         default=None,
-        help="the leader's dealt hand, complete before the first draw (self-drawn, x6)",
+        help=N_("the leader's dealt hand, complete before the first draw (self-drawn, x6)"),
     )
     sichuan.add_argument(
         "--second-heaven",
         action="store_true",
         default=None,
-        help="won on the first discard or draw (x4)",
+        help=N_("won on the first discard or draw (x4)"),
     )
     sichuan.add_argument(
         "--robbed-kong-points",
         type=int,
         metavar="N",
-        help="kong points of the player robbed, attributed to the winner",
+        help=N_("kong points of the player robbed, attributed to the winner"),
     )
     wenzhou = parser.add_argument_group("Wenzhou")
     wenzhou.add_argument(
         "--leader-streak",
         type=int,
         metavar="N",
-        help="the winner is the leader and has already won N hands in a row (0 to 3: a "
-        "fourth win ends the game)",
+        help=N_(
+            "the winner is the leader and has already won N hands in a row (0 to 3: a "
+            "fourth win ends the game)"
+        ),
     )
-    wenzhou.add_argument("--table", metavar="FILE", help="TOML table replacing the default")
-    simplified = parser.add_argument_group("simplified")
-    simplified.add_argument("--order", type=int, metavar="N", help="rank among those out (1..4)")
+    wenzhou.add_argument("--table", metavar="FILE", help=N_("TOML table replacing the default"))
+    simplified = parser.add_argument_group(N_("simplified"))
+    simplified.add_argument(
+        "--order", type=int, metavar="N", help=N_("rank among those out (1..4)")
+    )
     simplified.add_argument(
         "--not-announced",
         action="store_true",
         default=None,
-        help="« une Tuile » was not announced (the profile says who must announce)",
+        help=N_("« une Tuile » was not announced (the profile says who must announce)"),
     )
     parser.set_defaults(func=run)
 

@@ -15,8 +15,8 @@ from cli.lang import N_, Phrasebook, add_lang_option, chosen
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "install",
-        help="install and start the service: user, configuration, udev rule, systemd units",
-        description=(
+        help=N_("install and start the service: user, configuration, udev rule, systemd units"),
+        description=N_(
             "Write etc/sysusers.d/mjtable.conf, etc/mjtable/config.toml (only if absent), "
             "etc/udev/rules.d/99-mjtable.rules (with the rule for the configured board port) "
             "and the systemd units with their drop-ins under DIR; on / then create the user, "
@@ -29,33 +29,37 @@ def register(subparsers: Any) -> None:
         default=Path("/"),
         type=Path,
         metavar="DIR",
-        help="root to install under (default: /, the table itself; another folder: staging)",
+        help=N_("root to install under (default: /, the table itself; another folder: staging)"),
     )
     parser.add_argument(
         "--dry-run",
         action="store_true",
-        help="change nothing: list every file it would write and every command it would run",
+        help=N_("change nothing: list every file it would write and every command it would run"),
     )
     parser.add_argument(
         "--no-start",
         dest="start",
         action="store_false",
-        help="enable the service but do not (re)start it now",
+        help=N_("enable the service but do not (re)start it now"),
     )
     parser.add_argument(
         "--no-kiosk",
         dest="kiosk",
         action="store_false",
-        help="do not enable the dealer's view on the table's display (mjtable-kiosk.service: "
-        "cage and Chromium), even when [station] names kiosk_user",
+        help=N_(
+            "do not enable the dealer's view on the table's display (mjtable-kiosk.service: "
+            "cage and Chromium), even when [station] names kiosk_user"
+        ),
     )
     parser.add_argument(
         "--exec",
         dest="exec_path",
         type=Path,
         metavar="PATH",
-        help="the mjtable program the units run (default: the one running this command, "
-        "through /opt/mjtable/current when versions sit side by side)",
+        help=N_(
+            "the mjtable program the units run (default: the one running this command, "
+            "through /opt/mjtable/current when versions sit side by side)"
+        ),
     )
     add_lang_option(parser)
     parser.set_defaults(func=_install)

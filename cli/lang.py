@@ -29,6 +29,19 @@ def N_(words: str) -> str:
     return words
 
 
+#: The help texts made with details by :func:`filled`, as the catalogue writes them: the help
+#: in another language matches a text against them (cli/parsing.py)
+FILLED: set[str] = set()
+
+
+def filled(words: str, /, **details: object) -> str:
+    """``words`` (marked for the catalogue, a detail written ``%(detail)s``) with ``details``
+    filled in: a help text that names a value of the code (a default path, the rule sets),
+    translated where it is said with its details as they are."""
+    FILLED.add(words)
+    return words % details
+
+
 def environment_lang(environ: Mapping[str, str] = os.environ) -> Lang:
     """The language the environment asks for (gettext's order of variables), else English."""
     for name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
@@ -45,8 +58,10 @@ def add_lang_option(parser: argparse.ArgumentParser) -> None:
         "--lang",
         choices=LANGS,
         default=None,
-        help="the words' language (default: the environment's: LANGUAGE, LC_ALL, LC_MESSAGES "
-        "or LANG; else English)",
+        help=N_(
+            "the words' language (default: the environment's: LANGUAGE, LC_ALL, LC_MESSAGES "
+            "or LANG; else English)"
+        ),
     )
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from cli.errors import UsageError
+from cli.lang import N_
 
 if TYPE_CHECKING:
     from protocol.messages import Message
@@ -25,10 +26,11 @@ TIME_LIMIT_MS = 600_000
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "link-demo",
-        help="every message of the board protocol over a lossy in-memory link",
-        description=(
+        help=N_("every message of the board protocol over a lossy in-memory link"),
+        description=N_(
             "Run a host and a board protocol engine over an in-memory link that drops and "
-            "corrupts bytes; send every command and event; check each is delivered exactly once."
+            "corrupts bytes; send every command and event; check each is delivered exactly "
+            "once."
         ),
     )
     parser.add_argument(
@@ -36,25 +38,25 @@ def register(subparsers: Any) -> None:
         type=float,
         default=0.01,
         metavar="P",
-        help="probability that a byte is lost (default 0.01)",
+        help=N_("probability that a byte is lost (default 0.01)"),
     )
     parser.add_argument(
         "--corrupt",
         type=float,
         default=0.005,
         metavar="P",
-        help="probability that a byte has one bit flipped (default 0.005)",
+        help=N_("probability that a byte has one bit flipped (default 0.005)"),
     )
     parser.add_argument(
         "--duplicate",
         type=float,
         default=0.01,
         metavar="P",
-        help="probability that a chunk of bytes arrives twice (default 0.01)",
+        help=N_("probability that a chunk of bytes arrives twice (default 0.01)"),
     )
-    parser.add_argument("--seed", type=int, default=1, metavar="N", help="seed of the damage")
+    parser.add_argument("--seed", type=int, default=1, metavar="N", help=N_("seed of the damage"))
     parser.add_argument(
-        "--quiet", action="store_true", help="print only the counters and the verdict"
+        "--quiet", action="store_true", help=N_("print only the counters and the verdict")
     )
     parser.set_defaults(func=main)
 

@@ -13,10 +13,10 @@ import functools
 import platform
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from cli.lang import N_, asked
+from cli.lang import FILLED, N_, asked
 from rules.lang import Lang
 
 if TYPE_CHECKING:
@@ -74,9 +74,83 @@ def refusal_in(lang: Lang, message: str, prog: str) -> str:
     return words.gettext(see) % {"message": shorten(words(message)), "command": prog}
 
 
+#: argparse's own words in a help (Python 3.11 to 3.13), translated with the commands' help
+HELP_WORDS = (
+    N_("usage: "),
+    N_("positional arguments"),
+    N_("options"),
+    N_("show this help message and exit"),
+)
+
+
+class Help(argparse.HelpFormatter):
+    """argparse's help in the language the command line asks for (cli/lang.py): the commands'
+    descriptions, their options' help (marked for the catalogue where they are written, those
+    made with details by :func:`cli.lang.filled`), the headings and argparse's own words."""
+
+    def __init__(self, prog: str, *args: Any, **kwargs: Any) -> None:
+        super().__init__(prog, *args, **kwargs)
+        self._said = _help_words(asked(), frozenset(FILLED))
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        words = action.help
+        return self._said(words) if words and words != argparse.SUPPRESS else words
+
+    def add_text(self, text: str | None) -> None:
+        super().add_text(self._said(text) if text and text != argparse.SUPPRESS else text)
+
+    def start_section(self, heading: str | None) -> None:
+        super().start_section(self._said(heading) if heading else heading)
+
+    def add_usage(
+        self,
+        usage: str | None,
+        actions: Iterable[argparse.Action],
+        groups: Iterable[argparse._MutuallyExclusiveGroup],
+        prefix: str | None = None,
+    ) -> None:
+        said = self._said("usage: ") if prefix is None else prefix
+        super().add_usage(usage, actions, groups, said)
+
+
+@functools.cache
+def _help_words(lang: Lang, made: frozenset[str]) -> Callable[[str], str]:
+    """The help's words in ``lang``: the catalogue's, and the help texts ``made`` with
+    details matched against their sentences."""
+    if lang == "en":
+        return _as_they_are
+    # lazy: the catalogue, only for a help in another language than English
+    from station.lang import TableWords, sentence_of
+
+    # the sentence with the most words of its own first: "the rule set: %(sets)s or the path
+    # of a profile .toml (default %(set)s)" before "the rule set: %(sets)s (default %(set)s)"
+    sentences = sorted(made, key=lambda words: (-len(re.sub(r"%\(\w+\)s", "", words)), words))
+    translated = TableWords(lang, [sentence_of(words) for words in sentences])
+
+    def said(words: str) -> str:
+        # the space before a French colon or semicolon does not break: argparse wraps the
+        # help at spaces, and a line must not begin with its punctuation
+        return _BEFORE_PUNCTUATION.sub("\u00a0", translated(words))
+
+    return said
+
+
+#: A space before a colon, a semicolon, a question or exclamation mark (French typography)
+_BEFORE_PUNCTUATION = re.compile(r" (?=[:;?!](?:\s|$))")
+
+
+def _as_they_are(words: str) -> str:
+    return words
+
+
 class Parser(argparse.ArgumentParser):
     """argparse's parser whose errors are one line (its subcommands' parsers are too), in the
-    language the command line asks for (cli/lang.py)."""
+    language the command line asks for (cli/lang.py), and whose help is in that language too
+    (:class:`Help`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", Help)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         if "the following arguments are required: COMMAND" in message or message.endswith(
@@ -129,7 +203,7 @@ class VersionAction(argparse.Action):
             dest,
             nargs=0,
             default=argparse.SUPPRESS,
-            help="print the version of mjtable, of the board protocol and of Python, and exit",
+            help=N_("print the version of mjtable, of the board protocol and of Python, and exit"),
         )
 
     def __call__(

@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from cli.errors import ConfigRefusal, UsageError
-from cli.lang import N_, Phrasebook, add_lang_option, chosen
+from cli.lang import N_, Phrasebook, add_lang_option, chosen, filled
 from controller.service.paths import DEFAULT_AUDIT_PATH, DEFAULT_CONFIG_PATH, DEFAULT_SOCKET_PATH
 from rules.words import DEFAULT_RULE_SET, RULE_SETS  # the vocabulary only: no third-party import
 
@@ -30,50 +30,64 @@ if TYPE_CHECKING:
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "run",
-        help="run the table service (board, panel, API, audit log)",
-        description="Run the table service. With --sim, the board is the embedded simulator "
-        "on a pty and the panel an emulated USB device.",
+        help=N_("run the table service (board, panel, API, audit log)"),
+        description=N_(
+            "Run the table service. With --sim, the board is the embedded simulator "
+            "on a pty and the panel an emulated USB device."
+        ),
     )
     parser.add_argument(
-        "--config", metavar="FILE", help=f"configuration TOML (default {DEFAULT_CONFIG_PATH})"
+        "--config",
+        metavar="FILE",
+        help=filled("configuration TOML (default %(path)s)", path=DEFAULT_CONFIG_PATH),
     )
     parser.add_argument(
         "--sim",
         action="store_true",
-        help="run against the embedded simulator, with temporary files unless named",
+        help=N_("run against the embedded simulator, with temporary files unless named"),
     )
     parser.add_argument(
-        "--sim-seed", type=int, default=None, metavar="N", help="0..4294967295 (default: random)"
+        "--sim-seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help=N_("0..4294967295 (default: random)"),
     )
     parser.add_argument(
         "--sim-speed",
         type=float,
         default=0.0,
         metavar="X",
-        help="1 real table, 0 as fast as possible (default 0)",
+        help=N_("1 real table, 0 as fast as possible (default 0)"),
     )
     parser.add_argument(
         "--sim-fault",
         action="append",
         default=[],
         metavar="SPEC",
-        help="a fault to inject, e.g. jam@build:wall=2 (docs/simulator.md)",
+        help=N_("a fault to inject, e.g. jam@build:wall=2 (docs/simulator.md)"),
     )
     parser.add_argument(
-        "--sim-control", metavar="PATH", help="Unix socket to press the emulated panel's buttons"
+        "--sim-control",
+        metavar="PATH",
+        help=N_("Unix socket to press the emulated panel's buttons"),
     )
     parser.add_argument(
         "--keep",
         action="store_true",
-        help="with --sim: keep the temporary directory (audit log, sockets) at the end",
+        help=N_("with --sim: keep the temporary directory (audit log, sockets) at the end"),
     )
     parser.add_argument(
         "--variant",
-        help=f"with --sim and no --config: the rule set ({', '.join(RULE_SETS)} or a profile "
-        f"TOML file; default {DEFAULT_RULE_SET})",
+        help=filled(
+            "with --sim and no --config: the rule set (%(sets)s or a profile TOML file; default "
+            "%(set)s)",
+            sets=", ".join(RULE_SETS),
+            set=DEFAULT_RULE_SET,
+        ),
     )
-    parser.add_argument("--socket", metavar="PATH", help="override api.socket")
-    parser.add_argument("--audit", metavar="PATH", help="override audit.path")
+    parser.add_argument("--socket", metavar="PATH", help=N_("override api.socket"))
+    parser.add_argument("--audit", metavar="PATH", help=N_("override audit.path"))
     add_lang_option(parser)
     parser.set_defaults(func=run)
 

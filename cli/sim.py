@@ -31,6 +31,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from cli.errors import UsageError
+from cli.lang import N_
 
 if TYPE_CHECKING:
     from simulator.faults import FaultSpec
@@ -39,77 +40,89 @@ if TYPE_CHECKING:
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "sim",
-        help="run the simulated table board on a pty or a TCP port",
-        description="Serve the board protocol from a simulated table (two tile sets, motors, "
-        "sensors, dice, tile reader, faults) on a pseudo-terminal or a TCP port. The first "
-        "line printed is what the controller opens.",
+        help=N_("run the simulated table board on a pty or a TCP port"),
+        description=N_(
+            "Serve the board protocol from a simulated table (two tile sets, motors, "
+            "sensors, dice, tile reader, faults) on a pseudo-terminal or a TCP port. The first "
+            "line printed is what the controller opens."
+        ),
     )
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--pty", action="store_true", help="serve on a new pseudo-terminal")
+    where.add_argument("--pty", action="store_true", help=N_("serve on a new pseudo-terminal"))
     where.add_argument(
-        "--tcp", metavar="HOST:PORT", help="serve on TCP (loopback only without --allow-remote)"
+        "--tcp", metavar="HOST:PORT", help=N_("serve on TCP (loopback only without --allow-remote)")
     )
-    parser.add_argument("--link", metavar="PATH", help="with --pty: also make a symlink here")
+    parser.add_argument("--link", metavar="PATH", help=N_("with --pty: also make a symlink here"))
     parser.add_argument(
         "--allow-remote",
         action="store_true",
-        help="with --tcp: accept a non-loopback address (the protocol has no authentication)",
+        help=N_("with --tcp: accept a non-loopback address (the protocol has no authentication)"),
     )
-    parser.add_argument("--seed", type=int, help="reproducible shuffles and dice (0..2**32-1)")
+    parser.add_argument("--seed", type=int, help=N_("reproducible shuffles and dice (0..2**32-1)"))
     parser.add_argument(
         "--speed",
         type=float,
         default=1.0,
-        help="time scale: 1 real table (default), 0.1 ten times faster, 0 as fast as possible",
+        help=N_("time scale: 1 real table (default), 0.1 ten times faster, 0 as fast as possible"),
     )
     parser.add_argument(
-        "--tiles", type=int, default=136, help="tiles the game is played with: 108, 136 or 144"
+        "--tiles", type=int, default=136, help=N_("tiles the game is played with: 108, 136 or 144")
     )
-    parser.add_argument("--no-reader", action="store_true", help="a board without a tile reader")
-    parser.add_argument("--no-dice", action="store_true", help="a table without a dice unit")
+    parser.add_argument(
+        "--no-reader", action="store_true", help=N_("a board without a tile reader")
+    )
+    parser.add_argument("--no-dice", action="store_true", help=N_("a table without a dice unit"))
     parser.add_argument(
         "--fault",
         action="append",
         default=[],
         metavar="SPEC",
-        help="inject a fault, e.g. jam@build:wall=2 (repeatable; see docs/simulator.md)",
+        help=N_("inject a fault, e.g. jam@build:wall=2 (repeatable; see docs/simulator.md)"),
     )
-    parser.add_argument("--scenario", metavar="FILE", help="TOML file of faults to inject")
+    parser.add_argument("--scenario", metavar="FILE", help=N_("TOML file of faults to inject"))
     parser.add_argument(
-        "--control", metavar="PATH", help="serve the control channel (JSON lines) on this socket"
+        "--control",
+        metavar="PATH",
+        help=N_("serve the control channel (JSON lines) on this socket"),
     )
-    parser.add_argument("--serial", default="MJSIM-0001", help="serial number sent in HELLO")
+    parser.add_argument("--serial", default="MJSIM-0001", help=N_("serial number sent in HELLO"))
     parser.add_argument(
-        "--diagram", action="store_true", help="print the firmware's state diagram and exit"
+        "--diagram", action="store_true", help=N_("print the firmware's state diagram and exit")
     )
-    chip = parser.add_argument_group("the emulated chip (--chip)")
+    chip = parser.add_argument_group(N_("the emulated chip (--chip)"))
     chip.add_argument(
         "--chip",
         action="store_true",
-        help="run the firmware on MicroPython on an emulated RP2040 (needs Node.js and the "
-        "shared rp2040 folder)",
+        help=N_(
+            "run the firmware on MicroPython on an emulated RP2040 (needs Node.js and the "
+            "shared rp2040 folder)"
+        ),
     )
     chip.add_argument(
         "--build",
         metavar="DIR",
-        help="the firmware build to put on the chip's flash (default: built from the sources)",
+        help=N_("the firmware build to put on the chip's flash (default: built from the sources)"),
     )
     chip.add_argument(
         "--image",
         metavar="FILE",
-        help="boot this image (the UF2 of `mjtable firmware image`: the firmware frozen in) "
-        "instead of MicroPython's stock image with a build on the flash",
+        help=N_(
+            "boot this image (the UF2 of `mjtable firmware image`: the firmware frozen in) "
+            "instead of MicroPython's stock image with a build on the flash"
+        ),
     )
     chip.add_argument(
         "--flash",
         metavar="FILE",
-        help="keep the chip's flash file system in FILE (used as it is when it exists)",
+        help=N_("keep the chip's flash file system in FILE (used as it is when it exists)"),
     )
     chip.add_argument(
         "--rp2040",
         metavar="DIR",
-        help="the folder with MicroPython's Pico image and the RP2040 boot ROM (default: "
-        "$MJTABLE_RP2040_DIR, else ../shared/rp2040 beside the checkout)",
+        help=N_(
+            "the folder with MicroPython's Pico image and the RP2040 boot ROM (default: "
+            "$MJTABLE_RP2040_DIR, else ../shared/rp2040 beside the checkout)"
+        ),
     )
     parser.set_defaults(func=run)
 

@@ -18,22 +18,26 @@ from controller.service.paths import DEFAULT_CONFIG_PATH
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "station",
-        help="serve the table's page (its own process; no broker needed)",
-        description="Follow the table's service on its API socket and serve the page the "
-        "configuration's [station] section describes: the table's state, its picture, the "
-        "faults and what to do, the technician's checks (docs/web.md).",
+        help=N_("serve the table's page (its own process; no broker needed)"),
+        description=N_(
+            "Follow the table's service on its API socket and serve the page the "
+            "configuration's [station] section describes: the table's state, its picture, the "
+            "faults and what to do, the technician's checks (docs/web.md)."
+        ),
     )
     add_follower_arguments(parser)
     parser.set_defaults(func=run)
     actions = parser.add_subparsers(dest="station_action", metavar="ACTION")
     token = actions.add_parser(
         "token",
-        help="make a token for the page and print it with its hash",
-        description="Print a new random token for a role of the table's page and the "
-        "line to paste under [station.tokens] (its hash: the configuration never holds "
-        "the token itself). See docs/web.md.",
+        help=N_("make a token for the page and print it with its hash"),
+        description=N_(
+            "Print a new random token for a role of the table's page and the "
+            "line to paste under [station.tokens] (its hash: the configuration never holds "
+            "the token itself). See docs/web.md."
+        ),
     )
-    token.add_argument("--role", required=True, metavar="ROLE", help="viewer or technician")
+    token.add_argument("--role", required=True, metavar="ROLE", help=N_("viewer or technician"))
     add_lang_option(token)
     token.set_defaults(func=make_token)
 

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from cli.bundle_words import Words, say
 from cli.errors import UsageError
-from cli.lang import environment_lang
+from cli.lang import N_, environment_lang, filled
 from controller.service.paths import DEFAULT_AUDIT_PATH, DEFAULT_CONFIG_PATH, DEFAULT_SOCKET_PATH
 from rules.lang import LANGS, Lang
 
@@ -56,23 +56,57 @@ EXIT_NOT_WRITTEN = 1
 
 
 def register(subparsers: Any) -> None:
-    lang = environment_lang()
     parser = subparsers.add_parser(
-        "support-bundle", help=say("help", lang), description=say("description", lang)
+        "support-bundle",
+        help=N_(
+            "gather what support needs into one archive: the configuration without its "
+            "secrets, versions, status, diagnosis, audit verdict, journal"
+        ),
+        description=N_(
+            "Write one archive (tar.gz) for the table's support: the configuration with "
+            "every secret withheld, the versions, the service's and the board's status, the "
+            "board's sensors (no motor moves), the audit log's verdict and recent faults, the "
+            "journal's recent lines. A part that cannot be gathered is said, and the archive is "
+            "written all the same."
+        ),
     )
-    parser.add_argument("--output", metavar="FILE", help=say("help_output", lang))
     parser.add_argument(
-        "--config", metavar="FILE", help=say("help_config", lang, path=DEFAULT_CONFIG_PATH)
+        "--output",
+        metavar="FILE",
+        help=N_("the archive to write (default: mjtable-support-tableN-TIME.tar.gz here)"),
     )
-    parser.add_argument("--socket", metavar="PATH", help=say("help_socket", lang))
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help=filled("the service's configuration (default: %(path)s)", path=DEFAULT_CONFIG_PATH),
+    )
+    parser.add_argument(
+        "--socket",
+        metavar="PATH",
+        help=N_("the service's API socket (default: the configuration's)"),
+    )
     parser.add_argument(
         "--journal-lines",
         metavar="N",
         default=str(DEFAULT_LINES),
-        help=say("help_lines", lang, lines=DEFAULT_LINES),
+        help=filled(
+            "how many of the journal's last lines (default: %(lines)s)", lines=DEFAULT_LINES
+        ),
     )
-    parser.add_argument("--since", metavar="TIME", help=say("help_since", lang))
-    parser.add_argument("--lang", choices=LANGS, default=None, help=say("help_lang", lang))
+    parser.add_argument(
+        "--since",
+        metavar="TIME",
+        help=N_(
+            "the journal's lines since this time only, as journalctl reads it "
+            '("2025-03-01 08:00", yesterday, -2h)'
+        ),
+    )
+    parser.add_argument(
+        "--lang",
+        choices=LANGS,
+        default=None,
+        help=N_("the language of the lines: en or fr (default: the environment's)"),
+    )
     parser.set_defaults(func=run)
 
 
