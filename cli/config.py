@@ -105,11 +105,14 @@ def _check_profile(given: str, words: Phrasebook) -> int:
         if given not in BUILTIN_PROFILES:
             read_toml(given, "--profile")  # a regular file within the bounds, strict UTF-8
         profile = load_profile(given)
-    except (InputError, ProfileError) as exc:
-        problems = getattr(exc, "problems", [str(exc)])
-        for problem in problems:
+    except InputError as exc:  # the file itself: not a regular file, not UTF-8, too deep
+        print(exc.said(words._), file=sys.stderr)
+        print(_not_valid(given, 1, words), file=sys.stderr)
+        return 1
+    except ProfileError as exc:
+        for problem in exc.problems:
             print(words.table(problem), file=sys.stderr)
-        print(_not_valid(given, len(problems), words), file=sys.stderr)
+        print(_not_valid(given, len(exc.problems), words), file=sys.stderr)
         return 1
     said = words._(
         N_("%(file)s: valid: profile %(profile)s %(version)s, rule set %(rules)s, %(tiles)s tiles")

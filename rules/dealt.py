@@ -205,16 +205,34 @@ def manifest_from_data(data: Any) -> Manifest:
         raise ManifestError("manifest: " + first_error(exc)) from None
 
 
-def all_errors(exc: ValidationError) -> list[str]:
-    """Every error of a pydantic report as ``field.path: message``, one line each."""
-    lines = []
+class FieldProblem(ValueError):
+    """A model's check that finds a problem with one of its fields (``field``, a dotted path
+    under the model) and says it in ``words``; read as ``field: words``."""
+
+    def __init__(self, field: str, words: str) -> None:
+        super().__init__(f"{field}: {words}")
+        self.field = field
+        self.words = words
+
+
+def error_parts(exc: ValidationError) -> list[tuple[str, str]]:
+    """Every error of a pydantic report as its field's path (empty: the whole) and what is
+    wrong with it."""
+    parts = []
     for err in exc.errors():
         loc = ".".join(str(part) for part in err["loc"])
         ctx = err.get("ctx") or {}
-        value_error = err["type"] == "value_error" and "error" in ctx
-        msg = str(ctx["error"]) if value_error else err["msg"]
-        lines.append(f"{loc}: {msg}" if loc else msg)
-    return lines
+        error = ctx.get("error") if err["type"] == "value_error" else None
+        if isinstance(error, FieldProblem):
+            parts.append((".".join(p for p in (loc, error.field) if p), error.words))
+        else:
+            parts.append((loc, err["msg"] if error is None else str(error)))
+    return parts
+
+
+def all_errors(exc: ValidationError) -> list[str]:
+    """Every error of a pydantic report as ``field.path: message``, one line each."""
+    return [f"{loc}: {msg}" if loc else msg for loc, msg in error_parts(exc)]
 
 
 def first_error(exc: ValidationError, more_words: str = "") -> str:

@@ -23,7 +23,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from rules.dealt import DealError, ProfileRef, RuleSetField, all_errors, first_error
+from rules import profile_words as words
+from rules.dealt import DealError, FieldProblem, ProfileRef, RuleSetField, error_parts
 from rules.words import RULE_SETS, SEATS, TILE_COUNTS, RuleSet, Seat, TileCount
 
 #: The most tiles a profile can place: the most a game is played with (simplified, 144). Every
@@ -76,7 +77,7 @@ class Layout(_Frozen):
         if isinstance(data, dict) and "all" in data:
             rest = {k: v for k, v in data.items() if k != "all"}
             if rest:
-                raise ValueError(f"give either 'all' or the four walls, not both ({sorted(rest)})")
+                raise ValueError(words.ALL_OR_FOUR.format(keys=sorted(rest)))
             return {seat: data["all"] for seat in SEATS}
         return data
 
@@ -167,9 +168,7 @@ class DealPattern(_Frozen):
         # counted before takes() lists them: a few steps can ask for a great many tiles
         dealt = sum(step.tiles * step.rounds * len(step.seats) for step in self.steps)
         if dealt > MAX_TILES:
-            raise ValueError(
-                f"the steps deal {dealt} tiles, more than the {MAX_TILES} of the largest set"
-            )
+            raise ValueError(words.STEPS_TOO_MANY.format(dealt=dealt, most=MAX_TILES))
         return self
 
     def takes(self) -> list[tuple[int, int]]:
@@ -229,65 +228,59 @@ class Profile(_Frozen):
     @model_validator(mode="after")
     def _can_work(self) -> Profile:
         if self.announce != Announce() and self.variant is not RuleSet.SIMPLIFIED:
-            raise ValueError("announce.une_tuile: only the simplified rules ask for « une Tuile »")
+            raise FieldProblem("announce.une_tuile", words.UNE_TUILE_SIMPLIFIED)
         tiles = self.layout.tiles()
         if tiles != self.tiles:
-            raise ValueError(f"layout: the walls hold {tiles} tiles but tiles says {self.tiles}")
+            raise FieldProblem("layout", words.LAYOUT_TILES.format(tiles=tiles, said=self.tiles))
         sizes = self.deal.sizes_from_steps()
         want = [self.deal.hand_sizes.leader] + [self.deal.hand_sizes.others] * 3
         if sizes != want:
-            raise ValueError(
-                f"deal.hand_sizes: the steps give {sizes} tiles (leader first), "
-                f"the profile says {want}"
-            )
+            raise FieldProblem("deal.hand_sizes", words.HAND_SIZES.format(sizes=sizes, want=want))
         dealt = self.deal.total()
         if dealt > tiles:
-            raise ValueError(f"deal: deals {dealt} tiles, more than the {tiles} of the walls")
+            raise FieldProblem("deal", words.DEALS_TOO_MANY.format(dealt=dealt, tiles=tiles))
         if self.colline.size > tiles - dealt:
-            raise ValueError(
-                f"colline.size: {self.colline.size} tiles, more than the {tiles - dealt} "
-                f"left after the deal of {dealt}"
+            raise FieldProblem(
+                "colline.size",
+                words.COLLINE_TOO_LARGE.format(
+                    size=self.colline.size, left=tiles - dealt, dealt=dealt
+                ),
             )
         low, high = self.dice.count_range()
         units = self.layout.stacks() if self.counting == "pair" else tiles
-        unit = "stacks" if self.counting == "pair" else "tiles"
         if high > units:
-            raise ValueError(
-                f"dice: the largest count {high} goes past the {units} {unit} of the whole ring"
+            past = (
+                words.PAST_THE_RING_STACKS if self.counting == "pair" else words.PAST_THE_RING_TILES
             )
+            raise FieldProblem("dice", past.format(high=high, units=units))
         if self.joker.kind == "indicator" and self.dice.procedure != "leader_then_owner":
-            raise ValueError("joker.kind: an indicator needs the dice procedure leader_then_owner")
+            raise FieldProblem("joker.kind", words.INDICATOR_DICE)
         if self.breach.kind == "lift":
             self._check_lift(units, low)
         elif self.breach.lift_to:
-            raise ValueError("breach.lift_to: only a lift breach lays tiles on other stacks")
+            raise FieldProblem("breach.lift_to", words.LIFT_ONLY)
         if self.replacement.source == "colline" and self.colline.size == 0:
-            raise ValueError("replacement.source: 'colline' needs a colline (colline.size > 0)")
+            raise FieldProblem("replacement.source", words.COLLINE_NEEDED)
         if self.colline.replenish == "live_end" and self.replacement.source != "colline":
-            raise ValueError(
-                "colline.replenish: only a colline that replacements are drawn from is "
-                "replenished (replacement.source must be 'colline')"
-            )
+            raise FieldProblem("colline.replenish", words.REPLENISHED)
         return self
 
     def _check_lift(self, units: int, low: int) -> None:
         if self.counting != "pair":
-            raise ValueError("breach.kind: a lift breach counts stacks (counting must be 'pair')")
+            raise FieldProblem("breach.kind", words.LIFT_PAIRS)
         lift = self.breach.lift_to
         if len(lift) != 2 or len(set(lift)) != 2:
-            raise ValueError(
-                "breach.lift_to: two distinct stack offsets, one for each tile of stack T"
-            )
+            raise FieldProblem("breach.lift_to", words.LIFT_TWO)
         if any(h != 2 for s in SEATS for h in self.layout.heights(s)):
-            raise ValueError("layout: a lift breach needs full stacks (no half stacks)")
+            raise FieldProblem("layout", words.LIFT_FULL)
         need = 2 * (max(lift) + 1)
         if self.colline.size != need:
-            raise ValueError(
-                f"colline.size: a lift breach onto stacks up to {max(lift)} to the right "
-                f"makes a colline of {need} tiles, not {self.colline.size}"
+            raise FieldProblem(
+                "colline.size",
+                words.LIFT_COLLINE.format(last=max(lift), need=need, size=self.colline.size),
             )
         if max(lift) + 1 > units:
-            raise ValueError("breach.lift_to: reaches past the whole ring")
+            raise FieldProblem("breach.lift_to", words.LIFT_PAST)
 
     def hand_size(self, is_leader: bool) -> int:
         return self.deal.hand_sizes.leader if is_leader else self.deal.hand_sizes.others
@@ -311,11 +304,11 @@ def _read_toml(text: str, where: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ProfileError(f"profile {where}: invalid TOML: {exc}") from None
+        raise _problem(where, str(exc), words.INVALID_TOML) from None
     except RecursionError:
-        raise ProfileError(f"profile {where}: invalid TOML: nested too deeply") from None
+        raise _problem(where, words.TOO_DEEP, words.INVALID_TOML) from None
     except ValueError as exc:  # a number too long to convert
-        raise ProfileError(f"profile {where}: invalid TOML: {exc}") from None
+        raise _problem(where, str(exc), words.INVALID_TOML) from None
 
 
 def _builtin_data(name: str) -> dict[str, Any]:
@@ -334,16 +327,11 @@ def _former_names(data: dict[str, Any], where: str) -> dict[str, Any]:
         return data
     old = data.pop("tile_set")
     if "tiles" in data:
-        raise ProfileError(
-            f"profile {where}: tile_set: the former name of tiles, given beside it; keep tiles"
-        )
+        raise _problem(where, words.FORMER_BESIDE, "tile_set")
     if not isinstance(old, str) or old not in _FORMER_TILES:
         shown = repr(old)
         shown = shown if len(shown) <= 40 else shown[:40] + "…"
-        raise ProfileError(
-            f'profile {where}: tile_set: {shown} is not "108", "136" or "144" (tile_set is '
-            "the former name of tiles: write tiles = 108, 136 or 144)"
-        )
+        raise _problem(where, words.FORMER_VALUE.format(value=shown), "tile_set")
     data["tiles"] = _FORMER_TILES[old]
     return data
 
@@ -354,9 +342,9 @@ def _resolve(data: dict[str, Any], where: str, here: Path | None, depth: int) ->
     if base is None:
         return data
     if depth > 8:
-        raise ProfileError(f"profile {where}: base: too many levels of 'base'")
+        raise _problem(where, words.BASE_TOO_DEEP, "base")
     if not isinstance(base, str):
-        raise ProfileError(f"profile {where}: base: expected a profile name or path")
+        raise _problem(where, words.BASE_EXPECTED, "base")
     if base in BUILTIN_PROFILES:
         parent = _resolve(_builtin_data(base), base, None, depth + 1)
     else:
@@ -372,20 +360,18 @@ def _read_file(path: Path) -> dict[str, Any]:
         with open(path, "rb", opener=_open_regular) as handle:
             data = handle.read(MAX_PROFILE_BYTES + 1)
     except _NotRegular as exc:
-        raise ProfileError(f"profile {path}: not a regular file ({exc})") from None
+        raise _problem(path, words.NOT_REGULAR.format(kind=exc)) from None
     except OSError as exc:
-        raise ProfileError(f"profile {path}: cannot read: {exc.strerror or exc}") from None
+        raise _problem(path, str(exc.strerror or exc), words.CANNOT_READ) from None
     except ValueError:  # a NUL byte in the path
-        raise ProfileError(f"profile {path!r}: not a usable path") from None
+        raise _problem(repr(str(path)), words.NOT_A_PATH) from None
     if len(data) > MAX_PROFILE_BYTES:
-        raise ProfileError(f"profile {path}: larger than {MAX_PROFILE_BYTES} bytes")
+        raise _problem(path, words.TOO_LARGE.format(most=MAX_PROFILE_BYTES))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ProfileError(
-            f"profile {path}: not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start}); "
-            "a profile is a TOML file in UTF-8"
-        ) from None
+        byte = f"{data[exc.start]:#04x}"
+        raise _problem(path, words.NOT_UTF8.format(byte=byte, offset=exc.start)) from None
     return _read_toml(text, str(path))
 
 
@@ -393,11 +379,23 @@ class _NotRegular(OSError):
     pass
 
 
+def _problem(where: str | Path, problem: str, field: str = "") -> ProfileError:
+    """A profile's problem: where it was read from (its name or its file), the field it is
+    about, if any, then what."""
+    return ProfileError(_said(str(where), field, problem))
+
+
+def _said(where: str, field: str, problem: str) -> str:
+    if field:
+        return words.FIELD_SAID.format(where=where, field=field, problem=problem)
+    return words.SAID.format(where=where, problem=problem)
+
+
 def _open_regular(path: str, flags: int) -> int:
     """os.open for a regular file only: what the path names is checked before it is opened."""
     info = os.stat(path)
     if not stat.S_ISREG(info.st_mode):
-        kind = "a directory" if stat.S_ISDIR(info.st_mode) else "a FIFO or a device"
+        kind = words.DIRECTORY if stat.S_ISDIR(info.st_mode) else words.FIFO_OR_DEVICE
         raise _NotRegular(kind)
     return os.open(path, flags | os.O_NONBLOCK)
 
@@ -407,9 +405,11 @@ def profile_from_data(data: dict[str, Any], where: str = "data") -> Profile:
     try:
         return Profile.model_validate(data)
     except ValidationError as exc:
-        problems = [f"profile {where}: {line}" for line in all_errors(exc)]
-        more = f": mjtable config check --profile {where} lists them all"
-        raise ProfileError(f"profile {where}: {first_error(exc, more)}", problems) from None
+        problems = [_said(where, field, problem) for field, problem in error_parts(exc)]
+        first = problems[0]
+        if len(problems) > 1:
+            first = words.FIRST_OF.format(problem=first, more=len(problems) - 1, where=where)
+        raise ProfileError(first, problems) from None
 
 
 @cache
@@ -426,8 +426,7 @@ def load_profile(name_or_path: str | Path) -> Profile:
     if isinstance(name_or_path, str) and not (path.suffix == ".toml" or _exists(path)):
         shown = name_or_path if len(name_or_path) <= 40 else name_or_path[:40] + "…"
         raise ProfileError(
-            f"unknown profile {shown!r}: expected one of "
-            f"{', '.join(BUILTIN_PROFILES)} or a path to a .toml file"
+            words.UNKNOWN.format(name=repr(shown), names=", ".join(BUILTIN_PROFILES))
         )
     data = _resolve(_read_file(path), str(path), path, 0)
     return profile_from_data(data, str(path))

@@ -224,15 +224,18 @@ def source_words() -> Catalog:
 def command_words() -> Iterator[str]:
     """What the technician's commands pass on from the service's parts, as the catalogue's
     words: a configuration's problems and warnings (`mjtable config check` and the commands
-    that read a configuration say them) with what each key expects, the installer's words
-    (`mjtable install`), the firmware tools' (`mjtable firmware`)."""
+    that read a configuration say them) with what each key expects, a rule-set profile's
+    problems, the installer's words (`mjtable install`), the firmware tools' (`mjtable
+    firmware`)."""
     # lazy: the configuration's models, only when the catalogue is made (development)
     from controller.firmware.words import FIRMWARE_SENTENCES
     from controller.service.config import config_words
     from controller.service.config_words import CONFIG_SENTENCES, SAID
     from controller.service.install_words import INSTALL_SENTENCES
+    from rules.profile_words import PROFILE_SENTENCES
 
-    for sentence in (SAID, *CONFIG_SENTENCES, *INSTALL_SENTENCES, *FIRMWARE_SENTENCES):
+    sentences = (SAID, *CONFIG_SENTENCES, *INSTALL_SENTENCES, *FIRMWARE_SENTENCES)
+    for sentence in (*sentences, *PROFILE_SENTENCES):
         yield msgid_of(sentence)
     yield from config_words()
 

@@ -309,3 +309,84 @@ def test_the_firmware_tools_refusals_in_french(
         f"construction de MicroPython dans {tmp_path} (1 à 4 minutes ; son journal : "
         f"{tmp_path}/build.log)"
     )
+
+
+BAD_PROFILE = """\
+base = "wenzhou"
+counting = "tiles"
+name = "a b"
+
+[dice]
+dice = 9
+
+[deal]
+steps = []
+"""
+
+
+def test_a_rule_set_profile_s_problems_in_french_their_fields_as_written(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(BAD_PROFILE)
+    status, _, english = _said(capsys, "config", "check", "--profile", str(bad))
+    assert status == 1
+    assert english == [
+        f"profile {bad}: name: String should match pattern '^[A-Za-z0-9][A-Za-z0-9_.-]*$'",
+        f"profile {bad}: counting: Input should be 'pair' or 'tile'",
+        f"profile {bad}: dice.dice: Input should be less than or equal to 4",
+        f"profile {bad}: deal.steps: Tuple should have at least 1 item after validation, not 0",
+        f"{bad}: not valid (4 problems)",
+    ]
+    status, _, err = _said(capsys, "config", "check", "--profile", str(bad), "--lang", "fr")
+    assert status == 1
+    assert err == [
+        f"profil {bad} : name : le texte doit suivre le motif '^[A-Za-z0-9][A-Za-z0-9_.-]*$'",
+        f"profil {bad} : counting : doit valoir 'pair' ou 'tile'",
+        f"profil {bad} : dice.dice : doit être inférieur ou égal à 4",
+        f"profil {bad} : deal.steps : doit avoir au moins 1 élément, pas 0",
+        f"{bad} : non valable (4 problèmes)",
+    ]
+    # what a profile must hold together, said with the field it is about
+    bad.write_text('base = "wenzhou"\n[colline]\nsize = 100\n')
+    _, _, english = _said(capsys, "config", "check", "--profile", str(bad))
+    _, _, err = _said(capsys, "config", "check", "--profile", str(bad), "--lang", "fr")
+    assert english[0] == (
+        f"profile {bad}: colline.size: 100 tiles, more than the 71 left after the deal of 65"
+    )
+    assert err[0] == (
+        f"profil {bad} : colline.size : 100 tuiles, plus que les 71 qui restent après la "
+        "distribution de 65"
+    )
+
+
+@pytest.mark.parametrize(
+    "profile",
+    [
+        'base = "wenzhou"\ntiles = 108\n',
+        'base = "simplified"\n[breach]\nlift_to = [1, 1]\n',
+        'base = "wenzhou"\n[announce]\nune_tuile = "ready"\n',
+        'base = "wenzhou"\n[replacement]\nsource = "live_end"\n',
+        'base = "sichuan"\n[joker]\nkind = "indicator"\n[dice]\nprocedure = "single_die_round"\n',
+        'base = "wenzhou"\nbase2 = 1\n[layout]\nall = [2]\nE = [2]\n',
+        "tile_set = 3\n",
+        "base = 5\n",
+    ],
+)
+def test_every_problem_of_a_profile_reads_french(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, profile: str
+) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(profile)
+    status, _, english = _said(capsys, "config", "check", "--profile", str(bad))
+    assert status == 1
+    status, _, err = _said(capsys, "config", "check", "--profile", str(bad), "--lang", "fr")
+    assert status == 1 and len(err) == len(english)
+    assert all(line.startswith(("profil ", f"{bad} :")) for line in err), err
+    # the profile's keys stay as the file writes them: "mais tiles indique 108"
+    keys = [re.sub(r"(mais|de|garder|écrire) tiles\b", "", line) for line in err]
+    assert _english_left(keys) == [], err
+    english_words = re.compile(r"\b(should|than|needs?|only|past|given|keep|expected|levels)\b")
+    assert [line for line in keys if english_words.search(line)] == [], err
+    for english_line, french_line in zip(english, err, strict=True):  # what is wrong, said
+        assert english_line.rpartition(": ")[2] != french_line.rpartition(" : ")[2]
