@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from rules.standings import Standings
 
 #: what the table was told: who leads the next deal, and the game's position
-Told = tuple[str, "GamePosition | None"]
+Told = tuple["str | None", "GamePosition | None"]
 
 JOURNAL = "journal.jsonl"
 SOURCE = "follow.json"  # which floor source the journal's lines came from
@@ -383,13 +383,15 @@ def _tell_leader(socket: str, follower: Follower, told: Told | None) -> Told | N
 
     leader = follower.record.next_leader()
     position = follower.record.next_position()
-    if leader is None or (leader, position) == told:
+    # the simplified rules' dice choose the Leader at each deal: the game alone is told
+    if (leader is None and position is None) or (leader, position) == told:
         return told
     try:
         with ApiClient(socket, timeout=10.0) as client:
             result = client.set_leader(leader, position)
     except ClientError as exc:
-        words = f"the table could not be told that {leader} leads next ({exc})"
+        what = f"that {leader} leads next" if leader is not None else "where the game stands"
+        words = f"the table could not be told {what} ({exc})"
         print(f"mjtable game follow: {words}; it is told again when it answers",
               file=sys.stderr, flush=True)  # fmt: skip
         return told

@@ -177,8 +177,12 @@ class GameRecord:
     def next_position(self) -> GamePosition | None:
         """The game, the hand and the prevailing wind of the next dealt state, when the record
         knows its Leader (:meth:`next_leader`): the hand after the last one played, or the
-        next game's first, East prevailing."""
+        next game's first, East prevailing. In the simplified rules, whose dice choose the
+        Leader at each deal, whenever a deal is expected: a game is one hand, so the next deal
+        opens the next game, East prevailing (docs/rules.md)."""
         game = self.game
+        if self.rule_set is RuleSet.SIMPLIFIED and self.expects() == "dealt":
+            return GamePosition(game=len(self.games) + 1, hand=1, wind="E")
         if self.next_leader() is None or game is None:
             return None
         turn = game.turn

@@ -308,10 +308,11 @@ class ApiClient:
     def stop(self) -> CommandResult:
         return CommandResult.model_validate(self.call("stop"))
 
-    def set_leader(self, seat: str, game: GamePosition | None = None) -> CommandResult:
+    def set_leader(self, seat: str | None, game: GamePosition | None = None) -> CommandResult:
         """Who leads the next deal (the rules layer's word: a Wenzhou Leader who wins keeps
-        the role), and where the game stands when the rules layer knows."""
-        fields: dict[str, Any] = {"seat": seat}
+        the role), and where the game stands when the rules layer knows; None: the game
+        alone (the simplified rules' dice choose the Leader)."""
+        fields: dict[str, Any] = {} if seat is None else {"seat": seat}
         if game is not None:
             fields["game"] = game.model_dump()
         return CommandResult.model_validate(self.call("set_leader", **fields))

@@ -25,6 +25,7 @@ from pydantic import (
     StrictStr,
     TypeAdapter,
     create_model,
+    model_validator,
 )
 
 # The events and the status are the cycle's reports; they are the API's messages too, and
@@ -214,15 +215,26 @@ class DiagRequest(BaseRequest):
 class SetLeaderRequest(BaseRequest):
     """Who leads the next deal, from the rules layer: the cycle under way's Leader until its
     dice are thrown, else the next cycle's (the table passes the role on after each deal; a
-    Wenzhou Leader who wins keeps it). Full socket only."""
+    Wenzhou Leader who wins keeps it); or, without a seat, where the game stands alone (the
+    simplified rules: the dice of each deal choose its Leader). Full socket only."""
 
     op: Literal["set_leader"]
-    seat: Seat = Field(description="the seat that leads: E, S, W or N")
+    seat: Seat | None = Field(
+        default=None,
+        description="the seat that leads: E, S, W or N (null: the Leader is not told, the "
+        "game is: the simplified rules' dice choose him at the deal)",
+    )
     game: GamePosition | None = Field(
         default=None,
         description="where the game played at the table stands: its number, the hand the next "
         "deal opens, the prevailing wind (shown on the dealer's view; kept until told again)",
     )
+
+    @model_validator(mode="after")
+    def _something_told(self) -> SetLeaderRequest:
+        if self.seat is None and self.game is None:
+            raise ValueError("give the seat that leads, the game, or both")
+        return self
 
 
 class SubscribeRequest(BaseRequest):

@@ -368,7 +368,7 @@ class CycleController:
         return result
 
     def set_leader(
-        self, seat: Seat, source: Source, game: GamePosition | None = None
+        self, seat: Seat | None, source: Source, game: GamePosition | None = None
     ) -> CommandResult:
         """Who leads the next deal, and where the game stands (ApiBackend.set_leader); one
         ``leader_set`` record."""

@@ -158,7 +158,7 @@ class LeaderEvent(_Event):
     (set_leader: the status's ``leader`` and ``game`` are these now)."""
 
     type: Literal["leader"] = "leader"
-    leader: Seat
+    leader: Seat | None = Field(description="who leads the next deal (null: not told)")
     game: GamePosition | None = Field(
         default=None, description="the game last told (null: none since the service started)"
     )
@@ -392,11 +392,12 @@ class ApiBackend(Protocol):
         ...
 
     def set_leader(
-        self, seat: Seat, source: Source, game: GamePosition | None = None
+        self, seat: Seat | None, source: Source, game: GamePosition | None = None
     ) -> CommandResult:
         """Who leads the next deal: the cycle under way's Leader until its dice are thrown,
         else the next cycle's (a Wenzhou Leader who wins keeps the role: the rules layer
-        knows, the table does not); with ``game``, where the game played stands."""
+        knows, the table does not); with ``game``, where the game played stands (None
+        ``seat``: the game alone, the Leader as it was)."""
         ...
 
     def diagnose(self, motors: bool, motor_ms: int | None, source: Source) -> DiagStarted:

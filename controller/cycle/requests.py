@@ -175,13 +175,21 @@ class Requests:
         )
 
     def set_leader(
-        self, seat: Seat, source: Source, game: GamePosition | None = None
+        self, seat: Seat | None, source: Source, game: GamePosition | None = None
     ) -> CommandResult:
         """Who leads the next deal, and where the game stands when the rules layer says (kept
-        until it says again); one ``leader_set`` record."""
+        until it says again); one ``leader_set`` record. No ``seat``: the game alone, the
+        Leader as it was (the simplified rules' dice choose him at each deal)."""
         state = self._state
         cycle = state.current()
-        if cycle is not None and state.state != DICE:
+        if seat is None:
+            assert game is not None  # the request's model asks for one of them
+            applies = None
+            message = (
+                f"game {game.game}, hand {game.hand}, {game.wind} prevailing: the Leader is "
+                "chosen at the deal"
+            )
+        elif cycle is not None and state.state != DICE:
             cycle.leader = seat  # its deal_started record, written after the lift, says so
             applies = cycle.cycle_id
             message = f"{seat} leads the deal of cycle {applies}"
@@ -190,11 +198,13 @@ class Requests:
             message = f"{seat} leads the next deal"
             if cycle is not None:
                 message += f" (the dice of cycle {cycle.cycle_id} are already being thrown)"
-        self._deals.leader = seat
+        if seat is not None:
+            self._deals.leader = seat
         told: dict[str, object] = {"leader": seat, "source": source, "applies_to": applies}
         if game is not None:
             self._deals.game = game
             told["game"] = game.model_dump()
         self._audit.record("leader_set", told)
-        self._outbox.queue(LeaderEvent(at=utc_now(), leader=seat, game=self._deals.game))
+        leader = self._deals.leader
+        self._outbox.queue(LeaderEvent(at=utc_now(), leader=leader, game=self._deals.game))
         return self._presses.result("set_leader", True, message)

@@ -186,6 +186,7 @@ def test_event_lines_are_json_models(server: ApiServer, table: FakeTable) -> Non
         (b'{"id": 5, "op": "get_cycle", "cycle": ""}', "bad_request", 5, "cycle:"),
         (b'{"id": 5, "op": "get_cycle", "cycle": 12}', "bad_request", 5, "cycle:"),
         (b'{"id": 5, "op": "status", "colour": "red"}', "bad_request", 5, "colour: unknown"),
+        (b'{"id": 5, "op": "set_leader"}', "bad_request", 5, "give the seat that leads, the game"),
     ],
 )
 def test_bad_requests_get_an_error_and_the_connection_stays_usable(

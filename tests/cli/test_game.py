@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, ClassVar
 
@@ -123,7 +124,14 @@ class Table:
 
 @pytest.fixture
 def service(tmp_path: Path) -> Iterator[Service]:
-    svc = Service(tmp_path)
+    with _started(Service(tmp_path)) as svc:
+        yield svc
+
+
+@contextmanager
+def _started(svc: Service) -> Iterator[Service]:
+    """The service started; at the end, every follower a test left running stopped, then
+    the service."""
     try:
         svc.start()
         yield svc
@@ -318,3 +326,28 @@ def test_show_refuses_what_holds_no_game_and_skips_a_torn_line(tmp_path: Path) -
         f"mjtable game show: {journal}: journal line 1 is neither a floor line nor a dealt "
         "state: the journal is damaged\n"
     )
+
+
+def test_a_simplified_game_tells_the_table_where_it_stands_without_a_leader(
+    tmp_path: Path,
+) -> None:
+    """The simplified rules' dice choose the Leader at each deal: the follower tells the
+    table the game alone (a game is one hand: each deal opens the next, East prevailing), so
+    the dealer's view shows it; the table's Leader is left to the dice."""
+    with _started(Service(tmp_path, profile="simplified")) as service:
+        directory, floor = tmp_path / "game", tmp_path / "floor.jsonl"
+        floor.write_text("")
+        table = Table(service)
+        follower = Follower(directory, service.socket, floor)
+        write(floor, [sit("simplified")])
+        told = "the table is told: game 1, hand 1, E prevailing: the Leader is chosen at the deal"
+        follower.out.wait(lambda line: line == told)
+        assert game_told(service) == GamePosition(game=1, hand=1, wind="E")
+        first = table.deal()
+        follower.out.wait(lambda line: line.startswith(f"cycle {first.cycle_id}: hand 1 of game 1"))
+        write(floor, list(play_out_events(start(first))))
+        told = "the table is told: game 2, hand 1, E prevailing: the Leader is chosen at the deal"
+        follower.out.wait(lambda line: line == told)
+        assert game_told(service) == GamePosition(game=2, hand=1, wind="E")
+        table.close()
+        assert follower.stop(signal.SIGTERM) == 0

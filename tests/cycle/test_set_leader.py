@@ -5,10 +5,20 @@ a ``leader`` event, with the game played when the rules layer tells it."""
 
 from __future__ import annotations
 
+from controller.cycle.controller import CycleController
 from controller.cycle.reports import LeaderEvent
 from controller.service.embedded import EmbeddedTable
 from rules.dealt import GamePosition
 from tests.cycle.test_controller import Log
+
+
+def _announced(controller: CycleController) -> list[LeaderEvent]:
+    """The ``leader`` events the controller publishes from now on."""
+    announced: list[LeaderEvent] = []
+    controller.subscribe(
+        lambda e: announced.append(e) if isinstance(e, LeaderEvent) else None, ["leader"]
+    )
+    return announced
 
 
 def _leader_sets(log: Log) -> list[dict[str, object]]:
@@ -59,10 +69,7 @@ def test_the_game_told_is_kept_until_told_again_and_announced() -> None:
     log = Log()
     with EmbeddedTable("wenzhou", seed=6, recorder=log) as table:
         c = table.controller
-        announced: list[LeaderEvent] = []
-        c.subscribe(
-            lambda e: announced.append(e) if isinstance(e, LeaderEvent) else None, ["leader"]
-        )
+        announced = _announced(c)
         assert c.status().game is None  # nothing told since the service started
         where = GamePosition(game=1, hand=3, wind="E")
         assert c.set_leader("W", "api", where).accepted
@@ -74,3 +81,24 @@ def test_the_game_told_is_kept_until_told_again_and_announced() -> None:
     assert [(e.leader, e.game) for e in announced] == [("W", where), ("N", where)]
     told = _leader_sets(log)
     assert told[0]["game"] == {"game": 1, "hand": 3, "wind": "E"} and "game" not in told[1]
+
+
+def test_the_game_alone_is_told_when_the_dice_choose_the_leader() -> None:
+    """The simplified rules' dice choose the Leader at each deal: the rules layer tells where
+    the game stands alone, and the Leader stays as it was."""
+    log = Log()
+    with EmbeddedTable("simplified", seed=7, recorder=log) as table:
+        c = table.controller
+        announced = _announced(c)
+        leader = c.status().leader
+        where = GamePosition(game=2, hand=1, wind="E")
+        told = c.set_leader(None, "api", where)
+        assert told.accepted
+        assert told.message == "game 2, hand 1, E prevailing: the Leader is chosen at the deal"
+        assert c.status().game == where and c.status().leader == leader
+        table.run_cycle(timeout=60)
+        assert c.status().game == where
+    assert [(e.leader, e.game) for e in announced] == [(leader, where)]
+    assert _leader_sets(log) == [
+        {"leader": None, "source": "api", "applies_to": None, "game": where.model_dump()}
+    ]

@@ -251,8 +251,12 @@ def test_simplified_hand_with_flowers_and_one_hand_games() -> None:
     game.apply(sit("simplified"))
     with pytest.raises(GameError, match="the simplified rules draw no seats"):
         game.apply(WINDS)
+    # the dice choose the Leader at each deal; where the game stands is known all the same
+    assert game.next_leader() is None
+    assert game.next_position() == GamePosition(game=1, hand=1, wind="E")
     hands = {"E": "1f 123m 456p 789s EE S 9m", "S": "111m 222p 333s CC SS"}
     game.apply(Dealt(dealt=arranged("simplified", hands, live_end="2f 9m")))
+    assert game.next_position() is None  # a hand in play
     assert game.games[0].seats == {"E": "Ana", "S": "Bo", "W": "Cy", "N": "Di"}
     hand = game.hand
     assert hand is not None
@@ -269,6 +273,8 @@ def test_simplified_hand_with_flowers_and_one_hand_games() -> None:
     assert scores["Bo"] == (20 + 100) * 2  # four pungs, first out, all pungs
     assert scores["Ana"] == 5 * len(first.hands[0].result.wins and hand.seats["E"].bonus)
     assert first.turn.end == "one_hand"
+    # a game is one hand: the next deal opens game 2, East prevailing
+    assert game.next_position() == GamePosition(game=2, hand=1, wind="E")
     game.apply(Dealt(dealt=shuffled("simplified", "W", seed=4)))  # the dice make W player A
     assert game.games[1].turn.leader == "W" and game.games[1].retention == RETENTION
     assert standings(game).players[1].score == scores["Bo"]

@@ -68,7 +68,7 @@ class FakeTable:
         self.last: str | None = None
         self.fault: FaultEvent | None = None
         self.requests: list[tuple[Action, Source]] = []
-        self.leaders: list[tuple[Seat, Source]] = []
+        self.leaders: list[tuple[Seat | None, Source]] = []
         self.games: list[GamePosition | None] = []
         self.callbacks_started = 0
         self.callbacks_returned = 0
@@ -124,7 +124,7 @@ class FakeTable:
         )
 
     def set_leader(
-        self, seat: Seat, source: Source, game: GamePosition | None = None
+        self, seat: Seat | None, source: Source, game: GamePosition | None = None
     ) -> CommandResult:
         with self._lock:
             self.leaders.append((seat, source))

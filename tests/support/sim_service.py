@@ -16,7 +16,9 @@ from tests.support.service_process import start_run, wait_status
 class Service:
     """One `mjtable run --sim` process with its paths, started and stopped by the test."""
 
-    def __init__(self, tmp: Path, *, speed: float = 0.0, seed: int = 21) -> None:
+    def __init__(
+        self, tmp: Path, *, speed: float = 0.0, seed: int = 21, profile: str = "wenzhou"
+    ) -> None:
         self.tmp = tmp
         self.socket = str(tmp / "api.sock")
         self.control = str(tmp / "sim.sock")
@@ -24,7 +26,7 @@ class Service:
         self.config = tmp / "config.toml"
         self.config.write_text(
             "[table]\nnumber = 7\n"
-            '[rules]\nprofile = "wenzhou"\n'
+            f'[rules]\nprofile = "{profile}"\n'
             f'[api]\nsocket = "{self.socket}"\n'
             f'[audit]\npath = "{self.audit}"\n'
             '[logging]\nlevel = "DEBUG"\n'
