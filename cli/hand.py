@@ -109,7 +109,7 @@ def register(subparsers: Any) -> None:
         ),
     )
     wenzhou.add_argument("--table", metavar="FILE", help=N_("TOML table replacing the default"))
-    simplified = parser.add_argument_group(N_("simplified"))
+    simplified = parser.add_argument_group(N_("the simplified rules"))
     simplified.add_argument(
         "--order", type=int, metavar="N", help=N_("rank among those out (1..4)")
     )

@@ -131,6 +131,11 @@ class Phrasebook:
         return self._(msgid_of(SAID)) % {"key": key, "problem": self.table(problem)}
 
 
+#: The details of a sentence passed on that stay as they come: where a profile was read from,
+#: the field of a file a problem is about, the names a refusal lists (rules/profile_words.py)
+AS_WRITTEN = frozenset({"where", "field", "names"})
+
+
 @functools.cache
 def _passed_on(lang: Lang) -> Gettext:
     """The words a command passes on as they come, in ``lang``: the table's (its states, faults,
@@ -146,7 +151,7 @@ def _passed_on(lang: Lang) -> Gettext:
 
     # a profile's first: "profile {where}: {problem}" before any "{key}: {problem}"
     spoken = PROFILE_SENTENCES + CONFIG_SENTENCES + INSTALL_SENTENCES + FIRMWARE_SENTENCES
-    return TableWords(lang, spoken + table_sentences())
+    return TableWords(lang, spoken + table_sentences(), as_written=AS_WRITTEN)
 
 
 def throw_purpose(key: str, words: Phrasebook) -> str:

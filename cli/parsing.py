@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 #: The longest message printed whole; a longer one keeps its start and its end.
 MAX_MESSAGE = 480
 
-_QUOTED = re.compile(r"'((?:[^'\\]|\\.){60,})'")
+#: a long quoted value (an apostrophe inside a word, "l'un", is not a quote)
+_QUOTED = re.compile(r"(?<!\w)'((?:[^'\\]|\\.){60,})'(?!\w)")
 
 
 def shorten(message: str) -> str:
@@ -88,9 +89,10 @@ class Help(argparse.HelpFormatter):
     descriptions, their options' help (marked for the catalogue where they are written, those
     made with details by :func:`cli.lang.filled`), the headings and argparse's own words."""
 
-    def __init__(self, prog: str, *args: Any, **kwargs: Any) -> None:
-        super().__init__(prog, *args, **kwargs)
-        self._said = _help_words(asked(), frozenset(FILLED))
+    def _said(self, words: str) -> str:
+        # found when a help is made, not when the parser is (argparse makes a formatter for
+        # each option it adds): the help texts are all known by then, and are found once
+        return _help_words(asked(), frozenset(FILLED))(words)
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         words = action.help
@@ -100,7 +102,10 @@ class Help(argparse.HelpFormatter):
         super().add_text(self._said(text) if text and text != argparse.SUPPRESS else text)
 
     def start_section(self, heading: str | None) -> None:
-        super().start_section(self._said(heading) if heading else heading)
+        said = self._said(heading) if heading else heading
+        if said and asked() != "en":  # argparse adds the colon; French puts a space before
+            said += "\u00a0"
+        super().start_section(said)
 
     def add_usage(
         self,

@@ -77,6 +77,8 @@ FIELD_SENTENCES = (
     "String should match pattern {pattern}",
     "String should have at most {most} characters",
     "String should have at least {least} character",
+    "Input should be a finite number",
+    "Unable to parse input string as an integer, exceeded maximum size",
     "Input should be {choices} or {last}",
     "Input should be {choices}",
 )

@@ -154,12 +154,20 @@ class TableWords:
     has it: a state's name). Anything else is shown as the table said it.
 
     ``sentences`` (``{detail}`` form) instead of the table's: another speaker's sentences
-    made with details, matched the same way (the command line's parser: cli/parsing.py)."""
+    made with details, matched the same way (the command line's parser: cli/parsing.py).
+    ``as_written``: the details kept as they come, never translated (a file's path, a key of
+    a file: "dice" is the key, not the dice)."""
 
-    def __init__(self, lang: Language, sentences: Iterable[str] | None = None) -> None:
+    def __init__(
+        self,
+        lang: Language,
+        sentences: Iterable[str] | None = None,
+        as_written: frozenset[str] = frozenset(),
+    ) -> None:
         self.gettext = translations(lang).gettext
         made = table_sentences() if sentences is None else sentences
         self._sentences = [(_pattern_of(s), msgid_of(s)) for s in made if DETAIL.search(s)]
+        self._as_written = as_written
 
     def __call__(self, words: str) -> str:
         return self._words(words, DEEPEST)
@@ -172,7 +180,8 @@ class TableWords:
             found = pattern.fullmatch(words)
             if found is not None:
                 details = {
-                    name: self._words(value, depth - 1) for name, value in found.groupdict().items()
+                    name: value if name in self._as_written else self._words(value, depth - 1)
+                    for name, value in found.groupdict().items()
                 }
                 return self.gettext(msgid) % details
         return words

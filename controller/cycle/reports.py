@@ -158,7 +158,7 @@ class LeaderEvent(_Event):
     (set_leader: the status's ``leader`` and ``game`` are these now)."""
 
     type: Literal["leader"] = "leader"
-    leader: Seat | None = Field(description="who leads the next deal (null: not told)")
+    leader: Seat
     game: GamePosition | None = Field(
         default=None, description="the game last told (null: none since the service started)"
     )

@@ -183,7 +183,8 @@ class Requests:
         state = self._state
         cycle = state.current()
         if seat is None:
-            assert game is not None  # the request's model asks for one of them
+            if game is None:  # the request's model refuses it first
+                raise ValueError("set_leader: give the seat that leads, the game, or both")
             applies = None
             message = (
                 f"game {game.game}, hand {game.hand}, {game.wind} prevailing: the Leader is "

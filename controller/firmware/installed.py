@@ -106,9 +106,11 @@ class InstalledFirmware:
         self._thread = threading.Thread(target=self._make, name="firmware-build", daemon=True)
         self._thread.start()
 
-    def close(self, timeout: float = 30.0) -> None:
+    def close(self, timeout: float = 5.0) -> None:
         """Let a build under way finish (its temporary directory removed) before the process
-        ends; a build is a few seconds of compiling."""
+        ends, telling no one (a build is a few seconds of compiling; the unit gives a stop 15
+        s)."""
+        self.on_ready = None
         thread = self._thread
         if thread is not None and not self._done.wait(timeout):
             log.warning("the installed firmware's build did not finish within %s s", timeout)

@@ -369,6 +369,8 @@ def test_a_rule_set_profile_s_problems_in_french_their_fields_as_written(
         'base = "wenzhou"\n[replacement]\nsource = "live_end"\n',
         'base = "sichuan"\n[joker]\nkind = "indicator"\n[dice]\nprocedure = "single_die_round"\n',
         'base = "wenzhou"\nbase2 = 1\n[layout]\nall = [2]\nE = [2]\n',
+        'base = "wenzhou"\n[dice]\ndice = inf\nfaces = 1e30\n',
+        "",
         "tile_set = 3\n",
         "base = 5\n",
     ],
@@ -384,9 +386,26 @@ def test_every_problem_of_a_profile_reads_french(
     assert status == 1 and len(err) == len(english)
     assert all(line.startswith(("profil ", f"{bad} :")) for line in err), err
     # the profile's keys stay as the file writes them: "mais tiles indique 108"
-    keys = [re.sub(r"(mais|de|garder|écrire) tiles\b", "", line) for line in err]
+    keys = [
+        re.sub(r"(mais|de|garder|écrire) tiles\b|^profil \S* : [\w.]+ : ", "", line) for line in err
+    ]
     assert _english_left(keys) == [], err
     english_words = re.compile(r"\b(should|than|needs?|only|past|given|keep|expected|levels)\b")
     assert [line for line in keys if english_words.search(line)] == [], err
     for english_line, french_line in zip(english, err, strict=True):  # what is wrong, said
         assert english_line.rpartition(": ")[2] != french_line.rpartition(" : ")[2]
+
+
+def test_a_profile_s_keys_and_paths_stay_as_written_in_french(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """ "dice" is the key of the file, not the dice: the field a problem is about, and the
+    file's path, are never translated; the rule sets' names neither."""
+    empty = tmp_path / "dice.toml"
+    empty.write_text("")
+    _, _, err = _said(capsys, "config", "check", "--profile", str(empty), "--lang", "fr")
+    assert f"profil {empty} : dice : champ requis" in err
+    status, _, err = _said(capsys, "run", "--sim", "--variant", "foo", "--lang", "fr")
+    assert status == 2 and len(err) == 1
+    assert "wenzhou, sichuan, wsom, simplified ou le chemin d'un fichier de profil TOML" in err[0]
+    assert "caractères" not in err[0]  # whole: an apostrophe inside a word is not a quote
