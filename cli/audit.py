@@ -164,7 +164,12 @@ def _verify(args: argparse.Namespace) -> int:
     for brk in result.breaks:
         print("BREAK " + _(N_("at %(where)s")) % {"where": words.table(str(brk))})
     if not result.complete:
-        print(_(N_("%(records)s records verified before the break")) % {"records": result.records})
+        said = words.ngettext(
+            "%(records)s record verified before the break",
+            "%(records)s records verified before the break",
+            result.records,
+        )
+        print(said % {"records": result.records})
         return 1
     counts = {
         "records": result.records,

@@ -139,18 +139,21 @@ AS_WRITTEN = frozenset({"where", "field", "names"})
 @functools.cache
 def _passed_on(lang: Lang) -> Gettext:
     """The words a command passes on as they come, in ``lang``: the table's (its states, faults,
-    refusals...), a configuration's problems and warnings, a rule-set profile's problems, the
-    installer's, the firmware tools'."""
+    refusals...), a configuration's problems and warnings, a rule-set profile's problems, what
+    the audit log's checks find, the installer's, the firmware tools'."""
     # lazy: the sentences and their matcher, only for another language than English
     from controller.api.messages import table_sentences
+    from controller.audit.words import AUDIT_SENTENCES
     from controller.firmware.words import FIRMWARE_SENTENCES
     from controller.service.config_words import CONFIG_SENTENCES
     from controller.service.install_words import INSTALL_SENTENCES
     from rules.profile_words import PROFILE_SENTENCES
     from station.lang import TableWords
 
-    # a profile's first: "profile {where}: {problem}" before any "{key}: {problem}"
-    spoken = PROFILE_SENTENCES + CONFIG_SENTENCES + INSTALL_SENTENCES + FIRMWARE_SENTENCES
+    # a profile's and the audit log's first: "profile {where}: {problem}", "{file} line
+    # {line}: {problem}" before any "{key}: {problem}"
+    spoken = PROFILE_SENTENCES + AUDIT_SENTENCES + CONFIG_SENTENCES + INSTALL_SENTENCES
+    spoken += FIRMWARE_SENTENCES
     return TableWords(lang, spoken + table_sentences(), as_written=AS_WRITTEN)
 
 

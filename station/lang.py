@@ -234,9 +234,10 @@ def command_words() -> Iterator[str]:
     """What the technician's commands pass on from the service's parts, as the catalogue's
     words: a configuration's problems and warnings (`mjtable config check` and the commands
     that read a configuration say them) with what each key expects, a rule-set profile's
-    problems, the installer's words (`mjtable install`), the firmware tools' (`mjtable
-    firmware`)."""
+    problems, what the audit log's checks find, the installer's words (`mjtable install`),
+    the firmware tools' (`mjtable firmware`)."""
     # lazy: the configuration's models, only when the catalogue is made (development)
+    from controller.audit.words import AUDIT_SENTENCES
     from controller.firmware.words import FIRMWARE_SENTENCES
     from controller.service.config import config_words
     from controller.service.config_words import CONFIG_SENTENCES, SAID
@@ -244,7 +245,7 @@ def command_words() -> Iterator[str]:
     from rules.profile_words import PROFILE_SENTENCES
 
     sentences = (SAID, *CONFIG_SENTENCES, *INSTALL_SENTENCES, *FIRMWARE_SENTENCES)
-    for sentence in (*sentences, *PROFILE_SENTENCES):
+    for sentence in (*sentences, *PROFILE_SENTENCES, *AUDIT_SENTENCES):
         yield msgid_of(sentence)
     yield from config_words()
 
@@ -269,9 +270,15 @@ def update(lang: Language = "fr") -> Catalog:
     return catalog
 
 
+def _forms(string: str | tuple[str, ...] | None) -> tuple[str, ...]:
+    """A catalogue's translation as its forms (one, or one per count ngettext tells)."""
+    return string if isinstance(string, tuple) else (string or "",)
+
+
 def main() -> int:
     catalog = update()
-    missing = [m.id for m in catalog if m.id and not m.string]
+    # a word counted by ngettext has a French for each form, or none
+    missing = [m.id for m in catalog if m.id and not all(_forms(m.string))]
     for words in missing:
         print(f"station/locale/fr.po: no French yet for {words!r}", file=sys.stderr)
     print(f"station/locale/fr.po: {len(catalog)} words, {len(missing)} without French")

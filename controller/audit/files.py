@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from controller.audit import words
 from controller.audit.records import AuditError, AuditRecord, parse_line
 
 _ROTATED = re.compile(r"\.(\d+)")
@@ -73,16 +74,16 @@ def chain_files(target: Path | str | Sequence[Path | str]) -> list[Path]:
             rot = sorted({p.name.rsplit(".", 1)[0] for p in path.iterdir() if _ends_rotated(p)})
             if len(rot) == 1:
                 return rotated_files(path / rot[0])
-            raise AuditError(f"no audit log (*.jsonl) in the directory {path}")
+            raise AuditError(words.NO_LOG_IN.format(path=path))
         if len(logs) > 1:
             names = ", ".join(p.name for p in logs)
-            raise AuditError(f"several audit logs in {path} ({names}): name the file to check")
+            raise AuditError(words.SEVERAL_LOGS.format(path=path, names=names))
         path = logs[0]
     files = rotated_files(path)
     if path.exists():
         files.append(path)
     if not files:
-        raise AuditError(f"no audit log at {path} (nor rotated files {path.name}.1, ...)")
+        raise AuditError(words.NO_LOG_AT.format(path=path, name=path.name))
     return files
 
 

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from controller.audit import words
 from controller.audit.records import AuditError
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -35,7 +36,7 @@ class FloorHead:
     line: int
 
     def __str__(self) -> str:
-        return f"the floor's head of seq {self.seq} received {self.at} (line {self.line})"
+        return words.HEAD.format(seq=self.seq, at=self.at, line=self.line)
 
 
 def load_heads(path: Path | str) -> list[FloorHead]:
@@ -46,7 +47,7 @@ def load_heads(path: Path | str) -> list[FloorHead]:
     try:
         text = source.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise AuditError(f"cannot read the heads file {source}: {exc}") from None
+        raise AuditError(words.HEADS_UNREADABLE.format(path=source, why=exc)) from None
     heads: list[FloorHead] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -54,18 +55,20 @@ def load_heads(path: Path | str) -> list[FloorHead]:
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise AuditError(f"{source.name} line {number}: bad JSON ({exc.msg})") from None
-        if not isinstance(obj, dict) or "table" not in obj:
             raise AuditError(
-                f"{source.name} line {number}: expected an object with table, seq, hash, at"
-            )
+                words.HEADS_BAD_JSON.format(file=source.name, line=number, error=exc.msg)
+            ) from None
+        if not isinstance(obj, dict) or "table" not in obj:
+            raise AuditError(words.HEADS_NOT_A_HEAD.format(file=source.name, line=number))
         seq, digest, at = obj.get("seq"), obj.get("hash"), obj.get("at")
         if seq is None or digest is None:
             continue
         if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
-            raise AuditError(f"{source.name} line {number}: seq {seq!r} is not a record number")
+            raise AuditError(
+                words.HEADS_BAD_SEQ.format(file=source.name, line=number, value=repr(seq))
+            )
         if not isinstance(digest, str) or not _HEX64.fullmatch(digest):
-            raise AuditError(f"{source.name} line {number}: hash is not a SHA-256 in hex")
+            raise AuditError(words.HEADS_BAD_HASH.format(file=source.name, line=number))
         heads.append(FloorHead(str(obj["table"]), seq, digest, str(at), number))
     return heads
 
@@ -78,15 +81,15 @@ def heads_of_table(heads: list[FloorHead], table: str | None) -> list[FloorHead]
     tables = sorted({h.table for h in heads})
     if table is None:
         if len(tables) > 1:
-            raise AuditError(
-                f"the heads file holds heads of tables {', '.join(tables)}: name the table "
-                "(--table N)"
-            )
+            raise AuditError(words.HEADS_OF_TABLES.format(tables=", ".join(tables)))
         if not heads:
-            raise AuditError("the heads file holds no head")
+            raise AuditError(words.HEADS_NONE)
         return heads
     mine = [h for h in heads if h.table == table]
     if not mine:
-        others = f" (it holds heads of tables {', '.join(tables)})" if tables else ""
-        raise AuditError(f"the heads file holds no head of table {table}{others}")
+        if tables:
+            said = words.HEADS_NONE_OF_AMONG.format(table=table, tables=", ".join(tables))
+        else:
+            said = words.HEADS_NONE_OF.format(table=table)
+        raise AuditError(said)
     return mine

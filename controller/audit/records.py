@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from controller.audit import words
+
 GENESIS = "0" * 64
 """The ``prev`` of the first record of a chain."""
 
@@ -214,42 +216,42 @@ def parse_line(line: bytes) -> AuditRecord:
     try:
         obj = json.loads(line.decode("ascii"))
     except UnicodeDecodeError as exc:
-        raise ValueError(f"not ASCII (byte {exc.start})") from None
+        raise ValueError(words.NOT_ASCII.format(at=exc.start)) from None
     except json.JSONDecodeError as exc:
-        raise ValueError(f"bad JSON ({exc.msg} at column {exc.colno})") from None
+        raise ValueError(words.BAD_JSON.format(error=exc.msg, column=exc.colno)) from None
     except RecursionError:  # a line of brackets nested thousands deep
-        raise ValueError("bad JSON (nested too deeply)") from None
+        raise ValueError(words.BAD_JSON_DEEP) from None
     if not isinstance(obj, dict):
-        raise ValueError("not a JSON object")
+        raise ValueError(words.NOT_AN_OBJECT)
     missing = [k for k in _FIELDS_REQUIRED if k not in obj]
     if missing:
-        raise ValueError(f"missing field(s) {', '.join(missing)}")
+        raise ValueError(words.MISSING_FIELDS.format(fields=", ".join(missing)))
     extra = sorted(set(obj) - _FIELDS_ALLOWED)
     if extra:
-        raise ValueError(f"unexpected field(s) {', '.join(extra)}")
+        raise ValueError(words.UNEXPECTED_FIELDS.format(fields=", ".join(extra)))
     seq, time, kind, data = obj["seq"], obj["time"], obj["kind"], obj["data"]
     prev, own, cycle, mono = obj["prev"], obj["hash"], obj.get("cycle"), obj.get("mono")
     if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
-        raise ValueError(f"seq {seq!r} is not a non-negative integer")
+        raise ValueError(words.BAD_SEQ.format(value=repr(seq)))
     if not isinstance(time, str) or not _TIME.fullmatch(time):
-        raise ValueError(f"time {time!r} is not UTC ISO (YYYY-MM-DDTHH:MM:SS.ffffffZ)")
+        raise ValueError(words.BAD_TIME.format(value=repr(time)))
     if not isinstance(kind, str) or not kind:
-        raise ValueError(f"kind {kind!r} is not a name")
+        raise ValueError(words.BAD_KIND.format(value=repr(kind)))
     if not isinstance(data, dict):
-        raise ValueError("data is not a JSON object")
+        raise ValueError(words.DATA_NOT_AN_OBJECT)
     if not isinstance(prev, str) or not _HEX64.fullmatch(prev):
-        raise ValueError("prev is not a SHA-256 in lower-case hex")
+        raise ValueError(words.BAD_PREV)
     if not isinstance(own, str) or not _HEX64.fullmatch(own):
-        raise ValueError("hash is not a SHA-256 in lower-case hex")
+        raise ValueError(words.BAD_HASH)
     if cycle is not None and (not isinstance(cycle, str) or not cycle):
-        raise ValueError(f"cycle {cycle!r} is not a non-empty string")
+        raise ValueError(words.BAD_CYCLE.format(value=repr(cycle)))
     if "mono" in obj and (not isinstance(mono, int) or isinstance(mono, bool) or mono < 0):
-        raise ValueError(f"mono {mono!r} is not a non-negative integer")
+        raise ValueError(words.BAD_MONO.format(value=repr(mono)))
     if canonical_json(obj) != line:
-        raise ValueError("not in canonical form (key order, spacing or escapes were changed)")
+        raise ValueError(words.NOT_CANONICAL)
     body = {k: v for k, v in obj.items() if k != "hash"}
     if sha256_hex(canonical_json(body)) != own:
-        raise ValueError("hash does not match the record's content (the record was altered)")
+        raise ValueError(words.HASH_ALTERED)
     return AuditRecord(seq, time, kind, data, prev, own, cycle, line, mono)
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from controller.audit import words
 from controller.audit.files import LocatedRecord
 from controller.audit.records import AuditRecord
 
@@ -52,42 +53,30 @@ def seal_reason(record: AuditRecord) -> str | None:
     return reason if isinstance(reason, str) else None
 
 
-def _span(first: int | None, last: int | None) -> str:
-    if first is None or last is None:
-        return ""
-    return f" (seq {first})" if first == last else f" (seq {first}..{last})"
-
-
 def off_words(records: int, closed_at: int, first: int | None, last: int | None, torn: int) -> str:
     """``N records written while the table was off, after the clean close at seq S``."""
-    said = (
-        f"{records} record(s) written while the table was off, after the clean close at seq "
-        f"{closed_at}{_span(first, last)}"
-    )
+    if first is None or last is None:
+        said = words.OFF.format(records=records, closed=closed_at)
+    elif first == last:
+        said = words.OFF_ONE.format(records=records, closed=closed_at, first=first)
+    else:
+        said = words.OFF_SPAN.format(records=records, closed=closed_at, first=first, last=last)
     if not torn:
         return said
-    line = f"a torn line of {torn} byte(s)"
     if not records:
-        return f"{line} written while the table was off, after the clean close at seq {closed_at}"
-    return f"{said}, and {line} after them"
+        return words.OFF_TORN.format(torn=torn, closed=closed_at)
+    return words.OFF_AND_TORN.format(said=said, torn=torn)
 
 
 def unclean_words(records: int, sealed_at: int, last_seq: int | None, torn: int) -> str:
     """What a start after an unclean end found."""
-    said = (
-        "the previous run ended without a clean close (a crash, a power cut or a kill) "
-        f"after seq {last_seq}; "
-    )
     if records:
-        said += (
-            f"the {records} record(s) after its last seal (seq {sealed_at}) are sealed now "
-            "on the table's word alone"
-        )
+        what = words.SEALED_NOW.format(records=records, sealed=sealed_at)
     else:
-        said += f"nothing was left unsealed after its last seal (seq {sealed_at})"
+        what = words.NOTHING_UNSEALED.format(sealed=sealed_at)
     if torn:
-        said += f"; a torn line of {torn} byte(s) was set aside"
-    return said
+        what = words.TORN_SET_ASIDE.format(said=what, torn=torn)
+    return words.UNCLEAN.format(last=last_seq, what=what)
 
 
 def finding_words(record: AuditRecord) -> str | None:
@@ -192,16 +181,11 @@ class RunCheck:
         if previous is not None and seal_reason(previous) == CLOSE:
             if reason == OPEN:
                 at = (finding.record if finding else record).seq
-                then = "the table found {} at its start (seq " + f"{at})"
-                self._off(previous, theirs, finding, then)
+                found = (words.FOUND_THEM.format(at=at), words.FOUND_IT.format(at=at))
+                self._off(previous, theirs, finding, found)
             elif self.opened:  # (before the first opening seal, runs began without one)
-                self._off(
-                    previous,
-                    theirs,
-                    None,
-                    f"sealed at seq {record.seq} without the opening seal the table begins "
-                    "each run with",
-                )
+                without = words.NO_OPENING.format(seq=record.seq)
+                self._off(previous, theirs, None, (without, without))
         elif previous is not None and reason == OPEN:
             first, last = (theirs[0].record.seq, theirs[-1].record.seq) if theirs else (None, None)
             self.unclean.append(UncleanEnd(previous.seq, first, last, len(theirs), record.seq))
@@ -217,7 +201,7 @@ class RunCheck:
                 previous,
                 self._theirs(),
                 self._finding(),
-                "the table has not started since (its next start records {})",
+                (words.NOT_STARTED_THEM, words.NOT_STARTED_IT),
             )
 
     @property
@@ -249,17 +233,17 @@ class RunCheck:
         close: AuditRecord,
         theirs: list[LocatedRecord],
         finding: LocatedRecord | None,
-        then: str,
+        then: tuple[str, str],
     ) -> None:
         """A break for what lies after the clean close ``close``; ``then`` says what became of
-        it (``{}`` stands for "them" or "it")."""
+        them (records), or of it (a torn line alone)."""
         torn = _int(finding.record.data.get("torn_bytes")) if finding else 0
         at = theirs[0] if theirs else finding
         if at is None or not (theirs or torn):
             return
         first = theirs[0].record.seq if theirs else None
         last = theirs[-1].record.seq if theirs else None
-        words = off_words(len(theirs), close.seq, first, last, torn)
+        said = off_words(len(theirs), close.seq, first, last, torn)
         self.off.update(s.record.seq for s in theirs)
-        them = "them" if theirs else "it"
-        self.breaks.append((at, f"{words}: not written by the table; {then.format(them)}"))
+        what = then[0] if theirs else then[1]
+        self.breaks.append((at, words.NOT_THE_TABLE_S.format(said=said, then=what)))

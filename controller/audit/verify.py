@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from controller.audit import words
 from controller.audit.files import LocatedRecord, chain_files, split_lines, torn_files
 from controller.audit.heads import FloorHead, heads_of_table
 from controller.audit.records import GENESIS, AuditError, AuditRecord, parse_line, sha256_hex
@@ -38,9 +39,11 @@ class AuditBreak:
     seq: int | None = None
 
     def __str__(self) -> str:
-        at = f"{self.file.name} line {self.line}"
-        seq = f" (seq {self.seq})" if self.seq is not None else ""
-        return f"{at}{seq}: {self.problem}"
+        if self.seq is None:
+            return words.BREAK_AT.format(file=self.file.name, line=self.line, problem=self.problem)
+        return words.BREAK_AT_SEQ.format(
+            file=self.file.name, line=self.line, seq=self.seq, problem=self.problem
+        )
 
 
 @dataclass
@@ -108,31 +111,20 @@ class _Seals:
         data = record.data
         epoch = 0 if result.sealed_epoch is None else result.sealed_epoch + 1
         name = data.get("fingerprint")
-        span = f"seq {self.first}..{record.seq - 1}" if record.seq > self.first else "no record"
+        span = f"seq {self.first}..{record.seq - 1}" if record.seq > self.first else words.NO_RECORD
         if data.get("epoch") != epoch:
-            return (
-                f"seal of epoch {data.get('epoch')!r} where epoch {epoch} was expected "
-                "(seals were removed, repeated or reordered)"
-            )
+            return words.SEAL_EPOCH.format(got=repr(data.get("epoch")), epoch=epoch)
         if result.fingerprint is not None and name != result.fingerprint:
             before = result.fingerprint
-            return f"seal of epoch {epoch} names key {name}, the seals before it {before}"
+            return words.SEAL_KEY_CHANGED.format(epoch=epoch, name=name, before=before)
         if data.get("records") != self.since:
-            return (
-                f"seal of epoch {epoch} covers {data.get('records')!r} records, the log holds "
-                f"{self.since} since the previous seal (records were removed or added)"
-            )
+            got = repr(data.get("records"))
+            return words.SEAL_COUNT.format(epoch=epoch, got=got, since=self.since)
         if self.key is not None:
             if name != self.given:
-                return (
-                    f"sealed with the key of fingerprint {name}, not with the verification key "
-                    f"given (fingerprint {self.given}): a typo, or another table's key"
-                )
+                return words.OTHER_KEY.format(name=name, given=self.given)
             if not check_seal(record, self.key):
-                return (
-                    f"seal of epoch {epoch} does not match the verification key: the records "
-                    f"it covers ({span}) or the seal itself were altered, or it was forged"
-                )
+                return words.SEAL_FORGED.format(epoch=epoch, span=span)
             self.key = evolve(self.key)
         result.seals += 1
         result.sealed_epoch, result.sealed_seq, result.sealed_time = epoch, record.seq, record.time
@@ -185,28 +177,14 @@ def verify(
                 return _stop(result, runs, AuditBreak(path, number, str(exc)))
             if record.seq != expected_seq:
                 if expected_seq == 0:
-                    what = (
-                        f"the chain starts at seq {record.seq}, not 0: "
-                        "the older files of the chain are missing"
-                    )
+                    what = words.CHAIN_STARTS_LATE.format(seq=record.seq)
                 elif record.seq > expected_seq:
-                    what = (
-                        f"seq gap: expected {expected_seq}, found {record.seq} "
-                        "(records are missing)"
-                    )
+                    what = words.SEQ_GAP.format(expected=expected_seq, seq=record.seq)
                 else:
-                    what = (
-                        f"seq goes back: expected {expected_seq}, found {record.seq} "
-                        "(records reordered or repeated)"
-                    )
+                    what = words.SEQ_BACK.format(expected=expected_seq, seq=record.seq)
                 return _stop(result, runs, AuditBreak(path, number, what, record.seq))
             if record.prev != prev_hash:
-                what = (
-                    "prev does not match the SHA-256 of the previous record "
-                    "(a record before it was altered, removed or reordered)"
-                    if prev_hash != GENESIS
-                    else "the first record must have the genesis prev (64 zeros)"
-                )
+                what = words.PREV_ALTERED if prev_hash != GENESIS else words.GENESIS
                 return _stop(result, runs, AuditBreak(path, number, what, record.seq))
             if number == 1 and previous_file is not None:
                 problem = _check_rotation(record, previous_file)
@@ -214,7 +192,7 @@ def verify(
                     return _stop(result, runs, AuditBreak(path, number, problem, record.seq))
                 result.rotations += 1
             elif record.kind == "rotated":
-                what = "a rotated record that is not the first of a file"
+                what = words.ROTATED_INSIDE
                 return _stop(result, runs, AuditBreak(path, number, what, record.seq))
             if record.kind == "torn_tail":
                 result.torn_tails += 1
@@ -242,26 +220,19 @@ def verify(
             prev_hash = record.line_hash
             expected_seq += 1
         if fragment:
-            what = f"torn last line ({len(fragment)} bytes without a newline)"
             closed = runs.closed_at if path == files[-1] else None
             if closed is None:
-                what += ": the service sets it aside as a torn_tail at its next start"
+                what = words.TORN_LAST.format(bytes=len(fragment))
             else:
-                what += (
-                    f" after the clean close at seq {closed}: written while the table was off "
-                    "(its next start sets it aside and records it)"
-                )
+                what = words.TORN_LAST_OFF.format(bytes=len(fragment), closed=closed)
             return _stop(result, runs, AuditBreak(path, len(lines) + 1, what))
         if previous_file is not None and not lines:
-            return _stop(result, runs, AuditBreak(path, 1, "an empty file inside the chain"))
+            return _stop(result, runs, AuditBreak(path, 1, words.EMPTY_FILE))
         previous_file = (path, content, len(lines))
     if files:
         for sidecar in torn_files(files[-1]):
             if sidecar.name not in referenced_sidecars:
-                result.warnings.append(
-                    f"{sidecar.name} holds a torn tail that no torn_tail record mentions "
-                    "(power cut while it was being set aside): keep it with the log"
-                )
+                result.warnings.append(words.UNMENTIONED_TORN.format(file=sidecar.name))
     result.head = prev_hash
     result.cycles = len(cycles)
     result.unsealed = seals.since
@@ -269,11 +240,7 @@ def verify(
     _take_runs(result, runs)
     if result.seals:
         for dealt in seals.deals:
-            result.warnings.append(
-                f"seq {dealt.seq}: the deal of cycle {dealt.cycle} is not sealed, though the "
-                "table seals each deal at once: it was added after the last seal, unless the "
-                "table stopped in that instant"
-            )
+            result.warnings.append(words.DEAL_UNSEALED.format(seq=dealt.seq, cycle=dealt.cycle))
         if named is not None and str(named.record.data["table"]) != result.table:
             result.breaks.append(_unsealed_identity(named, result.table))
     confirming: list[FloorHead] | None = None
@@ -282,8 +249,7 @@ def verify(
             AuditBreak(
                 files[0],
                 1,
-                "no seal record in the log: nothing in it is proved by the key (written before "
-                "sealing, without a key, or rewritten)",
+                words.NO_SEAL,
                 result.first_seq,
             )
         )
@@ -303,7 +269,7 @@ def _read(path: Path) -> bytes:
     try:
         return path.read_bytes()
     except OSError as exc:
-        raise AuditError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise AuditError(words.CANNOT_READ.format(path=path, why=exc.strerror or exc)) from None
 
 
 def _stop(result: VerifyResult, runs: RunCheck, brk: AuditBreak) -> VerifyResult:
@@ -315,24 +281,17 @@ def _stop(result: VerifyResult, runs: RunCheck, brk: AuditBreak) -> VerifyResult
 
 
 def _take_runs(result: VerifyResult, runs: RunCheck) -> None:
-    for seen, words in runs.breaks:
-        result.breaks.append(AuditBreak(seen.file, seen.line, words, seen.record.seq))
+    for seen, said in runs.breaks:
+        result.breaks.append(AuditBreak(seen.file, seen.line, said, seen.record.seq))
     runs.breaks.clear()
 
 
 def _unsealed_identity(named: LocatedRecord, sealed: str | None) -> AuditBreak:
     """A config_loaded after the last seal that names another table than the sealed ones."""
     table = named.record.data["table"]
-    before = f"table {sealed}" if sealed is not None else "no table"
-    return AuditBreak(
-        named.file,
-        named.line,
-        f"config_loaded names table {table} but no seal covers it, and the sealed records "
-        f"name {before}: the table seals its configuration as soon as it is loaded, so this "
-        "record was added after the last seal (the table's identity, which picks the floor's "
-        "heads, is taken from sealed records only)",
-        named.record.seq,
-    )
+    before = words.TABLE.format(table=sealed) if sealed is not None else words.NO_TABLE
+    said = words.UNSEALED_IDENTITY.format(table=table, before=before)
+    return AuditBreak(named.file, named.line, said, named.record.seq)
 
 
 def _heads_of(
@@ -344,37 +303,32 @@ def _heads_of(
         mine = heads_of_table(heads, asked if asked is not None else sealed)
     except AuditError as exc:
         if asked is None and sealed is not None:
-            raise AuditError(
-                f"{exc}; table {sealed} is the table the log's sealed records name: give the "
-                "heads the floor kept of this table, or name the table (--table N)"
-            ) from None
+            raise AuditError(words.HEADS_OF_SEALED.format(error=exc, table=sealed)) from None
         if asked is None:
-            raise AuditError(f"{exc}; the log's sealed records name no table") from None
+            raise AuditError(words.HEADS_NO_SEALED.format(error=exc)) from None
         raise
     return mine, mine[0].table
 
 
 def _unclean_warning(end: UncleanEnd, heads: list[FloorHead] | None, *, asked: bool) -> str:
     """An unclean end in words, with what the floor's heads confirm of what it left unsealed."""
-    said = (
-        f"seq {end.opening}: the table started again after an unclean end (no clean close "
-        f"after seq {end.last_seq}: a crash, a power cut or a kill); "
-    )
+
+    def started(what: str) -> str:
+        return words.STARTED_AGAIN.format(opening=end.opening, last=end.last_seq, what=what)
+
     if end.first is None or end.last is None:
-        return said + f"nothing was left unsealed after its last seal (seq {end.sealed_at})"
-    said += (
-        f"the {end.records} record(s) after its last seal (seq {end.first}..{end.last}) were "
-        "sealed at that start on the table's word alone"
-    )
+        return started(words.NOTHING_UNSEALED.format(sealed=end.sealed_at))
+    said = words.SEALED_AT_START.format(records=end.records, first=end.first, last=end.last)
     if heads is None:
-        return said + ("" if asked else " (the floor's heads can confirm them: --heads)")
+        return started(said if asked else words.HEADS_CAN_CONFIRM.format(said=said))
     covered = [h.seq for h in heads if end.first <= h.seq <= end.last]
     if not covered:
-        return said + "; no floor head covers them"
+        return started(words.NO_HEAD_COVERS.format(said=said))
     top = max(covered)
     if top == end.last:
-        return said + f"; the floor's heads confirm them all (its head of seq {top})"
-    return said + f"; the floor's heads confirm them up to seq {top}, not seq {top + 1}..{end.last}"
+        return started(words.HEADS_CONFIRM_ALL.format(said=said, top=top))
+    some = words.HEADS_CONFIRM_SOME.format(said=said, top=top, next=top + 1, last=end.last)
+    return started(some)
 
 
 def _check_heads(
@@ -388,8 +342,7 @@ def _check_heads(
             return AuditBreak(
                 end,
                 len(split_lines(_read(end))[0]) + 1,
-                f"{head} is beyond the log's last record (seq {last}): records were cut off "
-                "the end",
+                words.HEAD_BEYOND.format(head=head, last=last),
                 head.seq,
             )
         path, number, line_hash = found[head.seq]
@@ -397,8 +350,7 @@ def _check_heads(
             return AuditBreak(
                 path,
                 number,
-                f"{head} does not match this record (hash {head.hash[:16]}…, the record's "
-                f"{line_hash[:16]}…): the log was rewritten here or before",
+                words.HEAD_REWRITTEN.format(head=head, theirs=head.hash[:16], ours=line_hash[:16]),
                 head.seq,
             )
     return None
@@ -407,30 +359,31 @@ def _check_heads(
 def _check_rotation(record: AuditRecord, previous: tuple[Path, bytes, int]) -> str | None:
     path, content, count = previous
     if record.kind != "rotated":
-        return f"the file does not start with a rotated record (found {record.kind})"
+        return words.NOT_ROTATED_FIRST.format(kind=record.kind)
     if record.data.get("sha256") != sha256_hex(content):
-        return f"rotated record: the SHA-256 of {path.name} does not match (the file was altered)"
+        return words.ROTATED_ALTERED.format(file=path.name)
     if record.data.get("records") != count:
-        return (
-            f"rotated record: {path.name} should hold {record.data.get('records')} records, "
-            f"it holds {count}"
+        return words.ROTATED_COUNT.format(
+            file=path.name, said=record.data.get("records"), count=count
         )
     return None
 
 
 def _check_sidecar(sidecar: Path, record: AuditRecord, result: VerifyResult) -> None:
     if not sidecar.exists():
-        result.warnings.append(
-            f"seq {record.seq}: the torn tail file {sidecar.name} is missing "
-            f"({record.data.get('bytes')} bytes were set aside there)"
+        said = words.TORN_FILE_MISSING.format(
+            seq=record.seq, file=sidecar.name, bytes=record.data.get("bytes")
         )
+        result.warnings.append(said)
         return
     try:
         content = sidecar.read_bytes()
     except OSError as exc:
-        result.warnings.append(f"seq {record.seq}: cannot read {sidecar.name}: {exc.strerror}")
+        said = words.TORN_FILE_UNREADABLE.format(
+            seq=record.seq, file=sidecar.name, why=exc.strerror
+        )
+        result.warnings.append(said)
         return
     if sha256_hex(content) != record.data.get("sha256"):
-        result.warnings.append(
-            f"seq {record.seq}: {sidecar.name} does not match the SHA-256 recorded for it"
-        )
+        said = words.TORN_FILE_ALTERED.format(seq=record.seq, file=sidecar.name)
+        result.warnings.append(said)

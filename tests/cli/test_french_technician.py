@@ -409,3 +409,34 @@ def test_a_profile_s_keys_and_paths_stay_as_written_in_french(
     assert status == 2 and len(err) == 1
     assert "wenzhou, sichuan, wsom, simplified ou le chemin d'un fichier de profil TOML" in err[0]
     assert "caractères" not in err[0]  # whole: an apostrophe inside a word is not a quote
+
+
+def _broken(lines: list[bytes], how: str) -> list[bytes]:
+    """The log's lines broken one way."""
+    if how == "line":  # a line that is not a record
+        return [lines[0], b'{"seq": 1}', *lines[2:]]
+    if how == "gap":  # a record missing
+        return [lines[0], *lines[2:]]
+    if how == "altered":  # a record's data changed: its own hash no longer matches
+        return [lines[0], lines[1].replace(b'"kind":"', b'"kind":"x', 1), *lines[2:]]
+    if how == "reordered":
+        return [lines[0], lines[2], lines[1], *lines[3:]]
+    return [*lines, b'{"seq": 6, "torn'[:12]]  # a torn last line
+
+
+@pytest.mark.parametrize("how", ["line", "gap", "altered", "reordered", "torn"])
+def test_a_broken_audit_log_is_said_in_french(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, how: str
+) -> None:
+    from tests.audit.chains import rewrite
+
+    log = tmp_path / "audit.jsonl"
+    rewrite(log, _broken(write_some(log), how))
+    status, english, _ = _said(capsys, "audit", "verify", str(log))
+    status_fr, french, _ = _said(capsys, "audit", "verify", str(log), "--lang", "fr")
+    assert status == status_fr == 1
+    broke = [line for line in french if line.startswith("BREAK")]
+    assert broke and all(" ligne " in line for line in broke), french
+    words = re.compile(r"\b(line|record|records|missing|expected|found|not|does|the)\b")
+    left = [re.sub(r"\b(seq|prev|hash|data|kind|time|torn_tail)\b", "", line) for line in broke]
+    assert [line for line in left if words.search(line)] == [], (english, french)

@@ -16,15 +16,16 @@ STATION = Path(__file__).resolve().parents[2] / "station"
 #: functions alone (tests/station/test_lang.py: the running station never loads it)
 WEB_LIBRARIES = {"aiohttp", "jinja2", "markupsafe", "babel"}
 #: what station/lang.py's catalogue maker reads besides (development: `python -m station.lang`):
-#: a configuration's sentences and its keys' descriptions, a rule-set profile's, the
-#: installer's and the firmware tools' sentences, which the technician's commands say; only
-#: inside that one function, which the running station never calls
+#: a configuration's sentences and its keys' descriptions, a rule-set profile's, the audit
+#: log's checks', the installer's and the firmware tools' sentences, which the technician's
+#: commands say; only inside that one function, which the running station never calls
 CATALOGUE_ONLY = {
     "controller.firmware.words",
     "controller.service.config",
     "controller.service.config_words",
     "controller.service.install_words",
     "rules.profile_words",
+    "controller.audit.words",
 }
 CATALOGUE_FUNCTION = "command_words"
 

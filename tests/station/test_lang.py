@@ -43,13 +43,28 @@ PLACEHOLDER = re.compile(r"%\((\w+)\)[sd]")
 
 
 def catalogue() -> dict[str, str]:
+    """English to French; a word counted by ngettext gives each of its forms (a French for
+    each, else none)."""
     with (LOCALE / "fr.po").open("rb") as po:
         found = read_po(po, locale="fr")
-    return {str(m.id): str(m.string or "") for m in found if m.id and not m.fuzzy}
+    pairs: dict[str, str] = {}
+    for m in found:
+        if not m.id or m.fuzzy:
+            continue
+        ids = m.id if isinstance(m.id, tuple) else (m.id,)
+        forms = m.string if isinstance(m.string, tuple) else (m.string or "",)
+        for n, english in enumerate(ids):
+            pairs[english] = forms[min(n, len(forms) - 1)] if all(forms) else ""
+    return pairs
 
 
 def test_every_word_of_the_pages_has_its_french_and_none_is_left_over() -> None:
-    wanted = {str(m.id) for m in source_words() if m.id}
+    wanted = {
+        english
+        for m in source_words()
+        if m.id
+        for english in (m.id if isinstance(m.id, tuple) else (m.id,))
+    }
     have = catalogue()
     missing = sorted(w for w in wanted if not have.get(w))
     assert missing == [], f"no French for {missing}: python -m station.lang, then translate"
