@@ -270,15 +270,18 @@ def update(lang: Language = "fr") -> Catalog:
     return catalog
 
 
-def _forms(string: str | tuple[str, ...] | None) -> tuple[str, ...]:
-    """A catalogue's translation as its forms (one, or one per count ngettext tells)."""
-    return string if isinstance(string, tuple) else (string or "",)
+def forms_of(string: str | tuple[str, ...] | list[str] | None) -> tuple[str, ...]:
+    """A catalogue's words (a message's id or its translation) as their forms: one, or one
+    per count ngettext tells."""
+    if isinstance(string, tuple | list):
+        return tuple(string)
+    return (string or "",)
 
 
 def main() -> int:
     catalog = update()
     # a word counted by ngettext has a French for each form, or none
-    missing = [m.id for m in catalog if m.id and not all(_forms(m.string))]
+    missing = [m.id for m in catalog if m.id and not all(forms_of(m.string))]
     for words in missing:
         print(f"station/locale/fr.po: no French yet for {words!r}", file=sys.stderr)
     print(f"station/locale/fr.po: {len(catalog)} words, {len(missing)} without French")

@@ -22,6 +22,7 @@ from station.lang import (
     ROOT,
     TableWords,
     compiled,
+    forms_of,
     source_words,
     translations,
 )
@@ -51,20 +52,14 @@ def catalogue() -> dict[str, str]:
     for m in found:
         if not m.id or m.fuzzy:
             continue
-        ids = m.id if isinstance(m.id, tuple) else (m.id,)
-        forms = m.string if isinstance(m.string, tuple) else (m.string or "",)
-        for n, english in enumerate(ids):
+        forms = forms_of(m.string)
+        for n, english in enumerate(forms_of(m.id)):
             pairs[english] = forms[min(n, len(forms) - 1)] if all(forms) else ""
     return pairs
 
 
 def test_every_word_of_the_pages_has_its_french_and_none_is_left_over() -> None:
-    wanted = {
-        english
-        for m in source_words()
-        if m.id
-        for english in (m.id if isinstance(m.id, tuple) else (m.id,))
-    }
+    wanted = {english for m in source_words() if m.id for english in forms_of(m.id)}
     have = catalogue()
     missing = sorted(w for w in wanted if not have.get(w))
     assert missing == [], f"no French for {missing}: python -m station.lang, then translate"
