@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from cli.errors import UsageError
-from cli.lang import N_
+from cli.lang import N_, Phrasebook
 
 if TYPE_CHECKING:
     from rules.dealt import DealtState, GamePosition
@@ -308,8 +308,13 @@ def _follow(args: argparse.Namespace) -> int:
         _check_source(directory, args.events)
         follower, torn = _load(directory, repair=True)
         if torn:
-            print(f"{directory / JOURNAL}: its last line was cut by a stop while it was written;"
-                  " it is left out", file=sys.stderr)  # fmt: skip
+            said = Phrasebook(args.lang)._(
+                N_(
+                    "%(journal)s: its last line was cut by a stop while it was written; it is "
+                    "left out"
+                )
+            )
+            print(said % {"journal": directory / JOURNAL}, file=sys.stderr)
         return _run(follower, directory, floor, socket, args)
     finally:
         lock.close()
@@ -337,8 +342,14 @@ def _run(
         readers.append(threading.Thread(target=_floor_stdin, args=(items,), daemon=True))
     journal = Journal(directory / JOURNAL)
     source = str(floor) if floor is not None else "stdin"
-    print(f"following {socket} and {source} into {directory}: "
-          f"{follower.lines} floor lines taken so far", flush=True)  # fmt: skip
+    said = Phrasebook(args.lang)._(
+        N_(
+            "following %(socket)s and %(source)s into %(directory)s: %(lines)s floor lines "
+            "taken so far"
+        )
+    )
+    details = {"socket": socket, "source": source, "directory": directory, "lines": follower.lines}
+    print(said % details, flush=True)
     for reader in readers:
         reader.start()
     told: Told | None = None  # the Leader and the game the table was last told
@@ -353,7 +364,7 @@ def _run(
                 continue
             if kind == "connected":
                 told = None
-                told = _tell_leader(socket, follower, told)
+                told = _tell_leader(socket, follower, told, args.lang)
                 continue
             if isinstance(item, DealtState) and item.cycle_id in follower.cycles:
                 continue  # the last dealt state again, after a reconnection
@@ -363,7 +374,7 @@ def _run(
             else:
                 notices = follower.floor_line(item)
             _say(notices, args.lang, args.verbose)
-            told = _tell_leader(socket, follower, told)
+            told = _tell_leader(socket, follower, told, args.lang)
     finally:
         stop.set()
         for client in holder:
@@ -374,13 +385,14 @@ def _run(
     return 0
 
 
-def _tell_leader(socket: str, follower: Follower, told: Told | None) -> Told | None:
+def _tell_leader(socket: str, follower: Follower, told: Told | None, lang: Lang) -> Told | None:
     """Tell the table who leads the next deal, and the game, the hand and the prevailing wind
     it opens (the dealer's view shows them), when the game knows and the table was not told (it
     passes the role on after each deal; a Wenzhou Leader who wins keeps it); what it was told.
     A table that cannot be asked now is asked again at its next connection."""
     from controller.api.client import ApiClient, ClientError  # lazy: as in _table
 
+    words = Phrasebook(lang)
     leader = follower.record.next_leader()
     position = follower.record.next_position()
     # the simplified rules' dice choose the Leader at each deal: the game alone is told
@@ -390,12 +402,21 @@ def _tell_leader(socket: str, follower: Follower, told: Told | None) -> Told | N
         with ApiClient(socket, timeout=10.0) as client:
             result = client.set_leader(leader, position)
     except ClientError as exc:
-        what = f"that {leader} leads next" if leader is not None else "where the game stands"
-        words = f"the table could not be told {what} ({exc})"
-        print(f"mjtable game follow: {words}; it is told again when it answers",
-              file=sys.stderr, flush=True)  # fmt: skip
+        if leader is not None:
+            said = N_(
+                "mjtable game follow: the table could not be told that %(leader)s leads next "
+                "(%(error)s); it is told again when it answers"
+            )
+        else:
+            said = N_(
+                "mjtable game follow: the table could not be told where the game stands "
+                "(%(error)s); it is told again when it answers"
+            )
+        details = {"leader": leader, "error": words.table(str(exc))}
+        print(words._(said) % details, file=sys.stderr, flush=True)
         return told
-    print(f"the table is told: {result.message}", flush=True)
+    said = words._(N_("the table is told: %(message)s"))
+    print(said % {"message": words.table(result.message)}, flush=True)
     return leader, position
 
 

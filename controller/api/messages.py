@@ -78,12 +78,13 @@ def table_sentences() -> tuple[str, ...]:
     from controller.cycle.diagnosis import diagnosis_sentences
     from controller.cycle.faults import board_fault_sentences, fault_sentences
     from controller.cycle.reports import PANEL_GONE
-    from controller.cycle.requests import THROW_TAKEN
+    from controller.cycle.requests import LEADER_SENTENCES, THROW_TAKEN
     from controller.cycle.states import refusal_sentences
     from controller.cycle.steps import STEP_SENTENCES
     from drivers.panel_reports import NOT_AT_START, UNPLUGGED, USB_ERROR
 
     mine = refusal_sentences() + fault_sentences() + STEP_SENTENCES + (THROW_TAKEN,)
+    mine += LEADER_SENTENCES
     panel = (PANEL_GONE, USB_ERROR, NOT_AT_START, UNPLUGGED)
     first, last = diagnosis_sentences()
     return mine + panel + CLIENT_SENTENCES + first + board_fault_sentences() + last

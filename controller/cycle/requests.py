@@ -47,6 +47,14 @@ from rules.words import Seat
 
 #: Dice entered by hand and taken (``{dice}``: ``3+4``).
 THROW_TAKEN = "throw {dice} taken"
+#: what set_leader answers: who leads which deal, or the game alone
+LEADS_CYCLE = "{seat} leads the deal of cycle {cycle}"
+LEADS_NEXT = "{seat} leads the next deal"
+LEADS_NEXT_THROWN = (
+    "{seat} leads the next deal (the dice of cycle {cycle} are already being thrown)"
+)
+GAME_TOLD = "game {game}, hand {hand}, {wind} prevailing: the Leader is chosen at the deal"
+LEADER_SENTENCES = (LEADS_NEXT_THROWN, LEADS_CYCLE, LEADS_NEXT, GAME_TOLD)
 #: Every action a button can ask for, in the order of ``Status.allowed``.
 ACTIONS: tuple[Action, ...] = ("shuffle", "deal", "stop", "clear_fault")
 
@@ -186,19 +194,16 @@ class Requests:
             if game is None:  # the request's model refuses it first
                 raise ValueError("set_leader: give the seat that leads, the game, or both")
             applies = None
-            message = (
-                f"game {game.game}, hand {game.hand}, {game.wind} prevailing: the Leader is "
-                "chosen at the deal"
-            )
+            message = GAME_TOLD.format(game=game.game, hand=game.hand, wind=game.wind)
         elif cycle is not None and state.state != DICE:
             cycle.leader = seat  # its deal_started record, written after the lift, says so
             applies = cycle.cycle_id
-            message = f"{seat} leads the deal of cycle {applies}"
+            message = LEADS_CYCLE.format(seat=seat, cycle=applies)
         else:
             applies = None
-            message = f"{seat} leads the next deal"
+            message = LEADS_NEXT.format(seat=seat)
             if cycle is not None:
-                message += f" (the dice of cycle {cycle.cycle_id} are already being thrown)"
+                message = LEADS_NEXT_THROWN.format(seat=seat, cycle=cycle.cycle_id)
         if seat is not None:
             self._deals.leader = seat
         told: dict[str, object] = {"leader": seat, "source": source, "applies_to": applies}

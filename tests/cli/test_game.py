@@ -56,8 +56,8 @@ class Follower:
 
     STARTED: ClassVar[list[subprocess.Popen[str]]] = []
 
-    def __init__(self, directory: Path, socket: str, floor: Path) -> None:
-        argv = ["game", "follow", "--dir", str(directory), "--socket", socket, "--verbose"]
+    def __init__(self, directory: Path, socket: str, floor: Path, *more: str) -> None:
+        argv = ["game", "follow", "--dir", str(directory), "--socket", socket, "--verbose", *more]
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "cli", *argv, "--events", str(floor)],
             cwd=ROOT,
@@ -338,16 +338,16 @@ def test_a_simplified_game_tells_the_table_where_it_stands_without_a_leader(
         directory, floor = tmp_path / "game", tmp_path / "floor.jsonl"
         floor.write_text("")
         table = Table(service)
-        follower = Follower(directory, service.socket, floor)
+        follower = Follower(directory, service.socket, floor, "--lang", "fr")  # in French
         write(floor, [sit("simplified")])
-        told = "the table is told: game 1, hand 1, E prevailing: the Leader is chosen at the deal"
-        follower.out.wait(lambda line: line == told)
+        told = "la table est informée : partie 1, manche 1, vent dominant E : le Leader est "
+        follower.out.wait(lambda line: line == told + "choisi à la donne")
         assert game_told(service) == GamePosition(game=1, hand=1, wind="E")
         first = table.deal()
-        follower.out.wait(lambda line: line.startswith(f"cycle {first.cycle_id}: hand 1 of game 1"))
+        follower.out.wait(lambda line: line.startswith(f"cycle {first.cycle_id}"))
         write(floor, list(play_out_events(start(first))))
-        told = "the table is told: game 2, hand 1, E prevailing: the Leader is chosen at the deal"
-        follower.out.wait(lambda line: line == told)
+        told = "la table est informée : partie 2, manche 1, vent dominant E : le Leader est "
+        follower.out.wait(lambda line: line == told + "choisi à la donne")
         assert game_told(service) == GamePosition(game=2, hand=1, wind="E")
         table.close()
         assert follower.stop(signal.SIGTERM) == 0
