@@ -23,7 +23,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from cli.errors import UsageError
-from cli.lang import N_, Phrasebook, add_lang_option, chosen, filled
+from cli.lang import N_, Phrasebook, add_lang_option, asked, chosen, filled
 from rules.words import DEFAULT_RULE_SET, RULE_SETS  # the vocabulary only: no third-party import
 
 #: The longest --cycle-id recorded (the controller's ids are about 20 characters).
@@ -265,7 +265,8 @@ def _random_inputs(
         )
     if seed_text is None:
         seed = secrets.randbelow(2**31)
-        print(f"mjtable deal: seed {seed}", file=sys.stderr)
+        said = Phrasebook(asked())._(N_("seed %(seed)s")) % {"seed": seed}
+        print(f"mjtable deal: {said}", file=sys.stderr)
     else:
         try:
             seed = int(seed_text)

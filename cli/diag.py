@@ -37,7 +37,7 @@ from cli.diag_report import (
     version_lines,
 )
 from cli.errors import ConfigRefusal, UsageError
-from cli.lang import ENGLISH, N_, Phrasebook, add_lang_option, chosen
+from cli.lang import ENGLISH, N_, Phrasebook, add_lang_option, asked, chosen
 
 if TYPE_CHECKING:
     from controller.api.client import ApiClient
@@ -179,7 +179,9 @@ def _checked(port: SerialPort) -> SerialPort:
         link_checks.console_problem(port.url, root),
     ):
         if problem is not None:
-            print(f"mjtable diag: warning: {problem}", file=sys.stderr)
+            words = Phrasebook(asked())  # the command line's language, else the environment's
+            said = words._(N_("warning: %(warning)s")) % {"warning": words.table(problem)}
+            print(f"mjtable diag: {said}", file=sys.stderr)
     return port
 
 
