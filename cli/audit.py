@@ -19,10 +19,14 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cli.errors import UsageError
 from cli.lang import N_, Phrasebook, add_lang_option, chosen
+from controller.audit.words import BREAK_AT, BREAK_AT_SEQ
+
+if TYPE_CHECKING:
+    from controller.audit.verify import AuditBreak
 
 #: The largest heads file `audit verify --heads` reads (a line of about 150 bytes a head).
 MAX_HEADS_BYTES = 64 << 20
@@ -162,7 +166,7 @@ def _verify(args: argparse.Namespace) -> int:
     for warning in result.warnings:
         print(_(N_("warning: %(warning)s")) % {"warning": words.table(str(warning))})
     for brk in result.breaks:
-        print("BREAK " + _(N_("at %(where)s")) % {"where": words.table(str(brk))})
+        print("BREAK " + _(N_("at %(where)s")) % {"where": break_in(brk, words)})
     if not result.complete:
         said = words.ngettext(
             "%(records)s record verified before the break",
@@ -248,9 +252,10 @@ def _replay(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     words = Phrasebook(chosen(args))
     _ = words._
-    if not result.chain.ok:
+    broken = result.chain.brk
+    if not result.chain.ok and broken is not None:
         said = _(N_("warning: the chain does not verify: BREAK at %(where)s"))
-        print(said % {"where": words.table(str(result.chain.brk))})
+        print(said % {"where": break_in(broken, words)})
     dice = " ".join(f"{t.get('by')}:{t.get('dice')}" for t in result.throws)
     said = _(
         N_("cycle %(cycle)s: profile %(profile)s, leader %(leader)s, %(count)s throw(s) %(dice)s")
@@ -333,3 +338,15 @@ def audit_summary(path: str, last: int) -> dict[str, Any]:
         summary["verdict"] = CHAIN_BROKEN % {**broken, "path": path}
     summary["last_faults"] = faults[-last:] if last > 0 else []
     return summary
+
+
+def break_in(brk: AuditBreak, words: Phrasebook) -> str:
+    """Where the log breaks and what is wrong there, in ``words``' language: the file, its line
+    and the seq as written, the problem translated as it comes."""
+    if words.lang == "en":
+        return str(brk)
+    from station.lang import msgid_of  # lazy: the catalogue, for another language alone
+
+    sentence = BREAK_AT if brk.seq is None else BREAK_AT_SEQ
+    details = {"file": brk.file.name, "line": brk.line, "seq": brk.seq}
+    return words._(msgid_of(sentence)) % {**details, "problem": words.table(brk.problem)}

@@ -156,7 +156,12 @@ def audit_lines(summary: dict[str, Any], words: Phrasebook = ENGLISH) -> list[st
     if "held" in summary:
         said = _(CHAIN_HOLDS) % summary["held"]
     elif "broken" in summary:
-        said = _(CHAIN_BROKEN) % {**summary["broken"], "path": summary["path"]}
+        broken = summary["broken"]  # the file and line as written, the problem translated
+        said = _(CHAIN_BROKEN) % {
+            **broken,
+            "path": summary["path"],
+            "problem": table(broken["problem"]),
+        }
     else:
         said = summary["verdict"]
     lines.append(row(verdict, said))

@@ -132,8 +132,9 @@ class Phrasebook:
 
 
 #: The details of a sentence passed on that stay as they come: where a profile was read from,
-#: the field of a file a problem is about, the names a refusal lists (rules/profile_words.py)
-AS_WRITTEN = frozenset({"where", "field", "names"})
+#: the field of a file a problem is about, the names a refusal lists (rules/profile_words.py),
+#: an audit record's fields and kind (controller/audit/words.py)
+AS_WRITTEN = frozenset({"where", "field", "names", "fields", "record_kind"})
 
 
 @functools.cache
@@ -150,9 +151,8 @@ def _passed_on(lang: Lang) -> Gettext:
     from rules.profile_words import PROFILE_SENTENCES
     from station.lang import TableWords
 
-    # a profile's and the audit log's first: "profile {where}: {problem}", "{file} line
-    # {line}: {problem}" before any "{key}: {problem}"
-    spoken = PROFILE_SENTENCES + AUDIT_SENTENCES + CONFIG_SENTENCES + INSTALL_SENTENCES
+    # a profile's first: "profile {where}: {problem}" before any "{key}: {problem}"
+    spoken = PROFILE_SENTENCES + CONFIG_SENTENCES + AUDIT_SENTENCES + INSTALL_SENTENCES
     spoken += FIRMWARE_SENTENCES
     return TableWords(lang, spoken + table_sentences(), as_written=AS_WRITTEN)
 

@@ -289,8 +289,10 @@ def _take_runs(result: VerifyResult, runs: RunCheck) -> None:
 def _unsealed_identity(named: LocatedRecord, sealed: str | None) -> AuditBreak:
     """A config_loaded after the last seal that names another table than the sealed ones."""
     table = named.record.data["table"]
-    before = words.TABLE.format(table=sealed) if sealed is not None else words.NO_TABLE
-    said = words.UNSEALED_IDENTITY.format(table=table, before=before)
+    if sealed is None:
+        said = words.UNSEALED_IDENTITY_NO_TABLE.format(table=table)
+    else:
+        said = words.UNSEALED_IDENTITY.format(table=table, sealed=sealed)
     return AuditBreak(named.file, named.line, said, named.record.seq)
 
 
@@ -359,7 +361,7 @@ def _check_heads(
 def _check_rotation(record: AuditRecord, previous: tuple[Path, bytes, int]) -> str | None:
     path, content, count = previous
     if record.kind != "rotated":
-        return words.NOT_ROTATED_FIRST.format(kind=record.kind)
+        return words.NOT_ROTATED_FIRST.format(record_kind=record.kind)
     if record.data.get("sha256") != sha256_hex(content):
         return words.ROTATED_ALTERED.format(file=path.name)
     if record.data.get("records") != count:

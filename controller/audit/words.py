@@ -51,7 +51,7 @@ TORN_LAST_OFF = (
     "written while the table was off (its next start sets it aside and records it)"
 )
 EMPTY_FILE = "an empty file inside the chain"
-NOT_ROTATED_FIRST = "the file does not start with a rotated record (found {kind})"
+NOT_ROTATED_FIRST = "the file does not start with a rotated record (found {record_kind})"
 ROTATED_ALTERED = "rotated record: the SHA-256 of {file} does not match (the file was altered)"
 ROTATED_COUNT = "rotated record: {file} should hold {said} records, it holds {count}"
 CANNOT_READ = "cannot read {path}: {why}"
@@ -81,12 +81,16 @@ NO_SEAL = (
 )
 UNSEALED_IDENTITY = (
     "config_loaded names table {table} but no seal covers it, and the sealed records name "
-    "{before}: the table seals its configuration as soon as it is loaded, so this record was "
+    "table {sealed}: the table seals its configuration as soon as it is loaded, so this record was "
     "added after the last seal (the table's identity, which picks the floor's heads, is taken "
     "from sealed records only)"
 )
-TABLE = "table {table}"
-NO_TABLE = "no table"
+UNSEALED_IDENTITY_NO_TABLE = (
+    "config_loaded names table {table} but no seal covers it, and the sealed records name no "
+    "table: the table seals its configuration as soon as it is loaded, so this record was added "
+    "after the last seal (the table's identity, which picks the floor's heads, is taken from "
+    "sealed records only)"
+)
 DEAL_UNSEALED = (
     "seq {seq}: the deal of cycle {cycle} is not sealed, though the table seals each deal at "
     "once: it was added after the last seal, unless the table stopped in that instant"
@@ -180,12 +184,6 @@ HEADS_CONFIRM_SOME = (
 
 #: every sentence, the ones made of others first (a sentence is matched in order)
 AUDIT_SENTENCES = (
-    HEADS_BAD_JSON,
-    HEADS_NOT_A_HEAD,
-    HEADS_BAD_SEQ,
-    HEADS_BAD_HASH,
-    BREAK_AT_SEQ,
-    BREAK_AT,
     NOT_THE_TABLE_S,
     STARTED_AGAIN,
     UNCLEAN,
@@ -227,6 +225,7 @@ AUDIT_SENTENCES = (
     NOT_ROTATED_FIRST,
     ROTATED_ALTERED,
     ROTATED_COUNT,
+    HEADS_UNREADABLE,
     CANNOT_READ,
     SEAL_EPOCH,
     SEAL_KEY_CHANGED,
@@ -235,16 +234,14 @@ AUDIT_SENTENCES = (
     SEAL_FORGED,
     NO_RECORD,
     NO_SEAL,
+    UNSEALED_IDENTITY_NO_TABLE,
     UNSEALED_IDENTITY,
-    TABLE,
-    NO_TABLE,
     DEAL_UNSEALED,
     UNMENTIONED_TORN,
     TORN_FILE_MISSING,
     TORN_FILE_UNREADABLE,
     TORN_FILE_ALTERED,
     HEAD,
-    HEADS_UNREADABLE,
     HEADS_OF_TABLES,
     HEADS_NONE,
     HEADS_NONE_OF_AMONG,
@@ -264,4 +261,11 @@ AUDIT_SENTENCES = (
     SEALED_NOW,
     NOTHING_UNSEALED,
     SEALED_AT_START,
+    # last: "{file} line {line}: {problem}" would take a problem's own words for a file
+    HEADS_BAD_JSON,
+    HEADS_NOT_A_HEAD,
+    HEADS_BAD_SEQ,
+    HEADS_BAD_HASH,
+    BREAK_AT_SEQ,
+    BREAK_AT,
 )
