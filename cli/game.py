@@ -342,7 +342,8 @@ def _run(
         readers.append(threading.Thread(target=_floor_stdin, args=(items,), daemon=True))
     journal = Journal(directory / JOURNAL)
     source = str(floor) if floor is not None else "stdin"
-    said = Phrasebook(args.lang)._(
+    words = Phrasebook(args.lang)
+    said = words._(
         N_(
             "following %(socket)s and %(source)s into %(directory)s: %(lines)s floor lines "
             "taken so far"
@@ -364,7 +365,7 @@ def _run(
                 continue
             if kind == "connected":
                 told = None
-                told = _tell_leader(socket, follower, told, args.lang)
+                told = _tell_leader(socket, follower, told, words)
                 continue
             if isinstance(item, DealtState) and item.cycle_id in follower.cycles:
                 continue  # the last dealt state again, after a reconnection
@@ -374,7 +375,7 @@ def _run(
             else:
                 notices = follower.floor_line(item)
             _say(notices, args.lang, args.verbose)
-            told = _tell_leader(socket, follower, told, args.lang)
+            told = _tell_leader(socket, follower, told, words)
     finally:
         stop.set()
         for client in holder:
@@ -385,14 +386,15 @@ def _run(
     return 0
 
 
-def _tell_leader(socket: str, follower: Follower, told: Told | None, lang: Lang) -> Told | None:
+def _tell_leader(
+    socket: str, follower: Follower, told: Told | None, words: Phrasebook
+) -> Told | None:
     """Tell the table who leads the next deal, and the game, the hand and the prevailing wind
     it opens (the dealer's view shows them), when the game knows and the table was not told (it
     passes the role on after each deal; a Wenzhou Leader who wins keeps it); what it was told.
     A table that cannot be asked now is asked again at its next connection."""
     from controller.api.client import ApiClient, ClientError  # lazy: as in _table
 
-    words = Phrasebook(lang)
     leader = follower.record.next_leader()
     position = follower.record.next_position()
     # the simplified rules' dice choose the Leader at each deal: the game alone is told

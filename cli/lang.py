@@ -144,17 +144,10 @@ def _passed_on(lang: Lang) -> Gettext:
     the audit log's checks find, the installer's, the firmware tools'."""
     # lazy: the sentences and their matcher, only for another language than English
     from controller.api.messages import table_sentences
-    from controller.audit.words import AUDIT_SENTENCES
-    from controller.firmware.words import FIRMWARE_SENTENCES
-    from controller.service.config_words import CONFIG_SENTENCES
-    from controller.service.install_words import INSTALL_SENTENCES
-    from rules.profile_words import PROFILE_SENTENCES
-    from station.lang import TableWords
+    from station.lang import TableWords, passed_on_sentences
 
-    # a profile's first: "profile {where}: {problem}" before any "{key}: {problem}"
-    spoken = PROFILE_SENTENCES + CONFIG_SENTENCES + AUDIT_SENTENCES + INSTALL_SENTENCES
-    spoken += FIRMWARE_SENTENCES
-    return TableWords(lang, spoken + table_sentences(), as_written=AS_WRITTEN)
+    spoken = passed_on_sentences() + table_sentences()
+    return TableWords(lang, spoken, as_written=AS_WRITTEN)
 
 
 def throw_purpose(key: str, words: Phrasebook) -> str:

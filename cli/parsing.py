@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from cli.lang import FILLED, N_, asked
+from cli.lang import ENGLISH, FILLED, N_, asked
 from rules.lang import Lang
 
 if TYPE_CHECKING:
@@ -123,7 +123,7 @@ def _help_words(lang: Lang, made: frozenset[str]) -> Callable[[str], str]:
     """The help's words in ``lang``: the catalogue's, and the help texts ``made`` with
     details matched against their sentences."""
     if lang == "en":
-        return _as_they_are
+        return ENGLISH._  # the words as they are written
     # lazy: the catalogue, only for a help in another language than English
     from station.lang import TableWords, sentence_of
 
@@ -142,10 +142,6 @@ def _help_words(lang: Lang, made: frozenset[str]) -> Callable[[str], str]:
 
 #: A space before a colon, a semicolon, a question or exclamation mark (French typography)
 _BEFORE_PUNCTUATION = re.compile(r" (?=[:;?!](?:\s|$))")
-
-
-def _as_they_are(words: str) -> str:
-    return words
 
 
 class Parser(argparse.ArgumentParser):

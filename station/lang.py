@@ -230,22 +230,37 @@ def source_words() -> Catalog:
     return template
 
 
-def command_words() -> Iterator[str]:
-    """What the technician's commands pass on from the service's parts, as the catalogue's
-    words: a configuration's problems and warnings (`mjtable config check` and the commands
-    that read a configuration say them) with what each key expects, a rule-set profile's
-    problems, what the audit log's checks find, the installer's words (`mjtable install`),
-    the firmware tools' (`mjtable firmware`)."""
-    # lazy: the configuration's models, only when the catalogue is made (development)
+def passed_on_sentences() -> tuple[str, ...]:
+    """The sentences the technician's commands pass on from the service's parts (``{detail}``
+    form), in the order they are matched: a rule-set profile's problems first ("profile
+    {where}: {problem}" before any "{key}: {problem}"), a configuration's problems and
+    warnings, what the audit log's checks find, the installer's words, the firmware tools'.
+    The commands translate with them (cli/lang.py), the catalogue holds them
+    (:func:`command_words`); the running station never reads them."""
+    # lazy: the service's parts, only for a command or the catalogue
     from controller.audit.words import AUDIT_SENTENCES
     from controller.firmware.words import FIRMWARE_SENTENCES
-    from controller.service.config import config_words
-    from controller.service.config_words import CONFIG_SENTENCES, SAID
+    from controller.service.config_words import CONFIG_SENTENCES
     from controller.service.install_words import INSTALL_SENTENCES
     from rules.profile_words import PROFILE_SENTENCES
 
-    sentences = (SAID, *CONFIG_SENTENCES, *INSTALL_SENTENCES, *FIRMWARE_SENTENCES)
-    for sentence in (*sentences, *PROFILE_SENTENCES, *AUDIT_SENTENCES):
+    return (
+        PROFILE_SENTENCES + CONFIG_SENTENCES + AUDIT_SENTENCES + INSTALL_SENTENCES
+    ) + FIRMWARE_SENTENCES
+
+
+def command_words() -> Iterator[str]:
+    """What the technician's commands pass on from the service's parts, as the catalogue's
+    words: :func:`passed_on_sentences` (`mjtable config check` and the commands that read a
+    configuration say a configuration's problems and warnings, `--profile` a profile's,
+    `mjtable audit` what the audit log's checks find, `mjtable install` and `mjtable
+    firmware` their tools' words), a problem's "{key}: {problem}", and what each key of a
+    configuration expects."""
+    # lazy: the configuration's models, only when the catalogue is made (development)
+    from controller.service.config import config_words
+    from controller.service.config_words import SAID
+
+    for sentence in (SAID, *passed_on_sentences()):
         yield msgid_of(sentence)
     yield from config_words()
 
