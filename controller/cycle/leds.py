@@ -27,6 +27,11 @@ class LedPattern(NamedTuple):
     says: str  # what the table is doing, for the dealer
     next: str  # what to press or do now
 
+    @property
+    def working(self) -> bool:
+        """The table works on a press or on itself and waits for no press but STOP."""
+        return self.leds in (MOVING, SETTLING)
+
 
 #: The patterns, each telling which button comes next (docs/panel.md's table is made of these,
 #: and every state's LEDs are one of them: tests/cycle/test_states.py).

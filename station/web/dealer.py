@@ -10,7 +10,9 @@ to the service: the same rules, the same refusals in words, the same ``button`` 
 audit log (source ``api``). Both are for the roles that may command (auth.COMMAND_ROLES); a
 viewer is refused. The table's answer comes back at once (JSON for the page's script, a
 redirect to the view without it); a refusal also stays on the view until a press is taken,
-as the panel's do.
+as the panel's do. The answer to a press taken stays under the buttons while the table works
+on it and goes once the table has worked and no longer does: what to press next is then the
+view's "next" line (static/page.js).
 
 The API's requests block: they run in a worker thread of their own, ``web-table``, one at a
 time, so that a press never waits behind the support bundle in ``web-worker``.
@@ -51,15 +53,18 @@ class Answer:
 
 def dealer_context(snapshot: Snapshot, _: Words) -> dict[str, Any]:
     """What the dealer's sections read beyond the page's: the table's condition and what to
-    press next (the panel's words), and the throw asked for by hand; ``_``: the language's
-    gettext."""
+    press next (the panel's words), whether the table is working (the page's script lets the
+    answer to a press go once the table has worked and stopped), and the throw asked for by
+    hand; ``_``: the language's gettext."""
     status = snapshot.status
     if not snapshot.core_connected or status is None:
         says = _("the table's service does not answer: the table cannot be used")
         next_step = _("call a technician")
+        working = False
     else:
         pattern = panel_pattern(status.state if status.link_up else "offline")
         says, next_step = _(pattern.says), _(pattern.next)
+        working = pattern.working
     wanted = snapshot.wanted
     if wanted is not None:
         purpose = _(throw_purposes().get(wanted.purpose, wanted.purpose))
@@ -70,7 +75,7 @@ def dealer_context(snapshot: Snapshot, _: Words) -> dict[str, Any]:
             next_step = (
                 _("%(seat)s throws %(count)d dice for %(purpose)s: enter them below") % words
             )
-    return {"says": says, "next_step": next_step, "wanted": wanted}
+    return {"says": says, "next_step": next_step, "wanted": wanted, "working": working}
 
 
 def _call(socket_path: str, request: Callable[[ApiClient], CommandResult], _: Words) -> Answer:

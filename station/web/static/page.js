@@ -24,6 +24,7 @@
           shown.set(name, html);
         }
       }
+      settled();
       say(words.live + " " + new Date().toLocaleTimeString(document.documentElement.lang));
     });
     source.addEventListener("logout", function () {
@@ -37,14 +38,28 @@
 
   // The dealer's view: a touch button or the dice, sent without leaving the view; the
   // table's answer in words. Forms are found at each submit: the dice form comes and goes
-  // with the live sections.
+  // with the live sections. A refusal stays until the next press; the answer to a press
+  // taken goes once the table, seen working since the press, no longer works: the view's
+  // "next" line then says what to press.
   const answer = document.getElementById("answer");
+  let worked = false;
+  function settled() {
+    const next = document.getElementById("next");
+    if (!answer || !next) return;
+    if (next.dataset.working === "yes") {
+      worked = true;
+    } else if (worked && answer.classList.contains("ok")) {
+      answer.textContent = "";
+      answer.className = "answer";
+    }
+  }
   document.addEventListener("submit", async function (event) {
     const act = event.target;
     if (!(act instanceof HTMLFormElement) || !act.classList.contains("act") || !csrf) return;
     event.preventDefault();
     const button = act.querySelector("button");
     if (button) button.disabled = true;
+    worked = false;
     try {
       // getAttribute: the form's field "action" hides the form's action property
       const response = await fetch(act.getAttribute("action"), {
@@ -61,6 +76,7 @@
       if (answer) {
         answer.textContent = data.message;
         answer.className = "answer " + (data.accepted ? "ok" : "bad");
+        settled();
       }
     } catch (error) {
       if (answer) answer.textContent = words.unreachable + " " + error;
