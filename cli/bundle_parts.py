@@ -448,12 +448,10 @@ def journal_part(gathered: Gathered) -> Part:
     except FileNotFoundError:
         return part.lack("journal_absent", "journal_absent")
     except OSError as exc:
-        return part.lack("journal_refused", "journal_cannot_run", detail=exc.strerror or str(exc))
+        return part.lack("journal_refused", "journal_cannot_run", error=exc.strerror or str(exc))
     said = " ".join(ran.err.decode(errors="replace").split())
     if ran.status is not None and ran.status != 0:
-        return part.lack(
-            "journal_refused", "journal_refused", status=ran.status, detail=said or "-"
-        )
+        return part.lack("journal_refused", "journal_refused", status=ran.status, error=said or "-")
     text = ran.out.decode(errors="replace")
     if ran.cut:  # the first line kept may be a piece of one
         text = text.split("\n", 1)[-1]
@@ -461,7 +459,7 @@ def journal_part(gathered: Gathered) -> Part:
     if not lines:
         code = "journal_late" if ran.status is None else "journal_empty"
         key = "journal_empty" if os.geteuid() == 0 else "journal_empty_user"
-        return part.lack(code, key, unit=UNIT, detail=said or "-- No entries --")
+        return part.lack(code, key, unit=UNIT, error=said or "-- No entries --")
     part.files["journal.txt"] = text.encode()
     fields = {"lines": len(lines), "unit": UNIT}
     if ran.status is None:

@@ -1,260 +1,178 @@
-"""Every word `mjtable support-bundle` says to the technician, in English and in French.
+"""Every word `mjtable support-bundle` says to the technician, in the command's language.
 
-One table, :data:`WORDS`: a key, then its text in each language with the same named fields
-(a test checks it), so that the whole can move into the project's message catalogues as it
-is. :class:`Words` is a text not said yet (its key and fields, which may be Words too); the
-language is chosen when it is said: ``--lang``, else the environment's (``LANGUAGE``,
-``LC_ALL``, ``LC_MESSAGES``, ``LANG``, gettext's order), else English. What other modules
-say and the bundle passes on (a service's refusal, journalctl's message, a problem of the
-configuration) is a ``{detail}`` field, in their words, in English.
+One table, :data:`WORDS`: a key, then its words in English, marked for the project's gettext
+catalogue (``station/locale/fr.po``, made by ``python -m station.lang``, which reads this
+module as it reads every command's), a detail written ``%(name)s``. :class:`Words` is a text
+not said yet (its key and details, which may be Words too); the language is chosen when it is
+said: ``--lang``, else the environment's (``LANGUAGE``, ``LC_ALL``, ``LC_MESSAGES``, ``LANG``,
+gettext's order), else English. What other modules say and the bundle passes on (a service's
+refusal, a problem of the configuration, the table's state) is translated as every command
+passes them on (:class:`cli.lang.Phrasebook`); what another program says (journalctl, the
+system's errors) stays in its words.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from cli.lang import N_, Phrasebook
 from rules.lang import Lang
 
-WORDS: dict[str, dict[Lang, str]] = {
+WORDS: dict[str, str] = {
     # bad input: nothing is gathered
-    "bad_lines": {
-        "en": "--journal-lines must be from 1 to {most}, got {got}",
-        "fr": "--journal-lines va de 1 à {most}, et non {got}",
-    },
-    "bad_since": {
-        "en": '--since: expected a time journalctl reads, such as "2025-03-01 08:00", '
-        "yesterday or -2h (at most {most} characters), got {got}",
-        "fr": '--since : il faut un moment que journalctl lit, comme "2025-03-01 08:00", '
-        "yesterday ou -2h ({most} caractères au plus), et non {got}",
-    },
-    "output_exists": {
-        "en": "{path} already exists: name another file with --output, or move that one away",
-        "fr": "{path} existe déjà : nommez un autre fichier avec --output, ou déplacez celui-ci",
-    },
-    "output_no_dir": {
-        "en": "--output: the folder {folder} does not exist",
-        "fr": "--output : le dossier {folder} n'existe pas",
-    },
-    "output_production": {
-        "en": "the current folder {folder} holds the table's own files ({what}): go to another "
-        "folder (cd ~) and run this again, or name the archive with --output",
-        "fr": "le dossier courant {folder} contient les fichiers de la table ({what}) : allez "
-        "dans un autre dossier (cd ~) et recommencez, ou nommez l'archive avec --output",
-    },
-    "holds_config": {"en": "the configuration", "fr": "la configuration"},
-    "holds_audit": {"en": "the audit log", "fr": "le journal d'audit"},
-    "holds_key": {"en": "the audit log's sealing key", "fr": "la clé de scellement de l'audit"},
-    "holds_sockets": {"en": "the API's sockets", "fr": "les sockets de l'API"},
-    "holds_outbox": {"en": "the floor gateway's outbox", "fr": "la file d'envoi de la passerelle"},
-    "write_failed": {
-        "en": "the archive could not be written to {path}: {detail}; nothing was left there",
-        "fr": "l'archive n'a pas pu être écrite dans {path} : {detail} ; rien n'y a été laissé",
-    },
+    "bad_lines": N_("--journal-lines must be from 1 to %(most)s, got %(got)s"),
+    "bad_since": N_(
+        '--since: expected a time journalctl reads, such as "2025-03-01 08:00", yesterday '
+        "or -2h (at most %(most)s characters), got %(got)s"
+    ),
+    "output_exists": N_(
+        "%(path)s already exists: name another file with --output, or move that one away"
+    ),
+    "output_no_dir": N_("--output: the folder %(folder)s does not exist"),
+    "output_production": N_(
+        "the current folder %(folder)s holds the table's own files (%(what)s): go to "
+        "another folder (cd ~) and run this again, or name the archive with --output"
+    ),
+    "holds_config": N_("the configuration"),
+    "holds_audit": N_("the audit log"),
+    "holds_key": N_("the audit log's sealing key"),
+    "holds_sockets": N_("the API's sockets"),
+    "holds_outbox": N_("the floor gateway's outbox"),
+    "write_failed": N_(
+        "the archive could not be written to %(path)s: %(error)s; nothing was left there"
+    ),
     # progress, one line a part
-    "line_done": {"en": "[{n}/{count}] {part}: {text}", "fr": "[{n}/{count}] {part} : {text}"},
-    "line_missing": {
-        "en": "[{n}/{count}] {part}: MISSING: {text}",
-        "fr": "[{n}/{count}] {part} : MANQUE : {text}",
-    },
-    "written": {
-        "en": "written: {path} ({size} KiB; {missing} missing): send this file to the table's "
-        "support",
-        "fr": "écrit : {path} ({size} Kio ; {missing} manquant(s)) : envoyez ce fichier au "
-        "support de la table",
-    },
+    "line_done": N_("[%(n)s/%(count)s] %(part)s: %(text)s"),
+    "line_missing": N_("[%(n)s/%(count)s] %(part)s: MISSING: %(text)s"),
+    "written": N_(
+        "written: %(path)s (%(size)s KiB; %(missing)s missing): send this file to the "
+        "table's support"
+    ),
     # the parts' names
-    "part_config": {"en": "configuration", "fr": "configuration"},
-    "part_status": {"en": "status", "fr": "état"},
-    "part_diag": {"en": "diagnosis", "fr": "diagnostic"},
-    "part_versions": {"en": "versions", "fr": "versions"},
-    "part_audit": {"en": "audit log", "fr": "journal d'audit"},
-    "part_journal": {"en": "journal", "fr": "journal système"},
-    "part_late": {
-        "en": "not gathered within {seconds} s: left out",
-        "fr": "pas réuni en {seconds} s : laissé de côté",
-    },
-    "part_failed": {
-        "en": "could not be gathered: {detail}",
-        "fr": "impossible à réunir : {detail}",
-    },
+    "part_config": N_("configuration"),
+    "part_status": N_("status"),
+    "part_diag": N_("diagnosis"),
+    "part_versions": N_("versions"),
+    "part_audit": N_("audit log"),
+    "part_journal": N_("journal"),
+    "part_late": N_("not gathered within %(seconds)s s: left out"),
+    "part_failed": N_("could not be gathered: %(error)s"),
     # the configuration
-    "config_done": {
-        "en": "{path}, {secrets} secret value(s) withheld",
-        "fr": "{path}, {secrets} valeur(s) secrète(s) masquée(s)",
-    },
-    "config_invalid": {
-        "en": "{path}, not valid ({problems} problem(s), the first: {problem}); kept with its "
-        "secrets withheld",
-        "fr": "{path}, non valide ({problems} problème(s), le premier : {problem}) ; gardée, "
-        "ses secrets masqués",
-    },
-    "config_absent": {
-        "en": "no configuration at {path}: name the service's with --config FILE",
-        "fr": "pas de configuration à {path} : nommez celle du service avec --config FICHIER",
-    },
-    "config_unreadable": {
-        "en": "{detail} (a configuration that cannot be read cannot have its secrets withheld: "
-        "nothing of it is in the archive)",
-        "fr": "{detail} (une configuration illisible ne peut avoir ses secrets masqués : rien "
-        "d'elle n'est dans l'archive)",
-    },
+    "config_done": N_("%(path)s, %(secrets)s secret value(s) withheld"),
+    "config_invalid": N_(
+        "%(path)s, not valid (%(problems)s problem(s), the first: %(problem)s); kept with "
+        "its secrets withheld"
+    ),
+    "config_absent": N_("no configuration at %(path)s: name the service's with --config FILE"),
+    "config_unreadable": N_(
+        "%(detail)s (a configuration that cannot be read cannot have its secrets "
+        "withheld: nothing of it is in the archive)"
+    ),
     # the service
-    "status_done": {
-        "en": "table {table}, state {state}, board {link}",
-        "fr": "table {table}, état {state}, carte {link}",
-    },
-    "status_simulated": {
-        "en": "table {table}, state {state}, board {link} (the simulated table of mjtable run "
-        "--sim at {socket})",
-        "fr": "table {table}, état {state}, carte {link} (la table simulée de mjtable run --sim "
-        "à {socket})",
-    },
-    "link_up": {"en": "linked", "fr": "reliée"},
-    "link_down": {"en": "NOT linked", "fr": "NON reliée"},
-    "service_unreachable": {
-        "en": "{detail}",
-        "fr": "le service ne répond pas : {detail}",
-    },
-    "diag_done": {
-        "en": "the board's sensors, read by the service (no motor moved)",
-        "fr": "les capteurs de la carte, lus par le service (aucun moteur n'a tourné)",
-    },
-    "diag_no_service": {
-        "en": "not asked: the service did not answer",
-        "fr": "pas demandé : le service n'a pas répondu",
-    },
-    "diag_denied": {
-        "en": "the status socket answered, the full one did not: {detail}",
-        "fr": "le socket d'état a répondu, le socket complet non : {detail}",
-    },
-    "diag_failed": {
-        "en": "the service did not give it: {detail}",
-        "fr": "le service ne l'a pas donné : {detail}",
-    },
+    "status_done": N_("table %(table)s, state %(state)s, board %(link)s"),
+    "status_simulated": N_(
+        "table %(table)s, state %(state)s, board %(link)s (the simulated table of mjtable "
+        "run --sim at %(socket)s)"
+    ),
+    "link_up": N_("linked"),
+    "link_down": N_("NOT linked"),
+    # the service's own words (the client's, in the language asked for), nothing added
+    "service_unreachable": "%(detail)s",
+    "diag_done": N_("the board's sensors, read by the service (no motor moved)"),
+    "diag_no_service": N_("not asked: the service did not answer"),
+    "diag_denied": N_("the status socket answered, the full one did not: %(detail)s"),
+    "diag_failed": N_("the service did not give it: %(detail)s"),
     # the versions
-    "versions_done": {
-        "en": "mjtable {mjtable}, Python {python}, {os}; board firmware: {firmware}",
-        "fr": "mjtable {mjtable}, Python {python}, {os} ; micrologiciel de la carte : {firmware}",
-    },
-    "firmware_not_compared": {
-        "en": "not compared (the service did not say the board's)",
-        "fr": "non comparé (le service n'a pas donné celui de la carte)",
-    },
-    "firmware_no_build": {
-        "en": "not compared (the board did not say its build)",
-        "fr": "non comparé (la carte n'a pas donné son build)",
-    },
-    "firmware_simulated": {
-        "en": "the simulated board runs the installed sources (build {build})",
-        "fr": "la carte simulée exécute les sources installées (build {build})",
-    },
-    "firmware_same": {
-        "en": "the installed build {build}",
-        "fr": "le build installé {build}",
-    },
-    "firmware_differs": {
-        "en": "build {board}, NOT the installed {installed} ({flash} makes the image to copy "
-        "onto it)",
-        "fr": "build {board}, PAS le build installé {installed} ({flash} fait l'image à y copier)",
-    },
-    "firmware_not_made": {
-        "en": "not compared (the installed build could not be made)",
-        "fr": "non comparé (le build installé n'a pas pu être fait)",
-    },
-    "firmware_unknown": {
-        "en": "the installed firmware's version is not known: {detail}",
-        "fr": "la version du micrologiciel installé est inconnue : {detail}",
-    },
-    "firmware_build": {
-        "en": "the installed firmware's build could not be made: {detail}",
-        "fr": "le build du micrologiciel installé n'a pas pu être fait : {detail}",
-    },
+    "versions_done": N_(
+        "mjtable %(mjtable)s, Python %(python)s, %(os)s; board firmware: %(firmware)s"
+    ),
+    "firmware_not_compared": N_("not compared (the service did not say the board's)"),
+    "firmware_no_build": N_("not compared (the board did not say its build)"),
+    "firmware_simulated": N_("the simulated board runs the installed sources (build %(build)s)"),
+    "firmware_same": N_("the installed build %(build)s"),
+    "firmware_differs": N_(
+        "build %(board)s, NOT the installed %(installed)s (%(flash)s makes the image to "
+        "copy onto it)"
+    ),
+    "firmware_not_made": N_("not compared (the installed build could not be made)"),
+    "firmware_unknown": N_("the installed firmware's version is not known: %(detail)s"),
+    "firmware_build": N_("the installed firmware's build could not be made: %(detail)s"),
     # the audit log
-    "audit_done": {
-        "en": "{verdict}; {faults} recent fault(s) listed",
-        "fr": "{verdict} ; {faults} panne(s) récente(s) listée(s)",
-    },
-    "audit_holds": {"en": "the chain holds", "fr": "la chaîne tient"},
-    "audit_broken": {
-        "en": "the chain is BROKEN (audit.txt says where)",
-        "fr": "la chaîne est ROMPUE (audit.txt dit où)",
-    },
-    "audit_unknown": {
-        "en": "its path is not known: name the service's configuration with --config FILE",
-        "fr": "son chemin est inconnu : nommez la configuration du service avec --config FICHIER",
-    },
-    "audit_unreadable": {
-        "en": "{path} cannot be read: {detail}",
-        "fr": "{path} est illisible : {detail}",
-    },
+    "audit_done": N_("%(verdict)s; %(faults)s recent fault(s) listed"),
+    "audit_holds": N_("the chain holds"),
+    "audit_broken": N_("the chain is BROKEN (audit.txt says where)"),
+    "audit_unknown": N_(
+        "its path is not known: name the service's configuration with --config FILE"
+    ),
+    "audit_unreadable": N_("%(path)s cannot be read: %(detail)s"),
     # the journal
-    "journal_done": {
-        "en": "{lines} line(s) of the unit {unit}",
-        "fr": "{lines} ligne(s) de l'unité {unit}",
-    },
-    "journal_cut": {
-        "en": "{lines} line(s) of the unit {unit}, the latest {most} MiB (the older left out)",
-        "fr": "{lines} ligne(s) de l'unité {unit}, les {most} derniers Mio (les plus anciennes "
-        "laissées de côté)",
-    },
-    "journal_late": {
-        "en": "{lines} line(s) of the unit {unit}, what journalctl gave in {seconds} s",
-        "fr": "{lines} ligne(s) de l'unité {unit}, ce que journalctl a donné en {seconds} s",
-    },
-    "journal_absent": {
-        "en": "journalctl is not on this machine (no systemd journal): the service's lines "
-        "are where it was started",
-        "fr": "journalctl n'est pas sur cette machine (pas de journal systemd) : les lignes "
-        "du service sont là où il a été lancé",
-    },
-    "journal_cannot_run": {
-        "en": "journalctl cannot be run: {detail}",
-        "fr": "journalctl ne peut être lancé : {detail}",
-    },
-    "journal_refused": {
-        "en": "journalctl ended with status {status}: {detail}",
-        "fr": "journalctl s'est terminé avec le statut {status} : {detail}",
-    },
-    "journal_empty": {
-        "en": "no line of the unit {unit} (journalctl: {detail})",
-        "fr": "aucune ligne de l'unité {unit} (journalctl : {detail})",
-    },
-    "journal_empty_user": {
-        "en": "no line of the unit {unit} (journalctl: {detail}); a user outside the groups "
-        "adm and systemd-journal sees only their own: run with sudo",
-        "fr": "aucune ligne de l'unité {unit} (journalctl : {detail}) ; hors des groupes adm "
-        "et systemd-journal, on ne voit que ses propres lignes : lancez avec sudo",
-    },
+    "journal_done": N_("%(lines)s line(s) of the unit %(unit)s"),
+    "journal_cut": N_(
+        "%(lines)s line(s) of the unit %(unit)s, the latest %(most)s MiB (the older left out)"
+    ),
+    "journal_late": N_(
+        "%(lines)s line(s) of the unit %(unit)s, what journalctl gave in %(seconds)s s"
+    ),
+    "journal_absent": N_(
+        "journalctl is not on this machine (no systemd journal): the service's lines are "
+        "where it was started"
+    ),
+    "journal_cannot_run": N_("journalctl cannot be run: %(error)s"),
+    "journal_refused": N_("journalctl ended with status %(status)s: %(error)s"),
+    "journal_empty": N_("no line of the unit %(unit)s (journalctl: %(error)s)"),
+    "journal_empty_user": N_(
+        "no line of the unit %(unit)s (journalctl: %(error)s); a user outside the groups "
+        "adm and systemd-journal sees only their own: run with sudo"
+    ),
     # the manifest in words (MANIFEST.txt)
-    "manifest_title": {
-        "en": "mjtable support bundle of table {table}, made {when} by mjtable {version} on {host}",
-        "fr": "archive de support mjtable de la table {table}, faite le {when} par mjtable "
-        "{version} sur {host}",
-    },
-    "manifest_table_unknown": {"en": "(not known)", "fr": "(inconnue)"},
-    "manifest_in": {"en": "In it:", "fr": "Dedans :"},
-    "manifest_out": {"en": "Not in it:", "fr": "Absent :"},
-    "manifest_nothing_out": {"en": "Nothing is missing.", "fr": "Rien ne manque."},
-    "manifest_secrets": {
-        "en": "The configuration's secrets (passwords, the page's token hashes) are withheld, "
-        "here and in every other file; no key file is read.",
-        "fr": "Les secrets de la configuration (mots de passe, empreintes des jetons de la "
-        "page) sont masqués, ici et dans tous les autres fichiers ; aucun fichier de clé "
-        "n'est lu.",
-    },
+    "manifest_title": N_(
+        "mjtable support bundle of table %(table)s, made %(when)s by mjtable %(version)s "
+        "on %(host)s"
+    ),
+    "manifest_table_unknown": N_("(not known)"),
+    "manifest_in": N_("In it:"),
+    "manifest_out": N_("Not in it:"),
+    "manifest_nothing_out": N_("Nothing is missing."),
+    "manifest_secrets": N_(
+        "The configuration's secrets (passwords, the page's token hashes) are withheld, "
+        "here and in every other file; no key file is read."
+    ),
 }
+
+#: The details that are the words of another module, passed on in the language asked for
+#: (``error``: what another program or the system says, kept in its words)
+_PASSED_ON = frozenset({"detail", "state"})
+#: The details that are a configuration's problem (its key, then what is wrong)
+_PROBLEMS = frozenset({"problem"})
+
+
+@functools.cache
+def _book(lang: Lang) -> Phrasebook:
+    return Phrasebook(lang)
 
 
 def say(key: str, lang: Lang, /, **fields: object) -> str:
-    """The text of ``key`` in ``lang``, its fields filled in (Words said in ``lang`` too)."""
-    filled = {k: v.text(lang) if isinstance(v, Words) else v for k, v in fields.items()}
-    return WORDS[key][lang].format(**filled)
+    """The words of ``key`` in ``lang``, its details filled in (Words said in ``lang`` too, the
+    details another module wrote translated where the catalogue has them)."""
+    book = _book(lang)
+    filled: dict[str, object] = {}
+    for name, value in fields.items():
+        if isinstance(value, Words):
+            filled[name] = value.text(lang)
+        elif name in _PASSED_ON and isinstance(value, str):
+            filled[name] = book.table(value)
+        elif name in _PROBLEMS and isinstance(value, str):
+            filled[name] = book.problem(value)
+        else:
+            filled[name] = value
+    return book._(WORDS[key]) % filled
 
 
 @dataclass(frozen=True)
 class Words:
-    """A text of :data:`WORDS` not said yet: its key and fields."""
+    """A text of :data:`WORDS` not said yet: its key and details."""
 
     key: str
     fields: Mapping[str, object] = field(default_factory=dict)

@@ -206,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
         size = _write(path, stem, files, created)
     except OSError as exc:
         detail = exc.strerror or str(exc)
-        print(f"mjtable support-bundle: {say('write_failed', lang, path=path, detail=detail)}",
+        print(f"mjtable support-bundle: {say('write_failed', lang, path=path, error=detail)}",
               file=sys.stderr)  # fmt: skip
         return EXIT_NOT_WRITTEN
     _give_to_sudo_user(path)
@@ -259,7 +259,7 @@ def _within(
         return done[0]
     if failed:
         detail = f"{type(failed[0]).__name__}: {failed[0]}"
-        return Part(name).lack("failed", "part_failed", detail=detail)
+        return Part(name).lack("failed", "part_failed", error=detail)
     return Part(name).lack("late", "part_late", seconds=f"{seconds:g}")
 
 
