@@ -19,12 +19,12 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from cli.errors import UsageError
-from cli.lang import N_, filled
+from cli.lang import N_, Phrasebook, add_lang_option, chosen, filled
 from rules.words import DEFAULT_RULE_SET, RULE_SETS, RuleSet  # the vocabulary only
 
 if TYPE_CHECKING:
     from rules.hand import Hand
-    from rules.scoring import Context, Score
+    from rules.scoring import Context, Line, Score
 
 #: The options that belong to one rule set (their help group is named after it); given for a
 #: hand of another rule set they are refused.
@@ -75,6 +75,7 @@ def register(subparsers: Any) -> None:
         "--waits", action="store_true", help=N_("list the waiting tiles of a hand one tile short")
     )
     parser.add_argument("--json", action="store_true", help=N_("print the answer as JSON"))
+    add_lang_option(parser)
     parser.add_argument(
         "--point", metavar="EUROS", help=N_("value of one point, to show payments in euros")
     )
@@ -244,33 +245,74 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(_as_json(hand, result, readings, waits, rule, money), ensure_ascii=False))
         return 0
-    print(f"variant: {hand.rule_set.value}" + (f", joker {hand.joker}" if hand.joker else ""))
-    print(f"hand: {hand.text()}" + (f"  bonus: {' '.join(hand.bonus)}" if hand.bonus else ""))
-    if hand.win_tile is not None:
-        print(f"winning tile: {hand.win_tile} from {hand.win_from}")
+    words = Phrasebook(chosen(args))
+    _ = words._
+    said = {"rules": hand.rule_set.value, "joker": hand.joker, "tiles": hand.text()}
+    if hand.joker:
+        print(_("variant: %(rules)s, joker %(joker)s") % said)
+    else:
+        print(_("variant: %(rules)s") % said)
+    if hand.bonus:
+        print(_("hand: %(tiles)s  bonus: %(bonus)s") % {**said, "bonus": " ".join(hand.bonus)})
+    else:
+        print(_("hand: %(tiles)s") % said)
+    if hand.win_tile is not None and hand.win_from is not None:
+        source = words.table(hand.win_from.value)
+        print(
+            _("winning tile: %(tile)s from %(source)s") % {"tile": hand.win_tile, "source": source}
+        )
     if waits is not None:
-        listed = " ".join(waits) if waits else "none"
-        print(f"one tile short: waits on {listed}")
+        listed = " ".join(waits) if waits else _("none")
+        print(_("one tile short: waits on %(tiles)s") % {"tiles": listed})
         return 0
-    shape = f" ({result.shape.value})" if result.shape else ""
-    print(f"verdict: {result.verdict.value}{shape}")
+    verdict = {"verdict": words.table(result.verdict.value)}
+    if result.shape:
+        print(
+            _("verdict: %(verdict)s (%(shape)s)") % {**verdict, "shape": words.table(result.shape)}
+        )
+    else:
+        print(_("verdict: %(verdict)s") % verdict)
     if result.decomposition is not None:
-        print(f"reading: {result.decomposition.text()}")
+        print(_("reading: %(groups)s") % {"groups": result.decomposition.text()})
         if len(readings) > 1:
-            print(f"  (best of {len(readings)} readings)")
+            many = words.ngettext(
+                "  (best of %(count)d reading)", "  (best of %(count)d readings)", len(readings)
+            )
+            print(many % {"count": len(readings)})
     for line in result.lines:
-        print(f"  {line.text()}")
+        print("  " + line_said(line, words))
     for note in result.notes:
-        print(f"note: {note}")
+        print(_("note: %(note)s") % {"note": words.table(note)})
     if result.points is not None and result.won:
-        if rule:
-            print(f"points: {result.points} per payer")
+        figures = {"points": result.points, "rule": words.table(rule or "")}
+        if not rule:
+            print(_("score: %(points)s") % figures)
         else:
-            print(f"score: {result.points}")
-        if rule:
-            amount = f" = {result.points * money} EUR each" if money is not None else ""
-            print(f"payment: {rule}{amount}")
+            print(_("points: %(points)s per payer") % figures)
+            if money is not None:
+                each = {**figures, "amount": result.points * money}
+                print(_("payment: %(rule)s = %(amount)s EUR each") % each)
+            else:
+                print(_("payment: %(rule)s") % figures)
     return 0
+
+
+def line_said(line: Line, words: Phrasebook) -> str:
+    """A scoring line in the language of ``words``: its name (in French the seeds' own where
+    they name it), its effect on the points, its note ("Kong exposé : +4  (2 x 2)")."""
+    from rules.lang import SEEDS_LANG  # lazy: as in _build()
+    from rules.scoring.common import LINE_WORDS, Effect
+
+    seeds_name = words.lang == SEEDS_LANG and line.name in LINE_WORDS
+    sign = {Effect.POINTS: "", Effect.ADD: "+", Effect.TIMES: "x"}[line.effect]
+    figures = {
+        "line": line.name if seeds_name else words.table(line.words),
+        "value": f"{sign}{line.value}",
+        "note": words.table(line.note),
+    }
+    if line.note:
+        return words._("%(line)s: %(value)s  (%(note)s)") % figures
+    return words._("%(line)s: %(value)s") % figures
 
 
 def _as_json(

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
 from enum import StrEnum
 
+from rules import score_words as w
 from rules.hand import WinSource
 from rules.tiles import suit_of
 from rules.words import SEATS, RuleSet, Seat
@@ -108,11 +109,12 @@ def payment_rule(rule_set: RuleSet, source: WinSource, points: int) -> str | Non
     if rule_set in (RuleSet.WSOM, RuleSet.SIMPLIFIED):
         return None
     if source.self_drawn:
-        who = "everyone still in the hand" if rule_set is RuleSet.SICHUAN else "every player"
-        return f"self-drawn: {who} pays {points}"
-    if source is WinSource.ROBBED:
-        return f"robbed kong: the player robbed pays {points}"
-    return f"discard: the discarder alone pays {points}"
+        pays = w.PAYS_ALL_LEFT if rule_set is RuleSet.SICHUAN else w.PAYS_EVERY
+    elif source is WinSource.ROBBED:
+        pays = w.PAYS_ROBBED
+    else:
+        pays = w.PAYS_DISCARDER
+    return pays.format(points=points)
 
 
 class Readiness(StrEnum):

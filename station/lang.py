@@ -234,7 +234,8 @@ def passed_on_sentences() -> tuple[str, ...]:
     """The sentences the technician's commands pass on from the service's parts (``{detail}``
     form), in the order they are matched: a rule-set profile's problems first ("profile
     {where}: {problem}" before any "{key}: {problem}"), a configuration's problems and
-    warnings, what the audit log's checks find, the installer's words, the firmware tools'.
+    warnings, what the audit log's checks find, the installer's words, the firmware tools',
+    a hand's score (`mjtable hand`: its lines, notes, verdict, shape, who pays).
     The commands translate with them (cli/lang.py), the catalogue holds them
     (:func:`command_words`); the running station never reads them."""
     # lazy: the service's parts, only for a command or the catalogue
@@ -243,10 +244,13 @@ def passed_on_sentences() -> tuple[str, ...]:
     from controller.service.config_words import CONFIG_SENTENCES
     from controller.service.install_words import INSTALL_SENTENCES
     from rules.profile_words import PROFILE_SENTENCES
+    from rules.score_words import score_sentences
 
     return (
-        PROFILE_SENTENCES + CONFIG_SENTENCES + AUDIT_SENTENCES + INSTALL_SENTENCES
-    ) + FIRMWARE_SENTENCES
+        (PROFILE_SENTENCES + CONFIG_SENTENCES + AUDIT_SENTENCES + INSTALL_SENTENCES)
+        + FIRMWARE_SENTENCES
+        + score_sentences()
+    )
 
 
 def command_words() -> Iterator[str]:

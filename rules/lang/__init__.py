@@ -19,6 +19,8 @@ from rules.lang import en, fr
 
 Lang = Literal["en", "fr"]
 LANGS: tuple[Lang, ...] = ("en", "fr")
+#: The language of the regulations (the seeds), which name some of the rules' terms themselves
+SEEDS_LANG: Lang = "fr"
 CATALOGUES: dict[Lang, dict[str, str]] = {"en": en.WORDS, "fr": fr.WORDS}
 
 

@@ -78,11 +78,6 @@ class Line:
         """The line's name in English."""
         return LINE_WORDS.get(self.name, self.name)
 
-    def text(self) -> str:
-        sign = {Effect.POINTS: "", Effect.ADD: "+", Effect.TIMES: "x"}[self.effect]
-        tail = f"  ({self.note})" if self.note else ""
-        return f"{self.words}: {sign}{self.value}{tail}"
-
 
 def total(lines: tuple[Line, ...] | list[Line]) -> int:
     base = sum(line.value for line in lines if line.effect is not Effect.TIMES)

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rules import score_words as w
 from rules.hand import Hand, HandError, MeldKind, WinSource
 from rules.scoring.common import Effect, Line, Score, Verdict, false_win, self_drawn, total
 from rules.shapes import Decomposition, Group, GroupKind, Shape, decompositions
@@ -84,7 +85,7 @@ def combination_lines(d: Decomposition) -> list[Line]:
         pair = _pair(d)
         all_258 = all(_number(f) in (2, 5, 8) for f in faces)
         if chows == 0 and all_258:
-            lines.append(Line("2, 5, 8 Only", Effect.POINTS, 4, "replaces all pungs"))
+            lines.append(Line(w.ONLY_258, Effect.POINTS, 4, w.REPLACES_PUNGS))
         elif chows == 0:
             lines.append(Line("Tout Pung", Effect.POINTS, 2))
         elif chows == 1:
@@ -95,32 +96,41 @@ def combination_lines(d: Decomposition) -> list[Line]:
             lines.append(Line("Faux Mah-Jong", Effect.POINTS, 0))
         ends = all(any(_number(f) in (1, 9) for f in g.faces) for g in sets)
         if ends and pair is not None and _number(pair.faces[0]) in (1, 9):
-            lines.append(Line("Tail 1-9", Effect.POINTS, 4))
+            lines.append(Line(w.TAIL_19, Effect.POINTS, 4))
     elif d.shape is Shape.PAIRS:
         lines.append(Line("7 Paires", Effect.POINTS, 4))
     elif d.shape is Shape.SERPENTINE:
         lines.append(Line("Suite Serpentin", Effect.POINTS, 4))
     if len({f[1] for f in faces}) == 1:
-        lines.append(Line("Full flush", Effect.POINTS, 4))
+        lines.append(Line(w.FULL_FLUSH, Effect.POINTS, 4))
     return lines
 
 
 def hand_lines(d: Decomposition, hand: Hand, ctx: SichuanContext) -> list[Line]:
     lines = combination_lines(d)
     if self_drawn(hand):
-        lines.append(Line("Mah-Jong tiré du mur", Effect.ADD, 1, "self-drawn"))
+        lines.append(Line("Mah-Jong tiré du mur", Effect.ADD, 1, w.SELF_DRAWN))
     exposed = sum(1 for m in hand.melds if m.kind is MeldKind.KONG and not m.concealed)
     concealed = sum(1 for m in hand.melds if m.kind is MeldKind.KONG and m.concealed)
     if exposed:
-        lines.append(Line("Kong exposé", Effect.ADD, 2 * exposed, f"{exposed} x 2"))
+        lines.append(
+            Line("Kong exposé", Effect.ADD, 2 * exposed, w.TIMES_EACH.format(count=exposed, each=2))
+        )
     if concealed:
-        lines.append(Line("Kong caché", Effect.ADD, 3 * concealed, f"{concealed} x 3"))
+        lines.append(
+            Line(
+                "Kong caché",
+                Effect.ADD,
+                3 * concealed,
+                w.TIMES_EACH.format(count=concealed, each=3),
+            )
+        )
     if hand.win_from is WinSource.ROBBED and ctx.robbed_kong_points:
         lines.append(
-            Line("Points Kong de l'adversaire", Effect.ADD, ctx.robbed_kong_points, "robbed kong")
+            Line("Points Kong de l'adversaire", Effect.ADD, ctx.robbed_kong_points, w.ROBBED_KONG)
         )
     if len(hand.concealed) == 2:
-        lines.append(Line("Une tuile restante", Effect.TIMES, 2, "one tile left in hand"))
+        lines.append(Line("Une tuile restante", Effect.TIMES, 2, w.ONE_TILE_LEFT))
     if hand.win_from is WinSource.KONG:
         lines.append(Line("Gloire du Kong", Effect.TIMES, 2))
     if hand.win_from is WinSource.ROBBED:
@@ -140,13 +150,6 @@ def kong_before(hand: Hand) -> bool:
     )
 
 
-#: Why « Dieu gagne en second » gives nothing after a kong, in the annex's words.
-SECOND_HEAVEN_AFTER_KONG = (
-    "won on the leader's first discard gives nothing: a kong was made before (annex II: « si "
-    "un Kong a été effectué avant, il ne donne lieu à aucune attribution »)"
-)
-
-
 def score_sichuan(hand: Hand, ctx: SichuanContext | None = None) -> Score:
     """Score a complete Sichuan hand; a false win when it has no winning shape."""
     context = ctx or SichuanContext()
@@ -154,7 +157,7 @@ def score_sichuan(hand: Hand, ctx: SichuanContext | None = None) -> Score:
         return Score(hand.rule_set, Verdict.INCOMPLETE, points=None)
     readings = decompositions(hand)
     if not readings:
-        return false_win(hand, "no four sets and a pair, seven pairs or serpentine")
+        return false_win(hand, w.NO_WIN_SICHUAN)
     best: tuple[int, Decomposition, list[Line]] | None = None
     for d in readings:
         lines = hand_lines(d, hand, context)
@@ -163,5 +166,5 @@ def score_sichuan(hand: Hand, ctx: SichuanContext | None = None) -> Score:
             best = (points, d, lines)
     assert best is not None
     points, d, lines = best
-    notes = (SECOND_HEAVEN_AFTER_KONG,) if context.second_heaven and kong_before(hand) else ()
+    notes = (w.SECOND_HEAVEN_AFTER_KONG,) if context.second_heaven and kong_before(hand) else ()
     return Score(hand.rule_set, Verdict.WIN, d, tuple(lines), points, self_drawn(hand), notes)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rules import score_words as w
 from rules.hand import Hand, MeldKind
 from rules.profiles import UneTuile
 from rules.scoring.common import Effect, Line, Score, Verdict, false_win, self_drawn, total
@@ -44,11 +45,19 @@ class SimplifiedContext:
 def _count_lines(pungs: int, kongs: int, bonus: int) -> list[Line]:
     lines: list[Line] = []
     if bonus:
-        lines.append(Line("fleurs et saisons", Effect.ADD, 5 * bonus, f"{bonus} x 5"))
+        lines.append(
+            Line(
+                "fleurs et saisons", Effect.ADD, 5 * bonus, w.TIMES_EACH.format(count=bonus, each=5)
+            )
+        )
     if pungs:
-        lines.append(Line("brelans", Effect.ADD, 5 * pungs, f"{pungs} x 5"))
+        lines.append(
+            Line("brelans", Effect.ADD, 5 * pungs, w.TIMES_EACH.format(count=pungs, each=5))
+        )
     if kongs:
-        lines.append(Line("carrés", Effect.ADD, 10 * kongs, f"{kongs} x 10"))
+        lines.append(
+            Line("carrés", Effect.ADD, 10 * kongs, w.TIMES_EACH.format(count=kongs, each=10))
+        )
     return lines
 
 
@@ -57,7 +66,7 @@ def hand_lines(d: Decomposition, hand: Hand, order: int) -> list[Line]:
     kongs = sum(1 for g in d.groups if g.kind is GroupKind.KONG)
     lines = _count_lines(pungs, kongs, len(hand.bonus))
     rank = ORDER_POINTS[order - 1]
-    lines.append(Line("Mah-Jong", Effect.ADD, rank, f"going out {order}"))
+    lines.append(Line(w.MAH_JONG, Effect.ADD, rank, w.GOING_OUT.format(order=order)))
     faces = [f for g in d.groups for f in g.faces]
     suited = [f for f in faces if len(f) == 2]
     if not suited:
@@ -97,7 +106,7 @@ def score_simplified(hand: Hand, ctx: SimplifiedContext | None = None) -> Score:
         return Score(hand.rule_set, Verdict.INCOMPLETE, points=None)
     readings = decompositions(hand)
     if not readings:
-        return false_win(hand, "no four sets and a pair")
+        return false_win(hand, w.NO_WIN_SIMPLIFIED)
     best: tuple[int, Decomposition, list[Line]] | None = None
     for d in readings:
         lines = hand_lines(d, hand, context.order)
@@ -107,7 +116,7 @@ def score_simplified(hand: Hand, ctx: SimplifiedContext | None = None) -> Score:
     assert best is not None
     points, d, lines = best
     if not context.announced and must_announce(hand, context.une_tuile):
-        lines = [Line("une Tuile non annoncée", Effect.TIMES, 0, "Mah-Jong not counted")]
+        lines = [Line("une Tuile non annoncée", Effect.TIMES, 0, w.NOT_COUNTED)]
         points = 0
     return Score(hand.rule_set, Verdict.WIN, d, tuple(lines), points, self_drawn(hand))
 

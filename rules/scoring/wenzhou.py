@@ -33,6 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rules import score_words as w
 from rules.hand import Hand, HandError
 from rules.scoring.common import Effect, Line, Score, Verdict, false_win, self_drawn, total
 from rules.seating import LEADER_WINS_END
@@ -121,17 +122,17 @@ def _pattern_lines(d: Decomposition, table: WenzhouTable) -> list[Line]:
     suits = {f[1] for f in faces if len(f) == 2}
     honours = any(len(f) == 1 for f in faces)
     if faces and not suits:
-        lines.append(Line("all honours", Effect.TIMES, table.all_honours))
+        lines.append(Line(w.ALL_HONOURS, Effect.TIMES, table.all_honours))
         return lines
     if d.shape is Shape.SETS and all(
         g.is_pung_like or g.wild for g in d.groups if g.kind is not GroupKind.PAIR
     ):
-        lines.append(Line("all pungs", Effect.TIMES, table.all_pungs))
+        lines.append(Line(w.ALL_PUNGS, Effect.TIMES, table.all_pungs))
     if len(suits) == 1:
         if honours:
-            lines.append(Line("one suit and honours", Effect.TIMES, table.half_flush))
+            lines.append(Line(w.HALF_FLUSH, Effect.TIMES, table.half_flush))
         else:
-            lines.append(Line("one suit", Effect.TIMES, table.full_flush))
+            lines.append(Line(w.ONE_SUIT, Effect.TIMES, table.full_flush))
     return lines
 
 
@@ -139,24 +140,26 @@ def hand_lines(
     d: Decomposition, hand: Hand, ctx: WenzhouContext, table: WenzhouTable
 ) -> list[Line]:
     shape_points = {
-        Shape.SETS: ("five sets and a pair", table.five_sets),
-        Shape.PAIRS: ("eight pairs and one tile", table.eight_pairs),
-        Shape.THREE_JOKERS: ("three jokers", table.three_jokers),
+        Shape.SETS: (w.FIVE_SETS, table.five_sets),
+        Shape.PAIRS: (w.EIGHT_PAIRS, table.eight_pairs),
+        Shape.THREE_JOKERS: (w.THREE_JOKERS, table.three_jokers),
     }
     name, value = shape_points[d.shape]
     lines = [Line(name, Effect.POINTS, value)]
     lines.extend(_pattern_lines(d, table))
     if counts_without_jokers(hand):
-        note = "" if hand.jokers_in_hand() == 0 else "the drawn single tile is the only joker"
-        lines.append(Line("no jokers", Effect.TIMES, table.no_jokers, note))
+        note = "" if hand.jokers_in_hand() == 0 else w.ONLY_JOKER
+        lines.append(Line(w.NO_JOKERS, Effect.TIMES, table.no_jokers, note))
     if single_tile_self_drawn(hand):
-        lines.append(Line("single tile, self-drawn", Effect.TIMES, 2))
+        lines.append(Line(w.SINGLE_SELF_DRAWN, Effect.TIMES, 2))
     if ctx.leader:
         steps = table.leader_streak
         factor = steps[min(ctx.streak, len(steps) - 1)]
         if factor != 1:
             lines.append(
-                Line("leader's streak", Effect.TIMES, factor, f"{ctx.streak} wins in a row")
+                Line(
+                    w.LEADER_STREAK, Effect.TIMES, factor, w.WINS_IN_A_ROW.format(count=ctx.streak)
+                )
             )
     return lines
 
@@ -170,7 +173,7 @@ def score_wenzhou(
         return Score(hand.rule_set, Verdict.INCOMPLETE, points=None)
     readings = decompositions(hand)
     if not readings:
-        return false_win(hand, "no five sets and a pair, eight pairs and one tile, or three jokers")
+        return false_win(hand, w.NO_WIN_WENZHOU)
     best: tuple[int, Decomposition, list[Line]] | None = None
     for d in readings:
         lines = hand_lines(d, hand, context, table)
@@ -179,5 +182,5 @@ def score_wenzhou(
             best = (points, d, lines)
     assert best is not None
     points, d, lines = best
-    notes = (f"table: {table.name}",)
+    notes = (w.TABLE.format(name=table.name),)
     return Score(hand.rule_set, Verdict.WIN, d, tuple(lines), points, self_drawn(hand), notes)

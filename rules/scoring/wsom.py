@@ -9,6 +9,7 @@ shape, and no points.
 
 from __future__ import annotations
 
+from rules import score_words as w
 from rules.hand import Hand
 from rules.scoring.common import Score, Verdict, false_win, self_drawn
 from rules.shapes import Shape, decompositions
@@ -25,7 +26,7 @@ def score_wsom(hand: Hand) -> Score:
         return Score(hand.rule_set, Verdict.INCOMPLETE, points=None)
     readings = decompositions(hand)
     if not readings:
-        score = false_win(hand, "fausse victoire: no regular or irregular winning hand")
+        score = false_win(hand, w.NO_WIN_WSOM)
         return Score(hand.rule_set, score.verdict, None, (), None, score.self_drawn, score.notes)
-    note = "fan scoring is out of scope: validity only"
+    note = w.VALIDITY_ONLY
     return Score(hand.rule_set, Verdict.WIN, readings[0], (), None, self_drawn(hand), (note,))

@@ -362,3 +362,44 @@ def test_scoring_lines_are_said_in_english(capsys: pytest.CaptureFixture[str]) -
     rules = (root / "docs" / "rules.md").read_text(encoding="utf-8")
     for name, words in LINE_WORDS.items():
         assert f"| {name} | {words} |" in rules, name
+
+
+def test_a_hand_is_said_in_french_with_the_seeds_names(capsys: pytest.CaptureFixture[str]) -> None:
+    """`mjtable hand --lang fr`: the report's own words, the verdict and the shape, each line
+    (by the seeds' own name where they name it, Sichuan's annex II's English ones as written),
+    its note, who pays; a false win says why in French."""
+    status, out, _ = run(
+        capsys,
+        "--variant", "sichuan", "55s", "--melds", "123m, 4444m", "--melds", "777p, 222s",
+        "--win", "5s", "--from", "wall", "--point", "0.50", "--lang", "fr",
+    )  # fmt: skip
+    assert status == 0
+    lines = out.splitlines()
+    assert "tuile gagnante : 5s, venue : mur" in lines
+    assert "verdict : victoire (éléments et une paire)" in lines
+    assert "  1 Chow et 3 Pungs : 1" in lines
+    assert "  Mah-Jong tiré du mur : +1  (tirée du mur)" in lines
+    assert "  Kong exposé : +2  (1 x 2)" in lines
+    assert "  Une tuile restante : x2  (une seule tuile restait en main)" in lines
+    assert (
+        "paiement : tirée du mur : chaque joueur encore dans la partie paie 8 = 4.00 EUR chacun"
+        in lines
+    )
+
+    status, out, _ = run(capsys, "--variant", "sichuan", "222m 555m 888p 222s 55s", "--lang", "fr")
+    assert "  2, 5, 8 Only : 4  (remplace Tout Pung)" in out.splitlines()
+
+    status, out, _ = run(
+        capsys, "--variant", "wenzhou", "--joker", "5s", "123m 456m 789m 123p 456p 5p",
+        "--win", "5p", "--leader-streak", "1", "--lang", "fr",
+    )  # fmt: skip
+    lines = out.splitlines()
+    assert "  cinq éléments et une paire : 1" in lines
+    assert "  série du Leader : x2  (une série de 1)" in lines
+    assert "paiement : défausse : seul le joueur qui s'est défaussé paie 4" in lines
+
+    status, out, _ = run(capsys, "--variant", "wsom", "EEE SSS WWW NNN CF", "--lang", "fr")
+    assert out.splitlines()[-2:] == [
+        "verdict : fausse victoire",
+        "remarque : aucune main gagnante, régulière ou irrégulière",
+    ]

@@ -17,15 +17,16 @@ STATION = Path(__file__).resolve().parents[2] / "station"
 WEB_LIBRARIES = {"aiohttp", "jinja2", "markupsafe", "babel"}
 #: what station/lang.py reads besides for the technician's commands and its catalogue maker
 #: (development: `python -m station.lang`): a configuration's sentences and its keys'
-#: descriptions, a rule-set profile's, the audit log's checks', the installer's and the
-#: firmware tools' sentences, which the commands say; only inside those functions, which the
-#: running station never calls
+#: descriptions, a rule-set profile's, a hand's score's, the audit log's checks', the
+#: installer's and the firmware tools' sentences, which the commands say; only inside those
+#: functions, which the running station never calls
 CATALOGUE_ONLY = {
     "controller.firmware.words",
     "controller.service.config",
     "controller.service.config_words",
     "controller.service.install_words",
     "rules.profile_words",
+    "rules.score_words",
     "controller.audit.words",
 }
 CATALOGUE_FUNCTIONS = {"command_words", "passed_on_sentences"}

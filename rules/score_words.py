@@ -1,0 +1,86 @@
+"""Every English word a score carries, named once: the scoring lines the rule sets name in
+English (the seeds name the others in French: rules/scoring/common.py's LINE_WORDS gives their
+English), the notes of a line or of a score (each detail ``{detail}``), and who pays a win.
+The scoring (rules/scoring/) and the payments (rules/settle.py) make their words from these;
+the project's catalogue lists them, so that a command says a score in French too
+(`mjtable hand --lang fr`, cli/hand.py). A line's name stays its code in the JSON of `mjtable
+hand` and in the game record, in whichever language it is written."""
+
+from __future__ import annotations
+
+# Sichuan's lines that annex II names in English: the same in French
+ONLY_258 = "2, 5, 8 Only"
+TAIL_19 = "Tail 1-9"
+FULL_FLUSH = "Full flush"
+# Wenzhou's lines (the seed leaves the winning combinations to the house's table)
+FIVE_SETS = "five sets and a pair"
+EIGHT_PAIRS = "eight pairs and one tile"
+THREE_JOKERS = "three jokers"
+ALL_HONOURS = "all honours"
+ALL_PUNGS = "all pungs"
+HALF_FLUSH = "one suit and honours"
+ONE_SUIT = "one suit"
+NO_JOKERS = "no jokers"
+SINGLE_SELF_DRAWN = "single tile, self-drawn"
+LEADER_STREAK = "leader's streak"
+# the simplified rules' going out
+MAH_JONG = "Mah-Jong"
+#: The lines named in English, the order they are listed in
+LINE_NAMES: tuple[str, ...] = (
+    ONLY_258, TAIL_19, FULL_FLUSH, FIVE_SETS, EIGHT_PAIRS, THREE_JOKERS, ALL_HONOURS, ALL_PUNGS,
+    HALF_FLUSH, ONE_SUIT, NO_JOKERS, SINGLE_SELF_DRAWN, LEADER_STREAK, MAH_JONG,
+)  # fmt: skip
+
+# a line's note
+REPLACES_PUNGS = "replaces all pungs"
+SELF_DRAWN = "self-drawn"
+ROBBED_KONG = "robbed kong"
+ONE_TILE_LEFT = "one tile left in hand"
+GOING_OUT = "going out {order}"
+NOT_COUNTED = "Mah-Jong not counted"
+ONLY_JOKER = "the drawn single tile is the only joker"
+WINS_IN_A_ROW = "a streak of {count}"
+#: so many of a set, each worth so much ("2 x 3"): figures alone, the same in every language
+TIMES_EACH = "{count} x {each}"
+
+# a score's note
+TABLE = "table: {name}"
+#: Why « Dieu gagne en second » gives nothing after a kong, in the annex's words.
+SECOND_HEAVEN_AFTER_KONG = (
+    "won on the leader's first discard gives nothing: a kong was made before (annex II: « si "
+    "un Kong a été effectué avant, il ne donne lieu à aucune attribution »)"
+)
+VALIDITY_ONLY = "fan scoring is out of scope: validity only"
+# why a declared hand is a false win
+NO_WIN_SICHUAN = "no four sets and a pair, seven pairs or serpentine"
+NO_WIN_SIMPLIFIED = "no four sets and a pair"
+NO_WIN_WENZHOU = "no five sets and a pair, eight pairs and one tile, or three jokers"
+NO_WIN_WSOM = "no regular or irregular winning hand"
+
+# who pays a win (rules/settle.py's payment_rule)
+PAYS_ALL_LEFT = "self-drawn: everyone still in the hand pays {points}"
+PAYS_EVERY = "self-drawn: every player pays {points}"
+PAYS_ROBBED = "robbed kong: the player robbed pays {points}"
+PAYS_DISCARDER = "discard: the discarder alone pays {points}"
+
+#: Every sentence above but the figures alone, the more particular first (a sentence is
+#: matched in order).
+SCORE_SENTENCES: tuple[str, ...] = (
+    *LINE_NAMES,
+    REPLACES_PUNGS, SELF_DRAWN, ROBBED_KONG, ONE_TILE_LEFT, GOING_OUT, NOT_COUNTED, ONLY_JOKER,
+    WINS_IN_A_ROW, TABLE, SECOND_HEAVEN_AFTER_KONG, VALIDITY_ONLY,
+    NO_WIN_SICHUAN, NO_WIN_SIMPLIFIED, NO_WIN_WENZHOU, NO_WIN_WSOM,
+    PAYS_ALL_LEFT, PAYS_EVERY, PAYS_ROBBED, PAYS_DISCARDER,
+)  # fmt: skip
+
+
+def score_sentences() -> tuple[str, ...]:
+    """:data:`SCORE_SENTENCES`, then the words a score's verdict, its shape and where its
+    winning tile came from are said in (their enumerations' values), as the catalogue lists
+    them (station/lang.py)."""
+    # lazy: the enumerations' modules import the scoring, which imports this one
+    from rules.hand import WinSource
+    from rules.readings import Shape
+    from rules.scoring.common import Verdict
+
+    return SCORE_SENTENCES + tuple(Verdict) + tuple(Shape) + tuple(WinSource)
