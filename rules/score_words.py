@@ -25,11 +25,6 @@ SINGLE_SELF_DRAWN = "single tile, self-drawn"
 LEADER_STREAK = "leader's streak"
 # the simplified rules' going out
 MAH_JONG = "Mah-Jong"
-#: The lines named in English, the order they are listed in
-LINE_NAMES: tuple[str, ...] = (
-    ONLY_258, TAIL_19, FULL_FLUSH, FIVE_SETS, EIGHT_PAIRS, THREE_JOKERS, ALL_HONOURS, ALL_PUNGS,
-    HALF_FLUSH, ONE_SUIT, NO_JOKERS, SINGLE_SELF_DRAWN, LEADER_STREAK, MAH_JONG,
-)  # fmt: skip
 
 # a line's note
 REPLACES_PUNGS = "replaces all pungs"
@@ -63,15 +58,11 @@ PAYS_EVERY = "self-drawn: every player pays {points}"
 PAYS_ROBBED = "robbed kong: the player robbed pays {points}"
 PAYS_DISCARDER = "discard: the discarder alone pays {points}"
 
-#: Every sentence above but the figures alone, the more particular first (a sentence is
-#: matched in order).
-SCORE_SENTENCES: tuple[str, ...] = (
-    *LINE_NAMES,
-    REPLACES_PUNGS, SELF_DRAWN, ROBBED_KONG, ONE_TILE_LEFT, GOING_OUT, NOT_COUNTED, ONLY_JOKER,
-    WINS_IN_A_ROW, TABLE, SECOND_HEAVEN_AFTER_KONG, VALIDITY_ONLY,
-    NO_WIN_SICHUAN, NO_WIN_SIMPLIFIED, NO_WIN_WENZHOU, NO_WIN_WSOM,
-    PAYS_ALL_LEFT, PAYS_EVERY, PAYS_ROBBED, PAYS_DISCARDER,
-)  # fmt: skip
+#: Every sentence above, in the order written (a sentence is matched in order: the more
+#: particular first)
+SCORE_SENTENCES: tuple[str, ...] = tuple(
+    value for name, value in list(globals().items()) if name.isupper() and isinstance(value, str)
+)
 
 
 def score_sentences() -> tuple[str, ...]:
