@@ -28,12 +28,11 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from cli.errors import UsageError
-from cli.lang import N_, Phrasebook
+from cli.lang import N_, Phrasebook, add_lang_option, chosen
 
 if TYPE_CHECKING:
     from rules.dealt import DealtState, GamePosition
     from rules.follow import Follower, Notice
-    from rules.lang import Lang
     from rules.standings import Standings
 
 #: what the table was told: who leads the next deal, and the game's position
@@ -80,7 +79,7 @@ def register(subparsers: Any) -> None:
         help=N_("the floor's lines: a file followed as it grows, or - for stdin (the default)"),
     )
     follow.add_argument("--verbose", action="store_true", help=N_("also print every line taken"))
-    _add_lang(follow)
+    add_lang_option(follow)
     follow.set_defaults(func=_follow, command="game follow")
     show = sub.add_parser(
         "show",
@@ -89,14 +88,8 @@ def register(subparsers: Any) -> None:
     )
     show.add_argument("--dir", required=True, metavar="DIR", help=N_("the game's directory"))
     show.add_argument("--json", action="store_true", help=N_("print JSON instead of a table"))
-    _add_lang(show)
+    add_lang_option(show)
     show.set_defaults(func=_show, command="game show")
-
-
-def _add_lang(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--lang", choices=("en", "fr"), default="en", help=N_("the words' language")
-    )
 
 
 # --------------------------------------------------------------------------- the journal
@@ -286,12 +279,12 @@ def _text(line: bytes) -> str:
 # --------------------------------------------------------------------------- follow
 
 
-def _say(notices: list[Notice], lang: Lang, verbose: bool) -> None:
+def _say(notices: list[Notice], words: Phrasebook, verbose: bool) -> None:
     for notice in notices:
         if notice.kind in ("refused", "set_aside"):
-            print(f"mjtable game follow: {notice.text(lang)}", file=sys.stderr, flush=True)
+            print(f"mjtable game follow: {notice.text(words._)}", file=sys.stderr, flush=True)
         elif notice.kind != "taken" or verbose:
-            print(notice.text(lang), flush=True)
+            print(notice.text(words._), flush=True)
 
 
 def _follow(args: argparse.Namespace) -> int:
@@ -308,7 +301,7 @@ def _follow(args: argparse.Namespace) -> int:
         _check_source(directory, args.events)
         follower, torn = _load(directory, repair=True)
         if torn:
-            said = Phrasebook(args.lang)._(
+            said = Phrasebook(chosen(args))._(
                 N_(
                     "%(journal)s: its last line was cut by a stop while it was written; it is "
                     "left out"
@@ -342,7 +335,7 @@ def _run(
         readers.append(threading.Thread(target=_floor_stdin, args=(items,), daemon=True))
     journal = Journal(directory / JOURNAL)
     source = str(floor) if floor is not None else "stdin"
-    words = Phrasebook(args.lang)
+    words = Phrasebook(chosen(args))
     said = words._(
         N_(
             "following %(socket)s and %(source)s into %(directory)s: %(lines)s floor lines "
@@ -374,7 +367,7 @@ def _run(
                 notices = follower.table_dealt(item)
             else:
                 notices = follower.floor_line(item)
-            _say(notices, args.lang, args.verbose)
+            _say(notices, words, args.verbose)
             told = _tell_leader(socket, follower, told, words)
     finally:
         stop.set()
@@ -438,7 +431,8 @@ def _show(args: argparse.Namespace) -> int:
             folder=args.dir,
         )
     follower, _ = _load(directory, repair=False)
-    table = standings(follower.record, args.lang)
+    words = Phrasebook(chosen(args))
+    table = standings(follower.record, words._)
     waiting = [d.cycle_id for d in follower.dealt_waiting]
     following = {
         "lines": follower.lines,
@@ -450,11 +444,12 @@ def _show(args: argparse.Namespace) -> int:
         data = json.loads(table.model_dump_json())
         print(json.dumps({**data, "following": following}, ensure_ascii=False))
         return 0
-    for line in _table_text(table, args.lang):
+    for line in _table_text(table, words):
         print(line)
-    from rules.lang import say
+    from rules.game_words import say  # lazy: as in _load
 
-    print(say("show_following", args.lang, lines=follower.lines, waiting=", ".join(waiting) or "-"))
+    waits = ", ".join(waiting) or "-"
+    print(say("show_following", words._, lines=follower.lines, waiting=waits))
     return 0
 
 
@@ -464,20 +459,22 @@ def _columns(rows: list[list[str]]) -> list[str]:
             for row in rows]  # fmt: skip
 
 
-def _table_text(table: Standings, lang: Lang) -> list[str]:
-    from rules.lang import say  # lazy: as in _load
+def _table_text(table: Standings, words: Phrasebook) -> list[str]:
+    from rules.game_words import say  # lazy: as in _load
+
+    _ = words._
 
     variant = table.variant.value if table.variant else "-"
     point = f"{table.point} EUR" if table.point is not None else "-"
-    out = [say("show_title", lang, variant=variant, point=point, next=table.next)]
+    out = [say("show_title", _, variant=variant, point=point, next=table.next)]
     if not table.players:
         return out
     simplified = variant == "simplified"
     head = ["col_player", "col_seat", "col_buy_in"]
-    rows = [[say(k, lang) for k in head]]
-    rows[0] += [say("col_game", lang, game=g.number) for g in table.games]
-    rows[0] += [say("col_score" if simplified else "col_units", lang)]
-    rows[0] += [say("col_retention", lang), say("col_net", lang)]
+    rows = [[say(k, _) for k in head]]
+    rows[0] += [say("col_game", _, game=g.number) for g in table.games]
+    rows[0] += [say("col_score" if simplified else "col_units", _)]
+    rows[0] += [say("col_retention", _), say("col_net", _)]
     for p in table.players:
         row = [p.name, p.seat or "-", str(p.buy_in), *(str(u) for u in p.games)]
         row += [str(p.score if simplified else p.units), str(p.retention)]
@@ -485,13 +482,13 @@ def _table_text(table: Standings, lang: Lang) -> list[str]:
     out += _columns(rows)
     for g in table.games:
         seats = ", ".join(f"{s} {n}" for s, n in g.seats.items())
-        state = g.end or say("show_in_play", lang)
-        out.append(say("show_game", lang, game=g.number, seats=seats, hands=g.hands,
+        state = g.end or say("show_in_play", _)
+        out.append(say("show_game", _, game=g.number, seats=seats, hands=g.hands,
                        leader=g.leader, wind=g.prevailing, state=state))  # fmt: skip
     if table.hands:
         names = [p.name for p in table.players]
         heads = ["col_hand", "col_cycle", "col_leader", "col_wind", "col_end", "col_winners"]
-        rows = [[say(k, lang) for k in heads] + names]
+        rows = [[say(k, _) for k in heads] + names]
         for h in table.hands:
             amounts = h.scores if simplified else h.balance
             rows.append([f"{h.game}.{h.hand}", h.cycle_id or "-", h.leader, h.prevailing,

@@ -32,7 +32,7 @@ from pydantic import ValidationError
 from rules.dealt import DealtState, first_error
 from rules.game import GameError, GameRecord, hand_end_words
 from rules.game_events import Dealt, EventError, GameEvent, HandEvent, parse_game_event
-from rules.lang import Lang, Words
+from rules.game_words import Gettext, Words, as_written
 from rules.profiles import Profile
 from rules.scoring import DEFAULT_TABLE, WenzhouTable
 
@@ -50,8 +50,8 @@ class Notice:
     kind: NoticeKind
     words: Words
 
-    def text(self, lang: Lang = "en") -> str:
-        return self.words.text(lang)
+    def text(self, gettext: Gettext = as_written) -> str:
+        return self.words.text(gettext)
 
 
 @dataclass

@@ -14,7 +14,7 @@ A :class:`GameRecord` takes the events of :mod:`rules.game_events` one at a time
 
 Append-only: an event is checked whole before anything changes; a refused one raises
 :class:`GameError` and leaves the record as it was. The error carries its words' key and
-fields (:mod:`rules.lang`), so it can be said in English or in French. :func:`replay_game`
+fields (:mod:`rules.game_words`), so it can be said in English or in French. :func:`replay_game`
 rebuilds a record from its events, to the same standings.
 """
 
@@ -36,7 +36,7 @@ from rules.game_events import (
     WindDraw,
     WindRow,
 )
-from rules.lang import Lang, Words
+from rules.game_words import Gettext, Words, as_written
 from rules.outcome import HandResult
 from rules.profiles import Profile
 from rules.record import HandRecord
@@ -61,14 +61,14 @@ class GameError(RecordError):
 
     def __init__(self, key: str, **fields: object) -> None:
         self.words = Words(key, fields)
-        super().__init__(self.words.text("en"))
+        super().__init__(self.words.text())
 
     @property
     def key(self) -> str:
         return self.words.key
 
-    def text(self, lang: Lang = "en") -> str:
-        return self.words.text(lang)
+    def text(self, gettext: Gettext = as_written) -> str:
+        return self.words.text(gettext)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, PlainSerializer
 from rules.dealt import RuleSetField
 from rules.game import GameRecord, hand_end_words, procedure_words
 from rules.game_events import Amount
-from rules.lang import Lang, Words
+from rules.game_words import Gettext, Words, as_written
 from rules.settle import to_money
 from rules.words import Seat
 
@@ -103,8 +103,8 @@ def _next(record: GameRecord) -> Words:
     return Words("next_deal", {**hand, "leader": game.turn.leader})
 
 
-def standings(record: GameRecord, lang: Lang = "en") -> Standings:
-    """The record's standings, its words in ``lang``."""
+def standings(record: GameRecord, gettext: Gettext = as_written) -> Standings:
+    """The record's standings, its words in the language of ``gettext``."""
     sit = record.sit
     players = [p.name for p in sit.players] if sit is not None else []
     games: list[GameLine] = []
@@ -112,7 +112,7 @@ def standings(record: GameRecord, lang: Lang = "en") -> Standings:
     score = dict.fromkeys(players, 0)
     for game in record.games:
         turn = game.turn
-        end = record.end_words(game).text(lang) if turn.over else None
+        end = record.end_words(game).text(gettext) if turn.over else None
         games.append(
             GameLine(
                 number=game.number,
@@ -137,7 +137,7 @@ def standings(record: GameRecord, lang: Lang = "en") -> Standings:
                     cycle_id=hand.cycle_id,
                     leader=hand.leader,
                     prevailing=hand.prevailing,
-                    end=hand_end_words(result.reason).text(lang),
+                    end=hand_end_words(result.reason).text(gettext),
                     winners=[hand.seats[w.seat] for w in result.wins],
                     penalised=[hand.seats[p.seat] for p in result.penalties],
                     balance=hand.balance(),
@@ -182,5 +182,5 @@ def standings(record: GameRecord, lang: Lang = "en") -> Standings:
         players=standing,
         games=games,
         hands=hands,
-        next=_next(record).text(lang),
+        next=_next(record).text(gettext),
     )

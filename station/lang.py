@@ -259,14 +259,17 @@ def command_words() -> Iterator[str]:
     configuration say a configuration's problems and warnings, `--profile` a profile's,
     `mjtable audit` what the audit log's checks find, `mjtable install` and `mjtable
     firmware` their tools' words), a problem's "{key}: {problem}", and what each key of a
-    configuration expects."""
+    configuration expects; and the game record's words, which `mjtable game` says
+    (rules/game_words.py)."""
     # lazy: the configuration's models, only when the catalogue is made (development)
     from controller.service.config import config_words
     from controller.service.config_words import SAID
+    from rules.game_words import WORDS as GAME_WORDS
 
     for sentence in (SAID, *passed_on_sentences()):
         yield msgid_of(sentence)
     yield from config_words()
+    yield from (words for words in GAME_WORDS.values() if words)
 
 
 def update(lang: Language = "fr") -> Catalog:

@@ -9,7 +9,11 @@ from rules.game_events import Dealt, GameEvent, WindDraw, event_line
 from rules.replay import start
 from rules.standings import standings
 from rules.words import Seat
+from station.lang import translations
 from tests.support.games import play_out_events, shuffled, sit
+
+#: the game record's words in French, from the project's catalogue
+FRENCH = translations("fr").gettext
 
 
 def texts(notices: list[Notice]) -> list[str]:
@@ -75,7 +79,7 @@ def test_bad_lines_and_set_aside_deals_are_said_and_the_rest_goes_on() -> None:
     said = follower.table_dealt(shuffled("wenzhou", "S", seed=2, cycle_id="c-9"))
     assert [n.kind for n in said] == ["set_aside"]
     assert said[0].text().startswith("cycle c-9 set aside: cycle c-9 was dealt with S leading")
-    assert said[0].text("fr").startswith("cycle c-9 écarté : le cycle c-9 a été donné avec S")
+    assert said[0].text(FRENCH).startswith("cycle c-9 écarté : le cycle c-9 a été donné avec S")
     said = follower.floor_line(event_line(Draw(seat="S")))  # waits: no deal yet
     assert said == []
     said = follower.table_dealt(dealt)

@@ -21,10 +21,15 @@ from rules.game_events import (
     parse_game_event,
     parse_game_log,
 )
+from rules.game_words import as_written
 from rules.settle import Payment
 from rules.standings import standings
 from rules.words import Seat
+from station.lang import translations
 from tests.support.games import arranged, play_out, shuffled, sit
+
+#: the game record's words in French, from the project's catalogue
+FRENCH = translations("fr").gettext
 
 RETENTION = {"Ana": 20, "Bo": 21, "Cy": 5, "Di": 2}
 # Bo draws East, Ana South, Di West, Cy North
@@ -43,8 +48,8 @@ def assert_replays(game: GameRecord) -> None:
     """The record's events, as JSON lines, replay to the same standings, in both languages."""
     log = "\n".join(event_line(e) for e in game.events)
     again = replay_game(parse_game_log(log))
-    for lang in ("en", "fr"):
-        assert standings(again, lang) == standings(game, lang)
+    for gettext in (as_written, FRENCH):
+        assert standings(again, gettext) == standings(game, gettext)
     assert again.events == game.events
 
 
@@ -99,7 +104,7 @@ def test_wenzhou_game_ended_by_four_leader_wins_then_new_seats_and_retention() -
         game.apply(Dealt(dealt=arranged("wenzhou", heavenly, joker="C", cycle_id="c-5")))
     with pytest.raises(GameError) as refused:
         game.apply(Dealt(dealt=arranged("wenzhou", heavenly, joker="C", cycle_id="c-5")))
-    assert refused.value.text("fr") == (
+    assert refused.value.text(FRENCH) == (
         "la partie 1 est terminée (E a gagné quatre manches de suite comme Leader) : pour la "
         "partie 2, chaque joueur tire un Vent (wind_draw)"
     )
@@ -380,7 +385,7 @@ def test_a_replay_names_the_event_it_refuses() -> None:
     assert str(refused.value) == (
         "event 3 (draw): no hand is in play: the next event is the table's dealt state (dealt)"
     )
-    assert refused.value.text("fr") == (
+    assert refused.value.text(FRENCH) == (
         "événement 3 (draw) : aucune manche n'est en jeu : l'événement suivant est la donne de "
         "la table (dealt)"
     )

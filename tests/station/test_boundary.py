@@ -27,6 +27,7 @@ CATALOGUE_ONLY = {
     "controller.service.install_words",
     "rules.profile_words",
     "rules.score_words",
+    "rules.game_words",
     "controller.audit.words",
 }
 CATALOGUE_FUNCTIONS = {"command_words", "passed_on_sentences"}
