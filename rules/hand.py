@@ -27,6 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from rules import hand_words as w
 from rules.penalties import irregularity
 from rules.tiles import (
     WHITE_DRAGON,
@@ -72,9 +73,9 @@ class WinSource(StrEnum):
 DEALT_HAND_SOURCE = WinSource.WALL
 
 _HEAVENLY_CANNOT: dict[WinSource, str] = {
-    WinSource.DISCARD: "on a discard",
-    WinSource.ROBBED: "by robbing a kong",
-    WinSource.KONG: "on a kong replacement",
+    WinSource.DISCARD: w.HEAVENLY_DISCARD,
+    WinSource.ROBBED: w.HEAVENLY_ROBBED,
+    WinSource.KONG: w.HEAVENLY_KONG_WIN,
 }
 
 
@@ -111,7 +112,7 @@ def parse_rule_set(text: str) -> RuleSet:
         return RuleSet(text.strip().lower())
     except ValueError:
         names = ", ".join(v.value for v in RuleSet)
-        raise HandError(f"unknown variant {text!r}: expected one of {names}") from None
+        raise HandError(w.UNKNOWN_VARIANT.format(text=repr(text), names=names)) from None
 
 
 # --------------------------------------------------------------------------- text parsing
@@ -129,10 +130,7 @@ def _parse_token(token: str) -> list[str]:
     while pos < len(token):
         match = _COMPACT.match(token, pos)
         if match is None:
-            raise HandError(
-                f"cannot read {token!r} at {token[pos:]!r}: expected tiles like 1m 2p 3s E C, "
-                "or runs like 123m EEE"
-            )
+            raise HandError(w.CANNOT_READ_AT.format(token=repr(token), rest=repr(token[pos:])))
         digits, suit, honour = match.groups()
         if honour is not None:
             tiles.append(parse_tile(honour))
@@ -141,7 +139,9 @@ def _parse_token(token: str) -> list[str]:
                 try:
                     tiles.append(parse_tile(digit + suit))
                 except ValueError:
-                    raise HandError(f"cannot read {token!r}: {digit}{suit} is not a tile") from None
+                    raise HandError(
+                        w.NOT_A_TILE.format(token=repr(token), tile=digit + suit)
+                    ) from None
         pos = match.end()
     return tiles
 
@@ -187,16 +187,16 @@ def _meld_kind(faces: Sequence[str], where: str) -> MeldKind:
     if len(faces) == 4:
         if len(set(faces)) == 1:
             return MeldKind.KONG
-        raise HandError(f"meld {where}: four tiles must be identical to make a kong")
+        raise HandError(w.KONG_IDENTICAL.format(meld=where))
     if len(faces) != 3:
-        raise HandError(f"meld {where}: a set has 3 tiles (4 for a kong), not {len(faces)}")
+        raise HandError(w.SET_SIZE.format(meld=where, count=len(faces)))
     if len(set(faces)) == 1:
         return MeldKind.PUNG
     suits = {suit_of(f) for f in faces}
     numbers = sorted(number_of(f) or 0 for f in faces)
     if len(suits) == 1 and None not in suits and numbers[1] == numbers[0] + 1 == numbers[2] - 1:
         return MeldKind.CHOW
-    raise HandError(f"meld {where}: neither a chow (three consecutive of one suit) nor a pung")
+    raise HandError(w.NOT_A_SET.format(meld=where))
 
 
 def make_meld(
@@ -205,11 +205,11 @@ def make_meld(
     """A meld from the faces it stands for (and its physical tiles, if jokers are in it)."""
     physical = list(faces) if tiles is None else list(tiles)
     if len(physical) != len(faces):
-        raise HandError("meld: faces and tiles differ in length")
+        raise HandError(w.FACES_AND_TILES)
     where = " ".join(faces)
     kind = _meld_kind(faces, where)
     if concealed and kind is not MeldKind.KONG:
-        raise HandError(f"meld {where}: only a kong can be declared concealed")
+        raise HandError(w.ONLY_KONG_CONCEALED.format(meld=where))
     order = sorted(range(len(faces)), key=lambda i: sort_key(faces[i]))
     return Meld(
         kind,
@@ -234,7 +234,7 @@ def parse_melds(text: str, joker: str | None = None) -> list[Meld]:
         if concealed:
             group = group[1:-1].strip()
         elif "[" in group or "]" in group:
-            raise HandError(f"meld {raw_group.strip()!r}: brackets must enclose the whole kong")
+            raise HandError(w.BRACKETS.format(meld=repr(raw_group.strip())))
         faces: list[str] = []
         tiles: list[str] = []
         for token in group.split():
@@ -242,13 +242,11 @@ def parse_melds(text: str, joker: str | None = None) -> list[Meld]:
             body = token[:-1] if star else token
             parsed = _parse_token(body) if body else []
             if not parsed:
-                raise HandError(f"meld {group!r}: empty token {token!r}")
+                raise HandError(w.EMPTY_TOKEN.format(meld=repr(group), token=repr(token)))
             for tile in parsed:
                 if star:
                     if joker is None:
-                        raise HandError(
-                            f"meld {group!r}: {token} marks a joker but no joker is set"
-                        )
+                        raise HandError(w.STAR_WITHOUT_JOKER.format(meld=repr(group), token=token))
                     faces.append(tile)
                     tiles.append(joker)
                 elif joker is not None and joker != WHITE_DRAGON and tile == WHITE_DRAGON:
@@ -331,9 +329,9 @@ def _check_faces(rule_set: RuleSet, tiles: Iterable[str], what: str) -> None:
     spec = SPECS[rule_set]
     for tile in tiles:
         if is_bonus(tile) and not spec.bonus_tiles:
-            raise HandError(f"{what}: {tile} is a flower or season, not used in {rule_set.value}")
+            raise HandError(w.NO_BONUS.format(what=what, tile=tile, rules=rule_set.value))
         if is_honour(tile) and spec.tiles == 108:
-            raise HandError(f"{what}: {tile} is an honour, not in the 108-tile set of {rule_set}")
+            raise HandError(w.NO_HONOURS.format(what=what, tile=tile, rules=rule_set.value))
 
 
 def build_hand(
@@ -360,45 +358,36 @@ def build_hand(
     spec = SPECS[rule_set]
     standing = [t for t in tiles if not is_bonus(t)]
     bonus = tuple(sorted_tiles(t for t in tiles if is_bonus(t)))
-    _check_faces(rule_set, tiles, "hand")
+    _check_faces(rule_set, tiles, w.IN_HAND)
     for meld in melds:
-        _check_faces(rule_set, meld.tiles, f"meld {meld.text()}")
+        _check_faces(rule_set, meld.tiles, w.IN_MELD.format(meld=meld.text()))
     if joker is None and spec.jokers:
-        raise HandError(f"{rule_set.value} needs the joker face (the turned tile): --joker FACE")
+        raise HandError(w.NEEDS_JOKER.format(rules=rule_set.value))
     if joker is not None:
         if not spec.jokers:
-            raise HandError(f"{rule_set.value} plays without jokers; drop --joker")
+            raise HandError(w.NO_JOKERS.format(rules=rule_set.value))
         if is_bonus(joker):
-            raise HandError(f"joker face {joker} is a flower or season, not in the 136-tile set")
+            raise HandError(w.JOKER_BONUS.format(tile=joker))
     for meld in melds:
         for face, tile in zip(meld.faces, meld.tiles, strict=True):
             if face == tile:
                 continue
             if tile not in (joker, WHITE_DRAGON):
-                raise HandError(f"meld {meld.text()}: {tile} cannot stand for {face}")
+                raise HandError(w.CANNOT_STAND_FOR.format(meld=meld.text(), tile=tile, face=face))
             if tile == WHITE_DRAGON and face != joker:
-                raise HandError(
-                    f"meld {meld.text()}: a white dragon stands only for the joker face {joker}"
-                )
+                raise HandError(w.WHITE_DRAGON_STANDS.format(meld=meld.text(), joker=joker))
     if heavenly:
         win_from = _heavenly_source(rule_set, win_from)
         if any(m.kind is MeldKind.KONG for m in melds):
-            raise HandError(
-                "a heavenly hand (« Dieu gagne ») is complete before the first tile is drawn "
-                "from the wall, so it holds no kong: a kong is made by drawing its replacement "
-                "(annex II); drop the kong or --heavenly"
-            )
+            raise HandError(w.HEAVENLY_KONG)
     elif win_from is not None and win_tile is None:
-        raise HandError("a winning source needs the winning tile (--win)")
+        raise HandError(w.SOURCE_WITHOUT_WIN)
     if win_from is WinSource.KONG and not any(m.kind is MeldKind.KONG for m in melds):
-        raise HandError(
-            "a win on a kong replacement needs a kong in the hand (the tile drawn after "
-            "making a kong, « Gloire du Kong »): give the kong with --melds"
-        )
+        raise HandError(w.KONG_WIN_WITHOUT_KONG)
     if win_tile is not None:
-        _check_faces(rule_set, [win_tile], "winning tile")
+        _check_faces(rule_set, [win_tile], w.IN_WIN)
         if is_bonus(win_tile):
-            raise HandError(f"winning tile {win_tile} is a flower or season")
+            raise HandError(w.WIN_BONUS.format(tile=win_tile))
     physical = Counter(standing)
     for meld in melds:
         physical.update(meld.tiles)
@@ -410,16 +399,16 @@ def build_hand(
     for tile, count in sorted(physical.items(), key=lambda item: sort_key(item[0])):
         if count > available[tile]:
             raise HandError(
-                f"{count} copies of {tile}: the {spec.tiles}-tile set holds {available[tile]}"
+                w.TOO_MANY_COPIES.format(
+                    count=count, tile=tile, tiles=spec.tiles, holds=available[tile]
+                )
             )
     if win_tile is not None:
         size = hand_size(len(standing), melds)
         if size == spec.hand_size - 1:
             standing.append(win_tile)
         elif size == spec.hand_size and win_tile not in standing:
-            raise HandError(
-                f"winning tile {win_tile} is not among the {len(standing)} tiles in the hand"
-            )
+            raise HandError(w.WIN_NOT_IN_HAND.format(tile=win_tile, count=len(standing)))
         elif win_tile not in standing:
             standing.append(win_tile)  # counted with the hand for the message below
         if win_from is None:
@@ -442,12 +431,9 @@ def build_hand(
 
 def _heavenly_source(rule_set: RuleSet, win_from: WinSource | None) -> WinSource:
     if rule_set is not RuleSet.SICHUAN:
-        raise HandError(f"a heavenly hand (« Dieu gagne ») is scored in sichuan, not {rule_set}")
+        raise HandError(w.HEAVENLY_SICHUAN.format(rules=rule_set.value))
     if win_from is not None and win_from in _HEAVENLY_CANNOT:
-        raise HandError(
-            "a heavenly hand is complete before the first tile is drawn: it cannot be won "
-            + _HEAVENLY_CANNOT[win_from]
-        )
+        raise HandError(_HEAVENLY_CANNOT[win_from])
     return DEALT_HAND_SOURCE
 
 
@@ -468,12 +454,12 @@ def parse_hand(
         try:
             face = parse_tile(joker)
         except ValueError as exc:
-            raise HandError(f"joker face: {exc}") from None
+            raise HandError(w.JOKER_FACE.format(problem=exc)) from None
     win = None
     if win_tile is not None:
         parsed = parse_tiles(win_tile)
         if len(parsed) != 1:
-            raise HandError(f"winning tile {win_tile!r}: expected exactly one tile")
+            raise HandError(w.ONE_WINNING_TILE.format(tile=repr(win_tile)))
         win = parsed[0]
     source: WinSource | None
     if win_from is None or isinstance(win_from, WinSource):
@@ -483,7 +469,7 @@ def parse_hand(
             source = WinSource(win_from)
         except ValueError:
             names = ", ".join(s.value for s in WinSource)
-            raise HandError(f"unknown winning source {win_from!r}: expected {names}") from None
+            raise HandError(w.UNKNOWN_SOURCE.format(source=repr(win_from), names=names)) from None
     return build_hand(
         v,
         parse_tiles(tiles),

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from rules import hand_words as w
 from rules.words import RuleSet
 
 
@@ -30,24 +31,21 @@ class Irregularity:
 
     @property
     def message(self) -> str:
-        how = "too many" if self.held > self.expected else "too few"
-        return (
-            f"irregular hand: {self.held} tiles where {self.rule_set.value} needs "
-            f"{self.expected} ({how}); penalty: {self.consequence}"
+        how = w.TOO_MANY if self.held > self.expected else w.TOO_FEW
+        return w.IRREGULAR.format(
+            held=self.held,
+            rules=self.rule_set.value,
+            expected=self.expected,
+            how=how,
+            consequence=self.consequence,
         )
 
 
 CONSEQUENCES: dict[RuleSet, str] = {
-    RuleSet.WENZHOU: (
-        "the player is out of the hand (it goes on with three), can no longer win, "
-        "and pays the winner"
-    ),
-    RuleSet.SICHUAN: (
-        "the player puts the hand back to the right count at once and may not claim a "
-        "discard until his next own draw from the wall"
-    ),
-    RuleSet.WSOM: "dead hand: the player plays on but cannot win, and pays as usual",
-    RuleSet.SIMPLIFIED: "dead hand: the player plays on but cannot win, and pays as usual",
+    RuleSet.WENZHOU: w.PENALTY_WENZHOU,
+    RuleSet.SICHUAN: w.PENALTY_SICHUAN,
+    RuleSet.WSOM: w.PENALTY_DEAD_HAND,
+    RuleSet.SIMPLIFIED: w.PENALTY_DEAD_HAND,
 }
 
 

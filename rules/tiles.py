@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
+from rules import hand_words as w
+
 SUITS: tuple[str, ...] = ("m", "p", "s")
 SUIT_NAMES: dict[str, str] = {"m": "caractères", "p": "cercles", "s": "bambous"}
 WINDS: tuple[str, ...] = ("E", "S", "W", "N")
@@ -44,9 +46,7 @@ def parse_tile(token: str) -> str:
     lowered = text.lower()
     if lowered in _ORDER:
         return lowered
-    raise ValueError(
-        f"unknown tile {token!r}: expected 1m..9m, 1p..9p, 1s..9s, E S W N (or O), C F B, or 1f..8f"
-    )
+    raise ValueError(w.UNKNOWN_TILE.format(token=repr(token)))
 
 
 def sort_key(tile: str) -> int:
@@ -84,7 +84,7 @@ def tile_copies(tiles: int) -> Counter[str]:
     """How many copies of each tile a game of ``tiles`` (108, 136 or 144) holds."""
     counts: Counter[str] = Counter()
     if tiles not in (108, 136, 144):
-        raise ValueError(f"unknown number of tiles {tiles}: expected 108, 136 or 144")
+        raise ValueError(w.UNKNOWN_TILE_COUNT.format(tiles=tiles))
     for tile in SUITED:
         counts[tile] = 4
     if tiles >= 136:

@@ -232,10 +232,10 @@ def source_words() -> Catalog:
 
 def passed_on_sentences() -> tuple[str, ...]:
     """The sentences the technician's commands pass on from the service's parts (``{detail}``
-    form), in the order they are matched: a rule-set profile's problems first ("profile
-    {where}: {problem}" before any "{key}: {problem}"), a configuration's problems and
-    warnings, what the audit log's checks find, the installer's words, the firmware tools',
-    a hand's score (`mjtable hand`: its lines, notes, verdict, shape, who pays).
+    form), in the order they are matched: a hand's refusals (`mjtable hand`), a rule-set
+    profile's problems ("profile {where}: {problem}" before any "{key}: {problem}"), a
+    configuration's problems and warnings, what the audit log's checks find, the installer's
+    words, the firmware tools', a hand's score (its lines, notes, verdict, shape, who pays).
     The commands translate with them (cli/lang.py), the catalogue holds them
     (:func:`command_words`); the running station never reads them."""
     # lazy: the service's parts, only for a command or the catalogue
@@ -243,11 +243,16 @@ def passed_on_sentences() -> tuple[str, ...]:
     from controller.firmware.words import FIRMWARE_SENTENCES
     from controller.service.config_words import CONFIG_SENTENCES
     from controller.service.install_words import INSTALL_SENTENCES
+    from rules.hand_words import HAND_SENTENCES
     from rules.profile_words import PROFILE_SENTENCES
     from rules.score_words import score_sentences
 
+    # a hand's refusals first: each names what it is about before any detail, where the
+    # configuration's and the audit's more general ones ("cannot read {path}: {detail}") would
+    # take them
     return (
-        (PROFILE_SENTENCES + CONFIG_SENTENCES + AUDIT_SENTENCES + INSTALL_SENTENCES)
+        HAND_SENTENCES
+        + (PROFILE_SENTENCES + CONFIG_SENTENCES + AUDIT_SENTENCES + INSTALL_SENTENCES)
         + FIRMWARE_SENTENCES
         + score_sentences()
     )

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rules import hand_words as hw
 from rules import score_words as w
 from rules.hand import Hand, HandError, MeldKind, WinSource
 from rules.scoring.common import Effect, Line, Score, Verdict, false_win, self_drawn, total
@@ -56,12 +57,9 @@ class SichuanContext:
 
     def __post_init__(self) -> None:
         if self.heavenly and self.second_heaven:
-            raise HandError(
-                "a heavenly hand and second-hand heaven are two different moments (annex II: "
-                "complete before the first draw, or won on the first discard or draw): give one"
-            )
+            raise HandError(hw.TWO_HEAVENS)
         if self.robbed_kong_points < 0:
-            raise HandError("the robbed player's kong points cannot be negative")
+            raise HandError(hw.ROBBED_POINTS_NEGATIVE)
 
 
 def _number(face: str) -> int:

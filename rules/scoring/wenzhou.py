@@ -33,6 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rules import hand_words as hw
 from rules import score_words as w
 from rules.hand import Hand, HandError
 from rules.scoring.common import Effect, Line, Score, Verdict, false_win, self_drawn, total
@@ -71,15 +72,15 @@ def load_table(path: str | Path) -> WenzhouTable:
     try:
         data: dict[str, Any] = tomllib.loads(where.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise HandError(f"{where}: cannot read the Wenzhou table: {exc.strerror}") from None
+        raise HandError(hw.TABLE_UNREADABLE.format(path=where, error=exc.strerror)) from None
     except tomllib.TOMLDecodeError as exc:
-        raise HandError(f"{where}: not valid TOML: {exc}") from None
+        raise HandError(hw.TABLE_NOT_TOML.format(path=where, error=exc)) from None
     try:
         return WenzhouTable.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"])
-        raise HandError(f"{where}: {loc}: {err['msg']}") from None
+        raise HandError(hw.TABLE_FIELD.format(path=where, field=loc, problem=err["msg"])) from None
 
 
 @dataclass(frozen=True)
@@ -91,13 +92,9 @@ class WenzhouContext:
 
     def __post_init__(self) -> None:
         if self.streak < 0:
-            raise HandError("the leader's streak cannot be negative")
+            raise HandError(hw.STREAK_NEGATIVE)
         if self.streak >= LEADER_WINS_END:
-            raise HandError(
-                f"a leader who has won {self.streak} hands in a row has already ended the game "
-                f"(« Si le même Leader gagne quatre manches de suite, la partie est terminée »): "
-                f"his streak before this win is 0 to {LEADER_WINS_END - 1}"
-            )
+            raise HandError(hw.STREAK_ENDED.format(streak=self.streak, most=LEADER_WINS_END - 1))
 
 
 def single_tile_self_drawn(hand: Hand) -> bool:

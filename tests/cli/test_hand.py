@@ -403,3 +403,40 @@ def test_a_hand_is_said_in_french_with_the_seeds_names(capsys: pytest.CaptureFix
         "verdict : fausse victoire",
         "remarque : aucune main gagnante, régulière ou irrégulière",
     ]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (
+            ("--variant", "sichuan", "12x"),
+            "impossible de lire '12x' à '12x' : il faut des tuiles comme 1m 2p 3s E C, ou des "
+            "suites comme 123m EEE",
+        ),
+        (
+            ("--variant", "sichuan", "123m 456m 789p 234s 5s 5s 5s"),
+            "main irrégulière : 15 tuiles là où les règles sichuan en demandent 14 (trop) ; "
+            "pénalité : le joueur remet aussitôt sa main au bon nombre de tuiles et ne peut "
+            "plus prendre de défausse avant son prochain tirage dans le mur",
+        ),
+        (
+            ("--variant", "sichuan", "EEE 456m 789p 234s 5s"),
+            "la main : E est un Honneur, absent du jeu de 108 tuiles des règles sichuan",
+        ),
+        (
+            ("--variant", "sichuan", "456m 789p 234s 5s", "--melds", "1m 2m 4m"),
+            "combinaison 1m 2m 4m : ni un Chow (trois tuiles consécutives d'une même famille), "
+            "ni un Pung",
+        ),
+        (("--variant", "wenzhou", "123m"), "les règles wenzhou demandent la face du Joker "
+         "(la tuile retournée) : --joker FACE"),
+    ],
+)  # fmt: skip
+def test_a_refused_hand_is_said_in_french(
+    capsys: pytest.CaptureFixture[str], args: tuple[str, ...], said: str
+) -> None:
+    """The rules' refusals of a hand come in the command's language, each whole (the
+    sentence that names what it is about, not a more general one of another part)."""
+    status, _, err = run(capsys, *args, "--lang", "fr")
+    assert status == 2
+    assert err == f"mjtable hand: {said}\n"

@@ -27,10 +27,14 @@ CATALOGUE_ONLY = {
     "controller.service.install_words",
     "rules.profile_words",
     "rules.score_words",
+    "rules.hand_words",
     "rules.game_words",
     "controller.audit.words",
 }
 CATALOGUE_FUNCTIONS = {"command_words", "passed_on_sentences"}
+#: of those, what the running station loads anyway: a hand's refusals, with the rules' hand
+#: (rules/hand.py), which the dealt states' models import
+LOADED_WITH_THE_RULES = {"rules.hand_words"}
 
 
 def test_only_the_api_client_its_models_and_the_web_library() -> None:
@@ -71,7 +75,8 @@ def test_the_configuration_s_words_are_read_by_the_catalogue_maker_alone() -> No
         "print(sorted(m for m in %r if m in sys.modules))"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code % (sorted(CATALOGUE_ONLY),)], capture_output=True, text=True,
+        [sys.executable, "-c", code % (sorted(CATALOGUE_ONLY - LOADED_WITH_THE_RULES),)],
+        capture_output=True, text=True,
         check=True, cwd=STATION.parent,
     )  # fmt: skip
     assert done.stdout.strip() == "[]"  # the running station loads neither
