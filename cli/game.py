@@ -282,9 +282,9 @@ def _text(line: bytes) -> str:
 def _say(notices: list[Notice], words: Phrasebook, verbose: bool) -> None:
     for notice in notices:
         if notice.kind in ("refused", "set_aside"):
-            print(f"mjtable game follow: {notice.text(words._)}", file=sys.stderr, flush=True)
+            print(f"mjtable game follow: {notice.text(words.table)}", file=sys.stderr, flush=True)
         elif notice.kind != "taken" or verbose:
-            print(notice.text(words._), flush=True)
+            print(notice.text(words.table), flush=True)
 
 
 def _follow(args: argparse.Namespace) -> int:
@@ -432,7 +432,7 @@ def _show(args: argparse.Namespace) -> int:
         )
     follower, _ = _load(directory, repair=False)
     words = Phrasebook(chosen(args))
-    table = standings(follower.record, words._)
+    table = standings(follower.record, words.table)
     waiting = [d.cycle_id for d in follower.dealt_waiting]
     following = {
         "lines": follower.lines,
@@ -449,7 +449,7 @@ def _show(args: argparse.Namespace) -> int:
     from rules.game_words import say  # lazy: as in _load
 
     waits = ", ".join(waiting) or "-"
-    print(say("show_following", words._, lines=follower.lines, waiting=waits))
+    print(say("show_following", words.table, lines=follower.lines, waiting=waits))
     return 0
 
 
@@ -462,7 +462,7 @@ def _columns(rows: list[list[str]]) -> list[str]:
 def _table_text(table: Standings, words: Phrasebook) -> list[str]:
     from rules.game_words import say  # lazy: as in _load
 
-    _ = words._
+    _ = words.table  # the game record's words, and the refusals they pass on
 
     variant = table.variant.value if table.variant else "-"
     point = f"{table.point} EUR" if table.point is not None else "-"

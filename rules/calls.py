@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rules import record_words as rw
 from rules.events import Call, CallKind, RecordError
 from rules.hand import HandError, MeldKind, make_meld
 from rules.words import SEAT_INDEX, Seat
@@ -58,23 +59,21 @@ def check_call(call: Call, tile: str, held: Sequence[str], chow_seat: Seat) -> N
     ``chow_seat`` is the only player who may call a chow (the discarder's next)."""
     want = _TILES[call.call]
     if len(call.tiles) != want:
-        what = "no tiles" if not want else f"{want} tiles from the hand"
-        raise RecordError(
-            f"seat {call.seat} calls {call.call} with {len(call.tiles)} tiles: it takes {what}"
-        )
+        what = rw.TAKES_FROM_HAND.format(count=want) if want else rw.TAKES_NONE
+        said = {"seat": call.seat, "call": call.call, "count": len(call.tiles), "what": what}
+        raise RecordError(rw.CALL_SIZE.format(**said))
     if call.call == "mahjong":
         return
     if call.call == "chow" and call.seat != chow_seat:
-        raise RecordError(f"seat {call.seat} calls chow: only {chow_seat} may call a chow here")
+        raise RecordError(rw.CHOW_SEAT.format(seat=call.seat, chow_seat=chow_seat))
     try:
         meld = make_meld([*call.tiles, tile])
     except HandError:
         meld = None
     if meld is None or meld.kind is not MeldKind(call.call):
         shown = " ".join(call.tiles)
-        raise RecordError(
-            f"seat {call.seat} calls {call.call}: {shown} and {tile} make no {call.call}"
-        )
+        said = {"seat": call.seat, "call": call.call, "shown": shown, "tile": tile}
+        raise RecordError(rw.MAKES_NO.format(**said))
     missing = Counter(call.tiles) - Counter(held)
     if missing:
-        raise RecordError(f"seat {call.seat} does not hold {sorted(missing)[0]}")
+        raise RecordError(rw.NOT_HELD.format(seat=call.seat, tile=sorted(missing)[0]))

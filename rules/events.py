@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
+from rules import record_words as rw
 from rules.dealt import Tile, first_error
 from rules.words import Seat
 
@@ -70,7 +71,7 @@ class Calls(_Event):
     def _one_each(cls, calls: list[Call]) -> list[Call]:
         seats = [c.seat for c in calls]
         if len(set(seats)) != len(seats):
-            raise ValueError(f"one call per player, got {seats!r}")
+            raise ValueError(rw.ONE_CALL.format(seats=repr(seats)))
         return calls
 
 
@@ -127,4 +128,4 @@ def parse_events(text: str | bytes) -> list[Event]:
     try:
         return EVENTS_ADAPTER.validate_json(text)
     except ValidationError as exc:
-        raise RecordError("events: " + first_error(exc)) from None
+        raise RecordError(rw.EVENTS.format(problem=first_error(exc))) from None

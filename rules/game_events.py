@@ -30,6 +30,7 @@ from pydantic import (
     field_validator,
 )
 
+from rules import record_words as rw
 from rules.dealt import DealtState, RuleSetField, first_error
 from rules.events import (
     Calls,
@@ -58,12 +59,12 @@ def _amount(value: Any) -> Decimal:
     elif isinstance(value, str):
         text = value
     else:
-        raise ValueError(f'an amount is an integer or a string such as "0.50", not {value!r}')
+        raise ValueError(rw.AMOUNT_TYPE.format(value=repr(value)))
     if not _AMOUNT.fullmatch(text):
-        raise ValueError(f"an amount has at most two decimals and no sign, not {text!r}")
+        raise ValueError(rw.AMOUNT_DECIMALS.format(text=repr(text)))
     amount = Decimal(text)
     if amount > MAX_AMOUNT:
-        raise ValueError(f"{text} is more than the largest amount, {MAX_AMOUNT}")
+        raise ValueError(rw.AMOUNT_MOST.format(text=text, most=MAX_AMOUNT))
     return amount
 
 
@@ -87,7 +88,7 @@ class Player(_Event):
     @classmethod
     def _printable(cls, name: str) -> str:
         if not _NAME.fullmatch(name) or name != name.strip():
-            raise ValueError("a name is 1 to 40 printable characters without outer spaces")
+            raise ValueError(rw.NAME)
         return name
 
 
@@ -104,7 +105,7 @@ class Sit(_Event):
     def _distinct(cls, players: list[Player]) -> list[Player]:
         names = [p.name for p in players]
         if len(set(names)) != len(names):
-            raise ValueError(f"the four players need four names, got {names!r}")
+            raise ValueError(rw.FOUR_NAMES.format(names=repr(names)))
         return players
 
 

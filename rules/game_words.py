@@ -124,10 +124,22 @@ WORDS: dict[str, str] = {
 }
 
 
+#: The details that are another part's words (a refusal of the hand record, of an event),
+#: passed on in the language of the ``gettext`` given
+PASSED_ON = frozenset({"reason"})
+
+
 def say(key: str, gettext: Gettext = as_written, /, **fields: object) -> str:
     """The words of ``key`` in the language of ``gettext``, its details filled in (Words said
-    in that language too)."""
-    filled = {k: v.text(gettext) if isinstance(v, Words) else v for k, v in fields.items()}
+    in that language too, and the words of another part, :data:`PASSED_ON`)."""
+    filled: dict[str, object] = {}
+    for name, value in fields.items():
+        if isinstance(value, Words):
+            filled[name] = value.text(gettext)
+        elif name in PASSED_ON and isinstance(value, str):
+            filled[name] = gettext(value)
+        else:
+            filled[name] = value
     return gettext(WORDS[key]) % filled if WORDS[key] else ""
 
 

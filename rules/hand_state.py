@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from rules import record_words as rw
 from rules.calls import CallRecord
 from rules.dealt import DealtState
 from rules.events import Phase, RecordError
@@ -145,7 +146,7 @@ class HandState:
         left = list(st.concealed)
         for tile in tiles:
             if tile not in left:
-                raise RecordError(f"seat {seat} does not hold {tile}")
+                raise RecordError(rw.NOT_HELD.format(seat=seat, tile=tile))
             left.remove(tile)
         st.concealed = left
 

@@ -7,6 +7,8 @@ lists them, so that `mjtable hand` refuses in French too (cli/hand.py passes the
 
 from __future__ import annotations
 
+from rules.lang import sentences_of
+
 # reading the text of a hand
 UNKNOWN_TILE = (
     "unknown tile {token}: expected 1m..9m, 1p..9p, 1s..9s, E S W N (or O), C F B, or 1f..8f"
@@ -96,8 +98,5 @@ TABLE_UNREADABLE = "{path}: cannot read the Wenzhou table: {error}"
 TABLE_NOT_TOML = "{path}: not valid TOML: {error}"
 TABLE_FIELD = "{path}: the Wenzhou table's {field}: {problem}"
 
-#: Every sentence above, in the order written (a sentence is matched in order: the more
-#: particular first)
-HAND_SENTENCES: tuple[str, ...] = tuple(
-    value for name, value in list(globals().items()) if name.isupper() and isinstance(value, str)
-)
+#: Every sentence above, in the order written
+HAND_SENTENCES: tuple[str, ...] = sentences_of(globals())

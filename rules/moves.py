@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from rules import record_words as rw
 from rules.calls import CallRecord, call_order, check_call
 from rules.events import Call, CallKind, Calls, Claim, Discard, Draw, Flower, Kong, RecordError, Win
 from rules.hand import MeldKind, WinSource, make_meld
@@ -37,24 +38,24 @@ class Moves:
         seat = ev.seat
         st = state.seats[seat]
         if not state.active(seat):
-            raise RecordError(f"seat {seat} is out of the hand")
+            raise RecordError(rw.OUT_OF_HAND.format(seat=seat))
         replacing = state.phase in ("kong", "flower")
         if replacing:
             if seat != state.turn:
-                raise RecordError(f"the replacement is {state.turn}'s to draw")
+                raise RecordError(rw.REPLACEMENT_TURN.format(seat=state.turn))
             drawn = replacement(self._profile, state.wall)
             source = WinSource.KONG if state.phase == "kong" else WinSource.WALL
         else:
             if state.phase != "claim":
-                raise RecordError(f"seat {state.turn} must discard first")
+                raise RecordError(rw.DISCARD_FIRST.format(seat=state.turn))
             expected = state.next_active(state.turn)
             if seat != expected:
-                raise RecordError(f"it is {expected}'s turn to draw, not {seat}'s")
+                raise RecordError(rw.DRAW_TURN.format(expected=expected, seat=seat))
             drawn = draw(state.wall)
             source = WinSource.WALL
         tile = drawn.tile.tile
         if ev.tile is not None and ev.tile != tile:
-            raise RecordError(f"seat {seat} reports {ev.tile}, the wall gives {tile}")
+            raise RecordError(rw.WALL_GIVES.format(seat=seat, reported=ev.tile, tile=tile))
         if replacing:
             state.pending_kong = None
         else:
@@ -73,7 +74,7 @@ class Moves:
         state = self._state
         seat = ev.seat
         if state.phase != "discard" or seat != state.turn:
-            raise RecordError(f"it is not {seat}'s turn")
+            raise RecordError(rw.NOT_TURN.format(seat=seat))
         state.take(seat, [ev.tile])
         st = state.seats[seat]
         st.discards.append(ev.tile)

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from typing import assert_never
 
+from rules import record_words as rw
 from rules.dealt import DealtState
 from rules.events import (
     Calls,
@@ -125,7 +126,7 @@ class HandRecord:
         """Apply one event, or raise RecordError and leave the record as it was."""
         state = self.state
         if state.finished:
-            raise RecordError(f"the hand is over ({state.reason})")
+            raise RecordError(rw.HAND_OVER.format(reason=state.reason))
         saved: Saved | None = None  # a draw or a discard checks all before it changes anything
         if isinstance(event, Flower):
             saved = state.save((event.seat,))  # a flower changes its own seat alone

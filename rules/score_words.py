@@ -8,6 +8,8 @@ hand` and in the game record, in whichever language it is written."""
 
 from __future__ import annotations
 
+from rules.lang import sentences_of
+
 # Sichuan's lines that annex II names in English: the same in French
 ONLY_258 = "2, 5, 8 Only"
 TAIL_19 = "Tail 1-9"
@@ -58,11 +60,8 @@ PAYS_EVERY = "self-drawn: every player pays {points}"
 PAYS_ROBBED = "robbed kong: the player robbed pays {points}"
 PAYS_DISCARDER = "discard: the discarder alone pays {points}"
 
-#: Every sentence above, in the order written (a sentence is matched in order: the more
-#: particular first)
-SCORE_SENTENCES: tuple[str, ...] = tuple(
-    value for name, value in list(globals().items()) if name.isupper() and isinstance(value, str)
-)
+#: Every sentence above, in the order written
+SCORE_SENTENCES: tuple[str, ...] = sentences_of(globals())
 
 
 def score_sentences() -> tuple[str, ...]:

@@ -13,6 +13,7 @@ until three have won, the simplified rules until all have; every rule set ends w
 
 from __future__ import annotations
 
+from rules import record_words as rw
 from rules.events import Exhausted, Penalty, RecordError, Win
 from rules.hand import MeldKind, WinSource, make_meld
 from rules.hand_state import HandState, require
@@ -72,10 +73,10 @@ class Wins:
             robbed_from = giver
             concealed = [*st.concealed, win_tile]
         else:
-            raise RecordError(f"seat {seat} cannot declare a win now")
+            raise RecordError(rw.NO_WIN_NOW.format(seat=seat))
         hand = state.hand(seat, win_tile, source, concealed)
         if st.penalised:
-            raise RecordError(f"seat {seat} has a dead hand and cannot win")
+            raise RecordError(rw.DEAD_HAND.format(seat=seat))
         result = score(
             hand, self._context(seat, source, giver, robbed_from, ev.announced), table=self._table
         )

@@ -245,6 +245,7 @@ def passed_on_sentences() -> tuple[str, ...]:
     from controller.service.install_words import INSTALL_SENTENCES
     from rules.hand_words import HAND_SENTENCES
     from rules.profile_words import PROFILE_SENTENCES
+    from rules.record_words import RECORD_SENTENCES
     from rules.score_words import score_sentences
 
     # a hand's refusals first: each names what it is about before any detail, where the
@@ -252,6 +253,7 @@ def passed_on_sentences() -> tuple[str, ...]:
     # take them
     return (
         HAND_SENTENCES
+        + RECORD_SENTENCES
         + (PROFILE_SENTENCES + CONFIG_SENTENCES + AUDIT_SENTENCES + INSTALL_SENTENCES)
         + FIRMWARE_SENTENCES
         + score_sentences()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from cli.lang import Phrasebook
 from rules.events import Discard, Draw
 from rules.follow import Follower, Notice, journal_line, read_journal, replay_journal
 from rules.game import replay_game
@@ -86,6 +87,11 @@ def test_bad_lines_and_set_aside_deals_are_said_and_the_rest_goes_on() -> None:
     assert [n.kind for n in said] == ["opened", "refused"]
     assert said[1].text() == (
         "line 8 refused: hand 1 of game 1, draw refused: seat E must discard first"
+    )
+    # in French, the hand record's refusal passed on too (as mjtable game follow says it)
+    assert said[1].text(Phrasebook("fr").table) == (
+        "ligne 8 refusée : manche 1 de la partie 1, draw refusé : la place E doit d'abord se "
+        "défausser"
     )
     assert follower.lines == 8 and follower.record.hand is not None
 

@@ -28,6 +28,7 @@ CATALOGUE_ONLY = {
     "rules.profile_words",
     "rules.score_words",
     "rules.hand_words",
+    "rules.record_words",
     "rules.game_words",
     "controller.audit.words",
 }
