@@ -219,10 +219,12 @@ class ApiClient:
                 words.NOT_TAKEN.format(path=self.path, seconds=self.timeout)
             ) from None
         except OSError as exc:
-            self.close()
-            raise ConnectionLost(
-                words.LOST.format(path=self.path, why=exc.strerror or exc)
-            ) from None
+            raise self._lost(exc) from None
+
+    def _lost(self, exc: OSError) -> ConnectionLost:
+        """The connection is gone (closed here): the error that says so."""
+        self.close()
+        return ConnectionLost(words.LOST.format(path=self.path, why=exc.strerror or exc))
 
     def _read_line(self, timeout: float | None) -> dict[str, Any]:
         assert self._sock is not None
@@ -250,10 +252,7 @@ class ApiClient:
                     words.NO_ANSWER.format(path=self.path, seconds=timeout)
                 ) from None
             except OSError as exc:
-                self.close()
-                raise ConnectionLost(
-                    words.LOST.format(path=self.path, why=exc.strerror or exc)
-                ) from None
+                raise self._lost(exc) from None
             if not data:
                 self.close()
                 raise ConnectionLost(words.CLOSED.format(path=self.path))

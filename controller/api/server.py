@@ -186,15 +186,18 @@ class ApiServer:
         with self._stats_lock:
             stats = self._stats
         # The counters are plain ints written by the server thread: read them live.
-        return dataclasses.replace(
-            stats,
-            requests=self._requests,
-            events=self._events,
-            dropped=self._dropped,
-            busy=self._busy,
-            expired=self._expired,
-            evicted=self.doors.evicted,
-        )
+        return dataclasses.replace(stats, **self._counters())
+
+    def _counters(self) -> dict[str, int]:
+        """The counters the server thread writes (the stats but the connections now open)."""
+        return {
+            "requests": self._requests,
+            "events": self._events,
+            "dropped": self._dropped,
+            "busy": self._busy,
+            "expired": self._expired,
+            "evicted": self.doors.evicted,
+        }
 
     def _teardown(self) -> None:
         if self._unsubscribe is not None:
@@ -443,12 +446,7 @@ class ApiServer:
         stats = ServerStats(
             clients=len(self.doors.conns),
             subscribers=sum(1 for c in self.doors.conns if c.subscribed),
-            requests=self._requests,
-            events=self._events,
-            dropped=self._dropped,
-            busy=self._busy,
-            expired=self._expired,
-            evicted=self.doors.evicted,
+            **self._counters(),
         )
         with self._stats_lock:
             self._stats = stats
