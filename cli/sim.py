@@ -20,12 +20,14 @@ firmware frozen into MicroPython) instead of the stock image with a build on its
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import signal
 import sys
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -161,11 +163,11 @@ def run(args: argparse.Namespace) -> int:
     from cli.inputs import read_toml, socket_path
     from controller.service.builder import serve_simulated_board
     from simulator.config import SimConfig, SimConfigError
-    from simulator.control import ControlError, ControlServer
+    from simulator.control import ControlError
     from simulator.faults import FaultSpecError
     from simulator.faultspec import load_scenario, parse_fault
     from simulator.machine import state_diagram
-    from simulator.server import SimulatedBoard, SimulatorError
+    from simulator.server import SimulatorError
 
     if args.diagram:
         sys.stdout.write(state_diagram())
@@ -211,21 +213,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     tcp = _parse_tcp(args.tcp) if args.tcp is not None else None
 
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    board: SimulatedBoard | None = None
-    control_server: ControlServer | None = None
-    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
+    with _until_signalled() as stop, contextlib.ExitStack() as running:
         try:
             board, where = serve_simulated_board(
                 config, tcp=tcp, allow_remote=args.allow_remote, pty_link=args.link
             )
-            if args.control:
-                control_server = ControlServer(board.control, args.control)
+            running.callback(board.stop)
+            control_server = _control(board.control, args.control, running)
         except (SimulatorError, ControlError) as exc:
             raise UsageError(str(exc)) from None
         board.start()
@@ -245,13 +239,34 @@ def run(args: argparse.Namespace) -> int:
                 print(f"mjtable sim: the board loop stopped: {board.loop_error!r}", file=sys.stderr)
                 return 1
         return 0
+
+
+@contextlib.contextmanager
+def _until_signalled() -> Iterator[threading.Event]:
+    """An event SIGINT or SIGTERM sets while the block runs (their handlers put back after)."""
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop
     finally:
-        if control_server is not None:
-            control_server.stop()
-        if board is not None:
-            board.stop()
         for sig, handler in old.items():
             signal.signal(sig, handler)
+
+
+def _control(control: Any, path: str | None, running: contextlib.ExitStack) -> Any:
+    """The simulator's control socket at ``path`` (None without one), stopped with the board
+    (before it)."""
+    if not path:
+        return None
+    from simulator.control import ControlServer  # lazy: as the simulator's modules
+
+    server = ControlServer(control, path)
+    running.callback(server.stop)
+    return server
 
 
 #: what the emulated chip does not take yet, and why
@@ -268,7 +283,7 @@ def run_chip(args: argparse.Namespace, faults: list[str | FaultSpec]) -> int:
     from controller.firmware.build import build, default_source_root
     from simulator.chip.board import ChipBoard
     from simulator.chip.config import ChipConfig
-    from simulator.control import ControlError, ControlServer
+    from simulator.control import ControlError
     from simulator.faults import chip_refusal
     from simulator.faultspec import parse_fault
     from simulator.transport import SimulatorError
@@ -292,80 +307,66 @@ def run_chip(args: argparse.Namespace, faults: list[str | FaultSpec]) -> int:
     image = Path(args.image) if args.image is not None else None
     if image is not None and not image.is_file():
         raise UsageError(f"--image {args.image}: no such file (make one: mjtable firmware image)")
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    board: ChipBoard | None = None
-    control_server: ControlServer | None = None
-    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    with tempfile.TemporaryDirectory(prefix="mjchip-build-") as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix="mjchip-build-") as tmp,
+        _until_signalled() as stop,
+        contextlib.ExitStack() as running,
+    ):
         try:
-            try:
-                where = Path(args.build) if args.build is not None else Path(tmp) / "firmware"
-                config = ChipConfig(  # checked before the build
-                    build=where if image is None else None,
-                    image=image,
-                    flash=Path(args.flash) if args.flash is not None else None,
-                    tiles=args.tiles,
-                    seed=args.seed,
-                    speed=float(args.speed),
-                    shared=Path(args.rp2040) if args.rp2040 is not None else None,
-                    faults=tuple(faults),
-                )
-                if args.build is None and image is None:
-                    build(default_source_root(), where, tiles=config.tiles)
-                elif args.build is not None and not where.is_dir():
-                    raise UsageError(f"--build {args.build}: no such directory")
-                board = ChipBoard(config, on_console=_console)
-                if args.tcp is not None:
-                    host, port = board.listen_tcp(
-                        *_parse_tcp(args.tcp), allow_remote=args.allow_remote
-                    )
-                    shown = f"[{host}]" if ":" in host else host
-                    served = f"socket://{shown}:{port}"
-                else:
-                    served = board.open_pty(link=args.link)
-                if args.control:
-                    control_server = ControlServer(board.control, args.control)
-                board.start()
-                if control_server is not None:
-                    control_server.start()
-            except (SimulatorError, FirmwareError, ControlError) as exc:
-                raise UsageError(str(exc)) from None
-            print(served, flush=True)
-            seed = "CSPRNG" if config.seed is None else f"seed {config.seed}"
-            booted = "MicroPython v1.27.0" if image is None else f"{image}, the firmware frozen in"
-            print(
-                f"mjtable sim: the emulated RP2040 ({booted}), firmware build "
-                f"{board.build_hash[:16] or 'unknown (no manifest on the flash)'}, "
-                f"{config.tiles} tiles, {seed}, speed {config.speed:g}, "
-                f"{len(faults)} fault(s) armed, flash {board.flash}",
-                file=sys.stderr,
-                flush=True,
+            where = Path(args.build) if args.build is not None else Path(tmp) / "firmware"
+            config = ChipConfig(  # checked before the build
+                build=where if image is None else None,
+                image=image,
+                flash=Path(args.flash) if args.flash is not None else None,
+                tiles=args.tiles,
+                seed=args.seed,
+                speed=float(args.speed),
+                shared=Path(args.rp2040) if args.rp2040 is not None else None,
+                faults=tuple(faults),
             )
-            said = False
-            while not stop.wait(0.5):
-                if not board.running:
-                    print(f"mjtable sim: the chip stopped: {board.loop_error}", file=sys.stderr)
-                    return 1
-                if board.at_repl and not said:
-                    said = True
-                    print(
-                        "mjtable sim: the firmware ended on the chip (its error is above); "
-                        "MicroPython's REPL is up, nothing answers on the line",
-                        file=sys.stderr,
-                        flush=True,
-                    )
-            return 0
-        finally:
+            if args.build is None and image is None:
+                build(default_source_root(), where, tiles=config.tiles)
+            elif args.build is not None and not where.is_dir():
+                raise UsageError(f"--build {args.build}: no such directory")
+            board = ChipBoard(config, on_console=_console)
+            running.callback(board.stop)
+            if args.tcp is not None:
+                host, port = board.listen_tcp(*_parse_tcp(args.tcp), allow_remote=args.allow_remote)
+                shown = f"[{host}]" if ":" in host else host
+                served = f"socket://{shown}:{port}"
+            else:
+                served = board.open_pty(link=args.link)
+            control_server = _control(board.control, args.control, running)
+            board.start()
             if control_server is not None:
-                control_server.stop()
-            if board is not None:
-                board.stop()
-            for sig, handler in old.items():
-                signal.signal(sig, handler)
+                control_server.start()
+        except (SimulatorError, FirmwareError, ControlError) as exc:
+            raise UsageError(str(exc)) from None
+        print(served, flush=True)
+        seed = "CSPRNG" if config.seed is None else f"seed {config.seed}"
+        booted = "MicroPython v1.27.0" if image is None else f"{image}, the firmware frozen in"
+        print(
+            f"mjtable sim: the emulated RP2040 ({booted}), firmware build "
+            f"{board.build_hash[:16] or 'unknown (no manifest on the flash)'}, "
+            f"{config.tiles} tiles, {seed}, speed {config.speed:g}, "
+            f"{len(faults)} fault(s) armed, flash {board.flash}",
+            file=sys.stderr,
+            flush=True,
+        )
+        said = False
+        while not stop.wait(0.5):
+            if not board.running:
+                print(f"mjtable sim: the chip stopped: {board.loop_error}", file=sys.stderr)
+                return 1
+            if board.at_repl and not said:
+                said = True
+                print(
+                    "mjtable sim: the firmware ended on the chip (its error is above); "
+                    "MicroPython's REPL is up, nothing answers on the line",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        return 0
 
 
 def _console(line: str) -> None:
