@@ -5,9 +5,10 @@ standings' words (rules/standings.py).
 A text is said when a command shows it, in the command's language: :class:`Words` is a key
 and its details (which may be Words too), and ``text(gettext)`` says it with the gettext of
 the project's catalogue (``station/locale``, where these words have their French; English
-as written without one). Each detail is written ``%(detail)s``. Older parts of ``rules/``
-(the hand record, the deal) word their refusals in English only; where the game record passes
-one on, it is the ``%(reason)s`` detail, as written.
+as written without one). Each detail is written ``%(detail)s``. A refusal of another part
+the game record passes on (the hand record's, an event's: rules/record_words.py,
+rules/hand_words.py) is its ``%(reason)s`` detail, said with the same gettext
+(:data:`PASSED_ON`).
 """
 
 from __future__ import annotations

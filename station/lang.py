@@ -173,8 +173,10 @@ class TableWords:
         return self._words(words, DEEPEST)
 
     def _words(self, words: str, depth: int) -> str:
+        if not words:  # gettext's "" is the catalogue's header, not a translation
+            return words
         said = self.gettext(words)
-        if said != words or not words or len(words) > MATCHED_AT_MOST or not depth:
+        if said != words or len(words) > MATCHED_AT_MOST or not depth:
             return said
         for pattern, msgid in self._sentences:
             found = pattern.fullmatch(words)

@@ -196,6 +196,7 @@ def test_the_tables_sentences_are_translated_with_their_details() -> None:
         "7 s) ; press CLEAR FAULT to go on"
     )
     assert words("a sentence the table never says") == "a sentence the table never says"
+    assert words("") == ""  # nothing said (gettext would give the catalogue's header)
     too_long = "the table is busy (" + "x" * MATCHED_AT_MOST + ")"
     assert words(too_long) == too_long  # shown as it comes, never matched
     assert TableWords("en")("the table is busy (shuffling)") == "the table is busy (shuffling)"
