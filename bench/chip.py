@@ -275,7 +275,8 @@ def line_text(what: str, r: BlastFigures) -> str:
         f"{what}: {r.span_ms / 1000:.1f} s of chip time, {r.line_use:.0%} of the line's time"
         f" carried bytes that reached the board, {r.pongs:,} of {r.pings:,} PINGs answered,"
         f" {r.crc_errors} CRC errors, {r.skipped:,} bytes skipped, {r.retransmits} frames resent,"
-        f" the loop busy {r.busy_ms / r.span_ms:.0%} of the time"
+        f" the loop busy {r.busy_ms / r.span_ms:.0%} of the time, its longest pass"
+        f" {r.longest_us / 1000:.1f} ms"
     )
 
 

@@ -161,6 +161,7 @@ class BlastFigures:
     #: the board's counters over it (from the vitals asked before it to those asked after)
     span_ms: int
     busy_ms: int
+    longest_us: int  # the longest pass of the loop
     frames: int
     bytes_read: int
     crc_errors: int
@@ -232,6 +233,7 @@ def blast(host: ChipHost, chip_us: float, during: m.Message | None = None) -> Bl
     return BlastFigures(
         span_ms=after.span_ms,
         busy_ms=after.busy_ms,
+        longest_us=after.pass_max_us,
         frames=after.rx_frames - before.rx_frames,
         bytes_read=after.rx_bytes - before.rx_bytes,
         crc_errors=after.rx_crc_errors - before.rx_crc_errors,

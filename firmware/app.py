@@ -60,6 +60,11 @@ WATCHDOG_MS = const(2000)
 RX_CHUNK = const(128)
 #: the heartbeat LED changes every this many ms while the loop runs
 BLINK_MS = const(500)
+#: ms the loop idles after a quiet pass that read bytes (1 after one that read none): at rest a
+#: busy line is then taken in reads of 60 to 70 bytes, not 10, so a pass's fixed work (the
+#: supervision, the engine's timers, the write) is paid once for more frames; the UART's 1 KiB
+#: buffer holds 89 ms of a full line. A motion's passes never idle. (docs/firmware.md)
+GATHER_MS = const(5)
 #: events the board sends outstanding at once (the engine's window, 1..7)
 WINDOW = const(7)
 
@@ -134,6 +139,7 @@ class App:
         #: the passes of the loop, timed (SENSORS with the vitals reports them)
         self.loop_stats = LoopStats(self.now)
         self._answering = 0  # us of this pass spent answering SENSORS with the vitals
+        self.bytes_read = 0  # by this pass
 
     def step(self) -> bool:
         """One pass of the loop, timed. False once the board must reset (the caller resets
@@ -151,7 +157,7 @@ class App:
         now = self.now = hal.ticks_ms()
         link = self.link_now = hal.link_ticks_ms()
         self.passes += 1
-        n = hal.serial_read(self._rx)
+        n = self.bytes_read = hal.serial_read(self._rx)
         if n:
             conn.receive_data(bytes(self._rxv[:n]), link)
         try:
@@ -257,7 +263,7 @@ class App:
         try:
             while self.step():
                 if self.quiet:
-                    hal.idle(1)
+                    hal.idle(GATHER_MS if self.bytes_read else 1)
         finally:
             # however the loop ends (a reset asked for, a Ctrl-C on the REPL), no motor turns
             hal.motors_off()

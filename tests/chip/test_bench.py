@@ -84,7 +84,7 @@ def test_the_table_puts_each_figure_beside_its_goal() -> None:
         101 * KIB,
     )
     last = CycleFigures(44.0, 180.0, vitals(0), [vitals(99 * KIB)], 101 * KIB - 64)
-    line = BlastFigures(1000, 500, 1000, 11_000, 0, 0, 11_000, 50, 50, 0)
+    line = BlastFigures(1000, 500, 4000, 1000, 11_000, 0, 0, 11_000, 50, 50, 0)
     run = ChipRun(vitals(110 * KIB), [first, last], line, None, 4.0, 0.3)
     wasm = parse_wasm("implementation micropython\ncycles 100\nheap_used_after_1 9000\nx y\n")
     table = {r[0]: r[1:] for r in rows(run, None, wasm, 100)}
@@ -121,9 +121,11 @@ def wasm_figures(**changes: int) -> str:
 
 def test_the_goals_are_held_to_each_run_that_gave_the_figure() -> None:
     cycle = CycleFigures(45.0, 190.0, vitals(0), [vitals(185 * KIB)], 185 * KIB)
-    line = BlastFigures(1000, 500, 1000, 11_000, 0, 0, 11_000, 50, 50, 0)
-    done = BlastFigures(20_000, 9000, 400, 4400, 0, 0, 4400, 20, 20, 0, "DONE")
-    faulted = BlastFigures(20_000, 9000, 400, 4400, 0, 0, 4400, 20, 20, 0, "FAULT READER_FAULT")
+    line = BlastFigures(1000, 500, 4000, 1000, 11_000, 0, 0, 11_000, 50, 50, 0)
+    done = BlastFigures(20_000, 9000, 4000, 400, 4400, 0, 0, 4400, 20, 20, 0, "DONE")
+    faulted = BlastFigures(
+        20_000, 9000, 4000, 400, 4400, 0, 0, 4400, 20, 20, 0, "FAULT READER_FAULT"
+    )
     mpy = ChipRun(vitals(190 * KIB), [cycle, cycle], line, done, 4.0, 0.3)
     frozen = ChipRun(vitals(190 * KIB), [cycle], line, faulted, 4.0, 0.3)
     wasm = parse_wasm(wasm_figures(heap_used_after_1=9000, heap_used_after_last=9000))
@@ -144,7 +146,7 @@ def test_the_goals_are_held_to_each_run_that_gave_the_figure() -> None:
 
 
 def test_a_cycle_that_faults_leaves_the_figures_it_has() -> None:
-    line = BlastFigures(1000, 900, 400, 4400, 3, 20, 11_000, 20, 20, 4)
+    line = BlastFigures(1000, 900, 4000, 400, 4400, 3, 20, 11_000, 20, 20, 4)
     loop = vitals(0, pass_p50_us=4300, pass_p99_us=7200, pass_max_us=24_700)
     run = ChipRun(vitals(90 * KIB, collect_us=24_000), [], line, None, 4.0, 0.3, "cycle 1: x", loop)
     # the same run on the frozen image too: its column, each goal said for each

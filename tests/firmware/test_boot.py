@@ -17,7 +17,7 @@ import firmware.app
 from controller.firmware.manifest import FileEntry
 from controller.firmware.manifest import build_hash as controller_build_hash
 from firmware import main as firmware_main
-from firmware.app import boot
+from firmware.app import GATHER_MS, boot
 from firmware.buildinfo import build_hash, build_id
 from firmware.config import BoardConfig
 from firmware.hal import LED_HEARTBEAT
@@ -27,7 +27,7 @@ from protocol import codes
 from protocol import messages as m
 from tests.firmware import fake_machine
 from tests.firmware.pico import forget_pico, import_pico
-from tests.firmware.rig import connected
+from tests.firmware.rig import connected, step_until_moving
 
 # --- the boot window -------------------------------------------------------------------------
 
@@ -213,3 +213,47 @@ def test_main_puts_the_frozen_modules_before_the_flash_s() -> None:
     host = ["", "/usr/lib/python3"]  # nothing frozen: unchanged
     firmware_main.frozen_first(host)
     assert host == ["", "/usr/lib/python3"]
+
+
+# --- the loop's idling -----------------------------------------------------------------------
+
+
+class _Enough(Exception):
+    """The test has seen the passes it wanted."""
+
+
+def idles_over(app: firmware.app.App, passes: int) -> list[int]:
+    """The ms the loop idles between each of its next ``passes`` passes (none for a pass after
+    which it went straight on)."""
+    idles: list[int] = []
+    app.hal.idle = idles.append  # type: ignore[method-assign,assignment]
+    inner = app.step
+    seen = [0]
+
+    def step() -> bool:
+        seen[0] += 1
+        if seen[0] > passes:
+            raise _Enough
+        idles.append(-seen[0])  # a pass, then what the loop did after it
+        return inner()
+
+    app.step = step  # type: ignore[method-assign]
+    with pytest.raises(_Enough):
+        app.run()
+    return idles
+
+
+def test_at_rest_the_loop_gathers_a_busy_lines_bytes() -> None:
+    hal = VirtualHal()
+    app = boot(hal, BoardConfig(136))
+    app.step()  # the boot's own work done
+    hal.host_write(b"\x00\x00\x00")  # noise: read, skipped, nothing to answer
+    assert idles_over(app, 3) == [-1, GATHER_MS, -2, 1, -3, 1]
+
+
+def test_a_motions_passes_never_idle() -> None:
+    h = connected(seed=6)
+    h.send(m.Shuffle(0))
+    step_until_moving(h, codes.MOTOR_SHUFFLE_DISC)
+    h.hal.host_write(b"\x00\x00\x00")
+    assert idles_over(h.app, 3) == [-1, -2, -3]
