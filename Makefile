@@ -104,14 +104,13 @@ $(NPM_STAMP): tools/package.json tools/package-lock.json
 	cd tools && npm ci --silent --no-audit --no-fund
 	touch $@
 
-# The suite under this venv's Python, four workers (the suite waits more than it computes:
-# noxfile.py's PYTEST_ARGS) of which the wheel's tests share one (loadgroup), less the chip at
-# length (make chip-long). The npm packages first when Node.js is here: tests/chip runs the
-# firmware on the emulated RP2040.
+# The suite under this venv's Python (the wheel's tests share one worker: loadgroup), less the
+# chip at length (make chip-long). The npm packages first when Node.js is here: tests/chip runs
+# the firmware on the emulated RP2040.
 unit: $(DEV)
 	@if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then \
 		$(MAKE) --no-print-directory $(NPM_STAMP); fi
-	$(BIN)/python -m pytest -n 4 --dist loadgroup -q -m "not chip_long"
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -q -m "not chip_long"
 
 # The suite under the Pi's other Python (noxfile.py), less the tests that do not depend on the
 # interpreter (marked once: `make unit` has them); a missing Python is one loud line.

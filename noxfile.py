@@ -33,12 +33,10 @@ import nox
 PYTHONS = ("3.11", "3.12", "3.13")
 #: The Pythons of the table's Pi: Raspberry Pi OS Bookworm has 3.11, Trixie 3.13.
 PI_PYTHONS = ("3.11", "3.13")
-#: pytest's arguments when none are given: four workers, the wheel's tests on one of them, and
+#: pytest's arguments when none are given: two workers, the wheel's tests on one of them, and
 #: none of the tests that do not depend on the interpreter (the run under this file's own
-#: Python, `make unit`, has them). Four workers on two cores: the suite waits more than it
-#: computes (its services, commands and simulated boards answer in their own time); alone on
-#: 2 cores it took 157 s with four workers, 259 s with two, 253 s of CPU.
-PYTEST_ARGS = ("-n", "4", "--dist", "loadgroup", "-q", "-m", "not once")
+#: Python, `make unit`, has them).
+PYTEST_ARGS = ("-n", "2", "--dist", "loadgroup", "-q", "-m", "not once")
 
 nox.options.sessions = ["tests"]
 nox.options.reuse_venv = "yes"
