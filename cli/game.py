@@ -31,6 +31,8 @@ from cli.errors import UsageError
 from cli.lang import N_, Phrasebook, add_lang_option, chosen
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
     from rules.dealt import DealtState, GamePosition
     from rules.follow import Follower, Notice
     from rules.standings import Standings
@@ -260,14 +262,36 @@ def _floor_file(path: Path, skip: int, items: queue.Queue[Item], stop: threading
 
 
 def _floor_stdin(items: queue.Queue[Item]) -> None:
+    """The floor's lines from stdin, read from its descriptor, not through ``sys.stdin``: a
+    thread waiting in ``sys.stdin``'s buffered read holds its lock, and the interpreter, once
+    stopped, waits for that lock at its shutdown and aborts ("Fatal Python error: could not
+    acquire lock for <stdin>"): a follower stopped with its stdin still open died so."""
     from rules.follow import MAX_LINE  # lazy: as in _load
 
-    stream = sys.stdin.buffer
-    while line := stream.readline(MAX_LINE * 4 + 2):
-        if not line.endswith(b"\n") and len(line) > MAX_LINE * 4:
-            while (more := stream.readline(MAX_LINE)) and not more.endswith(b"\n"):
-                pass
-        items.put(("floor", _text(line)))
+    for line in _lines(lambda: os.read(sys.stdin.fileno(), 65536), MAX_LINE * 4 + 2):
+        items.put(("floor", line))
+
+
+def _lines(read: Callable[[], bytes], limit: int) -> Iterator[str]:
+    """The lines of a stream ``read`` gives in chunks (b"" at its end), as text; a line of more
+    than ``limit`` bytes is cut there and the rest of it dropped (the follower refuses it),
+    as a file's readline(limit) would; a last line without its newline is a line too."""
+    pending = bytearray()
+    while chunk := read():
+        start = 0
+        while start < len(chunk):
+            end = chunk.find(b"\n", start)
+            stop = len(chunk) if end < 0 else end + 1
+            room = limit - len(pending)
+            if room > 0:
+                pending += chunk[start : min(stop, start + room)]
+            if end < 0:
+                break
+            yield _text(bytes(pending))
+            pending.clear()
+            start = stop
+    if pending:
+        yield _text(bytes(pending))
 
 
 def _text(line: bytes) -> str:

@@ -14,6 +14,7 @@ from typing import IO, Any, ClassVar
 
 import pytest
 
+from cli.game import _lines
 from controller.api.client import ApiClient
 from rules.dealt import DealtState, GamePosition
 from rules.events import Penalty
@@ -48,6 +49,13 @@ class Lines:
             found = self.cond.wait_for(lambda: any(map(predicate, self.lines)), timeout=timeout)
             assert found, f"not said: {self.lines[-20:]}"
             return next(line for line in self.lines if predicate(line))
+
+    def rest(self) -> str:
+        """Everything the stream said, once it has ended (its writer gone)."""
+        self.thread.join(WAIT)
+        assert not self.thread.is_alive(), "the stream did not end"
+        with self.cond:
+            return "\n".join(self.lines)
 
 
 class Follower:
@@ -251,6 +259,12 @@ def test_a_game_followed_live_through_restarts_gives_the_standings_of_its_replay
     )
 
 
+def test_stdin_is_read_in_lines_each_cut_at_its_limit() -> None:
+    chunks = [b"sit\r", b"\nabcdefgh", b"ij\n\nlong", b"er than ten bytes\nlast"]
+    lines = list(_lines(iter([*chunks, b""]).__next__, 10))
+    assert lines == ["sit", "abcdefghij", "", "longer tha", "last"]
+
+
 def test_follow_from_stdin_without_a_table_then_a_second_follower_is_refused(
     tmp_path: Path,
 ) -> None:
@@ -281,13 +295,16 @@ def test_follow_from_stdin_without_a_table_then_a_second_follower_is_refused(
             f"mjtable game follow: --dir {directory} is followed already (pid {proc.pid}): "
             "stop that follower first, or show the game with mjtable game show\n"
         )
-        proc.stdin.close()
+        # stopped with its stdin still open, as at a terminal: it ends as asked (a thread
+        # waiting in sys.stdin's read made the interpreter abort at its shutdown)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(WAIT) == 0
+        assert "Fatal" not in err.rest()
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait(WAIT)
+        proc.stdin.close()
     shown = show(directory, "--json")
     assert json.loads(shown.stdout)["next"] == (
         "the seats of game 1: each player throws two dice (dice_seating)"
