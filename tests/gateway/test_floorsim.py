@@ -38,7 +38,12 @@ def test_a_floor_starts_online_and_stops_whole(floor_dir: Path, broker: Mosquitt
     try:
         procs = [p for t in floor.tables for p in (t.service, t.gateway) if p is not None]
         assert len(procs) == 2 * TABLES
-        assert [p.returncode for p in procs] == [0] * len(procs)  # SIGTERM, a clean exit
+        # SIGTERM, a clean exit; else what each process logged, to say why it did not end
+        assert [p.returncode for p in procs] == [0] * len(procs), "\n\n".join(
+            f"table {t.number}, {log}:\n{t.tail(log, 40)}"
+            for t in floor.tables
+            for log in ("service.log", "gateway.log")
+        )
         for number in range(1, TABLES + 1):  # each table offline again
             watcher.wait(said(number, b"offline"), timeout=10)
         assert len(watcher.messages) >= online + TABLES
