@@ -46,6 +46,8 @@ LOCK = "follow.lock"
 #: How often the floor's file is looked at for new lines, and the table tried again after a
 #: lost connection (seconds).
 POLL = 0.2
+#: bytes read from the floor's source at a time
+CHUNK = 65536
 RETRY = 1.0
 
 Item = tuple[str, Any]  # ("table", DealtState) | ("floor", str) | ("say", str) | ("connected", "")
@@ -241,24 +243,19 @@ def _floor_file(path: Path, skip: int, items: queue.Queue[Item], stop: threading
     """Put the file's lines on ``items`` as it grows, after the first ``skip`` lines."""
     from rules.follow import MAX_LINE  # lazy: as in _load
 
-    with path.open("rb") as file:
-        pending = b""
-        number = 0
+    def read() -> bytes:
+        """The next bytes written to the file, waited for; b"" once stopped."""
         while not stop.is_set():
-            chunk = file.readline(MAX_LINE * 4 + 2)
-            if not chunk:
-                stop.wait(POLL)
-                continue
-            pending += chunk
-            if not pending.endswith(b"\n") and len(pending) <= MAX_LINE * 4:
-                continue  # the rest of the line is not written yet
-            line, pending = pending, b""
-            if not line.endswith(b"\n"):  # far too long: the rest of it is dropped
-                while (more := file.readline(MAX_LINE)) and not more.endswith(b"\n"):
-                    pass
-            number += 1
-            if number > skip:
-                items.put(("floor", _text(line)))
+            if chunk := file.read(CHUNK):
+                return chunk
+            stop.wait(POLL)
+        return b""
+
+    with path.open("rb") as file:
+        for number, line in enumerate(_lines(read, MAX_LINE * 4 + 2), 1):
+            # a line still being written when the follower stops is not one
+            if number > skip and not stop.is_set():
+                items.put(("floor", line))
 
 
 def _floor_stdin(items: queue.Queue[Item]) -> None:
@@ -268,14 +265,14 @@ def _floor_stdin(items: queue.Queue[Item]) -> None:
     acquire lock for <stdin>"): a follower stopped with its stdin still open died so."""
     from rules.follow import MAX_LINE  # lazy: as in _load
 
-    for line in _lines(lambda: os.read(sys.stdin.fileno(), 65536), MAX_LINE * 4 + 2):
+    for line in _lines(lambda: os.read(sys.stdin.fileno(), CHUNK), MAX_LINE * 4 + 2):
         items.put(("floor", line))
 
 
 def _lines(read: Callable[[], bytes], limit: int) -> Iterator[str]:
     """The lines of a stream ``read`` gives in chunks (b"" at its end), as text; a line of more
     than ``limit`` bytes is cut there and the rest of it dropped (the follower refuses it),
-    as a file's readline(limit) would; a last line without its newline is a line too."""
+    however the chunks fall; a last line without its newline is a line too."""
     pending = bytearray()
     while chunk := read():
         start = 0
