@@ -38,6 +38,7 @@ from cli.diag_report import (
 )
 from cli.errors import ConfigRefusal, UsageError
 from cli.lang import ENGLISH, N_, Phrasebook, add_lang_option, asked, chosen
+from cli.sim_options import add_sim_speed
 
 if TYPE_CHECKING:
     from controller.api.client import ApiClient
@@ -64,6 +65,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--port", metavar="URL", help=N_("the board's port or pyserial URL"))
     parser.add_argument("--sim", action="store_true", help=N_("diagnose the embedded simulator"))
     parser.add_argument("--sim-fault", action="append", default=[], metavar="SPEC")
+    add_sim_speed(parser)
     parser.add_argument("--audit", metavar="PATH", help=N_("audit log to summarise"))
     parser.add_argument(
         "--motors", action="store_true", help=N_("run each motor for a moment and read its current")
@@ -153,7 +155,7 @@ def _board_target(args: argparse.Namespace, config: Config | None) -> BoardTarge
 
     if args.sim:
         try:
-            return SimulatedPty(SimConfig(faults=list(args.sim_fault)))
+            return SimulatedPty(SimConfig(speed=args.sim_speed, faults=list(args.sim_fault)))
         except SimConfigError as exc:
             raise UsageError(SIM_REFUSES, why=exc) from None
     if args.port:

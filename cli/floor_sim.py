@@ -12,6 +12,7 @@ from typing import Any
 
 from cli.errors import UsageError
 from cli.lang import N_
+from cli.sim_options import add_sim_speed
 
 
 def register(subparsers: Any) -> None:
@@ -34,7 +35,7 @@ def register(subparsers: Any) -> None:
         "--dir", metavar="DIR", help=N_("where the tables' files go (default: a temporary one)")
     )
     parser.add_argument("--sim-seed", type=int, default=1, metavar="N")
-    parser.add_argument("--sim-speed", type=float, default=0.0, metavar="X")
+    add_sim_speed(parser)
     parser.add_argument(
         "--duration", type=float, metavar="S", help=N_("stop after S seconds (default: Ctrl-C)")
     )

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from cli.errors import ConfigRefusal, UsageError
 from cli.lang import N_, Phrasebook, add_lang_option, chosen, filled
+from cli.sim_options import add_sim_speed
 from controller.service.paths import DEFAULT_AUDIT_PATH, DEFAULT_CONFIG_PATH, DEFAULT_SOCKET_PATH
 from rules.words import DEFAULT_RULE_SET, RULE_SETS  # the vocabulary only: no third-party import
 
@@ -53,13 +54,7 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help=N_("0..4294967295 (default: random)"),
     )
-    parser.add_argument(
-        "--sim-speed",
-        type=float,
-        default=0.0,
-        metavar="X",
-        help=N_("1 real table, 0 as fast as possible (default 0)"),
-    )
+    add_sim_speed(parser)
     parser.add_argument(
         "--sim-fault",
         action="append",

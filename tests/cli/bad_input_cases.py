@@ -193,6 +193,7 @@ VALUES: tuple[tuple[tuple[str, ...], str, tuple[str, ...], tuple[int, ...], bool
     (("diag", "--sim"), "--motor-ms", (*INT, "0", "-5", "10001"), (2,), False),
     (("diag", "--sim"), "--faults", (*INT, "-1"), (2,), False),
     (("diag",), "--sim-fault", (LONG, "", "nope"), (2,), False),
+    (("diag", "--sim"), "--sim-speed", FLOAT, (2,), False),
     (("diag", "--sim"), "--audit", ("/" + LONG, "", NOT_UTF8), (2,), False),
     (("status",), "--config", (NOT_UTF8, "/" + LONG), (2,), False),
     (("deal", "--random"), "--variant", NAME, (2,), False),
