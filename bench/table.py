@@ -37,6 +37,16 @@ SPEED = 0.02
 START_TIMEOUT_S = 30.0
 
 
+def private_tmp(folder: Path) -> dict[str, str]:
+    """The environment of a service started here: its temporary files (the installed
+    firmware's build, made in a thread at start) under ``folder``/tmp, as the unit's
+    PrivateTmp gives the table's service a /tmp of its own, so that a service killed before it
+    removed them leaves nothing in the machine's /tmp."""
+    own = folder / "tmp"
+    own.mkdir(exist_ok=True)
+    return {**os.environ, "TMPDIR": str(own)}
+
+
 class TableError(RuntimeError):
     """The table did not do what it was driven to, in words."""
 
@@ -153,6 +163,7 @@ class Table:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "cli", "run", "--config", str(self.config)],
                 cwd=ROOT,
+                env=private_tmp(self.tmp),
                 stdout=subprocess.PIPE,
                 stderr=log,
                 text=True,

@@ -16,18 +16,21 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from bench.table import private_tmp
 from controller.api.client import ApiClient, ServiceTimeout
 from controller.api.messages import Status
 from tests.support.commands import ROOT
 
 
 def start_run(args: list[str], log: Path) -> subprocess.Popen[str]:
-    """`mjtable run ARGS`, its stderr appended to ``log``; returned once it printed its ready
-    line (its API socket is listening)."""
+    """`mjtable run ARGS`, its stderr appended to ``log``, its temporary files in a folder
+    beside it (bench/table.py's ``private_tmp``); returned once it printed its ready line (its
+    API socket is listening)."""
     with log.open("a") as stderr:
         proc = subprocess.Popen(
             [sys.executable, "-m", "cli", "run", *args],
             cwd=ROOT,
+            env=private_tmp(log.parent),
             stdout=subprocess.PIPE,
             stderr=stderr,
             text=True,
