@@ -99,7 +99,7 @@ class Follower:
         try:
             event = parse_game_event(text)
         except EventError as exc:
-            return [Notice("refused", Words("bad_line", {"line": number, "reason": str(exc)}))]
+            return [Notice("refused", Words("bad_line", {"line": number, "reason": exc.words}))]
         if isinstance(event, Dealt):
             reason = Words("dealt_from_table")
             return [Notice("refused", Words("bad_line", {"line": number, "reason": reason}))]

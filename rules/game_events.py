@@ -31,7 +31,7 @@ from pydantic import (
 )
 
 from rules import record_words as rw
-from rules.dealt import DealtState, RuleSetField, first_error
+from rules.dealt import DealtState, RuleSetField, error_parts, first_error
 from rules.events import (
     Calls,
     Claim,
@@ -44,6 +44,7 @@ from rules.events import (
     RecordError,
     Win,
 )
+from rules.game_words import Words
 from rules.words import Seat
 
 #: The most euros one amount (a buy-in, the point) may be: far above any table's stakes.
@@ -178,7 +179,13 @@ HandEvent = Draw | Discard | Claim | Calls | Kong | Flower | Win | Penalty | Exh
 
 
 class EventError(RecordError):
-    """A line that is no game event; the text names the field at fault."""
+    """A line that is no game event; the text names the field at fault. ``words``: the same
+    to be said in a language, the field as the line writes it and the problem passed on (the
+    text alone when no field is at fault)."""
+
+    def __init__(self, text: str, words: Words | str | None = None) -> None:
+        super().__init__(text)
+        self.words: Words | str = text if words is None else words
 
 
 def parse_game_event(text: str | bytes) -> GameEvent:
@@ -186,7 +193,19 @@ def parse_game_event(text: str | bytes) -> GameEvent:
     try:
         return _Line.model_validate_json(text).root
     except ValidationError as exc:
-        raise EventError(first_error(exc)) from None
+        raise EventError(first_error(exc), _refusal(exc)) from None
+
+
+def _refusal(exc: ValidationError) -> Words | str:
+    """The first problem of a report in the game record's words (what first_error writes)."""
+    parts = error_parts(exc)
+    field, problem = parts[0]
+    if not field:
+        return first_error(exc)
+    more = len(parts) - 1
+    if more:
+        return Words("field_problems", {"field": field, "problem": problem, "more": more})
+    return Words("field_problem", {"field": field, "problem": problem})
 
 
 def parse_game_log(text: str) -> list[GameEvent]:

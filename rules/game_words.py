@@ -72,6 +72,9 @@ WORDS: dict[str, str] = {
     "replay_event": "event %(number)s (%(type)s): %(reason)s",
     "line_refused": "line %(line)s refused: %(reason)s",
     "bad_line": "line %(line)s: not a game event: %(reason)s",
+    # what is wrong with an event: its field as the line writes it, the problem passed on
+    "field_problem": "%(field)s: %(problem)s",
+    "field_problems": "%(field)s: %(problem)s (and %(more)s more)",
     # how each rule set draws its seats
     "procedure_wenzhou": "each player draws a wind (wind_draw)",
     "procedure_sichuan": "each player throws two dice (dice_seating)",
@@ -125,9 +128,9 @@ WORDS: dict[str, str] = {
 }
 
 
-#: The details that are another part's words (a refusal of the hand record, of an event),
-#: passed on in the language of the ``gettext`` given
-PASSED_ON = frozenset({"reason"})
+#: The details that are another part's words (a refusal of the hand record, of an event,
+#: pydantic's sentence for a field), passed on in the language of the ``gettext`` given
+PASSED_ON = frozenset({"reason", "problem"})
 
 
 def say(key: str, gettext: Gettext = as_written, /, **fields: object) -> str:
