@@ -486,7 +486,7 @@ def _table_text(table: Standings, words: Phrasebook) -> list[str]:
     _ = words.table  # the game record's words, and the refusals they pass on
 
     variant = table.variant.value if table.variant else "-"
-    point = f"{table.point} EUR" if table.point is not None else "-"
+    point = f"{words.amount(table.point)} EUR" if table.point is not None else "-"
     out = [say("show_title", _, variant=variant, point=point, next=table.next)]
     if not table.players:
         return out
@@ -497,9 +497,9 @@ def _table_text(table: Standings, words: Phrasebook) -> list[str]:
     rows[0] += [say("col_score" if simplified else "col_units", _)]
     rows[0] += [say("col_retention", _), say("col_net", _)]
     for p in table.players:
-        row = [p.name, p.seat or "-", str(p.buy_in), *(str(u) for u in p.games)]
-        row += [str(p.score if simplified else p.units), str(p.retention)]
-        rows.append([*row, str(p.net) if p.net is not None else "-"])
+        row = [p.name, p.seat or "-", words.amount(p.buy_in), *(str(u) for u in p.games)]
+        row += [str(p.score if simplified else p.units), words.amount(p.retention)]
+        rows.append([*row, words.amount(p.net) if p.net is not None else "-"])
     out += _columns(rows)
     for g in table.games:
         seats = ", ".join(f"{s} {n}" for s, n in g.seats.items())

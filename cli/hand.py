@@ -290,7 +290,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(_("points: %(points)s per payer") % figures)
             if money is not None:
-                each = {**figures, "amount": result.points * money}
+                each = {**figures, "amount": words.amount(result.points * money)}
                 print(_("payment: %(rule)s = %(amount)s EUR each") % each)
             else:
                 print(_("payment: %(rule)s") % figures)

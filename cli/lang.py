@@ -118,6 +118,12 @@ class Phrasebook:
             self.ngettext = catalogue.ngettext
             self.table = _passed_on(lang)
 
+    def amount(self, value: object) -> str:
+        """An amount (euros, a point's value) as this language writes it: "0.50" in English,
+        "0,50" in French (its decimal comma). JSON keeps the point."""
+        text = str(value)
+        return text.replace(".", ",") if self.lang == "fr" else text
+
     def problem(self, line: str) -> str:
         """A configuration's problem (controller/service/config_problems.py: its key, then what
         is wrong) in this language, its key as the file writes it."""

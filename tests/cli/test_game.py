@@ -255,7 +255,7 @@ def test_a_game_followed_live_through_restarts_gives_the_standings_of_its_replay
         "EUR",
     ]
     assert show(directory, "--lang", "fr").stdout.startswith(
-        "table wenzhou, point 0.50 EUR ; ensuite"
+        "table wenzhou, point 0,50 EUR ; ensuite"
     )
 
 

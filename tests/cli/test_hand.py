@@ -382,7 +382,7 @@ def test_a_hand_is_said_in_french_with_the_seeds_names(capsys: pytest.CaptureFix
     assert "  Kong exposé : +2  (1 x 2)" in lines
     assert "  Une tuile restante : x2  (une seule tuile restait en main)" in lines
     assert (
-        "paiement : tirée du mur : chaque joueur encore dans la partie paie 8 = 4.00 EUR chacun"
+        "paiement : tirée du mur : chaque joueur encore dans la partie paie 8 = 4,00 EUR chacun"
         in lines
     )
 
