@@ -196,8 +196,17 @@ def parse_game_event(text: str | bytes) -> GameEvent:
         raise EventError(first_error(exc), _refusal(exc)) from None
 
 
+#: where pydantic's JSON parser says a line goes wrong ("... at line 1 column 2")
+_JSON_AT = re.compile(r"at line \d+ column (\d+)$")
+
+
 def _refusal(exc: ValidationError) -> Words | str:
     """The first problem of a report in the game record's words (what first_error writes)."""
+    first = exc.errors()[0]
+    if first["type"] == "json_invalid":  # the parser's own words name the character
+        where = _JSON_AT.search(str((first.get("ctx") or {}).get("error", "")))
+        if where is not None:
+            return Words("not_json", {"column": int(where.group(1))})
     parts = error_parts(exc)
     field, problem = parts[0]
     if not field:

@@ -75,6 +75,7 @@ WORDS: dict[str, str] = {
     # what is wrong with an event: its field as the line writes it, the problem passed on
     "field_problem": "%(field)s: %(problem)s",
     "field_problems": "%(field)s: %(problem)s (and %(more)s more)",
+    "not_json": "not JSON: it goes wrong at character %(column)s",
     # how each rule set draws its seats
     "procedure_wenzhou": "each player draws a wind (wind_draw)",
     "procedure_sichuan": "each player throws two dice (dice_seating)",

@@ -62,9 +62,11 @@ def test_bad_lines_and_set_aside_deals_are_said_and_the_rest_goes_on() -> None:
     follower.floor_line(event_line(sit("wenzhou")))
     follower.floor_line(event_line(WindDraw(winds=["E", "S", "W", "N"])))
     dealt = shuffled("wenzhou", "E", seed=1, cycle_id="c-1")
-    assert texts(follower.floor_line("not json")) == [
-        "line 3: not a game event: Invalid JSON: expected ident at line 1 column 2"
-    ]
+    not_json = follower.floor_line("not json")
+    assert texts(not_json) == ["line 3: not a game event: not JSON: it goes wrong at character 2"]
+    assert not_json[0].text(Phrasebook("fr").table) == (
+        "ligne 3 : pas un événement de partie : pas du JSON : l'erreur est au caractère 2"
+    )
     bad_seat = follower.floor_line('{"type": "draw", "seat": "X"}')
     assert texts(bad_seat) == [
         "line 4: not a game event: draw.seat: Input should be 'E', 'S', 'W' or 'N'"
