@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
     from rules.dealt import DealtState, GamePosition
     from rules.follow import Follower, Notice
+    from rules.game_words import Words
     from rules.standings import Standings
 
 #: what the table was told: who leads the next deal, and the game's position
@@ -120,6 +121,7 @@ def _load(directory: Path, *, repair: bool) -> tuple[Follower, bool]:
     (cut by a crash while it was written; ``repair`` cuts it off the file)."""
     from rules.follow import read_journal, replay_journal  # lazy: the rules, when used
     from rules.game_events import EventError
+    from rules.game_words import Words
 
     path = directory / JOURNAL
     try:
@@ -132,12 +134,29 @@ def _load(directory: Path, *, repair: bool) -> tuple[Follower, bool]:
         ) from None
     try:
         items, torn = read_journal(data.decode("utf-8"))
-    except (UnicodeDecodeError, EventError) as exc:
-        raise UsageError(N_("%(why)s: the journal is damaged"), about=str(path), why=exc) from None
+    except UnicodeDecodeError as exc:
+        where = {"byte": f"0x{data[exc.start]:02x}", "offset": exc.start}
+        raise JournalDamaged(path, Words("journal_not_utf8", where)) from None
+    except EventError as exc:
+        raise JournalDamaged(path, exc.words) from None
     if torn and repair:
         with path.open("r+b") as file:
             file.truncate(data.rfind(b"\n") + 1)
     return replay_journal(items), torn
+
+
+class JournalDamaged(UsageError):
+    """A journal with a bad line: what is wrong, said in the command's language (the game
+    record's words, and what they pass on)."""
+
+    def __init__(self, path: Path, why: Words | str) -> None:
+        super().__init__(N_("%(why)s: the journal is damaged"), about=str(path), why=str(why))
+        self.why = why
+
+    def said_in(self, words: Phrasebook) -> str:
+        why = self.why
+        said = words.table(why) if isinstance(why, str) else why.text(words.table)
+        return self._about(words._(self.words) % {"why": said})
 
 
 class Journal:

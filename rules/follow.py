@@ -29,9 +29,16 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from rules.dealt import DealtState, first_error
+from rules.dealt import DealtState
 from rules.game import GameError, GameRecord, hand_end_words
-from rules.game_events import Dealt, EventError, GameEvent, HandEvent, parse_game_event
+from rules.game_events import (
+    Dealt,
+    EventError,
+    GameEvent,
+    HandEvent,
+    parse_game_event,
+    refusal,
+)
 from rules.game_words import Gettext, Words, as_written
 from rules.profiles import Profile
 from rules.scoring import DEFAULT_TABLE, WenzhouTable
@@ -193,15 +200,21 @@ def _journal_item(number: int, line: str) -> DealtState | str:
     try:
         data = json.loads(line)
     except ValueError:
-        raise EventError(f"journal line {number} is not JSON") from None
+        raise _damaged(Words("journal_not_json", {"line": number})) from None
     if isinstance(data, dict) and set(data) == {"floor"} and isinstance(data["floor"], str):
         return data["floor"]
     if isinstance(data, dict) and set(data) == {"table"}:
         try:
             return DealtState.model_validate(data["table"])
         except ValidationError as exc:
-            raise EventError(f"journal line {number}: {first_error(exc)}") from None
-    raise EventError(f"journal line {number} is neither a floor line nor a dealt state")
+            words = Words("journal_line", {"line": number, "reason": refusal(exc)})
+            raise _damaged(words) from None
+    raise _damaged(Words("journal_neither", {"line": number}))
+
+
+def _damaged(words: Words) -> EventError:
+    """A journal's bad line, in English and as words to be said in a language."""
+    return EventError(words.text(), words)
 
 
 def replay_journal(

@@ -193,15 +193,16 @@ def parse_game_event(text: str | bytes) -> GameEvent:
     try:
         return _Line.model_validate_json(text).root
     except ValidationError as exc:
-        raise EventError(first_error(exc), _refusal(exc)) from None
+        raise EventError(first_error(exc), refusal(exc)) from None
 
 
 #: where pydantic's JSON parser says a line goes wrong ("... at line 1 column 2")
 _JSON_AT = re.compile(r"at line \d+ column (\d+)$")
 
 
-def _refusal(exc: ValidationError) -> Words | str:
-    """The first problem of a report in the game record's words (what first_error writes)."""
+def refusal(exc: ValidationError) -> Words | str:
+    """The first problem of a pydantic report in the game record's words (what first_error
+    writes, with the field as written and pydantic's sentence passed on)."""
     first = exc.errors()[0]
     if first["type"] == "json_invalid":  # the parser's own words name the character
         where = _JSON_AT.search(str((first.get("ctx") or {}).get("error", "")))

@@ -76,6 +76,11 @@ WORDS: dict[str, str] = {
     "field_problem": "%(field)s: %(problem)s",
     "field_problems": "%(field)s: %(problem)s (and %(more)s more)",
     "not_json": "not JSON: it goes wrong at character %(column)s",
+    # a damaged journal of `mjtable game follow`
+    "journal_not_json": "journal line %(line)s is not JSON",
+    "journal_line": "journal line %(line)s: %(reason)s",
+    "journal_neither": "journal line %(line)s is neither a floor line nor a dealt state",
+    "journal_not_utf8": "byte %(byte)s at offset %(offset)s is not UTF-8",
     # how each rule set draws its seats
     "procedure_wenzhou": "each player draws a wind (wind_draw)",
     "procedure_sichuan": "each player throws two dice (dice_seating)",

@@ -343,6 +343,18 @@ def test_show_refuses_what_holds_no_game_and_skips_a_torn_line(tmp_path: Path) -
         f"mjtable game show: {journal}: journal line 1 is neither a floor line nor a dealt "
         "state: the journal is damaged\n"
     )
+    # in French, each way a journal is damaged, in its words
+    for content, why in [
+        (b'{"floor": 3}\n',
+         "la ligne 1 du journal n'est ni une ligne de la salle ni un état distribué"),
+        (b"not json\n", "la ligne 1 du journal n'est pas du JSON"),
+        (b'{"table": {}}\n', "ligne 1 du journal : variant : champ requis (et 18 de plus)"),
+        (b'{"floor": "x"}\n\xff\n', "l'octet 0xff à la position 15 n'est pas de l'UTF-8"),
+    ]:  # fmt: skip
+        journal.write_bytes(content)
+        damaged = show(tmp_path, "--lang", "fr")
+        assert damaged.returncode == 2
+        assert damaged.stderr == f"mjtable game show: {journal}: {why} : le journal est abîmé\n"
 
 
 def test_a_simplified_game_tells_the_table_where_it_stands_without_a_leader(
