@@ -40,22 +40,26 @@ need = { command -v $(2) >/dev/null 2>&1 || { \
 	pythons-rest chip-long chip-image bench lock \
 	wheelhouse pi-wheels pi-check clean
 
-$(RUNTIME): pyproject.toml
+# The environment itself, with pip (the packaging tests and the wheelhouse use this
+# environment's pip).
+$(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { \
 		echo "make: $(PYTHON) is older than Python 3.11: run make PYTHON=python3.11 (or newer)" >&2; \
 		exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# The runtime alone, through pip (uv is a development tool).
+$(RUNTIME): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
-# The development tools through uv (one of them): it resolves and installs the lot in seconds
-# where pip takes about a minute; the venv keeps pip (the packaging tests and the wheelhouse
-# use this environment's pip).
-$(DEV): $(RUNTIME)
+# The runtime and the development tools through uv (one of them): it resolves and installs the
+# lot in seconds where pip takes about a minute; the runtime comes with them, so its stamp too.
+$(DEV): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet "$$(grep -o '"uv[^"]*"' pyproject.toml | tr -d '"')"
 	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'
-	touch $@
+	touch $(RUNTIME) $@
 
 demo: $(RUNTIME)
 	$(BIN)/mjtable demo
