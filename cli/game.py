@@ -25,25 +25,22 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from cli.errors import UsageError
+from cli.game_dir import JOURNAL, Journal, check_source, game_folder, load_journal, lock_folder
 from cli.lang import N_, Phrasebook, add_lang_option, chosen
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from rules.dealt import DealtState, GamePosition
+    from rules.dealt import GamePosition
     from rules.follow import Follower, Notice
-    from rules.game_words import Words
     from rules.standings import Standings
 
 #: what the table was told: who leads the next deal, and the game's position
 Told = tuple["str | None", "GamePosition | None"]
 
-JOURNAL = "journal.jsonl"
-SOURCE = "follow.json"  # which floor source the journal's lines came from
-LOCK = "follow.lock"
 #: How often the floor's file is looked at for new lines, and the table tried again after a
 #: lost connection (seconds).
 POLL = 0.2
@@ -97,134 +94,6 @@ def register(subparsers: Any) -> None:
     show.set_defaults(func=_show, command="game show")
 
 
-# --------------------------------------------------------------------------- the journal
-
-
-def _directory(value: str, *, create: bool) -> Path:
-    path = Path(value)
-    if create and not path.exists():
-        try:
-            path.mkdir(parents=True)
-        except OSError as exc:
-            raise UsageError(
-                N_("cannot create it: %(why)s"), about=f"--dir {value}", why=exc.strerror or exc
-            ) from None
-    if not path.is_dir():
-        if not path.exists():
-            raise UsageError(N_("--dir %(folder)s does not exist"), folder=value)
-        raise UsageError(N_("--dir %(folder)s is not a directory"), folder=value)
-    return path
-
-
-def _load(directory: Path, *, repair: bool) -> tuple[Follower, bool]:
-    """The follower rebuilt from the directory's journal, and whether its last line was torn
-    (cut by a crash while it was written; ``repair`` cuts it off the file)."""
-    from rules.follow import read_journal, replay_journal  # lazy: the rules, when used
-    from rules.game_events import EventError
-    from rules.game_words import Words
-
-    path = directory / JOURNAL
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        data = b""
-    except OSError as exc:
-        raise UsageError(
-            N_("cannot read it: %(why)s"), about=str(path), why=exc.strerror or exc
-        ) from None
-    try:
-        items, torn = read_journal(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        where = {"byte": f"0x{data[exc.start]:02x}", "offset": exc.start}
-        raise JournalDamaged(path, Words("journal_not_utf8", where)) from None
-    except EventError as exc:
-        raise JournalDamaged(path, exc.words) from None
-    if torn and repair:
-        with path.open("r+b") as file:
-            file.truncate(data.rfind(b"\n") + 1)
-    return replay_journal(items), torn
-
-
-class JournalDamaged(UsageError):
-    """A journal with a bad line: what is wrong, said in the command's language (the game
-    record's words, and what they pass on)."""
-
-    def __init__(self, path: Path, why: Words | str) -> None:
-        super().__init__(N_("%(why)s: the journal is damaged"), about=str(path), why=str(why))
-        self.why = why
-
-    def said_in(self, words: Phrasebook) -> str:
-        why = self.why
-        said = words.table(why) if isinstance(why, str) else why.text(words.table)
-        return self._about(words._(self.words) % {"why": said})
-
-
-class Journal:
-    """The journal, appended one item at a time, each flushed to disk before it is used."""
-
-    def __init__(self, path: Path) -> None:
-        self.file = path.open("a", encoding="utf-8")
-
-    def append(self, item: DealtState | str) -> None:
-        from rules.follow import journal_line  # lazy: as in _load
-
-        self.file.write(journal_line(item) + "\n")
-        self.file.flush()
-        os.fsync(self.file.fileno())
-
-    def close(self) -> None:
-        self.file.close()
-
-
-def _check_source(directory: Path, events: str) -> None:
-    """One journal follows one floor source: the same file again after a restart, or stdin."""
-    source = str(Path(events).resolve()) if events != "-" else "-"
-    path = directory / SOURCE
-    try:
-        known = json.loads(path.read_text(encoding="utf-8"))["events"]
-    except FileNotFoundError:
-        path.write_text(json.dumps({"events": source}) + "\n", encoding="utf-8")
-        return
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(
-            N_("cannot read it (%(why)s): the directory is damaged"), about=str(path), why=exc
-        ) from None
-    if known != source:
-        raise UsageError(
-            N_(
-                "--dir %(folder)s follows the floor's lines from %(known)s, not %(source)s: give "
-                "that source again, or a new directory for a new game"
-            ),
-            folder=directory,
-            known=known,
-            source=source,
-        )
-
-
-def _lock(directory: Path) -> IO[str]:
-    import fcntl  # lazy: Unix only, and only here
-
-    handle = (directory / LOCK).open("a+", encoding="utf-8")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.seek(0)
-        holder = handle.read().strip() or "another process"
-        handle.close()
-        raise UsageError(
-            N_(
-                "--dir %(folder)s is followed already (pid %(pid)s): stop that follower first, "
-                "or show the game with mjtable game show"
-            ),
-            folder=directory,
-            pid=holder,
-        ) from None
-    handle.truncate(0)
-    handle.write(f"{os.getpid()}\n")
-    handle.flush()
-    return handle
-
-
 # --------------------------------------------------------------------------- the two sources
 
 
@@ -260,7 +129,7 @@ def _table(socket: str, items: queue.Queue[Item], stop: threading.Event, holder:
 
 def _floor_file(path: Path, skip: int, items: queue.Queue[Item], stop: threading.Event) -> None:
     """Put the file's lines on ``items`` as it grows, after the first ``skip`` lines."""
-    from rules.follow import MAX_LINE  # lazy: as in _load
+    from rules.follow import MAX_LINE  # lazy: the rules, when used
 
     def read() -> bytes:
         """The next bytes written to the file, waited for; b"" once stopped."""
@@ -282,7 +151,7 @@ def _floor_stdin(items: queue.Queue[Item]) -> None:
     thread waiting in ``sys.stdin``'s buffered read holds its lock, and the interpreter, once
     stopped, waits for that lock at its shutdown and aborts ("Fatal Python error: could not
     acquire lock for <stdin>"): a follower stopped with its stdin still open died so."""
-    from rules.follow import MAX_LINE  # lazy: as in _load
+    from rules.follow import MAX_LINE  # lazy: the rules, when used
 
     for line in _lines(lambda: os.read(sys.stdin.fileno(), CHUNK), MAX_LINE * 4 + 2):
         items.put(("floor", line))
@@ -328,18 +197,18 @@ def _say(notices: list[Notice], words: Phrasebook, verbose: bool) -> None:
 
 
 def _follow(args: argparse.Namespace) -> int:
-    from cli.client import socket_path  # lazy: as in _load
+    from cli.client import socket_path  # lazy: the rules, when used
     from cli.inputs import require_file
 
     floor: Path | None = None
     if args.events != "-":
         floor = require_file(args.events, "--events")
     socket = socket_path(args)
-    directory = _directory(args.dir, create=True)  # created once every option is checked
-    lock = _lock(directory)
+    directory = game_folder(args.dir, create=True)  # created once every option is checked
+    lock = lock_folder(directory)
     try:
-        _check_source(directory, args.events)
-        follower, torn = _load(directory, repair=True)
+        check_source(directory, args.events)
+        follower, torn = load_journal(directory, repair=True)
         if torn:
             said = Phrasebook(chosen(args))._(
                 N_(
@@ -356,7 +225,7 @@ def _follow(args: argparse.Namespace) -> int:
 def _run(
     follower: Follower, directory: Path, floor: Path | None, socket: str, args: argparse.Namespace
 ) -> int:
-    from rules.dealt import DealtState  # lazy: as in _load
+    from rules.dealt import DealtState  # lazy: the rules, when used
 
     items: queue.Queue[Item] = queue.Queue()
     stop = threading.Event()
@@ -459,9 +328,9 @@ def _tell_leader(
 
 
 def _show(args: argparse.Namespace) -> int:
-    from rules.standings import standings  # lazy: as in _load
+    from rules.standings import standings  # lazy: the rules, when used
 
-    directory = _directory(args.dir, create=False)
+    directory = game_folder(args.dir, create=False)
     if not (directory / JOURNAL).exists():
         raise UsageError(
             N_(
@@ -470,7 +339,7 @@ def _show(args: argparse.Namespace) -> int:
             ),
             folder=args.dir,
         )
-    follower, _ = _load(directory, repair=False)
+    follower, _ = load_journal(directory, repair=False)
     words = Phrasebook(chosen(args))
     table = standings(follower.record, words.table)
     waiting = [d.cycle_id for d in follower.dealt_waiting]
@@ -486,7 +355,7 @@ def _show(args: argparse.Namespace) -> int:
         return 0
     for line in _table_text(table, words):
         print(line)
-    from rules.game_words import say  # lazy: as in _load
+    from rules.game_words import say  # lazy: the rules, when used
 
     waits = ", ".join(waiting) or "-"
     print(say("show_following", words.table, lines=follower.lines, waiting=waits))
@@ -500,7 +369,7 @@ def _columns(rows: list[list[str]]) -> list[str]:
 
 
 def _table_text(table: Standings, words: Phrasebook) -> list[str]:
-    from rules.game_words import say  # lazy: as in _load
+    from rules.game_words import say  # lazy: the rules, when used
 
     _ = words.table  # the game record's words, and the refusals they pass on
 
