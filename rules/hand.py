@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from rules import hand_words as w
+from rules import score_words as sw
 from rules.penalties import irregularity
 from rules.tiles import (
     WHITE_DRAGON,
@@ -56,10 +57,10 @@ class MeldKind(StrEnum):
 class WinSource(StrEnum):
     """Where the winning tile came from."""
 
-    DISCARD = "discard"  # another player's discard
-    WALL = "wall"  # drawn from the live wall (self-drawn)
-    KONG = "kong"  # the replacement tile drawn after the winner's own kong (self-drawn)
-    ROBBED = "robbed"  # the tile of an opponent's kong (robbing the kong)
+    DISCARD = sw.SOURCE_DISCARD
+    WALL = sw.SOURCE_WALL
+    KONG = sw.SOURCE_KONG
+    ROBBED = sw.SOURCE_ROBBED
 
     @property
     def self_drawn(self) -> bool:

@@ -11,17 +11,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from rules import score_words as sw
 from rules.counts import FACES, ORPHANS, is_pairs, is_thirteen_orphans
 from rules.hand import Meld, MeldKind
 from rules.tiles import sort_key
 
 
 class Shape(StrEnum):
-    SETS = "sets and a pair"
-    PAIRS = "pairs"
-    ORPHANS = "thirteen orphans"
-    SERPENTINE = "serpentine"
-    THREE_JOKERS = "three jokers"
+    SETS = sw.SHAPE_SETS
+    PAIRS = sw.SHAPE_PAIRS
+    ORPHANS = sw.SHAPE_ORPHANS
+    SERPENTINE = sw.SHAPE_SERPENTINE
+    THREE_JOKERS = sw.SHAPE_THREE_JOKERS
 
 
 class GroupKind(StrEnum):

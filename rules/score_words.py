@@ -60,17 +60,21 @@ PAYS_EVERY = "self-drawn: every player pays {points}"
 PAYS_ROBBED = "robbed kong: the player robbed pays {points}"
 PAYS_DISCARDER = "discard: the discarder alone pays {points}"
 
+# the words a score's verdict, its shape and where its winning tile came from are said in: the
+# values of rules/scoring/common.py's Verdict, rules/readings.py's Shape and rules/hand.py's
+# WinSource, which take them from here
+VERDICT_WIN = "win"
+VERDICT_FALSE_WIN = "false win"  # declared complete, but no winning shape
+VERDICT_INCOMPLETE = "incomplete"  # one tile short: not a declaration, only waits
+SHAPE_SETS = "sets and a pair"
+SHAPE_PAIRS = "pairs"
+SHAPE_ORPHANS = "thirteen orphans"
+SHAPE_SERPENTINE = "serpentine"
+SHAPE_THREE_JOKERS = "three jokers"
+SOURCE_DISCARD = "discard"  # another player's discard
+SOURCE_WALL = "wall"  # drawn from the live wall (self-drawn)
+SOURCE_KONG = "kong"  # the replacement tile drawn after the winner's own kong (self-drawn)
+SOURCE_ROBBED = "robbed"  # the tile of an opponent's kong (robbing the kong)
+
 #: Every sentence above, in the order written
 SCORE_SENTENCES: tuple[str, ...] = sentences_of(globals())
-
-
-def score_sentences() -> tuple[str, ...]:
-    """:data:`SCORE_SENTENCES`, then the words a score's verdict, its shape and where its
-    winning tile came from are said in (their enumerations' values), as the catalogue lists
-    them (station/lang.py)."""
-    # lazy: the enumerations' modules import the scoring, which imports this one
-    from rules.hand import WinSource
-    from rules.readings import Shape
-    from rules.scoring.common import Verdict
-
-    return SCORE_SENTENCES + tuple(Verdict) + tuple(Shape) + tuple(WinSource)

@@ -248,7 +248,7 @@ def passed_on_sentences() -> tuple[str, ...]:
     from rules.hand_words import HAND_SENTENCES
     from rules.profile_words import PROFILE_SENTENCES
     from rules.record_words import RECORD_SENTENCES
-    from rules.score_words import score_sentences
+    from rules.score_words import SCORE_SENTENCES
 
     # a hand's refusals first: each names what it is about before any detail, where the
     # configuration's and the audit's more general ones ("cannot read {path}: {detail}") would
@@ -258,7 +258,7 @@ def passed_on_sentences() -> tuple[str, ...]:
         + RECORD_SENTENCES
         + (PROFILE_SENTENCES + CONFIG_SENTENCES + AUDIT_SENTENCES + INSTALL_SENTENCES)
         + FIRMWARE_SENTENCES
-        + score_sentences()
+        + SCORE_SENTENCES
     )
 
 

@@ -17,15 +17,16 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from math import prod
 
+from rules import score_words as sw
 from rules.hand import Hand
 from rules.shapes import Decomposition, Shape
 from rules.words import RuleSet
 
 
 class Verdict(StrEnum):
-    WIN = "win"
-    FALSE_WIN = "false win"  # declared complete, but no winning shape
-    INCOMPLETE = "incomplete"  # one tile short: not a declaration, only waits
+    WIN = sw.VERDICT_WIN
+    FALSE_WIN = sw.VERDICT_FALSE_WIN
+    INCOMPLETE = sw.VERDICT_INCOMPLETE
 
 
 class Effect(StrEnum):
