@@ -197,7 +197,7 @@ def _say(notices: list[Notice], words: Phrasebook, verbose: bool) -> None:
 
 
 def _follow(args: argparse.Namespace) -> int:
-    from cli.client import socket_path  # lazy: the rules, when used
+    from cli.client import socket_path  # lazy: the client, when used
     from cli.inputs import require_file
 
     floor: Path | None = None

@@ -23,6 +23,8 @@ LOCK = "follow.lock"
 
 
 def game_folder(value: str, *, create: bool) -> Path:
+    """The folder ``--dir`` names (made first when ``create``), or a UsageError saying why it
+    cannot be used."""
     path = Path(value)
     if create and not path.exists():
         try:
