@@ -39,16 +39,18 @@
   // The dealer's view: a touch button or the dice, sent without leaving the view; the
   // table's answer in words. Forms are found at each submit: the dice form comes and goes
   // with the live sections. A refusal stays until the next press; the answer to a press
-  // taken goes once the table, seen working since the press, no longer works: the view's
-  // "next" line then says what to press.
+  // taken goes once the table, moved on since the press (seen working, or its "next" line
+  // changed: a quick step may be over before the view shows it working), no longer works:
+  // the view's "next" line then says what to press.
   const answer = document.getElementById("answer");
   let worked = false;
+  let nextAtPress = "";
   function settled() {
     const next = document.getElementById("next");
     if (!answer || !next) return;
     if (next.dataset.working === "yes") {
       worked = true;
-    } else if (worked && answer.classList.contains("ok")) {
+    } else if ((worked || next.textContent !== nextAtPress) && answer.classList.contains("ok")) {
       answer.textContent = "";
       answer.className = "answer";
     }
@@ -60,6 +62,8 @@
     const button = act.querySelector("button");
     if (button) button.disabled = true;
     worked = false;
+    const next = document.getElementById("next");
+    nextAtPress = next ? next.textContent : "";
     try {
       // getAttribute: the form's field "action" hides the form's action property
       const response = await fetch(act.getAttribute("action"), {
