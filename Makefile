@@ -36,7 +36,7 @@ need = { command -v $(2) >/dev/null 2>&1 || { \
 	if [ "$(CI)" = true ]; then echo "make $(1): FAILED: $(2) not found: install $(3)" >&2; exit 1; fi; \
 	echo "make $(1): SKIPPED: $(2) not found: install $(3)" >&2; false; }; }
 
-.PHONY: demo test checks test-all lint typecheck mpy npm micropython micropython-run unit pythons \
+.PHONY: demo test checks test-all lint typecheck mpy npm micropython micropython-run unit once pythons \
 	pythons-rest chip-long chip-image bench lock \
 	wheelhouse pi-wheels pi-check clean
 
@@ -64,12 +64,16 @@ $(DEV): pyproject.toml | $(BIN)/python
 demo: $(RUNTIME)
 	$(BIN)/mjtable demo
 
-# Every check: the static ones (checks) beside the suite under the Pi's two Pythons (each line
-# under its target's name, tools/side_by_side.py); the npm packages first, which the checks
-# and the suite both use.
+# Every check, in three lanes side by side (each line under its lane's name,
+# tools/side_by_side.py): the static checks, then the tests that do not depend on the
+# interpreter (once); the rest of the suite under this venv's Python (unit); the same under the
+# Pi's other Python (pythons). The two suites are then the same work, and the static checks'
+# lane, done in under a minute, takes the tests run once: the three end close together. The
+# npm packages first, which the checks and the suite both use.
 test: $(DEV) npm
-	$(BIN)/python tools/side_by_side.py "checks=$(MAKE) --no-print-directory checks" \
-		"unit=$(MAKE) --no-print-directory unit" "pythons=$(MAKE) --no-print-directory pythons"
+	$(BIN)/python tools/side_by_side.py "checks=$(MAKE) --no-print-directory checks once" \
+		"unit=$(MAKE) --no-print-directory unit UNIT_MARK='not chip_long and not once'" \
+		"pythons=$(MAKE) --no-print-directory pythons"
 
 checks: lint typecheck mpy micropython
 
@@ -110,14 +114,25 @@ $(NPM_STAMP): tools/package.json tools/package-lock.json
 
 # The suite under this venv's Python (the wheel's tests share one worker: loadgroup), less the
 # chip at length (make chip-long). The npm packages first when Node.js is here: tests/chip runs
-# the firmware on the emulated RP2040.
+# the firmware on the emulated RP2040. UNIT_MARK: pytest's -m instead (make test leaves out the
+# tests marked once there: its checks' lane runs them).
+UNIT_MARK ?= not chip_long
 unit: $(DEV)
 	@if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then \
 		$(MAKE) --no-print-directory $(NPM_STAMP); fi
-	$(BIN)/python -m pytest -n 2 --dist loadgroup -q -m "not chip_long"
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -q -m "$(UNIT_MARK)"
+
+# The tests that do not depend on the interpreter alone (marked once, tests/conftest.py: the
+# wheel, the wheelhouse, the docs, the schemas, the error detection's sweeps, the firmware and
+# the chip's short checks), under this venv's Python.
+once: $(DEV)
+	@if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then \
+		$(MAKE) --no-print-directory $(NPM_STAMP); fi
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -q -m "once and not chip_long"
 
 # The suite under the Pi's other Python (noxfile.py), less the tests that do not depend on the
-# interpreter (marked once: `make unit` has them); a missing Python is one loud line.
+# interpreter (marked once: `make unit` and `make once` have them); a missing Python is one
+# loud line.
 # PYTHONS_ARGS: pytest's arguments there instead (e.g. PYTHONS_ARGS='-n 2 -q tests/api').
 PYTHONS_ARGS ?=
 pythons: $(DEV)
