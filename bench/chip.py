@@ -2,7 +2,7 @@
 loop, garbage collection, the line at full rate, a cycle's time.
 
     .venv/bin/python -m bench.chip [--cycles N] [--image FILE] [--wasm-cycles N] [--blast S]
-                                   [--no-build-blast] [--rp2040 DIR]
+                                   [--no-build-blast] [--no-rtscts] [--rp2040 DIR]
 
 The chip: the firmware's `.mpy` build on the flash of MicroPython's stock Pico image, on rp2040js,
 wired to the simulated table (docs/chip.md), at speed 0, driven over its pty by a host protocol
@@ -22,6 +22,8 @@ SENSORS_VITALS, protocol 2.2: firmware/vitals.py keeps them):
   fast as the host's engine sends them, HEARTBEATs whenever the line would rest): the frames the
   board handles per second of its loop's work against the frames the line carries, the bytes
   lost, every PING answered; then the same during a BUILD_WALLS, which must still end in DONE.
+  The host's UART waits on the board's RTS (RTS/CTS, as the reference board is wired and
+  ``board.rtscts`` sets); --no-rtscts: it sends regardless, as over TX, RX and ground alone.
 
 With --image FILE (the UF2 of `mjtable firmware image`: firmware/ and protocol/ frozen into
 MicroPython) the same run is made on that image too, in the frozen image's column. Needs
@@ -93,17 +95,23 @@ class WasmRun:
 
 
 def chip_run(
-    cycles: int, blast_s: float, build_blast: bool, shared: Path | None, image: Path | None = None
+    cycles: int,
+    blast_s: float,
+    build_blast: bool,
+    shared: Path | None,
+    image: Path | None = None,
+    rtscts: bool = True,
 ) -> ChipRun:
     """The run on the chip: the sources' `.mpy` build on the stock image's flash, or ``image``
-    (`mjtable firmware image`: the build frozen into MicroPython)."""
+    (`mjtable firmware image`: the build frozen into MicroPython); the host's UART waiting on
+    the board's RTS unless ``rtscts`` is False."""
     with tempfile.TemporaryDirectory(prefix="mjbench-chip-") as tmp:
         firmware = None
         if image is None:
             firmware = build(default_source_root(), Path(tmp) / "firmware").directory
         config = ChipConfig(build=firmware, image=image, seed=1, speed=0, shared=shared)
         board = ChipBoard(config)
-        host = ChipHost(board.open_pty(), board)
+        host = ChipHost(board.open_pty(), board, rtscts=rtscts)
         board.start()
         try:
             t0 = time.monotonic()
@@ -400,6 +408,11 @@ def main(argv: list[str] | None = None) -> int:
         "--no-build-blast", action="store_true", help="leave out the line full during a build"
     )
     parser.add_argument(
+        "--no-rtscts",
+        action="store_true",
+        help="the host sends regardless of the board's RTS (a board wired with TX, RX, ground)",
+    )
+    parser.add_argument(
         "--rp2040", metavar="DIR", help="the shared rp2040 folder (image and boot ROM)"
     )
     parser.add_argument(
@@ -417,9 +430,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--wasm-cycles must be 1 or more")
     if not 0.1 <= args.blast <= 60:
         parser.error("--blast must be 0.1 to 60 seconds")
+    rtscts = not args.no_rtscts
     print(
         f"{TILES} tiles; the chip: {args.cycles} cycles, the WebAssembly port: "
-        f"{args.wasm_cycles} cycles",
+        f"{args.wasm_cycles} cycles; the host "
+        + ("waits on the board's RTS (RTS/CTS)" if rtscts else "sends regardless of RTS"),
         flush=True,
     )
     shared = Path(args.rp2040) if args.rp2040 else None
@@ -430,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
             shutil.copyfile(args.image, image)
         try:
             print("the chip, the .mpy build on its flash", flush=True)
-            chip = chip_run(args.cycles, args.blast, not args.no_build_blast, shared)
+            chip = chip_run(args.cycles, args.blast, not args.no_build_blast, shared, rtscts=rtscts)
         except (SimulatorError, RuntimeError) as exc:  # no figures without this run
             print(f"bench.chip: {exc}", file=sys.stderr)
             return 2 if isinstance(exc, SimulatorError) else 1
@@ -438,7 +453,9 @@ def main(argv: list[str] | None = None) -> int:
         if image is not None:
             print(f"the chip, the frozen image {args.image}", flush=True)
             try:
-                frozen = chip_run(args.cycles, args.blast, not args.no_build_blast, shared, image)
+                frozen = chip_run(
+                    args.cycles, args.blast, not args.no_build_blast, shared, image, rtscts
+                )
             except (SimulatorError, RuntimeError) as exc:  # the .mpy build's figures stand
                 frozen_error = str(exc)
                 print(f"bench.chip: the frozen image: {exc}", file=sys.stderr)

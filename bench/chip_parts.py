@@ -41,8 +41,12 @@ class ChipHost:
     emulated chip runs at 0.05 to 0.3 of real time, and a host on the wall's clock would send
     it its heartbeats 3 to 20 times as often, in the chip's time, as a real host does."""
 
-    def __init__(self, path: str, board: ChipBoard, limit_s: float | None = None) -> None:
-        self.port = serial.Serial(path, timeout=0.01)
+    def __init__(
+        self, path: str, board: ChipBoard, limit_s: float | None = None, rtscts: bool = True
+    ) -> None:
+        # rtscts: the host's UART waits on CTS, the board's RTS, as the reference board wires
+        # it (board.rtscts); the emulated chip's line follows the port's setting
+        self.port = serial.Serial(path, timeout=0.01, rtscts=rtscts)
         self.conn = Connection(HOST)
         self.board = board
         #: past this (monotonic), every wait fails: None waits as long as the chip runs

@@ -150,7 +150,7 @@ def _check(args: argparse.Namespace) -> int:
         print(f"  {key:<10} {value}")
     warnings = check_environment(config)
     if config.board is not None:
-        warnings += link_problems(config.board.port, args.prefix)
+        warnings += link_problems(config.board.port, args.prefix, rtscts=config.board.rtscts)
         warnings += installed_problems(board_port(config.board.port, args.prefix), args.prefix)
     for warning in warnings:
         print(

@@ -161,7 +161,8 @@ def _board_target(args: argparse.Namespace, config: Config | None) -> BoardTarge
     if args.port:
         return _checked(SerialPort(str(args.port)))
     if config is not None and config.board is not None:
-        return _checked(SerialPort(config.board.port, config.board.baud))
+        board = config.board
+        return _checked(SerialPort(board.port, board.baud, rtscts=board.rtscts))
     raise UsageError(N_("give --port URL, --config FILE with a [board] section, or --sim"))
 
 
@@ -179,6 +180,7 @@ def _checked(port: SerialPort) -> SerialPort:
     for problem in (
         link_checks.debug_uart_problem(port.url, root),
         link_checks.console_problem(port.url, root),
+        link_checks.cts_problem(port.url, port.rtscts, root),
     ):
         if problem is not None:
             words = Phrasebook(asked())  # the command line's language, else the environment's

@@ -113,6 +113,7 @@ class BoardLink:
         on_event: EventCallback,
         *,
         baudrate: int = DEFAULT_BAUDRATE,
+        rtscts: bool = False,
         reopen_interval: float = 1.0,
         rto_ms: int = RTO_MS,
         max_retries: int = MAX_RETRIES,
@@ -122,6 +123,9 @@ class BoardLink:
     ) -> None:
         self.url = url
         self.baudrate = baudrate
+        #: RTS/CTS flow control on the port: the UART sends only while its CTS (the board's
+        #: RTS) says the board's receive FIFO has room
+        self.rtscts = rtscts
         self.reopen_interval = reopen_interval
         self._on_event = on_event
         self._lock = threading.Lock()
@@ -256,7 +260,12 @@ class BoardLink:
         try:
             # exclusive: one owner of the port (drivers/portlock.py says how)
             port = serial.serial_for_url(
-                self.url, baudrate=self.baudrate, timeout=0, write_timeout=2.0, exclusive=True
+                self.url,
+                baudrate=self.baudrate,
+                rtscts=self.rtscts,
+                timeout=0,
+                write_timeout=2.0,
+                exclusive=True,
             )
         except (serial.SerialException, OSError, ValueError) as exc:
             self.open_failure = open_failure(self.url, exc)

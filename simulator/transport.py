@@ -18,6 +18,7 @@ import errno
 import ipaddress
 import os
 import socket
+import termios
 import tty
 import weakref
 from collections.abc import Callable
@@ -142,6 +143,17 @@ class Transport:
         bound = sock.getsockname()
         self.address = (str(bound[0]), int(bound[1]))
         return self.address
+
+    def host_cts(self) -> bool:
+        """Whether the host opened the pty with RTS/CTS flow control (CRTSCTS in the terminal's
+        settings, which the host's end sets, as pyserial's ``rtscts=True`` does): a real UART
+        would then wait on its CTS. A pty itself ignores it; a TCP client has no CTS."""
+        if self._slave is None:
+            return False
+        try:
+            return bool(termios.tcgetattr(self._slave)[2] & termios.CRTSCTS)
+        except termios.error:
+            return False
 
     # --- serving ---------------------------------------------------------------------------------
 

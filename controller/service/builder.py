@@ -56,6 +56,9 @@ class SerialPort:
     #: every wait on the board this many times longer (``[board] wait_factor``): a board
     #: whose clock runs slower than real time, the emulated chip
     wait_factor: float = 1.0
+    #: the port opened with RTS/CTS flow control (``[board] rtscts``): the board's RTS wired to
+    #: the Pi's CTS, the Pi's UART sends only while the board's receive FIFO has room
+    rtscts: bool = False
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,7 @@ class _LinkOptions(TypedDict, total=False):
     """What the caller chose; the link's own defaults stand for the rest."""
 
     baudrate: int
+    rtscts: bool
     reopen_interval: float
     rto_ms: int
     link_timeout_ms: int
@@ -141,6 +145,8 @@ def _link(
     options: _LinkOptions = {}
     if port.baudrate is not None:
         options["baudrate"] = port.baudrate
+    if port.rtscts:
+        options["rtscts"] = True
     if reopen_interval is not None:
         options["reopen_interval"] = reopen_interval
     if port.wait_factor != 1.0:

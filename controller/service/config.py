@@ -83,6 +83,15 @@ class BoardSection(Section):
         le=4_000_000,
         description="a baud rate in bits per second from 1 to 4000000, e.g. 115200",
     )
+    rtscts: bool = Field(
+        default=False,
+        description=(
+            "true when the board's RTS (the Pico's GP3) is wired to the Pi's CTS (GPIO 16) and "
+            "the Pi's UART has its CTS (docs/firmware.md, Wiring): the Pi then sends only while "
+            "the board can take the bytes, and none is lost while the board writes its flash; "
+            "false (a board wired with TX, RX and ground only) sends regardless"
+        ),
+    )
     wait_factor: float = Field(
         default=1.0,
         ge=1.0,

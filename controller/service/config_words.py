@@ -139,6 +139,12 @@ SERIAL_CONSOLE = (
     "nonint do_serial_cons 1` (or raspi-config: Interface Options, Serial Port, login shell No, "
     "serial port hardware Yes), then reboot"
 )
+NO_CTS = (
+    "true, but /{file} gives the Pi's UART no CTS, so it would wait on the board forever and "
+    "never send: wire the Pico's GP3 (RTS) to the Pi's GPIO 16 (pin 36), add gpio=16=a3 to "
+    "/{file} (a Raspberry Pi 3 or 4, with dtoverlay=disable-bt; on a Pi 5 "
+    "dtoverlay=uart0-pi5,ctsrts), then reboot; or set board.rtscts = false"
+)
 #: how to name the UART instead: in a configuration, on the command line
 SET_PORT = 'set board.port = "{port}"'
 GIVE_PORT = "give --port {port}"
@@ -238,6 +244,7 @@ CONFIG_SENTENCES: tuple[str, ...] = (
     PICO_USB,
     PI5_DEBUG,
     SERIAL_CONSOLE,
+    NO_CTS,
     UNIT_FORBIDS,
     RULE_FORBIDS,
     INTERNET_SOCKETS,

@@ -10,7 +10,9 @@ one line with what to do:
 - on a Raspberry Pi 5, ``/dev/serial0`` is the debug connector's UART (``ttyAMA10``), not
   GPIO 14/15 (:func:`debug_uart_problem`);
 - the Pi's serial console (``console=serial0`` in ``cmdline.txt``) is on the board's UART: the
-  kernel's messages and a login prompt share the line (:func:`console_problem`).
+  kernel's messages and a login prompt share the line (:func:`console_problem`);
+- ``board.rtscts`` is on, but ``config.txt`` gives the Pi's UART no CTS pin: the UART would
+  wait on a CTS nothing drives, and never send (:func:`cts_problem`).
 
 Every function reads the machine under ``root`` (``/`` on the table, a directory in tests):
 ``/dev``, ``/sys/class/tty`` and ``/boot``. Nothing found there means nothing to say: the
@@ -31,6 +33,10 @@ PICO_USB_IDS = ("2e8a", "0005")
 OLD_BOARD_NAME = "/dev/mjtable-board"
 #: the kernel command line, where Raspberry Pi OS keeps it (Bookworm and later, then earlier)
 CMDLINES = ("boot/firmware/cmdline.txt", "boot/cmdline.txt")
+#: the firmware's settings, where Raspberry Pi OS keeps them (Bookworm and later, then earlier)
+CONFIG_TXTS = ("boot/firmware/config.txt", "boot/config.txt")
+#: the Pi's GPIO that is CTS of its UARTs (ALT3: the PL011, ALT5: the mini UART)
+CTS_GPIO = 16
 #: the Raspberry Pi 5's debug connector UART, where its /dev/serial0 points
 PI5_DEBUG_UART = "ttyAMA10"
 
@@ -103,27 +109,72 @@ def console_problem(port: str, root: Path | str = "/") -> str | None:
     if found.kind != "uart":
         return None
     base = Path(root)
-    for relative in CMDLINES:
-        try:
-            text = (base / relative).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        names = {port.rsplit("/", 1)[-1], found.node}
-        for console in _consoles(text):
-            real = follow(base, "/dev/" + console)
-            node = real.rsplit("/", 1)[-1] if real is not None else console
-            if console in names or node in names:
-                return words.SERIAL_CONSOLE.format(port=port, console=console, file=relative)
+    read = _boot_file(base, CMDLINES)
+    if read is None:
         return None
+    relative, text = read
+    names = {port.rsplit("/", 1)[-1], found.node}
+    for console in _consoles(text):
+        real = follow(base, "/dev/" + console)
+        node = real.rsplit("/", 1)[-1] if real is not None else console
+        if console in names or node in names:
+            return words.SERIAL_CONSOLE.format(port=port, console=console, file=relative)
     return None
 
 
-def link_problems(port: str, root: Path | str = "/") -> list[str]:
-    """Everything above that holds for ``port`` on the machine under ``root``, one line
-    each, in the words of `mjtable config check` (board.port)."""
+def _boot_file(base: Path, places: tuple[str, ...]) -> tuple[str, str] | None:
+    """The first of ``places`` (paths under ``base``) that can be read: its path and text;
+    None when none can (not a Pi, or another system)."""
+    for relative in places:
+        try:
+            return relative, (base / relative).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+    return None
+
+
+def _gives_cts(line: str) -> bool:
+    """Whether a line of config.txt gives GPIO 16 to a UART's CTS: ``gpio=16=a3`` (its pins a
+    list or ranges: ``gpio=16,17=a3``, ``gpio=16-17=a5``) or a UART overlay with ``ctsrts``."""
+    line = line.split("#", 1)[0].strip().replace(" ", "")
+    if line.startswith("dtoverlay=uart") and "ctsrts" in line.split(",")[1:]:
+        return True
+    if not line.startswith("gpio="):
+        return False
+    pins, _, settings = line[len("gpio=") :].partition("=")
+    if not {"a3", "a5"} & set(settings.split(",")):
+        return False
+    for part in pins.split(","):
+        low, _, high = part.partition("-")
+        try:
+            if int(low) <= CTS_GPIO <= int(high or low):
+                return True
+        except ValueError:
+            continue
+    return False
+
+
+def cts_problem(port: str, rtscts: bool, root: Path | str = "/") -> str | None:
+    """One line when ``rtscts`` is on for the Pi's UART ``port`` but the Pi's config.txt gives
+    no GPIO to its CTS (nothing said when there is no config.txt: not on a Pi)."""
+    if not rtscts or board_port(port, root).kind != "uart":
+        return None
+    read = _boot_file(Path(root), CONFIG_TXTS)
+    if read is None or any(_gives_cts(line) for line in read[1].splitlines()):
+        return None
+    return words.NO_CTS.format(file=read[0])
+
+
+def link_problems(port: str, root: Path | str = "/", *, rtscts: bool = False) -> list[str]:
+    """Everything above that holds for ``port`` (opened with RTS/CTS when ``rtscts``) on the
+    machine under ``root``, one line each, in the words of `mjtable config check`."""
     found = [
         repl_problem(port, root, use=USE_CONFIG),
         debug_uart_problem(port, root),
         console_problem(port, root),
     ]
-    return [words.SAID.format(key="board.port", problem=line) for line in found if line]
+    said = [words.SAID.format(key="board.port", problem=line) for line in found if line]
+    cts = cts_problem(port, rtscts, root)
+    if cts is not None:
+        said.append(words.SAID.format(key="board.rtscts", problem=cts))
+    return said

@@ -280,7 +280,7 @@ class Service:
                 "no [board] section in the configuration: give the board's port, or run with --sim"
             )
         board = self.config.board
-        return SerialPort(board.port, board.baud, board.wait_factor)
+        return SerialPort(board.port, board.baud, board.wait_factor, board.rtscts)
 
     def _start_panel(self) -> None:
         section = self.config.panel

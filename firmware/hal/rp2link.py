@@ -43,9 +43,12 @@ MANIFEST = "/manifest.json"
 
 
 def host_uart() -> object:
-    """UART0 to the host: 115200 8N1 on GP0/GP1, 1 KiB buffers each way, never blocking."""
+    """UART0 to the host: 115200 8N1 on GP0/GP1, 1 KiB buffers each way, never blocking; its
+    RTS on GP3, driven by the UART (high while its receive FIFO holds 4 bytes: the host's UART
+    waits then, even while a flash write stalls the core)."""
     Pin = machine.Pin
-    return machine.UART(
+    UART = machine.UART
+    return UART(
         0,
         baudrate=HOST_BAUD,
         bits=8,
@@ -53,6 +56,8 @@ def host_uart() -> object:
         stop=1,
         tx=Pin(PINS["HOST_TX"][1]),
         rx=Pin(PINS["HOST_RX"][1]),
+        rts=Pin(PINS["HOST_RTS"][1]),
+        flow=UART.RTS,
         txbuf=1024,
         rxbuf=1024,
         timeout=0,

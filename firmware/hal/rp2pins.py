@@ -46,7 +46,15 @@ reads this file's constants as they are. Choices, with their arithmetic:
   GPIO interrupts: the handler adds one to a list slot (masked to 16 bits, so it never grows
   into a long integer: no allocation in the interrupt). Limit switches and the belt-full sensor
   are on an MCP23017 I/O expander (I2C0 400 kHz, 0x20), read at most every EXPANDER_MS.
-- The host: UART0, 115200 baud 8N1, on GP0 (TX) and GP1 (RX), 1 KiB buffers each way.
+- The host: UART0, 115200 baud 8N1, on GP0 (TX) and GP1 (RX), 1 KiB buffers each way, and
+  the UART's RTS on GP3 (HOST_RTS, to the Pi's CTS, GPIO16), driven by the UART itself: it
+  goes high (stop) while the receive FIFO holds its trigger level (4 of its 32 bytes), stalled
+  core or not. MicroPython's rp2 port writes the flash with interrupts off; a sector erase
+  stalls the chip 45 ms, in which a full line brings 518 bytes, and without RTS the FIFO's
+  32 were all that stayed. The Pi's UART sends only while its CTS is low when the host opens
+  the port with RTS/CTS (``board.rtscts``, docs/config.md); a 10 kOhm pull-up on the line
+  holds it high (stop) while the Pico boots. The cover's contact moved to the input expander
+  for this (GP3 is one of the three pins UART0's RTS can use: GP15 and GP19 are taken).
 - The dice unit on I2C0 at 0x30: it returns three bytes (the dice of its last throw, 0 =
   unread) and takes the dice to display.
 
@@ -99,7 +107,7 @@ PINS: "dict[str, tuple[int, int, str, int]]" = {
     "HOST_TX": (GPIO, 0, UART, 0),
     "HOST_RX": (GPIO, 1, UART, 0),
     "ESTOP": (GPIO, 2, IN, SENSE_ESTOP),  # NC contact to ground, pulled up: open = pressed
-    "COVER": (GPIO, 3, IN_LOW, SENSE_COVER_CLOSED),  # closed cover closes the contact
+    "HOST_RTS": (GPIO, 3, UART, 0),  # to the Pi's CTS: high while UART0's receive FIFO is full
     "READER_TX": (GPIO, 4, UART, 1),
     "READER_RX": (GPIO, 5, UART, 1),
     "PWM_DISC": (GPIO, 6, PWM, 0),
@@ -129,6 +137,7 @@ PINS: "dict[str, tuple[int, int, str, int]]" = {
     "UP_N": (XIN, 3, IN_LOW, SENSE_UP + 3),
     "UP_CENTRE": (XIN, 4, IN_LOW, SENSE_UP + 4),
     "BELT_FULL": (XIN, 5, IN, SENSE_BELT_FULL),
+    "COVER": (XIN, 6, IN_LOW, SENSE_COVER_CLOSED),  # closed cover closes the contact
     "DOWN_E": (XIN, 8, IN_LOW, SENSE_DOWN),
     "DOWN_S": (XIN, 9, IN_LOW, SENSE_DOWN + 1),
     "DOWN_W": (XIN, 10, IN_LOW, SENSE_DOWN + 2),
@@ -157,7 +166,10 @@ MUX_REFERENCE = const(15)
 #: GPIOs the Pico brings out, those with an ADC, and the pins each UART and I2C can use
 PICO_GPIOS = tuple(range(23)) + (25, 26, 27, 28)  # noqa: RUF005 (MicroPython)
 ADC_GPIOS = {26: 0, 27: 1, 28: 2}
-UART_PINS = {0: ((0, 12, 16), (1, 13, 17)), 1: ((4, 8, 20), (5, 9, 21))}  # (TX), (RX)
+UART_PINS = {  # (TX), (RX), (RTS)
+    0: ((0, 12, 16, 28), (1, 13, 17), (3, 15, 19)),
+    1: ((4, 8, 20), (5, 9, 21), (7, 11, 27)),
+}
 I2C_PINS = {0: ((0, 4, 8, 12, 16, 20), (1, 5, 9, 13, 17, 21))}  # (SDA), (SCL)
 
 SHUNT_MOHM = const(50)
@@ -260,8 +272,9 @@ def check_pins(pins: "dict[str, tuple[int, int, str, int]]" = PINS) -> "list[str
         if role == ADC and ADC_GPIOS.get(pin) != unit:
             problems.append(name + ": GP" + str(pin) + " is not ADC" + str(unit))
         if role == UART:
-            tx, rx = UART_PINS[unit]
-            if pin not in (tx if name.endswith("TX") else rx):
+            tx, rx, rts = UART_PINS[unit]
+            mine = tx if name.endswith("TX") else rts if name.endswith("RTS") else rx
+            if pin not in mine:
                 problems.append(name + ": GP" + str(pin) + " is not a pin of UART" + str(unit))
         if role == I2C:
             sda, scl = I2C_PINS[unit]

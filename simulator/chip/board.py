@@ -415,6 +415,7 @@ class ChipBoard(ServedBoard):
             self._hang = False
             inputs.command = HANG
         inputs.flash_cut, self._flash_cut = self._flash_cut, None
+        inputs.host_cts = self.transport.host_cts()
         runner.send(inputs)
 
     def _service(self) -> float | None:

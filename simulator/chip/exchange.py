@@ -109,6 +109,10 @@ class Inputs:
     #: nth such operation from now, the percent of it done when the power goes); the runner
     #: keeps it armed across slices until it strikes
     flash_cut: tuple[int, int, int] | None = None
+    #: the host's UART waits on its CTS, wired to the chip's UART0 RTS (GP3): it sends UART0's
+    #: bytes only while the chip's receive FIFO is under its trigger level (the host opened its
+    #: port with RTS/CTS); False, it sends them whenever it has some
+    host_cts: bool = False
 
     def encode(self) -> bytes:
         parts = [b"I", struct.pack("<IIB", self.slice_us, self.levels, self.command)]
@@ -123,6 +127,7 @@ class Inputs:
         for data in (self.uart0, self.uart1):
             parts.append(struct.pack("<H", len(data)) + data)
         parts.append(struct.pack("<BBB", *(self.flash_cut or (0, 0, 0))))
+        parts.append(struct.pack("<B", int(self.host_cts)))
         body = b"".join(parts)
         return struct.pack("<I", len(body)) + body
 

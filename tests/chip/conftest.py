@@ -171,6 +171,8 @@ class ChipProgram:
         #: what the chip sent on UART0 so far, and the most it sent in one slice
         self.uart0 = bytearray()
         self.uart0_most = 0
+        #: the host's UART waits on CTS, wired to the chip's UART0 RTS (Inputs.host_cts)
+        self.host_cts = False
 
     def console(self) -> str:
         return self.runner.console.decode("utf-8", "replace")
@@ -187,12 +189,14 @@ class ChipProgram:
             assert time.monotonic() < deadline, f"{pattern!r} not seen: {self.console()!r}"
         raise AssertionError(f"{pattern!r} not seen in {chip_ms} ms: {self.console()!r}")
 
-    def step(self, uart1: bytes = b"") -> Outputs:
-        """One slice of 1 ms, ``uart1`` arriving on UART1 meanwhile; the power is cut first when
+    def step(self, uart1: bytes = b"", uart0: bytes = b"") -> Outputs:
+        """One slice of 1 ms, ``uart1`` and ``uart0`` sent to the chip's UARTs meanwhile (what a
+        slice has no time for goes on in the next ones); the power is cut first when
         ``cut_power()`` asked for it, the core stops when ``hang()`` did, and a cut is aimed at
         a flash operation when ``aim_power_cut()`` asked for one."""
-        inputs = Inputs(1000, 0, self.command, devices=dict(self.devices), uart1=uart1)
+        inputs = Inputs(1000, 0, self.command, devices=dict(self.devices), uart0=uart0, uart1=uart1)
         inputs.flash_cut = self.flash_cut
+        inputs.host_cts = self.host_cts
         self.runner.send(inputs)
         self.command = 0
         self.flash_cut = None

@@ -89,17 +89,20 @@ def test_switches_reach_their_pins_as_the_board_wires_them() -> None:
     hal = SimHal(136, 1)
     table = ChipTable(hal)
     pins = board()["PINS"]
-    estop, cover = pins["ESTOP"][1], pins["COVER"][1]
+    estop = pins["ESTOP"][1]
+    where, cover, _, _ = pins["COVER"]
+    assert where == board()["XIN"]  # GP3 is UART0's RTS to the host
     first = table.inputs(1, b"")
     assert not first.levels >> estop & 1  # released: the contact holds the pin low
-    assert not first.levels >> cover & 1  # closed: the contact pulls the pin low
+    xin = int.from_bytes(first.devices[where], "little")
+    assert not xin >> cover & 1  # closed: the contact pulls the expander's input low
     hal.press_estop()
     hal.open_cover()
     second = table.inputs(1, b"")
-    assert second.levels >> estop & 1 and second.levels >> cover & 1
+    down = int.from_bytes(second.devices[board()["XIN"]], "little")
+    assert second.levels >> estop & 1 and down >> cover & 1
     assert hal.level_raw(SENSE_ESTOP) == 1 and hal.level_raw(SENSE_COVER_CLOSED) == 0
     # the plates are down: their down switches pull the input expander's bits low
-    down = int.from_bytes(second.devices[board()["XIN"]], "little")
     for i in range(4):
         assert not down >> pins["DOWN_" + "ESWN"[i]][1] & 1
         assert down >> pins["UP_" + "ESWN"[i]][1] & 1
@@ -206,9 +209,10 @@ def test_the_inputs_encode_as_the_runner_reads_them() -> None:
     ).encode()
     assert data[:5] == (len(data) - 4).to_bytes(4, "little") + b"I"
     assert data[5:14] == (1000).to_bytes(4, "little") + (5).to_bytes(4, "little") + b"\x00"
-    assert data[-9:] == b"\x02\x00ab\x00\x00" + b"\x00\x00\x00"  # no flash cut aimed
-    aimed = Inputs(1000, 0, flash_cut=(FLASH_ERASE, 2, 100)).encode()
-    assert aimed[-3:] == bytes((FLASH_ERASE, 2, 100))
+    # no flash cut aimed, the host sends without waiting on CTS
+    assert data[-10:] == b"\x02\x00ab\x00\x00" + b"\x00\x00\x00" + b"\x00"
+    aimed = Inputs(1000, 0, flash_cut=(FLASH_ERASE, 2, 100), host_cts=True).encode()
+    assert aimed[-4:] == bytes((FLASH_ERASE, 2, 100, 1))
 
 
 def test_the_chip_runs_a_build_or_an_image_not_both(tmp_path: Path) -> None:

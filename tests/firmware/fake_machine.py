@@ -100,6 +100,10 @@ class ADC:
 
 
 class UART:
+    #: hardware flow control, as MicroPython's rp2 port numbers it
+    CTS = 1
+    RTS = 2
+
     def __init__(self, id: int, baudrate: int = 9600, **kwargs: object) -> None:
         self.id = id
         self.baudrate = baudrate

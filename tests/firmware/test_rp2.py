@@ -232,13 +232,25 @@ def test_levels_from_gpios_and_from_the_expander(rp2: ModuleType, board: object)
     assert board.level(SENSE_ESTOP) == 0
     fake_machine.pins[2].level = 1  # open (pressed, or a broken wire)
     assert board.level(SENSE_ESTOP) == 1
-    fake_machine.pins[3].level = 0  # the cover's contact pulls the pin low
-    assert board.level(SENSE_COVER_CLOSED) == 1
-    fake_machine.registers[0x20][0x12] = 0xFF & ~(1 << 1)  # plate S at its up switch
+    # plate S at its up switch, the cover's contact closed (it pulls the expander's input low)
+    fake_machine.registers[0x20][0x12] = 0xFF & ~(1 << 1) & ~(1 << 6)
     fake_machine.registers[0x20][0x13] = 0xFF & ~(1 << 0)  # plate E at its down switch
     CLOCK[0] += 10
     assert board.level(SENSE_UP + 1) == 1 and board.level(SENSE_UP) == 0
     assert board.level(SENSE_DOWN) == 1 and board.level(SENSE_DOWN + 1) == 0
+    assert board.level(SENSE_COVER_CLOSED) == 1
+    fake_machine.registers[0x20][0x12] = 0xFF  # the cover open
+    CLOCK[0] += 10
+    assert board.level(SENSE_COVER_CLOSED) == 0
+
+
+def test_the_hosts_uart_drives_its_rts_for_the_hosts_cts(rp2: ModuleType, board: object) -> None:
+    """UART0 with hardware flow control on its RTS pin: the UART stops the host's UART while its
+    receive FIFO is full, even while a flash write stalls the core (tests/chip/test_flow.py)."""
+    host = fake_machine.uarts[0].settings
+    assert host["rts"].id == rp2pins.PINS["HOST_RTS"][1] == 3  # type: ignore[attr-defined]
+    assert host["flow"] == fake_machine.UART.RTS
+    assert (host["tx"].id, host["rx"].id) == (0, 1)  # type: ignore[attr-defined]
 
 
 def test_the_readers_changes_are_given_in_order_however_late_they_are_read(

@@ -1,8 +1,8 @@
 """The board's link on the Pi: the Pico's USB port (MicroPython's REPL) refused as the board's
 port, recognised by its USB ids in sysfs; the Pi's serial console on the board's UART and a
-Raspberry Pi 5's debug UART named; each in one line, by `mjtable config check`, `mjtable diag`,
-`mjtable run` and `mjtable install`. The machine is a root file system in the test's directory
-(tests/support/table_root.py)."""
+Raspberry Pi 5's debug UART named, and RTS/CTS asked of a Pi whose UART has no CTS; each in one
+line, by `mjtable config check`, `mjtable diag`, `mjtable run` and `mjtable install`. The
+machine is a root file system in the test's directory (tests/support/table_root.py)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from controller.service import link_checks
 from controller.service.config import check_environment, config_from_dict
 from controller.service.link_checks import (
     console_problem,
+    cts_problem,
     debug_uart_problem,
     link_problems,
     repl_problem,
@@ -125,6 +126,60 @@ def test_a_pi5s_serial0_is_its_debug_uart(tmp_path: Path) -> None:
     line = debug_uart_problem("/dev/serial0", tmp_path)
     assert line is not None and "dtparam=uart0=on" in line and '"/dev/ttyAMA0"' in line
     assert debug_uart_problem("/dev/ttyAMA0", tmp_path) is None
+
+
+def _config_txt(root: Path, text: str) -> None:
+    path = root / "boot" / "firmware" / "config.txt"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+@pytest.mark.parametrize(
+    ("lines", "cts"),
+    [
+        ("enable_uart=1\ndtoverlay=disable-bt\n", False),
+        ("dtoverlay=disable-bt\ngpio=16=a3\n", True),
+        ("gpio=16,17=a3\n", True),
+        ("gpio=14-17=a5\n", True),  # the mini UART's CTS
+        ("gpio=16=ip,pu\n", False),  # an input, not the UART's
+        ("# gpio=16=a3\n", False),  # commented out
+        ("gpio=17=a3\n", False),
+        ("dtoverlay=uart0-pi5,ctsrts\n", True),
+        ("dtoverlay=uart0-pi5\n", False),
+    ],
+)
+def test_rtscts_asks_the_pis_uart_for_its_cts(tmp_path: Path, lines: str, cts: bool) -> None:
+    serial_node(tmp_path, "ttyAMA0")
+    dev_link(tmp_path, "serial0", "ttyAMA0")
+    assert cts_problem("/dev/serial0", True, tmp_path) is None  # no config.txt: not a Pi
+    _config_txt(tmp_path, lines)
+    line = cts_problem("/dev/serial0", True, tmp_path)
+    assert (line is None) == cts, line
+    assert cts_problem("/dev/serial0", False, tmp_path) is None  # not asked for
+    assert cts_problem("socket://127.0.0.1:5000", True, tmp_path) is None  # no UART
+    if line is not None:
+        assert "\n" not in line and "gpio=16=a3" in line and "uart0-pi5,ctsrts" in line
+        assert "/boot/firmware/config.txt" in line and "board.rtscts = false" in line
+
+
+def test_config_check_says_a_cts_missing_in_english_and_french(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "root"
+    serial_node(root, "ttyAMA0")
+    dev_link(root, "serial0", "ttyAMA0")
+    _config_txt(root, "enable_uart=1\ndtoverlay=disable-bt\n")
+    config = tmp_path / "config.toml"
+    config.write_text(BODY.format("/dev/serial0") + "rtscts = true\n")
+    assert run(["config", "check", str(config), "--prefix", str(root)]) == 0
+    (cts,) = [w for w in capsys.readouterr().err.splitlines() if "rtscts" in w]
+    assert cts.startswith("warning: board.rtscts: true, but /boot/firmware/config.txt gives")
+    assert run(["config", "check", str(config), "--prefix", str(root), "--lang", "fr"]) == 0
+    (cts,) = [w for w in capsys.readouterr().err.splitlines() if "rtscts" in w]
+    assert cts.startswith("avertissement : board.rtscts : vrai, mais /boot/firmware/config.txt")
+    _config_txt(root, "enable_uart=1\ndtoverlay=disable-bt\ngpio=16=a3\n")
+    assert run(["config", "check", str(config), "--prefix", str(root)]) == 0
+    assert "rtscts" not in capsys.readouterr().err
 
 
 def test_a_missing_uart_says_how_to_turn_it_on() -> None:

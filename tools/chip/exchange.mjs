@@ -18,7 +18,9 @@
 //                   armed before and stays armed across slices until it strikes), u8 nth (the
 //                   nth such operation from now, 1 the next), u8 percent (how much of it is done
 //                   when the power goes: a program's first bytes programmed, an erase's first
-//                   bytes erased, in order; 100 all of it, and nothing after)
+//                   bytes erased, in order; 100 all of it, and nothing after), u8 host CTS (1:
+//                   the host's UART sends UART0's bytes only while the chip's UART0 RTS is
+//                   low, its CTS wired to GP3; 0: whenever it has some)
 //   chip -> host  "S" slice done: f64 chip time (us since the runner started), u8 boots (resets
 //                   since start, modulo 256), u8 last reset cause (0 power, 1 watchdog),
 //                   u32 output levels, u32 output enables (GP0..GP29 driven by SIO), 8 PWM slices

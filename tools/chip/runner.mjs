@@ -38,6 +38,10 @@
 //   6. The watchdog fires forever: the chip is reset here (new core and peripherals, the flash,
 //      the watchdog's reason and scratch registers kept), so machine.reset_cause() reads
 //      WDT_RESET.
+//   7. No UARTIFLS and no RTS: the register is kept, and UART0's RTS is high (stop) while hardware
+//      flow control is on and the RX FIFO holds its trigger level; a host whose UART waits on CTS
+//      (the exchange's flag: the host opened its port with RTS/CTS) sends UART0's next byte only
+//      while RTS is low, so a core stalled by a flash erase loses none.
 // Also: the ring oscillator (ROSC), which rp2040js leaves out, is there with its random bit, so
 // the session id MicroPython draws from it differs at each boot, as on a real board.
 // Rising edges are given one at a time, each after the chip has had time to take the interrupt;
@@ -50,7 +54,7 @@ import { fileURLToPath } from "node:url";
 import { ByteDevice, Mcp23017, Rosc } from "./devices.mjs";
 import { Reader, Writer, readExactly, send as sendOn } from "./exchange.mjs";
 import { FLASH_SIZE, FS_OFFSET, loadFlash } from "./images.mjs";
-import { charNs, txFifo } from "./uart.mjs";
+import { charNs, rtsLine, txFifo } from "./uart.mjs";
 
 const SECTOR_ERASE_NS = 45e6;
 const PAGE_PROGRAM_NS = 0.4e6;
@@ -126,7 +130,14 @@ let flashCutStruck = false; // the armed flash cut struck during the current sli
 const ERASE = 1;
 const PROGRAM = 2;
 const events = []; // [ns, fn] of this boot's clock, sorted
-const uartRx = [[], []];
+// the host's bytes not yet on the line, per UART: a queue (bytes, and where the next one is)
+const uartRx = [
+  { bytes: [], head: 0 },
+  { bytes: [], head: 0 },
+];
+const rxSending = [false, false]; // an event will put the UART's next byte on the line
+let rtsHigh = [() => false, () => false]; // gap 7: each UART's RTS, high: stop
+let hostCts = false; // the host's UART sends UART0's bytes only while the chip's RTS is low
 const uartTx = [[], []];
 const i2cWrites = [];
 let edgeBusy = new Map(); // gpio -> ns when its last edge was given
@@ -171,7 +182,11 @@ function boot(cause, keep) {
   stallUntil = 0;
   events.length = 0;
   edgeBusy = new Map();
-  uartRx[0].length = uartRx[1].length = 0;
+  for (const q of uartRx) {
+    q.bytes.length = 0;
+    q.head = 0;
+  }
+  rxSending[0] = rxSending[1] = false;
   rxNext[0] = rxNext[1] = 0;
   boots += 1;
   lastCause = cause;
@@ -193,6 +208,8 @@ function wire() {
   chip.uart.forEach((uart, n) => {
     txFifo(uart, at, () => chip.clock.nanos, (value) => uartTx[n].push(value));
   });
+  // gap 7: the RX FIFO's level register and RTS
+  rtsHigh = chip.uart.map((uart) => rtsLine(uart));
   // I2C0: the devices of the wiring, at register level
   const i2c = chip.i2c[0];
   let target = null;
@@ -387,25 +404,42 @@ function applyInputs(r, newLevels, sliceNs) {
   }
   for (const n of [0, 1]) {
     const data = r.bytes(r.u16());
-    uartRx[n].push(...data);
+    const q = uartRx[n];
+    if (q.head > 4096 && q.head * 2 > q.bytes.length) {
+      q.bytes.splice(0, q.head); // the bytes sent go, now and then: the queue stays linear
+      q.head = 0;
+    }
+    for (const value of data) q.bytes.push(value);
   }
   const [kind, nth, percent] = [r.u8(), r.u8(), r.u8()];
   if (kind) flashCut = { kind, left: Math.max(1, nth), percent: Math.min(100, percent) };
+  hostCts = r.u8() === 1;
 }
 
-// UART bytes arrive one character time apart (start, 8 data bits, stop)
-function scheduleRx(n, sliceEnd) {
+// UART bytes arrive one character time apart (start, 8 data bits, stop), one event a byte; the
+// bytes a slice does not have time for wait for the next. UART0's next byte waits while the
+// chip's RTS is high, when the host's UART waits on CTS (gap 7): it looks again each character
+// time, as a UART looks at CTS before each character.
+function scheduleRx(n) {
+  if (rxSending[n] || uartRx[n].head >= uartRx[n].bytes.length) return;
+  rxSending[n] = true;
+  at(Math.max(chip.clock.nanos, rxNext[n]), () => sendRx(n));
+}
+
+function sendRx(n) {
   const uart = chip.uart[n];
+  const q = uartRx[n];
+  const now = chip.clock.nanos;
   const step = charNs(uart);
-  let t = Math.max(chip.clock.nanos, rxNext[n]);
-  while (uartRx[n].length && t < sliceEnd) {
-    const value = uartRx[n].shift();
-    at(t, () => {
-      if (uart.enabled && uart.rxEnabled && !uart.rxFIFO.full) uart.feedByte(value);
-    });
-    t += step;
+  if (n === 0 && hostCts && rtsHigh[0]()) {
+    at(now + step, () => sendRx(n));
+    return;
   }
-  rxNext[n] = t;
+  const value = q.bytes[q.head++];
+  if (uart.enabled && uart.rxEnabled && !uart.rxFIFO.full) uart.feedByte(value);
+  rxNext[n] = now + step;
+  if (q.head < q.bytes.length) at(rxNext[n], () => sendRx(n));
+  else rxSending[n] = false;
 }
 
 // --- the outputs of a slice ----------------------------------------------------------------------
@@ -472,8 +506,8 @@ for (;;) {
   if (command === 3) stallUntil = Infinity; // until a reset (boot() clears it)
   applyInputs(r, newLevels, sliceNs);
   const end = chip.clock.nanos + sliceNs;
-  scheduleRx(0, end);
-  scheduleRx(1, end);
+  scheduleRx(0);
+  scheduleRx(1);
   runUntil(end);
   send("S", outputs());
 }

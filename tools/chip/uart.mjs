@@ -1,6 +1,7 @@
-// The RP2040's PL011 UART where rp2040js differs from the silicon (the runner's gap 2): a TX FIFO
-// that sends one byte each character time at the baud rate set; and a character's time on the
-// line.
+// The RP2040's PL011 UART where rp2040js differs from the silicon: a TX FIFO that sends one byte
+// each character time at the baud rate set (the runner's gap 2); the interrupt FIFO level
+// register and the RTS line that hardware flow control drives from it (gap 7); and a
+// character's time on the line.
 
 // the PL011 UART: its TX FIFO, the level its TX interrupt fires at (IFLS's reset value, 1/2),
 // the flags and the interrupt bit
@@ -12,6 +13,11 @@ const TXFF = 1 << 5;
 const RXFE = 1 << 4;
 const BUSY = 1 << 3;
 const TXINTR = 1 << 5;
+// IFLS (its reset value: both levels at 1/2), its RX levels in bytes, and CR's RTSEN
+const UARTIFLS = 0x34;
+const IFLS_RESET = 0x12;
+const RX_LEVELS = [4, 8, 16, 24, 28];
+const RTSEN = 1 << 14;
 
 // a character's time on the line: start bit, data bits, parity, stop bits
 export function charNs(uart) {
@@ -55,5 +61,27 @@ export function txFifo(uart, at, now, sent) {
       uart.checkInterrupts();
     }
     if (fifo.length === 1) at(now() + charNs(uart), send);
+  };
+}
+
+// gap 7: rp2040js keeps no UARTIFLS (a write is dropped, a read gives all ones) and drives no RTS.
+// Here the register holds what the firmware writes (the pico-sdk's read-modify-writes too, by
+// the atomic aliases), and the returned function tells whether RTS is high (stop): hardware flow
+// control on (CR's RTSEN) and the RX FIFO holding its trigger level or more, as the PL011 does
+// (its FIFO drained below the level, RTS goes low again). It needs no core: a core stalled by a
+// flash erase still holds the line.
+export function rtsLine(uart) {
+  let ifls = IFLS_RESET;
+  const read = uart.readUint32.bind(uart);
+  const write = uart.writeUint32.bind(uart);
+  uart.readUint32 = (offset) => (offset === UARTIFLS ? ifls : read(offset));
+  uart.writeUint32 = (offset, value) => {
+    if (offset === UARTIFLS) ifls = value & 0x3f;
+    else write(offset, value);
+  };
+  return () => {
+    if (!(uart.ctrlRegister & RTSEN)) return false;
+    const level = RX_LEVELS[(ifls >> 3) & 7] ?? RX_LEVELS[4];
+    return uart.rxFIFO.itemCount >= (uart.fifosEnabled ? level : 1);
   };
 }
