@@ -3,7 +3,8 @@
 The board is the firmware's build for the table's tiles on MicroPython's stock Pico image, on
 the emulated RP2040 wired to the simulated table (simulator/chip/); the host is `mjtable run
 --config` in its own process, opening the chip's pty as it opens a board's port, with
-``[board] wait_factor`` for a chip that runs slower than real time. Each test deals a cycle to
+``[board] wait_factor`` for a chip that runs slower than real time and ``rtscts`` as the
+reference board is wired (the chip's line then waits on UART0's RTS). Each test deals a cycle to
 the end: a shuffle, the walls built, DEAL, the walls lifted, the dice, the dealt state; the
 faults (a jam struck by its fault spec, a power cut, the firmware hung until its watchdog resets
 the chip) strike the table's mechanics or the board and the table deals again with at most one
@@ -60,7 +61,7 @@ class ChipTable:
         path = self.board.open_pty()
         self.board.start()
         self.service = PortService(
-            path, profile=PROFILES[tiles], wait_factor=WAIT_FACTOR, start_s=PHASE_S
+            path, profile=PROFILES[tiles], wait_factor=WAIT_FACTOR, rtscts=True, start_s=PHASE_S
         )
         self.watcher: Watcher | None = None
         self.clears = 0
@@ -124,6 +125,7 @@ def table_of(tmp_path: Path) -> Iterator[Callable[..., ChipTable]]:
 def test_the_table_deals_on_the_chip(table_of: Callable[..., ChipTable], tiles: int) -> None:
     table = table_of(tiles)
     watcher = table.start()
+    assert table.board.transport.host_cts()  # the service's port waits on the board's RTS
     dealt = table.deal()
     hands = sum(len(hand) for hand in dealt.hands.values())
     walls = len(dealt.live_wall) + len(dealt.colline)

@@ -49,6 +49,7 @@ class PortService:
         *,
         profile: str = "wenzhou",
         wait_factor: float = 1.0,
+        rtscts: bool = False,
         start_s: float | None = None,
     ) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="mjport-"))
@@ -60,6 +61,7 @@ class PortService:
             "[table]\nnumber = 7\n"
             f'[rules]\nprofile = "{profile}"\n'
             f'[board]\nport = "{port}"\nwait_factor = {wait_factor!r}\n'
+            f"rtscts = {str(rtscts).lower()}\n"
             f'[api]\nsocket = "{self.socket}"\n'
             f'[audit]\npath = "{self.audit}"\n'
         )
