@@ -6,10 +6,10 @@
     nox -s tests-3.12 -- tests/api -q     other pytest arguments
     python noxfile.py [ARGS] what `make pythons` (part of `make test`) runs: the suite under
                              each of the Pi's Pythons but the one running this file, whose own
-                             run is `make unit`, without the tests marked ``once`` (they do not
-                             depend on the interpreter: the wheel, the wheelhouse, the docs, the
-                             schemas, the error detection); ARGS: pytest's, instead of
-                             PYTEST_ARGS
+                             run is `make unit` (and `make once`), without the tests marked
+                             ``once`` (they do not depend on the interpreter: the wheel, the
+                             wheelhouse, the docs, the schemas, the error detection); ARGS:
+                             pytest's, instead of PYTEST_ARGS
     python noxfile.py --rest [ARGS]
                              what `make pythons-rest` (part of `make test-all`, which CI runs)
                              runs: the same under the supported Pythons that are not the Pi's
@@ -35,7 +35,7 @@ PYTHONS = ("3.11", "3.12", "3.13")
 PI_PYTHONS = ("3.11", "3.13")
 #: pytest's arguments when none are given: two workers, the wheel's tests on one of them, and
 #: none of the tests that do not depend on the interpreter (the run under this file's own
-#: Python, `make unit`, has them).
+#: Python, `make unit` or `make once`, has them).
 PYTEST_ARGS = ("-n", "2", "--dist", "loadgroup", "-q", "-m", "not once")
 
 nox.options.sessions = ["tests"]

@@ -24,8 +24,9 @@ if TYPE_CHECKING:
 #: Tests that do not depend on the interpreter: the wheel and the wheelhouse, the docs' examples
 #: and schemas, the error detection's exhaustive sweeps, and the board's firmware, which runs on
 #: MicroPython, never on the Pi's Python (under CPython with the board's parts faked, and on the
-#: emulated chip). `make unit` runs them; the runs under the other Pythons (noxfile.py) deselect
-#: them with ``-m "not once"``.
+#: emulated chip). `make unit` and `make once` run them (`make test` in the static checks' lane,
+#: its `make unit` without them); the runs under the other Pythons (noxfile.py) deselect them with
+#: ``-m "not once"``.
 ONCE = (
     "tests/packaging/",
     "tests/docs/",
