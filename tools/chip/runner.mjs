@@ -54,7 +54,7 @@ import { fileURLToPath } from "node:url";
 import { ByteDevice, Mcp23017, Rosc } from "./devices.mjs";
 import { Reader, Writer, readExactly, send as sendOn } from "./exchange.mjs";
 import { FLASH_SIZE, FS_OFFSET, loadFlash } from "./images.mjs";
-import { charNs, rtsLine, txFifo } from "./uart.mjs";
+import { rtsLine, rxLine, txFifo } from "./uart.mjs";
 
 const SECTOR_ERASE_NS = 45e6;
 const PAGE_PROGRAM_NS = 0.4e6;
@@ -130,13 +130,7 @@ let flashCutStruck = false; // the armed flash cut struck during the current sli
 const ERASE = 1;
 const PROGRAM = 2;
 const events = []; // [ns, fn] of this boot's clock, sorted
-// the host's bytes not yet on the line, per UART: a queue (bytes, and where the next one is)
-const uartRx = [
-  { bytes: [], head: 0 },
-  { bytes: [], head: 0 },
-];
-const rxSending = [false, false]; // an event will put the UART's next byte on the line
-let rtsHigh = [() => false, () => false]; // gap 7: each UART's RTS, high: stop
+let uartRx = []; // each UART's line from the host (tools/chip/uart.mjs, rxLine), this boot's
 let hostCts = false; // the host's UART sends UART0's bytes only while the chip's RTS is low
 const uartTx = [[], []];
 const i2cWrites = [];
@@ -147,7 +141,6 @@ let programAt = -1;
 let levels = 0; // the input levels of GP0..GP29
 const adcValues = [0, 0, 0, 0, 0];
 const muxValues = new Map();
-const rxNext = [0, 0]; // ns (this boot's clock): the next UART byte may arrive then
 
 function romFunction(code) {
   const rom = chip.bootrom;
@@ -182,12 +175,6 @@ function boot(cause, keep) {
   stallUntil = 0;
   events.length = 0;
   edgeBusy = new Map();
-  for (const q of uartRx) {
-    q.bytes.length = 0;
-    q.head = 0;
-  }
-  rxSending[0] = rxSending[1] = false;
-  rxNext[0] = rxNext[1] = 0;
   boots += 1;
   lastCause = cause;
   wire();
@@ -208,8 +195,14 @@ function wire() {
   chip.uart.forEach((uart, n) => {
     txFifo(uart, at, () => chip.clock.nanos, (value) => uartTx[n].push(value));
   });
-  // gap 7: the RX FIFO's level register and RTS
-  rtsHigh = chip.uart.map((uart) => rtsLine(uart));
+  // the host's bytes, a character time apart; UART0's wait while its RTS is high and the host's
+  // UART waits on CTS (gap 7)
+  const now = () => chip.clock.nanos;
+  const rts = rtsLine(chip.uart[0]);
+  uartRx = [
+    rxLine(chip.uart[0], at, now, () => hostCts && rts()),
+    rxLine(chip.uart[1], at, now, () => false),
+  ];
   // I2C0: the devices of the wiring, at register level
   const i2c = chip.i2c[0];
   let target = null;
@@ -402,44 +395,10 @@ function applyInputs(r, newLevels, sliceNs) {
       device.model.state = state;
     }
   }
-  for (const n of [0, 1]) {
-    const data = r.bytes(r.u16());
-    const q = uartRx[n];
-    if (q.head > 4096 && q.head * 2 > q.bytes.length) {
-      q.bytes.splice(0, q.head); // the bytes sent go, now and then: the queue stays linear
-      q.head = 0;
-    }
-    for (const value of data) q.bytes.push(value);
-  }
+  for (const n of [0, 1]) uartRx[n].add(r.bytes(r.u16()));
   const [kind, nth, percent] = [r.u8(), r.u8(), r.u8()];
   if (kind) flashCut = { kind, left: Math.max(1, nth), percent: Math.min(100, percent) };
   hostCts = r.u8() === 1;
-}
-
-// UART bytes arrive one character time apart (start, 8 data bits, stop), one event a byte; the
-// bytes a slice does not have time for wait for the next. UART0's next byte waits while the
-// chip's RTS is high, when the host's UART waits on CTS (gap 7): it looks again each character
-// time, as a UART looks at CTS before each character.
-function scheduleRx(n) {
-  if (rxSending[n] || uartRx[n].head >= uartRx[n].bytes.length) return;
-  rxSending[n] = true;
-  at(Math.max(chip.clock.nanos, rxNext[n]), () => sendRx(n));
-}
-
-function sendRx(n) {
-  const uart = chip.uart[n];
-  const q = uartRx[n];
-  const now = chip.clock.nanos;
-  const step = charNs(uart);
-  if (n === 0 && hostCts && rtsHigh[0]()) {
-    at(now + step, () => sendRx(n));
-    return;
-  }
-  const value = q.bytes[q.head++];
-  if (uart.enabled && uart.rxEnabled && !uart.rxFIFO.full) uart.feedByte(value);
-  rxNext[n] = now + step;
-  if (q.head < q.bytes.length) at(rxNext[n], () => sendRx(n));
-  else rxSending[n] = false;
 }
 
 // --- the outputs of a slice ----------------------------------------------------------------------
@@ -506,8 +465,8 @@ for (;;) {
   if (command === 3) stallUntil = Infinity; // until a reset (boot() clears it)
   applyInputs(r, newLevels, sliceNs);
   const end = chip.clock.nanos + sliceNs;
-  scheduleRx(0);
-  scheduleRx(1);
+  uartRx[0].start();
+  uartRx[1].start();
   runUntil(end);
   send("S", outputs());
 }

@@ -1,7 +1,7 @@
 // The RP2040's PL011 UART where rp2040js differs from the silicon: a TX FIFO that sends one byte
 // each character time at the baud rate set (the runner's gap 2); the interrupt FIFO level
-// register and the RTS line that hardware flow control drives from it (gap 7); and a
-// character's time on the line.
+// register and the RTS line that hardware flow control drives from it (gap 7); the line from
+// the host, a byte each character time; and a character's time on the line.
 
 // the PL011 UART: its TX FIFO, the level its TX interrupt fires at (IFLS's reset value, 1/2),
 // the flags and the interrupt bit
@@ -83,5 +83,46 @@ export function rtsLine(uart) {
     if (!(uart.ctrlRegister & RTSEN)) return false;
     const level = RX_LEVELS[(ifls >> 3) & 7] ?? RX_LEVELS[4];
     return uart.rxFIFO.itemCount >= (uart.fifosEnabled ? level : 1);
+  };
+}
+
+// The line from the host into the UART's RX FIFO: the bytes `add`ed arrive one character time
+// apart (start, 8 data bits, stop), an event of the chip's clock each (`at`, `now` as txFifo's);
+// `start()` after each slice's bytes; what a slice has no time for goes on in the next. While
+// `held()` (a host waiting on CTS, the chip's RTS high: gap 7) the next byte waits, looked at
+// again each character time, as a UART looks at CTS before each character. A byte that finds
+// the FIFO full is lost, as on the silicon. A new chip (a reset) gets a new line: what was on
+// its way is gone with the old one.
+export function rxLine(uart, at, now, held) {
+  const bytes = [];
+  let head = 0; // the next byte to send
+  let sending = false; // an event will send it
+  let next = 0; // ns: the next byte may start then
+  const send = () => {
+    const t = now();
+    const step = charNs(uart);
+    if (held()) {
+      at(t + step, send);
+      return;
+    }
+    const value = bytes[head++];
+    if (uart.enabled && uart.rxEnabled && !uart.rxFIFO.full) uart.feedByte(value);
+    next = t + step;
+    if (head < bytes.length) at(next, send);
+    else sending = false;
+  };
+  return {
+    add(data) {
+      if (head > 4096 && head * 2 > bytes.length) {
+        bytes.splice(0, head); // the bytes sent go, now and then: the queue stays linear
+        head = 0;
+      }
+      for (const value of data) bytes.push(value);
+    },
+    start() {
+      if (sending || head >= bytes.length) return;
+      sending = true;
+      at(Math.max(now(), next), send);
+    },
   };
 }
