@@ -44,8 +44,9 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import serial
 
 from drivers import portlock
-from drivers.ioloop import EVENT_READ, IoLoop
+from drivers.ioloop import EVENT_READ, EVENT_WRITE, IoLoop
 from drivers.portopen import HELD_ADVICE, OpenFailure, open_failure
+from drivers.unwritten import Unwritten
 from protocol.arq import HEARTBEAT_MS, LINK_TIMEOUT_MS, MAX_RETRIES, RTO_MS
 from protocol.connection import HOST, IDLE, Connection
 from protocol.messages import Message
@@ -141,6 +142,8 @@ class BoardLink:
         #: the port is a serial device (pyserial's ``Serial``): the link reads and writes its
         #: descriptor itself (a URL's port, ``socket://``..., goes through pyserial)
         self._raw = False
+        #: what the serial device's driver did not take yet (drivers/unwritten.py)
+        self.unwritten = Unwritten()
         #: the thread running the tick, while it runs (a send there needs no wake-up), and
         #: whether the events' handlers sent
         self._ticking: int | None = None
@@ -278,7 +281,7 @@ class BoardLink:
         self._raw = type(port) is serial.Serial
         self._port_open = True
         assert self._loop is not None
-        self._loop.register(self._fd, EVENT_READ, self._on_readable)
+        self._loop.register(self._fd, EVENT_READ, self._on_ready)
         if self._empty_read:  # it opened again at once: someone else reads it
             self._empty_read = False
             self._note_shared("its bytes were read by another program")
@@ -295,6 +298,7 @@ class BoardLink:
     def _close_port(self) -> None:
         port, self._port = self._port, None
         self._port_open = False
+        self.unwritten.clear()  # for a port that is gone: nowhere to go, as what is sent now
         fd, self._fd = self._fd, -1
         loop = self._loop
         if fd >= 0 and loop is not None:
@@ -363,17 +367,42 @@ class BoardLink:
 
     def _write(self, data: bytes) -> None:
         """Write to the port: straight to a serial device's descriptor (non-blocking, as
-        pyserial opened it), pyserial's own write for the rest or for another kind of port."""
-        port = self._port
+        pyserial opened it), pyserial's own write for another kind of port. What the device's
+        driver does not take now waits in order and goes once the descriptor is writable
+        again (drivers/unwritten.py): the loop never waits on the line, which a UART held by CTS
+        may hold for as long as the board does not drive its RTS."""
         if not self._raw:
-            port.write(data)
+            self._port.write(data)
             return
-        try:
-            written = os.write(self._fd, data)
-        except BlockingIOError:
-            written = 0
-        if written < len(data):  # the device's buffer is full: pyserial waits for room
-            port.write(data[written:])
+        unwritten = self.unwritten
+        before, dropped = unwritten.waiting, unwritten.dropped
+        unwritten.write(self._fd, data)
+        if unwritten.dropped and not dropped:
+            log.warning(
+                "%s takes no more bytes (%d wait): what the link sends is dropped until it "
+                "does; with board.rtscts, is the board running and its RTS wired to the Pi's CTS?",
+                self.url,
+                unwritten.waiting,
+            )
+        if unwritten.waiting and not before:
+            assert self._loop is not None
+            self._loop.modify(self._fd, EVENT_READ | EVENT_WRITE)
+
+    def _on_ready(self, mask: int) -> None:
+        if mask & EVENT_WRITE and self._port is not None:
+            dropped = self.unwritten.dropped
+            try:
+                self.unwritten.flush(self._fd)
+            except OSError as exc:
+                self._lost_port(exc)
+                return
+            if not self.unwritten.waiting:
+                assert self._loop is not None
+                self._loop.modify(self._fd, EVENT_READ)
+                if dropped:
+                    log.info("%s takes bytes again (%d were dropped)", self.url, dropped)
+        if mask & EVENT_READ:
+            self._on_readable(mask)
 
     def _on_readable(self, mask: int) -> None:
         port = self._port

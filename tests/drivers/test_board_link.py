@@ -397,3 +397,51 @@ def test_a_send_after_the_tick_took_what_it_writes_wakes_the_loop(
     finally:
         link.stop()
         board.stop()
+
+
+def test_a_port_that_takes_no_more_never_holds_the_links_loop() -> None:
+    """A serial device whose driver takes no more bytes (a UART held by CTS while the board
+    does not drive its RTS; here a pty nobody reads): what the link writes waits, in order, up
+    to the limit of what waits, beyond which it is dropped, and the link's loop goes on turning;
+    once the far end reads, what waited goes, and nothing is dropped any more."""
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    os.set_blocking(slave, False)
+    events = Events()
+    link = BoardLink(os.ttyname(slave), events)
+    link.start()
+    try:
+        events.wait(PortUp)
+        filled = 0
+        for chunk in (b"." * 1024, b"."):  # the pty's buffer full, from its other end
+            with contextlib.suppress(BlockingIOError):
+                while True:
+                    filled += os.write(slave, chunk)
+        kept = bytes(range(1, 201)) * 15  # 3,000 bytes: more than the pty takes now
+        over = b"\xff" * 4096  # with anything waiting, past the 4,096 that may wait
+        loop = link._loop
+        assert loop is not None
+
+        seen: list[tuple[int, int]] = []
+
+        def write() -> None:  # in one turn of the loop: nothing goes out between the writes
+            while not link.unwritten.waiting:
+                link._write(kept)
+            link._write(over)
+            seen.append((link.unwritten.waiting, link.unwritten.dropped))
+
+        assert loop.run(write)
+        assert loop.run(lambda: None)  # and the loop turns on
+        waiting, dropped = seen[0]
+        assert 0 < waiting <= 4096 and dropped == len(over)
+        got = bytearray()
+        while kept not in got or link.unwritten.waiting:
+            ready, _, _ = select.select([master], [], [], 10.0)
+            assert ready, f"nothing more came: {len(got)} bytes, {link.unwritten.waiting} wait"
+            got += os.read(master, 65536)
+        assert over not in got  # dropped, not sent late
+        assert link.unwritten.dropped == 0 and filled > 0
+    finally:
+        link.stop()
+        os.close(master)
+        os.close(slave)
