@@ -107,6 +107,7 @@ def read_files(image: bytes, paths: tuple[str, ...] | None = None) -> dict[str, 
     except Exception as exc:  # littlefs's own errors: no file system there
         raise SimulatorError(f"no littlefs file system in the flash ({exc})") from None
     files: dict[str, bytes] = {}
+    lfs_error = _littlefs().errors.LittleFSError
     if paths is None:
         paths = tuple(
             top.rstrip("/") + "/" + name for top, _dirs, names in fs.walk("/") for name in names
@@ -117,6 +118,8 @@ def read_files(image: bytes, paths: tuple[str, ...] | None = None) -> dict[str, 
                 files[path] = bytes(f.read())
         except FileNotFoundError:
             continue
+        except lfs_error as exc:  # its blocks caught in the middle of the chip's write
+            raise SimulatorError(f"{path} on the flash cannot be read now ({exc})") from None
     return files
 
 

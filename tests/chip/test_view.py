@@ -161,3 +161,20 @@ def test_a_motion_the_record_shows_begun_ends_with_a_boot_until_the_next_record(
     assert view.busy and view.record.motions_begun == 2
     write(2, 0)
     assert not view.busy
+
+
+def test_a_store_caught_in_the_middle_of_a_write_keeps_the_view_it_had(tmp_path: Path) -> None:
+    """The host reads the chip's flash after each slice that wrote it; a file whose blocks the
+    chip is rewriting (here: every data block erased) cannot be read then. The view keeps the
+    record it had and reads again after the next write, instead of failing the slice's
+    handling (which stopped the chip's slices: a bench run hung so after 7 cycles)."""
+    flash = tmp_path / "flash.lfs"
+    view = ChipView(flash, 136)
+    flash.write_bytes(file_system({path: bytes(range(256)) * 40 for path in STORE_FILES}))
+    image = bytearray(flash.read_bytes())
+    for block in range(2, len(image) // 4096):  # the metadata pair stays, the data goes
+        image[block * 4096 : (block + 1) * 4096] = b"\xff" * 4096
+    flash.write_bytes(bytes(image))
+    before = (view.found, view.record)
+    view.read()  # no exception: the flash cannot be read now
+    assert (view.found, view.record) == before
