@@ -413,10 +413,9 @@ def test_a_port_that_takes_no_more_never_holds_the_links_loop() -> None:
     try:
         events.wait(PortUp)
         filled = 0
-        for chunk in (b"." * 1024, b"."):  # the pty's buffer full, from its other end
-            with contextlib.suppress(BlockingIOError):
-                while True:
-                    filled += os.write(slave, chunk)
+        with contextlib.suppress(BlockingIOError):
+            for _ in range(4096):  # the pty's buffer full, from its other end (about 20 KiB)
+                filled += os.write(slave, b"." * 1024)
         kept = bytes(range(1, 201)) * 15  # 3,000 bytes: more than the pty takes now
         over = b"\xff" * 4096  # with anything waiting, past the 4,096 that may wait
         loop = link._loop
@@ -425,8 +424,10 @@ def test_a_port_that_takes_no_more_never_holds_the_links_loop() -> None:
         seen: list[tuple[int, int]] = []
 
         def write() -> None:  # in one turn of the loop: nothing goes out between the writes
-            while not link.unwritten.waiting:
+            for _ in range(100):  # until the device takes no more of it
                 link._write(kept)
+                if link.unwritten.waiting:
+                    break
             link._write(over)
             seen.append((link.unwritten.waiting, link.unwritten.dropped))
 
