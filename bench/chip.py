@@ -1,8 +1,8 @@
 """The firmware on its chip beside the same run under MicroPython's WebAssembly port: heap, main
 loop, garbage collection, the line at full rate, a cycle's time.
 
-    .venv/bin/python -m bench.chip [--cycles N] [--image FILE] [--wasm-cycles N] [--blast S]
-                                   [--no-build-blast] [--no-rtscts] [--rp2040 DIR]
+    .venv/bin/python -m bench.chip [--cycles N] [--image FILE [--frozen-only]] [--wall-limit S]
+                [--wasm-cycles N] [--blast S] [--no-build-blast] [--no-rtscts] [--rp2040 DIR]
 
 The chip: the firmware's `.mpy` build on the flash of MicroPython's stock Pico image, on rp2040js,
 wired to the simulated table (docs/chip.md), at speed 0, driven over its pty by a host protocol
@@ -17,7 +17,8 @@ SENSORS_VITALS, protocol 2.2: firmware/vitals.py keeps them):
   collection at rest before it and after each command (the lowest of those; a collection asked
   for during a motion would change it), the longest of those collections, the heap after the
   cycle, the cycle's chip time;
-- heap growth from the first cycle to the last;
+- heap growth from the first cycle to the last (each cycle's heap is printed as it ends, beside
+  the first's; --wall-limit S begins no cycle after S seconds, the cycles done measured);
 - the line to the board kept full at 115200 baud for --blast seconds of chip time (PINGs as
   fast as the host's engine sends them, HEARTBEATs whenever the line would rest): the frames the
   board handles per second of its loop's work against the frames the line carries, the bytes
@@ -26,10 +27,10 @@ SENSORS_VITALS, protocol 2.2: firmware/vitals.py keeps them):
   ``board.rtscts`` sets); --no-rtscts: it sends regardless, as over TX, RX and ground alone.
 
 With --image FILE (the UF2 of `mjtable firmware image`: firmware/ and protocol/ frozen into
-MicroPython) the same run is made on that image too, in the frozen image's column. Needs
-Node.js, `make npm` and the shared rp2040 folder; the chip's part takes 2 to 6 minutes of wall
-time per cycle (the emulation runs at 0.05 to 0.3 of the chip's speed, by the machine's load),
-the WebAssembly port's 100 cycles 1 to 4 minutes.
+MicroPython) the same run is made on that image too (--frozen-only: on it alone), in the frozen
+image's column. Needs Node.js, `make npm` and the shared rp2040 folder; a cycle on the chip takes
+about 95 s of wall time on a free core (the emulation at 0.49 of the chip's speed) and up to 6
+minutes on a loaded machine, the WebAssembly port's 100 cycles 1 to 4 minutes.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from bench.chip_parts import (
     ChipHost,
     CycleFigures,
     blast,
-    deal_cycle,
+    deal_cycles,
 )
 from bench.procstat import process_cpu
 from bench.simulator import cycle_commands
@@ -101,10 +102,12 @@ def chip_run(
     shared: Path | None,
     image: Path | None = None,
     rtscts: bool = True,
+    wall_limit_s: float | None = None,
 ) -> ChipRun:
     """The run on the chip: the sources' `.mpy` build on the stock image's flash, or ``image``
     (`mjtable firmware image`: the build frozen into MicroPython); the host's UART waiting on
-    the board's RTS unless ``rtscts`` is False."""
+    the board's RTS unless ``rtscts`` is False; no cycle begun past ``wall_limit_s`` seconds of
+    wall time (bench.chip_parts.deal_cycles)."""
     with tempfile.TemporaryDirectory(prefix="mjbench-chip-") as tmp:
         firmware = None
         if image is None:
@@ -126,29 +129,20 @@ def chip_run(
             pid = board.runner_pid
             assert pid is not None
             chip0, cpu0 = board.chip_us, process_cpu(pid)
-            done: list[CycleFigures] = []
-            failure = ""
-            failed_loop = None
-            try:
-                for i in range(cycles):
-                    done.append(deal_cycle(host, i, TILES))
-            except RuntimeError as exc:  # a REFUSED or a FAULT: what was measured is kept
-                failure = f"cycle {len(done) + 1}: {exc}"
-                print(f"the board did not complete {failure}", flush=True)
-                failed_loop = host.ask()[0]
+            run = deal_cycles(host, cycles, TILES, wall_limit_s)
             cpu = process_cpu(pid) - cpu0
             pace = (board.chip_us - chip0) / 1e6 / cpu if cpu > 0 else 0.0
             print(f"the line full for {blast_s:g} s of chip time, at rest", flush=True)
             rest = blast(host, blast_s * 1e6)
             built = None
-            if build_blast and not failure:
+            if build_blast and not run.failure:
                 print("the line full during a BUILD_WALLS", flush=True)
                 host.run(cycle_commands(cycles & 1, TILES)[0])  # SHUFFLE the next set
                 built = blast(host, 0, cycle_commands(cycles & 1, TILES)[1])
         finally:
             host.close()
             board.stop()
-    return ChipRun(start, done, rest, built, boot, pace, failure, failed_loop)
+    return ChipRun(start, run.done, rest, built, boot, pace, run.failure, run.failed_loop)
 
 
 def wasm_run(cycles: int, blast_ms: int) -> WasmRun:
@@ -399,6 +393,12 @@ def main(argv: list[str] | None = None) -> int:
         help="deal cycles on the chip (default 3; 0: the line full alone, a few minutes less)",
     )
     parser.add_argument(
+        "--wall-limit",
+        metavar="S",
+        type=float,
+        help="begin no chip cycle after S seconds of wall time (the cycles done are measured)",
+    )
+    parser.add_argument(
         "--wasm-cycles", type=int, default=100, help="deal cycles under the WebAssembly port (100)"
     )
     parser.add_argument(
@@ -421,9 +421,16 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="the frozen image (the UF2 of mjtable firmware image): the same run on it too",
     )
+    parser.add_argument(
+        "--frozen-only", action="store_true", help="the frozen image's run alone (with --image)"
+    )
     args = parser.parse_args(argv)
     if args.image is not None and not args.image.is_file():
         parser.error(f"--image {args.image}: no such file (make one: mjtable firmware image)")
+    if args.frozen_only and args.image is None:
+        parser.error("--frozen-only needs the image: --image FILE")
+    if args.wall_limit is not None and not args.wall_limit > 0:
+        parser.error("--wall-limit must be a number of seconds over 0")
     if args.cycles < 0:
         parser.error("--cycles must be 0 (the line full alone) or more")
     if args.wasm_cycles < 1:
@@ -443,9 +450,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.image is not None:  # a copy: the image as given, whatever becomes of the file
             image = Path(tmp) / args.image.name
             shutil.copyfile(args.image, image)
+        chip = None
+        limit = args.wall_limit
         try:
-            print("the chip, the .mpy build on its flash", flush=True)
-            chip = chip_run(args.cycles, args.blast, not args.no_build_blast, shared, rtscts=rtscts)
+            if not args.frozen_only:
+                print("the chip, the .mpy build on its flash", flush=True)
+                chip = chip_run(
+                    args.cycles, args.blast, not args.no_build_blast, shared, None, rtscts, limit
+                )
         except (SimulatorError, RuntimeError) as exc:  # no figures without this run
             print(f"bench.chip: {exc}", file=sys.stderr)
             return 2 if isinstance(exc, SimulatorError) else 1
@@ -454,7 +466,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"the chip, the frozen image {args.image}", flush=True)
             try:
                 frozen = chip_run(
-                    args.cycles, args.blast, not args.no_build_blast, shared, image, rtscts
+                    args.cycles, args.blast, not args.no_build_blast, shared, image, rtscts, limit
                 )
             except (SimulatorError, RuntimeError) as exc:  # the .mpy build's figures stand
                 frozen_error = str(exc)
@@ -469,7 +481,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, run in ((".mpy", chip), ("frozen", frozen)):
         if run is None:
             why = frozen_error or "give the image: --image FILE"
-            print(f"the chip, frozen: {NOT_MEASURED} ({why})")
+            why = "--frozen-only" if name == ".mpy" else why
+            print(f"the chip, {name}: {NOT_MEASURED} ({why})")
             continue
         print(line_text(f"the chip, {name}: the line full, at rest", run.rest))
         if run.build is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import serial
@@ -156,6 +157,59 @@ def deal_cycle(host: ChipHost, index: int, tiles: int, echo: bool = True) -> Cyc
             )
     loop = host.ask()[0]
     return CycleFigures(chip, wall, loop, samples, samples[-1].heap_free)
+
+
+@dataclass
+class CyclesRun:
+    """Deal cycles one after the other on one chip: those completed, and why the run ended
+    before its count ("" when it did not)."""
+
+    done: list[CycleFigures]
+    #: a REFUSED or a FAULT ("cycle N: ..."), and the main loop's figures up to it
+    failure: str = ""
+    failed_loop: m.BoardVitals | None = None
+    #: the wall-time limit ended the run before its count
+    stopped: bool = False
+
+
+def deal_cycles(
+    host: ChipHost,
+    count: int,
+    tiles: int,
+    wall_limit_s: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> CyclesRun:
+    """``count`` deal cycles, each followed by a line with its heap (after a collection, at
+    rest) beside the first cycle's: a long run shows its trend as it goes. Past
+    ``wall_limit_s`` seconds of wall time no cycle begins; a REFUSED or a FAULT ends the run
+    with the figures of the cycles before it."""
+    run = CyclesRun([])
+    begun = clock()
+    for i in range(count):
+        if wall_limit_s is not None and clock() - begun > wall_limit_s:
+            run.stopped = True
+            print(
+                f"the wall-time limit ({wall_limit_s:g} s) passed: {i} of {count} cycles run",
+                flush=True,
+            )
+            break
+        try:
+            cycle = deal_cycle(host, i, tiles)
+        except RuntimeError as exc:
+            run.failure = f"cycle {i + 1}: {exc}"
+            print(f"the board did not complete {run.failure}", flush=True)
+            run.failed_loop = host.ask()[0]
+            break
+        run.done.append(cycle)
+        first = run.done[0]
+        print(
+            f"cycle {i + 1} of {count}: heap free after it {cycle.free_after:,} B"
+            f" ({cycle.free_after - first.free_after:+,} B against cycle 1), at its lowest"
+            f" {cycle.lowest_free:,} B; {cycle.chip_s:.1f} s of chip time,"
+            f" {cycle.wall_s:.0f} s of wall time, {clock() - begun:.0f} s in all",
+            flush=True,
+        )
+    return run
 
 
 @dataclass

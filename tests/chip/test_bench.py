@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -20,7 +21,14 @@ from bench.chip import (
     rows,
     wasm_run,
 )
-from bench.chip_parts import CHAR_US, BlastFigures, ChipHost, CycleFigures, blast
+from bench.chip_parts import (
+    CHAR_US,
+    BlastFigures,
+    ChipHost,
+    CycleFigures,
+    blast,
+    deal_cycles,
+)
 from protocol import messages as m
 from simulator.chip.board import ChipBoard
 from simulator.chip.config import ChipConfig
@@ -171,3 +179,60 @@ def test_no_cycle_is_the_line_full_alone_and_fewer_is_refused(
         with pytest.raises(SystemExit) as exit_info:
             main(["--cycles", cycles, "--blast", "100"])
         assert exit_info.value.code == 2 and refused in capsys.readouterr().err
+
+
+def test_frozen_only_needs_the_image_and_the_wall_limit_a_time(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for args, refused in (
+        (["--frozen-only"], "--frozen-only needs the image"),
+        (["--wall-limit", "0"], "--wall-limit must be a number of seconds over 0"),
+        (["--wall-limit", "nan"], "--wall-limit must be a number of seconds over 0"),
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            main(args)
+        assert exit_info.value.code == 2 and refused in capsys.readouterr().err
+
+
+class PacedHost:
+    """A host whose board ends each command after ``command_s`` of wall time on a clock of its
+    own, its heap ``leak`` bytes lower after each cycle; a FAULT in cycle ``fault_in``."""
+
+    def __init__(self, clock: list[float], leak: int = 0, fault_in: int = 0) -> None:
+        self.clock = clock
+        self.board = self
+        self.chip_us = 0.0
+        self.free = 150 * KIB
+        self.leak = leak
+        self.fault_in = fault_in
+        self.commands = 0
+
+    def ask(self, flags: int = 0) -> tuple[m.BoardVitals, int]:
+        return vitals(self.free, collect_us=1000), 0
+
+    def run(self, command: m.Message) -> None:
+        self.commands += 1
+        self.clock[0] += 10.0
+        self.chip_us += 5e6
+        if (self.commands - 1) // 6 + 1 == self.fault_in:  # this command's cycle
+            raise RuntimeError("FAULT MOTOR_STALL")
+        if self.commands % 6 == 0:  # the sixth command ends a cycle
+            self.free -= self.leak
+
+
+def test_cycles_show_their_heap_as_they_go_and_stop_at_the_wall_limit(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    clock = [1000.0]
+    host = PacedHost(clock, leak=16)
+    # each cycle: 6 commands of 10 s; past 130 s no cycle begins: the third began at 120 s
+    run = deal_cycles(cast(ChipHost, host), 10, 136, 130, lambda: clock[0])
+    assert len(run.done) == 3 and run.stopped and not run.failure
+    out = capsys.readouterr().out
+    assert "cycle 3 of 10: heap free after it 153,552 B (-32 B against cycle 1)" in out
+    assert "the wall-time limit (130 s) passed: 3 of 10 cycles run" in out
+    # no limit: every cycle; a FAULT ends the run with the cycles before it
+    assert len(deal_cycles(cast(ChipHost, PacedHost(clock)), 4, 136).done) == 4
+    faulty = deal_cycles(cast(ChipHost, PacedHost(clock, fault_in=2)), 4, 136)
+    assert len(faulty.done) == 1 and faulty.failure == "cycle 2: FAULT MOTOR_STALL"
+    assert faulty.failed_loop is not None and not faulty.stopped
