@@ -17,8 +17,9 @@ SENSORS_VITALS, protocol 2.2: firmware/vitals.py keeps them):
   collection at rest before it and after each command (the lowest of those; a collection asked
   for during a motion would change it), the longest of those collections, the heap after the
   cycle, the cycle's chip time;
-- heap growth from the first cycle to the last (each cycle's heap is printed as it ends, beside
-  the first's; --wall-limit S begins no cycle after S seconds, the cycles done measured);
+- heap growth from the first cycle to the last three (the most free after any of them: bytes
+  held at one count's moment come back; bench/chip_parts.py heap_growth); each cycle's heap is
+  printed as it ends, beside the first's; --wall-limit S begins no cycle after S seconds;
 - the line to the board kept full at 115200 baud for --blast seconds of chip time (PINGs as
   fast as the host's engine sends them, HEARTBEATs whenever the line would rest): the frames the
   board handles per second of its loop's work against the frames the line carries, the bytes
@@ -51,6 +52,7 @@ from bench.chip_parts import (
     CycleFigures,
     blast,
     deal_cycles,
+    heap_growth,
 )
 from bench.procstat import process_cpu
 from bench.simulator import cycle_commands
@@ -253,33 +255,23 @@ def chip_column(c: ChipRun) -> dict[str, str]:
     if c.cycles:
         first = c.cycles[0]
         n = len(c.cycles)
-        grown = c.cycles[0].free_after - c.cycles[-1].free_after
         col["after"] = free(first.free_after)
         col["lowest"] = free(first.lowest_free)
         col["loop"] = loop_text(first.loop)
         col["cycle"] = f"{first.chip_s:.1f} s of chip time ({first.wall_s:.0f} s of wall time)"
-        col["growth"] = (
-            f"{grown:+,} B over {n} cycles ({grown / (n - 1):+,.0f} B a cycle)"
-            if n > 1
-            else "needs 2 cycles or more"
-        )
+        col["growth"] = "needs 2 cycles or more"
+        grown = heap_growth(c.cycles)
+        if grown is not None:
+            after = [cy.free_after for cy in c.cycles]
+            col["growth"] = (
+                f"{grown:+,} B over {n} cycles (after each: {min(after):,} to {max(after):,} B)"
+            )
     elif c.failed_loop is not None:
         col["loop"] = loop_text(c.failed_loop) + " (to its fault)"
     if c.build is not None:
         b = c.build
         col["build"] = f"{b.outcome}; {b.lost:,} of {b.bytes_sent:,} bytes lost"
     return col
-
-
-def line_text(what: str, r: BlastFigures) -> str:
-    """The details of a stretch of the line kept full, in one line."""
-    return (
-        f"{what}: {r.span_ms / 1000:.1f} s of chip time, {r.line_use:.0%} of the line's time"
-        f" carried bytes that reached the board, {r.pongs:,} of {r.pings:,} PINGs answered,"
-        f" {r.crc_errors} CRC errors, {r.skipped:,} bytes skipped, {r.retransmits} frames resent,"
-        f" the loop busy {r.busy_ms / r.span_ms:.0%} of the time, its longest pass"
-        f" {r.longest_us / 1000:.1f} ms"
-    )
 
 
 def wasm_column(run: WasmRun) -> dict[str, str]:
@@ -315,8 +307,9 @@ def met(c: ChipRun, free_goal_kib: int) -> dict[str, bool]:
         out["loop"] = loop.pass_p99_us <= GOAL_P99_MS * 1000
     if c.cycles:
         out["after"] = c.cycles[0].free_after >= free_goal_kib * KIB
-    if len(c.cycles) > 1:  # no growth: the heap free after the last cycle is not below the first's
-        out["growth"] = c.cycles[-1].free_after >= c.cycles[0].free_after
+    grown = heap_growth(c.cycles)
+    if grown is not None:
+        out["growth"] = grown <= 0
     if c.build is not None:
         b = c.build
         out["build"] = b.outcome == "DONE" and b.lost == 0 and not b.crc_errors
@@ -484,9 +477,9 @@ def main(argv: list[str] | None = None) -> int:
             why = "--frozen-only" if name == ".mpy" else why
             print(f"the chip, {name}: {NOT_MEASURED} ({why})")
             continue
-        print(line_text(f"the chip, {name}: the line full, at rest", run.rest))
+        print(run.rest.summary(f"the chip, {name}: the line full, at rest"))
         if run.build is not None:
-            print(line_text(f"the chip, {name}: the line full during BUILD_WALLS", run.build))
+            print(run.build.summary(f"the chip, {name}: the line full during BUILD_WALLS"))
         if run.pace:  # none without a cycle
             print(f"the chip, {name}: {run.pace:.2f} s of chip time per s of the runner's CPU")
         if run.failure:

@@ -28,6 +28,7 @@ from bench.chip_parts import (
     CycleFigures,
     blast,
     deal_cycles,
+    heap_growth,
 )
 from protocol import messages as m
 from simulator.chip.board import ChipBoard
@@ -113,7 +114,7 @@ def test_the_table_puts_each_figure_beside_its_goal() -> None:
     assert rate[0] == "2,000/s = 1.91x the wire's 1,047/s" and rate[3].endswith(": .mpy met")
     assert table[LABEL["line"]][3] == "no byte lost: .mpy met"
     growth = table[LABEL["growth"]]
-    assert growth[0] == "+64 B over 2 cycles (+64 B a cycle)"
+    assert growth[0] == "+64 B over 2 cycles (after each: 103,360 to 103,424 B)"
     assert growth[3] == "0 over 100 cycles: .mpy NOT met over 2"  # 64 B less free after the last
     # the WebAssembly port's run said too little for its column: each of its cells is "-", and
     # no goal is held against it
@@ -236,3 +237,27 @@ def test_cycles_show_their_heap_as_they_go_and_stop_at_the_wall_limit(
     faulty = deal_cycles(cast(ChipHost, PacedHost(clock, fault_in=2)), 4, 136)
     assert len(faulty.done) == 1 and faulty.failure == "cycle 2: FAULT MOTOR_STALL"
     assert faulty.failed_loop is not None and not faulty.stopped
+
+
+def test_growth_is_what_the_last_cycles_all_kept() -> None:
+    def cycles(*free: int) -> list[CycleFigures]:
+        return [CycleFigures(45.0, 90.0, vitals(0), [vitals(f)], f) for f in free]
+
+    # 16 B held at the last count's moment, back the cycle before: no growth
+    assert heap_growth(cycles(9000, 9000, 9000, 9000, 8984)) == 0
+    assert heap_growth(cycles(9000, 9000, 8984, 9000, 9000)) == 0
+    # every count of the last three lower: the cycles kept it
+    assert heap_growth(cycles(9000, 9000, 8984, 8984, 8968)) == 16
+    assert heap_growth(cycles(9000, 8900)) == 100
+    assert heap_growth(cycles(9000)) is None
+    line = BlastFigures(1000, 500, 4000, 1000, 11_000, 0, 0, 11_000, 50, 50, 0)
+    run = ChipRun(vitals(110 * KIB), cycles(9000, 9000, 9000, 8984), line, None, 4.0, 0.3)
+    table = {r[0]: r[1:] for r in rows(run, None, parse_wasm(""), 100)}
+    assert table[LABEL["growth"]][0] == "+0 B over 4 cycles (after each: 8,984 to 9,000 B)"
+    assert table[LABEL["growth"]][3] == "0 over 100 cycles: .mpy met over 4"
+    # the line's details in one line
+    assert line.summary("at rest") == (
+        "at rest: 1.0 s of chip time, 95% of the line's time carried bytes that reached the board,"
+        " 50 of 50 PINGs answered, 0 CRC errors, 0 bytes skipped, 0 frames resent, the loop busy"
+        " 50% of the time, its longest pass 4.0 ms"
+    )
