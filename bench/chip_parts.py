@@ -215,8 +215,8 @@ def deal_cycles(
 def heap_growth(cycles: list[CycleFigures]) -> int | None:
     """Bytes of heap the cycles kept: the heap free after the first cycle less the most free
     after any of the last three (None under 2 cycles). Bytes held at one count's moment come
-    back at the next cycle (the `.mpy` build's count dips 16 or 32 B every 20th cycle); a leak
-    lowers every count after it."""
+    back at the next cycle (the `.mpy` build's count dips 16 or 32 B after a cycle now and
+    then); a leak lowers every count after it."""
     if len(cycles) < 2:
         return None
     return cycles[0].free_after - max(c.free_after for c in cycles[1:][-3:])
